@@ -1,0 +1,143 @@
+# execgate build. Sources are picked up by directory, so adding a file needs no
+# Makefile edit:
+#   bpf/*.bpf.c      -> build/bpf/*.bpf.o + build/include/*.skel.h
+#   user/core/*.c    pure logic (codec, comparator, caches), no kernel I/O
+#   user/loader/*.c  kernel I/O (maps, probes, /proc, pins)
+#   user/execgate/   the loader CLI; user/issue/ the issuing CLI
+#   tests/unit/      Criterion, no root; tests/kernel/ Criterion, root
+
+.DELETE_ON_ERROR:
+.SUFFIXES:
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+FUZZ_SECONDS ?= 60
+BUILD ?= build
+
+CC ?= gcc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+
+DEPS_STAMP := $(BUILD)/.deps-ok
+WARN := -Wall -Wextra -Werror
+CFLAGS ?= -O2 -g
+CPPFLAGS += -Iinclude -Iuser -I$(BUILD)/include -D_GNU_SOURCE
+LDLIBS := -lbpf -lelf -lz -lsodium
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
+SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/include/%.skel.h,$(BPF_SRCS))
+
+CORE_SRCS := $(wildcard user/core/*.c)
+LOADER_SRCS := $(wildcard user/loader/*.c)
+LIB_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(CORE_SRCS) $(LOADER_SRCS))
+EXECGATE_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(wildcard user/execgate/*.c))
+ISSUE_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(wildcard user/issue/*.c))
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+KTEST_SRCS := $(wildcard tests/kernel/*.c)
+BENCH_SRCS := $(wildcard tests/bench/*.c)
+
+LIB := $(BUILD)/libexecgate.a
+BINS := $(BUILD)/execgate $(BUILD)/execgate-issue
+
+.PHONY: all deps check test-unit test-unit-san test-kernel vmtest bench fuzz \
+	fuzz-smoke demo install format format-check clean
+
+all: $(BINS) $(LIB)
+
+deps: $(DEPS_STAMP)
+$(DEPS_STAMP): scripts/setup-deps.sh
+	@mkdir -p $(@D)
+	./scripts/setup-deps.sh
+	@touch $@
+
+# --- BPF ---------------------------------------------------------------------
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(wildcard include/execgate/*.h) vmlinux/vmlinux.h | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux -Iinclude -Ibpf \
+		-Wall -Werror -c $< -o $@
+
+$(BUILD)/include/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	@mkdir -p $(@D)
+	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*) > $@
+
+# --- userspace ---------------------------------------------------------------
+$(BUILD)/obj/%.o: user/%.c $(SKELS) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -MP -c $< -o $@
+
+$(LIB): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/execgate: $(EXECGATE_OBJS) $(LIB)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/execgate-issue: $(ISSUE_OBJS) $(LIB)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+# --- tests -------------------------------------------------------------------
+$(BUILD)/test-unit: $(UNIT_SRCS) $(LIB) $(wildcard tests/unit/*.h) | $(DEPS_STAMP)
+	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(WARN) -o $@ $(UNIT_SRCS) $(LIB) -lcriterion $(LDLIBS)
+
+# Pure core + unit tests again under ASan/UBSan; built separately so that the
+# sanitizer runtime never reaches the installed binaries.
+SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+$(BUILD)/test-unit-san: $(UNIT_SRCS) $(CORE_SRCS) $(LOADER_SRCS) $(SKELS) | $(DEPS_STAMP)
+	$(CLANG) $(CPPFLAGS) -Itests $(SAN_FLAGS) $(WARN) -o $@ $(UNIT_SRCS) $(CORE_SRCS) $(LOADER_SRCS) -lcriterion $(LDLIBS)
+
+$(BUILD)/test-kernel: $(KTEST_SRCS) $(LIB) $(wildcard tests/kernel/*.h) $(BINS) | $(DEPS_STAMP)
+	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(WARN) -o $@ $(KTEST_SRCS) $(LIB) -lcriterion $(LDLIBS)
+
+$(BUILD)/fuzz-admission: tests/fuzz/fuzz_admission.c $(CORE_SRCS) | $(DEPS_STAMP)
+	$(CLANG) $(CPPFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined $(WARN) -o $@ $< $(CORE_SRCS) -lsodium
+
+$(BUILD)/bench-%: tests/bench/bench_%.c $(LIB) | $(DEPS_STAMP)
+	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(WARN) -o $@ $< $(LIB) $(LDLIBS) -lm
+
+test-unit: $(BUILD)/test-unit
+	$(BUILD)/test-unit --jobs 1
+
+test-unit-san: $(BUILD)/test-unit-san
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(BUILD)/test-unit-san --jobs 1
+
+test-kernel: $(BUILD)/test-kernel $(BINS)
+	EXECGATE_BIN=$(CURDIR)/$(BUILD)/execgate EXECGATE_ISSUE_BIN=$(CURDIR)/$(BUILD)/execgate-issue \
+		$(BUILD)/test-kernel --jobs 1
+
+vmtest: $(BUILD)/test-kernel $(BINS)
+	./scripts/vmtest.sh
+
+fuzz: $(BUILD)/fuzz-admission
+	@mkdir -p $(BUILD)/fuzz-corpus
+	$(BUILD)/fuzz-admission -max_total_time=$(FUZZ_SECONDS) -max_len=512 \
+		$(BUILD)/fuzz-corpus tests/fuzz/corpus
+
+fuzz-smoke:
+	$(MAKE) fuzz FUZZ_SECONDS=10
+
+bench: $(BINS) $(patsubst tests/bench/bench_%.c,$(BUILD)/bench-%,$(BENCH_SRCS))
+	./scripts/bench.sh
+
+demo: $(BINS)
+	./scripts/demo.sh
+
+check: all format-check test-unit test-unit-san fuzz-smoke test-kernel vmtest
+
+install: $(BINS)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/execgate/bpf
+	install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
+
+FORMAT_SRCS = $(shell git ls-files '*.c' '*.h' | grep -v '^vmlinux/')
+format:
+	clang-format -i $(FORMAT_SRCS)
+
+format-check: | $(DEPS_STAMP)
+	clang-format --dry-run --Werror $(FORMAT_SRCS)
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR Apache-2.0) */
+/* The one kernel/user ABI of execgate: every pinned map's key and value, the
+ * event record and the reason codes. Included by bpf/ (after vmlinux.h) and by
+ * user/. Widths are explicit, padding is explicit, sizes are asserted.
+ *
+ * Torn-read rule (docs/design.md): every map value that BPF reads as a whole
+ * starts with a bpf_spin_lock. Userspace writes those values only with
+ * BPF_F_LOCK, which updates an existing hash element in place under the lock;
+ * BPF copies the value to its stack under the same lock. Values also carry
+ * their own key (or its identifying part) so that a reader that raced with a
+ * delete and a re-use of the element for another key notices and fails
+ * closed. */
+#ifndef EXECGATE_ABI_H
+#define EXECGATE_ABI_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#include <linux/bpf.h>
+#endif
+
+#define EG_ID_BYTES 16
+#define EG_UNIX_PATH_MAX 108 /* sizeof(sockaddr_un.sun_path) */
+#define EG_COMM_LEN 16
+#define EG_USER_HZ 100 /* /proc/PID/stat start_time unit */
+#define EG_NSEC_PER_TICK (1000000000ULL / EG_USER_HZ)
+
+#define EG_MAX_SANDBOXES 16384
+#define EG_MAX_ENDPOINTS 65536
+#define EG_MAX_GRANTS 131072
+#define EG_EVENTS_BYTES (256 * 1024)
+
+#ifndef EG_STATIC_ASSERT
+#define EG_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
+
+/* A process as the kernel sees it. start_ticks is task->start_boottime in
+ * USER_HZ ticks, the unit of /proc/PID/stat field 22 (loader and BPF both
+ * divide by EG_NSEC_PER_TICK). exe_dev is the kernel's s_dev encoding
+ * (MAJOR << 20 | MINOR), not userspace st_dev. tgid is in the initial PID
+ * namespace. */
+struct eg_proc_id {
+	__u32 tgid;
+	__u32 exe_dev;
+	__u64 start_ticks;
+	__u64 exe_ino;
+};
+EG_STATIC_ASSERT(sizeof(struct eg_proc_id) == 24, "eg_proc_id size");
+
+struct eg_sandbox_key {
+	__u8 id[EG_ID_BYTES];
+};
+EG_STATIC_ASSERT(sizeof(struct eg_sandbox_key) == 16, "eg_sandbox_key size");
+
+enum eg_record_state {
+	EG_RECORD_ACTIVE = 1,
+	/* The sandbox no longer runs here: its endpoints deny everything
+	 * until a later install claims them. */
+	EG_RECORD_RETIRED = 2,
+};
+
+/* map eg_records: sandbox -> current execution. */
+struct eg_exec_record {
+	struct bpf_spin_lock lock;
+	__u32 state; /* enum eg_record_state */
+	__u8 sandbox[EG_ID_BYTES]; /* == key, checked by readers */
+	__u8 worker[EG_ID_BYTES];
+	__u8 pod_uid[EG_ID_BYTES];
+	__u64 generation;
+	__u64 epoch; /* moves on every replacement; streams bind to it */
+	__u32 activation;
+	__u32 substrate;
+	struct eg_proc_id bridge; /* the only process a VMM socket admits */
+	struct eg_proc_id vmm;    /* the expected listener of VMM sockets */
+};
+EG_STATIC_ASSERT(sizeof(struct eg_exec_record) == 128, "eg_exec_record size");
+
+enum eg_endpoint_role {
+	EG_ROLE_BRIDGE = 1, /* the bridge's listener: needs a live grant */
+	EG_ROLE_VMM = 2,    /* Firecracker's host-side VSOCK socket: bridge only */
+};
+
+/* map eg_endpoints: Unix socket path (NUL padded to 108 bytes, exactly the
+ * bytes passed to connect()) -> endpoint. */
+struct eg_path_key {
+	char path[EG_UNIX_PATH_MAX];
+};
+EG_STATIC_ASSERT(sizeof(struct eg_path_key) == 108, "eg_path_key size");
+
+struct eg_endpoint {
+	struct bpf_spin_lock lock;
+	__u32 role; /* enum eg_endpoint_role */
+	__u8 sandbox[EG_ID_BYTES];
+};
+EG_STATIC_ASSERT(sizeof(struct eg_endpoint) == 24, "eg_endpoint size");
+
+/* map eg_path_filter: cheap pre-filter in front of eg_endpoints, so that a
+ * connect to an unregistered path costs one small lookup. The key folds the
+ * path length and its first and last 8 bytes; the value counts how many
+ * registered paths share it. A hit only means "look in eg_endpoints". */
+struct eg_path_filter_key {
+	__u32 len; /* strnlen(path, 108) */
+	__u32 pad;
+	__u64 head; /* path bytes [0, 8), zero padded */
+	__u64 tail; /* path bytes [len - 8, len) when len >= 8, else 0 */
+};
+EG_STATIC_ASSERT(sizeof(struct eg_path_filter_key) == 24, "eg_path_filter_key size");
+
+/* map eg_vsock_endpoints (LSM tier): AF_VSOCK destination -> endpoint. */
+struct eg_vsock_key {
+	__u32 cid;
+	__u32 port;
+};
+EG_STATIC_ASSERT(sizeof(struct eg_vsock_key) == 8, "eg_vsock_key size");
+
+/* map eg_inode_endpoints (LSM tier): bound socket inode -> endpoint, the same
+ * whatever path (symlink, relative, bind mount) reached it. */
+struct eg_inode_key {
+	__u64 ino;
+	__u32 dev; /* kernel s_dev encoding */
+	__u32 pad;
+};
+EG_STATIC_ASSERT(sizeof(struct eg_inode_key) == 16, "eg_inode_key size");
+
+/* map eg_grants: (process, sandbox) -> grant, installed by the loader after
+ * an Allow. A grant is live iff its epoch is the record's current epoch and
+ * expiry_ns (CLOCK_BOOTTIME) has not passed. */
+struct eg_grant_key {
+	struct eg_proc_id proc;
+	__u8 sandbox[EG_ID_BYTES];
+};
+EG_STATIC_ASSERT(sizeof(struct eg_grant_key) == 40, "eg_grant_key size");
+
+struct eg_grant {
+	struct bpf_spin_lock lock;
+	__u32 scope;
+	struct eg_grant_key key; /* == map key, checked by readers */
+	__u64 generation;
+	__u64 epoch;
+	__u64 expiry_ns; /* bpf_ktime_get_boot_ns() domain */
+};
+EG_STATIC_ASSERT(sizeof(struct eg_grant) == 72, "eg_grant size");
+
+/* sk_storage eg_sk_tags: the execution a connected socket was admitted to.
+ * Written once, when the socket is admitted, and never changed: no lock. */
+struct eg_sk_tag {
+	__u8 sandbox[EG_ID_BYTES];
+	__u64 epoch;
+	__u64 generation;
+	__u32 activation;
+	__u32 role;
+};
+EG_STATIC_ASSERT(sizeof(struct eg_sk_tag) == 40, "eg_sk_tag size");
+
+/* sk_storage eg_listener_tags (LSM tier): who called listen() on a socket. */
+struct eg_listener_tag {
+	struct eg_proc_id owner;
+};
+
+/* Verdict reasons, kernel side. Index of map eg_counters (per-CPU array of
+ * __u64), and eg_event.reason. Append only: operators' dashboards key on
+ * these numbers. */
+enum eg_kreason {
+	EG_K_ALLOW_UNREGISTERED = 0,
+	EG_K_ALLOW_BRIDGE = 1,
+	EG_K_ALLOW_GRANT = 2,
+	EG_K_DENY_NO_RECORD = 3,     /* guarded endpoint, no record: fail closed */
+	EG_K_DENY_INCONSISTENT = 4,  /* record/endpoint disagree or raced a re-use */
+	EG_K_DENY_RETIRED = 5,       /* sandbox retired on this worker */
+	EG_K_DENY_NOT_BRIDGE = 6,    /* VMM socket, caller is not the registered bridge */
+	EG_K_DENY_NO_GRANT = 7,      /* bridge socket, caller holds no grant */
+	EG_K_DENY_GRANT_EPOCH = 8,   /* grant of a replaced execution */
+	EG_K_DENY_GRANT_EXPIRED = 9, /* grant past its expiry */
+	EG_K_DENY_LISTENER = 10,     /* listener is not the expected process */
+	EG_K_DENY_STREAM_EPOCH = 11, /* I/O on a stream of a replaced execution */
+	EG_K_DENY_NO_TASK = 12,      /* could not read the caller's identity */
+	EG_K_REASON_COUNT = 13,
+};
+
+enum eg_hook {
+	EG_HOOK_CONNECT_UNIX = 1,
+	EG_HOOK_LSM_SOCKET_CONNECT = 2,
+	EG_HOOK_LSM_UNIX_STREAM_CONNECT = 3,
+	EG_HOOK_LSM_SENDMSG = 4,
+	EG_HOOK_LSM_RECVMSG = 5,
+};
+
+/* ring buffer eg_events: one record per denial. */
+struct eg_event {
+	__u64 ts_ns; /* bpf_ktime_get_boot_ns() */
+	__u32 pid;   /* tgid, initial PID namespace */
+	__u32 tid;
+	__u32 reason; /* enum eg_kreason */
+	__u32 hook;   /* enum eg_hook */
+	char comm[EG_COMM_LEN];
+	__u8 sandbox[EG_ID_BYTES];
+	__u64 epoch;
+	struct eg_vsock_key vsock; /* AF_VSOCK destination, else zero */
+	char path[EG_UNIX_PATH_MAX]; /* Unix destination, else empty */
+	__u32 pad;
+};
+EG_STATIC_ASSERT(sizeof(struct eg_event) == 184, "eg_event size");
+
+#endif

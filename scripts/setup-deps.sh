@@ -1,0 +1,26 @@
+#!/bin/sh
+# Installs every Debian 12 package the build, tests, fuzzing and VM tests need.
+# Idempotent: a machine that already has everything costs one dpkg query.
+set -eu
+
+PKGS="make clang llvm gcc pkg-config libbpf-dev bpftool libsodium-dev libelf-dev
+zlib1g-dev libcriterion-dev libclang-rt-14-dev clang-format jq python3 iproute2"
+
+missing=""
+for p in $PKGS; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+		missing="$missing $p"
+	fi
+done
+
+if [ -n "$missing" ]; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "setup-deps: missing packages:$missing (run as root to install)" >&2
+		exit 1
+	fi
+	echo "setup-deps: installing$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q >/dev/null
+	# shellcheck disable=SC2086
+	apt-get install -y -q --no-install-recommends $missing >/dev/null
+fi

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The full receiver check: decode, verify (or cache hit), compare. */
+#ifndef EXECGATE_CORE_ADMISSION_H
+#define EXECGATE_CORE_ADMISSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "core/capability.h"
+#include "core/comparator.h"
+#include "core/keyset.h"
+#include "core/record.h"
+#include "core/token_cache.h"
+
+struct eg_admission {
+	const struct eg_keyset *keys;
+	struct eg_token_cache *cache; /* may be NULL: always verify */
+};
+
+/* raw/len is the binary token. On return *cap holds the decoded token when
+ * decoding succeeded (zeroed otherwise). Only Allow is cached. */
+struct eg_decision eg_admit(struct eg_admission *a, const uint8_t *raw, size_t len,
+			    const struct eg_record *rec, uint64_t now, const struct eg_request *req,
+			    struct eg_capability *cap);
+
+#endif

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Capability v1: the binary, canonical token the control plane signs.
+ * Byte layout and rules: docs/capability.md. Pure code, no I/O. */
+#ifndef EXECGATE_CORE_CAPABILITY_H
+#define EXECGATE_CORE_CAPABILITY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define EG_CAP_VERSION 1
+#define EG_CAP_BODY_LEN 120 /* everything before the signature */
+#define EG_CAP_SIG_LEN 64
+#define EG_CAP_LEN (EG_CAP_BODY_LEN + EG_CAP_SIG_LEN)
+#define EG_CAP_TEXT_MAX 256 /* base64url, unpadded, of EG_CAP_LEN bytes + NUL */
+#define EG_CAP_MAX_TTL 120  /* seconds, expiry - issued_at */
+#define EG_CLOCK_SKEW 15    /* seconds, applied to expiry and not-before */
+#define EG_KEY_ID_LEN 8
+#define EG_ID_LEN 16
+
+/* Domain separation: what is signed is this context (with its NUL) followed
+ * by the EG_CAP_BODY_LEN body bytes. */
+#define EG_CAP_SIGN_CONTEXT "execgate capability v1"
+#define EG_CAP_SIGN_CONTEXT_LEN (sizeof(EG_CAP_SIGN_CONTEXT))
+#define EG_CAP_SIGNED_LEN (EG_CAP_SIGN_CONTEXT_LEN + EG_CAP_BODY_LEN)
+
+enum eg_substrate {
+	EG_SUBSTRATE_FC_K8S = 1,  /* "firecracker-k8s" */
+	EG_SUBSTRATE_FC_HOST = 2, /* "firecracker-host" (default) */
+};
+
+enum eg_proto {
+	EG_PROTO_NONE = 0,
+	EG_PROTO_TCP = 6,
+	EG_PROTO_UDP = 17,
+};
+
+/* Access scope bits. Unknown bits are reserved and rejected. */
+enum eg_scope {
+	EG_SCOPE_FILE_READ = 1u << 0,
+	EG_SCOPE_FILE_WRITE = 1u << 1,
+	EG_SCOPE_EXEC = 1u << 2,
+	EG_SCOPE_TERMINAL = 1u << 3,
+	EG_SCOPE_WATCH = 1u << 4,
+	EG_SCOPE_CONTROL = 1u << 5,
+	EG_SCOPE_SERVICEPORT = 1u << 6,
+};
+#define EG_SCOPE_ALL 0x7fu
+
+struct eg_capability {
+	uint8_t version;
+	uint8_t substrate; /* enum eg_substrate */
+	uint8_t proto;     /* enum eg_proto; NONE iff port == 0 */
+	uint16_t port;
+	uint8_t key_id[EG_KEY_ID_LEN];
+	uint8_t token_id[EG_ID_LEN];
+	uint8_t sandbox[EG_ID_LEN];
+	uint8_t worker[EG_ID_LEN];
+	uint8_t pod_uid[EG_ID_LEN]; /* all-zero outside Kubernetes */
+	uint64_t generation;
+	uint32_t activation;
+	uint32_t scope; /* enum eg_scope bits */
+	uint64_t issued_at; /* unix seconds */
+	uint64_t not_before;
+	uint64_t expiry;
+	uint8_t signature[EG_CAP_SIG_LEN];
+};
+
+enum eg_decode_err {
+	EG_DECODE_OK = 0,
+	EG_DECODE_BAD_TEXT,      /* not unpadded base64url */
+	EG_DECODE_TRUNCATED,     /* fewer than EG_CAP_LEN bytes */
+	EG_DECODE_TRAILING,      /* more than EG_CAP_LEN bytes */
+	EG_DECODE_BAD_VERSION,   /* version byte is not EG_CAP_VERSION */
+	EG_DECODE_RESERVED_BITS, /* a reserved byte or bit is non-zero */
+	EG_DECODE_BAD_SUBSTRATE, /* substrate not in enum eg_substrate */
+	EG_DECODE_BAD_SCOPE,     /* zero scope or unknown scope bits */
+	EG_DECODE_BAD_PORT,      /* port/protocol/serviceport-scope inconsistent */
+	EG_DECODE_BAD_VALIDITY,  /* issued_at <= not_before < expiry violated */
+	EG_DECODE_TTL_TOO_LONG,  /* expiry - issued_at > EG_CAP_MAX_TTL */
+	EG_DECODE_ZERO_ID,       /* all-zero sandbox, worker or token id */
+	EG_DECODE__COUNT,
+};
+
+const char *eg_decode_err_name(enum eg_decode_err err);
+
+/* Strict decode of exactly len bytes. Never reads past buf[len-1]. */
+enum eg_decode_err eg_cap_decode(const uint8_t *buf, size_t len, struct eg_capability *out);
+/* Decodes the text form (base64url, unpadded, optional trailing '\n' stripped
+ * by the caller) into raw bytes, then eg_cap_decode. raw may be NULL. */
+enum eg_decode_err eg_cap_decode_text(const char *text, size_t len, struct eg_capability *out,
+				      uint8_t raw[EG_CAP_LEN]);
+
+/* Canonical encoding of every field but the signature into body. */
+void eg_cap_encode_body(const struct eg_capability *cap, uint8_t body[EG_CAP_BODY_LEN]);
+/* The exact message the signature covers: context || body. */
+void eg_cap_signed_message(const uint8_t body[EG_CAP_BODY_LEN], uint8_t msg[EG_CAP_SIGNED_LEN]);
+/* body || signature. */
+void eg_cap_encode(const struct eg_capability *cap, uint8_t out[EG_CAP_LEN]);
+/* Text form of raw token bytes; returns the length written (without NUL). */
+size_t eg_cap_to_text(const uint8_t raw[EG_CAP_LEN], char out[EG_CAP_TEXT_MAX]);
+
+#endif

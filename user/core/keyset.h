@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Verification key sets: key id -> Ed25519 public key, rotatable at run time.
+ * Workers hold only public keys; nothing here can sign. */
+#ifndef EXECGATE_CORE_KEYSET_H
+#define EXECGATE_CORE_KEYSET_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sodium.h>
+#include "core/capability.h"
+
+#define EG_KEYSET_MAX 64
+
+struct eg_key {
+	uint8_t kid[EG_KEY_ID_LEN];
+	uint8_t pk[crypto_sign_PUBLICKEYBYTES];
+};
+
+struct eg_keyset {
+	struct eg_key keys[EG_KEYSET_MAX];
+	size_t n;
+	/* Bumped on every add/remove so that caches of verified tokens can
+	 * tell that what they verified against may be gone. */
+	uint64_t generation;
+};
+
+enum eg_key_err {
+	EG_KEY_OK = 0,
+	EG_KEY_ZERO,        /* all-zero encoding */
+	EG_KEY_SMALL_ORDER, /* small-order point or a point with a small-order component */
+	EG_KEY_INVALID,     /* fails crypto_core_ed25519_is_valid_point */
+	EG_KEY_DUPLICATE,   /* same key id already present */
+	EG_KEY_FULL,        /* EG_KEYSET_MAX reached */
+	EG_KEY_NOT_FOUND,
+	EG_KEY_BAD_FILE,    /* unreadable or not one line of 64 hex digits */
+};
+
+const char *eg_key_err_name(enum eg_key_err err);
+
+/* Key id = first EG_KEY_ID_LEN bytes of BLAKE2b-256(public key). */
+void eg_key_id(const uint8_t pk[crypto_sign_PUBLICKEYBYTES], uint8_t kid[EG_KEY_ID_LEN]);
+/* The load-time validity rules, without adding anything. */
+enum eg_key_err eg_key_check(const uint8_t pk[crypto_sign_PUBLICKEYBYTES]);
+
+void eg_keyset_init(struct eg_keyset *ks);
+enum eg_key_err eg_keyset_add(struct eg_keyset *ks, const uint8_t pk[crypto_sign_PUBLICKEYBYTES],
+			      uint8_t kid_out[EG_KEY_ID_LEN]);
+enum eg_key_err eg_keyset_remove(struct eg_keyset *ks, const uint8_t kid[EG_KEY_ID_LEN]);
+const struct eg_key *eg_keyset_find(const struct eg_keyset *ks, const uint8_t kid[EG_KEY_ID_LEN]);
+
+/* Public key files hold one line: 64 hex digits. */
+enum eg_key_err eg_pubkey_read(const char *path, uint8_t pk[crypto_sign_PUBLICKEYBYTES]);
+/* Loads every "*.pub" in dir (or the one file if path is a file). On the
+ * first bad key nothing is added, *bad names the file, and its error is
+ * returned: a key set is replaced whole or not at all. */
+enum eg_key_err eg_keyset_load_path(struct eg_keyset *ks, const char *path, char *bad,
+				    size_t bad_size);
+
+#endif
