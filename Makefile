@@ -31,20 +31,22 @@ SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/include/%.skel.h,$(BPF_SRCS))
 
 CORE_SRCS := $(wildcard user/core/*.c)
 LOADER_SRCS := $(wildcard user/loader/*.c)
-LIB_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(CORE_SRCS) $(LOADER_SRCS))
+CORE_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(CORE_SRCS))
+LOADER_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(LOADER_SRCS))
 EXECGATE_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(wildcard user/execgate/*.c))
 ISSUE_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(wildcard user/issue/*.c))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 KTEST_SRCS := $(wildcard tests/kernel/*.c)
 BENCH_SRCS := $(wildcard tests/bench/*.c)
 
+CORE_LIB := $(BUILD)/libexecgate-core.a
 LIB := $(BUILD)/libexecgate.a
 BINS := $(BUILD)/execgate $(BUILD)/execgate-issue
 
 .PHONY: all deps check test-unit test-unit-san test-kernel vmtest bench fuzz \
 	fuzz-smoke demo install format format-check clean
 
-all: $(BINS) $(LIB)
+all: $(BINS) $(LIB) $(CORE_LIB)
 
 deps: $(DEPS_STAMP)
 $(DEPS_STAMP): scripts/setup-deps.sh
@@ -63,11 +65,24 @@ $(BUILD)/include/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*) > $@
 
 # --- userspace ---------------------------------------------------------------
+# The pure core never includes a skeleton, so it builds (and its unit tests
+# run) without clang -target bpf.
+$(BUILD)/obj/core/%.o: user/core/%.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -MP -c $< -o $@
+
 $(BUILD)/obj/%.o: user/%.c $(SKELS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -MP -c $< -o $@
 
-$(LIB): $(LIB_OBJS)
+$(CORE_LIB): $(CORE_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@
+	ar rcs $@ $^
+
+# libexecgate.a: core + kernel I/O, what the loader CLI and later a library
+# consumer link.
+$(LIB): $(CORE_OBJS) $(LOADER_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@
 	ar rcs $@ $^
@@ -81,20 +96,24 @@ $(BUILD)/execgate-issue: $(ISSUE_OBJS) $(LIB)
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
 # --- tests -------------------------------------------------------------------
-$(BUILD)/test-unit: $(UNIT_SRCS) $(LIB) $(wildcard tests/unit/*.h) | $(DEPS_STAMP)
-	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(WARN) -o $@ $(UNIT_SRCS) $(LIB) -lcriterion $(LDLIBS)
+# Unit tests cover the pure core only: no root, no BPF.
+$(BUILD)/test-unit: $(UNIT_SRCS) $(CORE_LIB) $(wildcard tests/unit/*.h) | $(DEPS_STAMP)
+	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(WARN) -o $@ $(UNIT_SRCS) $(CORE_LIB) -lcriterion -lsodium
 
 # Pure core + unit tests again under ASan/UBSan; built separately so that the
 # sanitizer runtime never reaches the installed binaries.
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-$(BUILD)/test-unit-san: $(UNIT_SRCS) $(CORE_SRCS) $(LOADER_SRCS) $(SKELS) | $(DEPS_STAMP)
-	$(CLANG) $(CPPFLAGS) -Itests $(SAN_FLAGS) $(WARN) -o $@ $(UNIT_SRCS) $(CORE_SRCS) $(LOADER_SRCS) -lcriterion $(LDLIBS)
+$(BUILD)/test-unit-san: $(UNIT_SRCS) $(CORE_SRCS) $(wildcard tests/unit/*.h) | $(DEPS_STAMP)
+	$(CLANG) $(CPPFLAGS) -Itests $(SAN_FLAGS) $(WARN) -o $@ $(UNIT_SRCS) $(CORE_SRCS) -lcriterion -lsodium
 
 $(BUILD)/test-kernel: $(KTEST_SRCS) $(LIB) $(wildcard tests/kernel/*.h) $(BINS) | $(DEPS_STAMP)
 	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(WARN) -o $@ $(KTEST_SRCS) $(LIB) -lcriterion $(LDLIBS)
 
 $(BUILD)/fuzz-admission: tests/fuzz/fuzz_admission.c $(CORE_SRCS) | $(DEPS_STAMP)
 	$(CLANG) $(CPPFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined $(WARN) -o $@ $< $(CORE_SRCS) -lsodium
+
+$(BUILD)/bench-admission: tests/bench/bench_admission.c $(CORE_LIB) | $(DEPS_STAMP)
+	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(WARN) -o $@ $< $(CORE_LIB) -lsodium -lm
 
 $(BUILD)/bench-%: tests/bench/bench_%.c $(LIB) | $(DEPS_STAMP)
 	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(WARN) -o $@ $< $(LIB) $(LDLIBS) -lm
@@ -129,7 +148,7 @@ demo: $(BINS)
 check: all format-check test-unit test-unit-san fuzz-smoke test-kernel vmtest
 
 install: $(BINS)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/execgate/bpf
+	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
 
 FORMAT_SRCS = $(shell git ls-files '*.c' '*.h' | grep -v '^vmlinux/')
