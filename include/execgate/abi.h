@@ -18,16 +18,16 @@
 #include <linux/bpf.h>
 #endif
 
-#define EG_ID_BYTES 16
+#define EG_ID_BYTES	 16
 #define EG_UNIX_PATH_MAX 108 /* sizeof(sockaddr_un.sun_path) */
-#define EG_COMM_LEN 16
-#define EG_USER_HZ 100 /* /proc/PID/stat start_time unit */
+#define EG_COMM_LEN	 16
+#define EG_USER_HZ	 100 /* /proc/PID/stat start_time unit */
 #define EG_NSEC_PER_TICK (1000000000ULL / EG_USER_HZ)
 
 #define EG_MAX_SANDBOXES 16384
 #define EG_MAX_ENDPOINTS 65536
-#define EG_MAX_GRANTS 131072
-#define EG_EVENTS_BYTES (256 * 1024)
+#define EG_MAX_GRANTS	 131072
+#define EG_EVENTS_BYTES	 (256 * 1024)
 
 #ifndef EG_STATIC_ASSERT
 #define EG_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
@@ -61,7 +61,7 @@ enum eg_record_state {
 /* map eg_records: sandbox -> current execution. */
 struct eg_exec_record {
 	struct bpf_spin_lock lock;
-	__u32 state; /* enum eg_record_state */
+	__u32 state;		   /* enum eg_record_state */
 	__u8 sandbox[EG_ID_BYTES]; /* == key, checked by readers */
 	__u8 worker[EG_ID_BYTES];
 	__u8 pod_uid[EG_ID_BYTES];
@@ -70,7 +70,7 @@ struct eg_exec_record {
 	__u32 activation;
 	__u32 substrate;
 	struct eg_proc_id bridge; /* the only process a VMM socket admits */
-	struct eg_proc_id vmm;    /* the expected listener of VMM sockets */
+	struct eg_proc_id vmm;	  /* the expected listener of VMM sockets */
 };
 EG_STATIC_ASSERT(sizeof(struct eg_exec_record) == 128, "eg_exec_record size");
 
@@ -95,13 +95,16 @@ EG_STATIC_ASSERT(sizeof(struct eg_endpoint) == 24, "eg_endpoint size");
 
 /* map eg_path_filter: cheap pre-filter in front of eg_endpoints, so that a
  * connect to an unregistered path costs one small lookup. The key folds the
- * path length and its first and last 8 bytes; the value counts how many
- * registered paths share it. A hit only means "look in eg_endpoints". */
+ * path length and its first and last 8-byte chunks (chunks are aligned at
+ * multiples of 8 so BPF can compute them in one pass of constant-offset
+ * loads); the value counts how many registered paths share it. A hit only
+ * means "look in eg_endpoints". Both u64s are the chunk bytes in memory
+ * order, read as a native-endian integer. */
 struct eg_path_filter_key {
 	__u32 len; /* strnlen(path, 108) */
 	__u32 pad;
-	__u64 head; /* path bytes [0, 8), zero padded */
-	__u64 tail; /* path bytes [len - 8, len) when len >= 8, else 0 */
+	__u64 head; /* path bytes [0, min(8, len)), zero padded */
+	__u64 tail; /* path bytes [8 * ((len - 1) / 8), len), zero padded; 0 if len == 0 */
 };
 EG_STATIC_ASSERT(sizeof(struct eg_path_filter_key) == 24, "eg_path_filter_key size");
 
@@ -155,6 +158,7 @@ EG_STATIC_ASSERT(sizeof(struct eg_sk_tag) == 40, "eg_sk_tag size");
 struct eg_listener_tag {
 	struct eg_proc_id owner;
 };
+EG_STATIC_ASSERT(sizeof(struct eg_listener_tag) == 24, "eg_listener_tag size");
 
 /* Verdict reasons, kernel side. Index of map eg_counters (per-CPU array of
  * __u64), and eg_event.reason. Append only: operators' dashboards key on
@@ -165,14 +169,14 @@ enum eg_kreason {
 	EG_K_ALLOW_GRANT = 2,
 	EG_K_DENY_NO_RECORD = 3,     /* guarded endpoint, no record: fail closed */
 	EG_K_DENY_INCONSISTENT = 4,  /* record/endpoint disagree or raced a re-use */
-	EG_K_DENY_RETIRED = 5,       /* sandbox retired on this worker */
+	EG_K_DENY_RETIRED = 5,	     /* sandbox retired on this worker */
 	EG_K_DENY_NOT_BRIDGE = 6,    /* VMM socket, caller is not the registered bridge */
-	EG_K_DENY_NO_GRANT = 7,      /* bridge socket, caller holds no grant */
+	EG_K_DENY_NO_GRANT = 7,	     /* bridge socket, caller holds no grant */
 	EG_K_DENY_GRANT_EPOCH = 8,   /* grant of a replaced execution */
 	EG_K_DENY_GRANT_EXPIRED = 9, /* grant past its expiry */
 	EG_K_DENY_LISTENER = 10,     /* listener is not the expected process */
 	EG_K_DENY_STREAM_EPOCH = 11, /* I/O on a stream of a replaced execution */
-	EG_K_DENY_NO_TASK = 12,      /* could not read the caller's identity */
+	EG_K_DENY_NO_TASK = 12,	     /* could not read the caller's identity */
 	EG_K_REASON_COUNT = 13,
 };
 
@@ -194,7 +198,7 @@ struct eg_event {
 	char comm[EG_COMM_LEN];
 	__u8 sandbox[EG_ID_BYTES];
 	__u64 epoch;
-	struct eg_vsock_key vsock; /* AF_VSOCK destination, else zero */
+	struct eg_vsock_key vsock;   /* AF_VSOCK destination, else zero */
 	char path[EG_UNIX_PATH_MAX]; /* Unix destination, else empty */
 	__u32 pad;
 };

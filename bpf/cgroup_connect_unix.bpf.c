@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* The cgroup tier: every Unix connect() from the attached cgroup. A
+ * registered path is allowed only for the process its endpoint role admits
+ * (execgate_common.bpf.h); everything else passes after one filter lookup.
+ *
+ * libbpf 1.1 does not know "cgroup/connect_unix": the section is a known
+ * sock_addr one and the loader sets expected_attach_type to
+ * BPF_CGROUP_UNIX_CONNECT (49) before load. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include "execgate_unix_path.bpf.h"
+
+extern void *bpf_cast_to_kern_ctx(void *obj) __ksym;
+extern void *bpf_rdonly_cast(void *obj, __u32 btf_id) __ksym;
+
+#define SOCK_ALLOW 1
+#define SOCK_DENY  0 /* connect() fails with EPERM */
+
+SEC("cgroup/connect4")
+int eg_connect_unix(struct bpf_sock_addr *ctx)
+{
+	struct bpf_sock_addr_kern *sa = bpf_cast_to_kern_ctx(ctx);
+	struct __kernel_sockaddr_storage *ss;
+	struct eg_path_filter_key fk;
+	struct eg_endpoint_snap ep;
+	struct eg_record_snap rec;
+	struct eg_proc_id caller;
+	struct eg_path_key key;
+	__u32 addrlen, limit, len, reason;
+	const __u8 *path;
+	int rc;
+
+	ss = bpf_rdonly_cast(sa->uaddr, bpf_core_type_id_kernel(struct __kernel_sockaddr_storage));
+	addrlen = sa->uaddrlen;
+	limit = addrlen > 2 ? addrlen - 2 : 0;
+	if (limit > EG_UNIX_PATH_MAX)
+		limit = EG_UNIX_PATH_MAX;
+	path = (const __u8 *)ss->__data;
+
+	len = eg_unix_path_scan(path, limit, &fk);
+	if (!len || !bpf_map_lookup_elem(&eg_path_filter, &fk)) {
+		eg_count(EG_K_ALLOW_UNREGISTERED);
+		return SOCK_ALLOW;
+	}
+
+	__builtin_memset(&rec, 0, sizeof(rec));
+	rc = eg_unix_endpoint_copy(path, len, &key, &ep);
+	if (rc == EG_COPY_MISSING) {
+		/* filter collision: same length and end chunks, other path */
+		eg_count(EG_K_ALLOW_UNREGISTERED);
+		return SOCK_ALLOW;
+	}
+	if (rc != EG_COPY_OK) {
+		reason = EG_K_DENY_INCONSISTENT;
+		goto deny;
+	}
+	if (!eg_current_proc(&caller)) {
+		reason = EG_K_DENY_NO_TASK;
+		goto deny;
+	}
+	reason = eg_endpoint_verdict(&ep, &caller, bpf_ktime_get_boot_ns(), &rec);
+	if (eg_reason_allows(reason)) {
+		eg_count(reason);
+		eg_tag_socket(ctx->sk, &rec, ep.role);
+		return SOCK_ALLOW;
+	}
+deny:
+	eg_count(reason);
+	eg_emit_denial(EG_HOOK_CONNECT_UNIX, reason, ep.sandbox, rec.epoch, path, len, NULL);
+	return SOCK_DENY;
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The logic every execgate hook shares: who is calling, what the maps say
+ * about an endpoint, and the verdict. Hook programs (connect_unix here, the
+ * LSM hooks in lsm*.bpf.c) only turn their arguments into an endpoint and a
+ * caller, call eg_endpoint_verdict(), and count / report / tag the result.
+ *
+ * Reading map values (no torn reads, docs/operators.md "Consistency"):
+ * userspace writes every locked value with BPF_F_LOCK, which updates an
+ * existing element in place under its bpf_spin_lock; we copy under the same
+ * lock. Deleting an element and re-using its memory for another key is not
+ * under that lock, so after the copy we check the key embedded in the value
+ * and look the key up again: a different (or no) element means we raced a
+ * delete, and the caller fails closed. Everything here is always_inline:
+ * bpf_spin_lock must be taken and released in the same frame.
+ *
+ * Usable from cgroup sock_addr and (non-sleepable) LSM programs. Include
+ * after execgate_maps.bpf.h. */
+#ifndef EXECGATE_COMMON_BPF_H
+#define EXECGATE_COMMON_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include "execgate/abi.h"
+#include "execgate_maps.bpf.h"
+
+#define EG_INLINE static __always_inline
+
+/* Lock-free copies of locked map values. */
+struct eg_record_snap {
+	__u32 state;
+	__u32 activation;
+	__u64 generation;
+	__u64 epoch;
+	__u8 sandbox[EG_ID_BYTES];
+	struct eg_proc_id bridge;
+	struct eg_proc_id vmm;
+};
+
+struct eg_endpoint_snap {
+	__u32 role;
+	__u32 pad;
+	__u8 sandbox[EG_ID_BYTES];
+};
+
+struct eg_grant_snap {
+	__u32 scope;
+	__u32 pad;
+	__u64 generation;
+	__u64 epoch;
+	__u64 expiry_ns;
+};
+
+enum eg_copy_rc {
+	EG_COPY_OK = 0,
+	EG_COPY_MISSING = 1,
+	EG_COPY_RACED = 2, /* embedded key mismatch or element re-used */
+};
+
+EG_INLINE bool eg_id_eq(const __u8 *a, const __u8 *b)
+{
+	/* Both sides are 8-byte aligned in every ABI struct. */
+	const __u64 *x = (const __u64 *)a, *y = (const __u64 *)b;
+
+	return x[0] == y[0] && x[1] == y[1];
+}
+
+EG_INLINE bool eg_proc_eq(const struct eg_proc_id *a, const struct eg_proc_id *b)
+{
+	return a->tgid == b->tgid && a->start_ticks == b->start_ticks && a->exe_ino == b->exe_ino &&
+	       a->exe_dev == b->exe_dev;
+}
+
+/* The calling process, as eg_proc_id. Returns false for tasks without an
+ * address space or executable (kernel threads, exiting tasks): callers deny
+ * with EG_K_DENY_NO_TASK. The start time is the group leader's, which is
+ * what /proc/PID/stat reports for PID == tgid. */
+EG_INLINE bool eg_current_proc(struct eg_proc_id *id)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct task_struct *leader;
+	struct mm_struct *mm;
+	struct file *exe;
+	struct inode *inode;
+
+	leader = t->group_leader;
+	mm = t->mm;
+	if (!leader || !mm)
+		return false;
+	exe = mm->exe_file;
+	if (!exe)
+		return false;
+	inode = exe->f_inode;
+	if (!inode)
+		return false;
+	id->tgid = t->tgid;
+	id->exe_dev = inode->i_sb->s_dev;
+	id->start_ticks = leader->start_boottime / EG_NSEC_PER_TICK;
+	id->exe_ino = inode->i_ino;
+	return true;
+}
+
+EG_INLINE int eg_record_copy(const __u8 sandbox[EG_ID_BYTES], struct eg_record_snap *out)
+{
+	struct eg_exec_record *v;
+
+	v = bpf_map_lookup_elem(&eg_records, sandbox);
+	if (!v)
+		return EG_COPY_MISSING;
+	bpf_spin_lock(&v->lock);
+	out->state = v->state;
+	out->activation = v->activation;
+	out->generation = v->generation;
+	out->epoch = v->epoch;
+	__builtin_memcpy(out->sandbox, v->sandbox, EG_ID_BYTES);
+	out->bridge = v->bridge;
+	out->vmm = v->vmm;
+	bpf_spin_unlock(&v->lock);
+	if (!eg_id_eq(out->sandbox, sandbox))
+		return EG_COPY_RACED;
+	if (bpf_map_lookup_elem(&eg_records, sandbox) != v)
+		return EG_COPY_RACED;
+	return EG_COPY_OK;
+}
+
+/* map is one of eg_endpoints, eg_vsock_endpoints, eg_inode_endpoints. The
+ * endpoint value does not repeat its key (a path is 108 bytes), so the
+ * second lookup alone detects a re-used element. */
+EG_INLINE int eg_endpoint_copy(void *map, const void *key, struct eg_endpoint_snap *out)
+{
+	struct eg_endpoint *v;
+
+	v = bpf_map_lookup_elem(map, key);
+	if (!v)
+		return EG_COPY_MISSING;
+	bpf_spin_lock(&v->lock);
+	out->role = v->role;
+	__builtin_memcpy(out->sandbox, v->sandbox, EG_ID_BYTES);
+	bpf_spin_unlock(&v->lock);
+	if (bpf_map_lookup_elem(map, key) != v)
+		return EG_COPY_RACED;
+	return EG_COPY_OK;
+}
+
+EG_INLINE int eg_grant_copy(const struct eg_grant_key *key, struct eg_grant_snap *out)
+{
+	struct eg_grant_key seen;
+	struct eg_grant *v;
+
+	v = bpf_map_lookup_elem(&eg_grants, key);
+	if (!v)
+		return EG_COPY_MISSING;
+	bpf_spin_lock(&v->lock);
+	out->scope = v->scope;
+	out->generation = v->generation;
+	out->epoch = v->epoch;
+	out->expiry_ns = v->expiry_ns;
+	seen = v->key;
+	bpf_spin_unlock(&v->lock);
+	if (!eg_proc_eq(&seen.proc, &key->proc) || !eg_id_eq(seen.sandbox, key->sandbox))
+		return EG_COPY_RACED;
+	if (bpf_map_lookup_elem(&eg_grants, key) != v)
+		return EG_COPY_RACED;
+	return EG_COPY_OK;
+}
+
+/* The endpoint verdict, independent of the hook. ep is a registered
+ * endpoint, caller the connecting process, now_ns CLOCK_BOOTTIME. Returns an
+ * enum eg_kreason; on EG_K_ALLOW_* (and on the identity denials) *rec holds
+ * the record the decision was made against. Missing or inconsistent state
+ * denies: a registered endpoint never falls through as unregistered. */
+EG_INLINE __u32 eg_endpoint_verdict(const struct eg_endpoint_snap *ep,
+				    const struct eg_proc_id *caller, __u64 now_ns,
+				    struct eg_record_snap *rec)
+{
+	struct eg_grant_key gkey;
+	struct eg_grant_snap grant;
+	int rc;
+
+	rc = eg_record_copy(ep->sandbox, rec);
+	if (rc == EG_COPY_MISSING)
+		return EG_K_DENY_NO_RECORD;
+	if (rc != EG_COPY_OK)
+		return EG_K_DENY_INCONSISTENT;
+	if (rec->state == EG_RECORD_RETIRED)
+		return EG_K_DENY_RETIRED;
+	if (rec->state != EG_RECORD_ACTIVE)
+		return EG_K_DENY_INCONSISTENT;
+
+	if (ep->role == EG_ROLE_VMM) {
+		if (rec->bridge.tgid == 0)
+			return EG_K_DENY_INCONSISTENT;
+		return eg_proc_eq(caller, &rec->bridge) ? EG_K_ALLOW_BRIDGE : EG_K_DENY_NOT_BRIDGE;
+	}
+	if (ep->role != EG_ROLE_BRIDGE)
+		return EG_K_DENY_INCONSISTENT;
+
+	gkey.proc = *caller;
+	__builtin_memcpy(gkey.sandbox, ep->sandbox, EG_ID_BYTES);
+	rc = eg_grant_copy(&gkey, &grant);
+	if (rc == EG_COPY_MISSING)
+		return EG_K_DENY_NO_GRANT;
+	if (rc != EG_COPY_OK)
+		return EG_K_DENY_INCONSISTENT;
+	if (grant.epoch != rec->epoch || grant.generation != rec->generation)
+		return EG_K_DENY_GRANT_EPOCH;
+	if (now_ns >= grant.expiry_ns)
+		return EG_K_DENY_GRANT_EXPIRED;
+	return EG_K_ALLOW_GRANT;
+}
+
+EG_INLINE bool eg_reason_allows(__u32 reason)
+{
+	return reason <= EG_K_ALLOW_GRANT;
+}
+
+EG_INLINE void eg_count(__u32 reason)
+{
+	__u64 *c = bpf_map_lookup_elem(&eg_counters, &reason);
+
+	if (c)
+		*c += 1; /* per-CPU slot: no atomics needed */
+}
+
+/* One denial event. path/path_len: a kernel pointer to the Unix path bytes
+ * (BTF or plain kernel memory) or NULL; vsock: the AF_VSOCK destination or
+ * NULL. Dropped silently when the ring buffer is full: the counters stay
+ * exact, events are best effort. */
+EG_INLINE void eg_emit_denial(__u32 hook, __u32 reason, const __u8 sandbox[EG_ID_BYTES],
+			      __u64 epoch, const void *path, __u32 path_len,
+			      const struct eg_vsock_key *vsock)
+{
+	struct eg_event *ev;
+	__u64 pid_tgid;
+
+	ev = bpf_ringbuf_reserve(&eg_events, sizeof(*ev), 0);
+	if (!ev)
+		return;
+	pid_tgid = bpf_get_current_pid_tgid();
+	ev->ts_ns = bpf_ktime_get_boot_ns();
+	ev->pid = pid_tgid >> 32;
+	ev->tid = (__u32)pid_tgid;
+	ev->reason = reason;
+	ev->hook = hook;
+	ev->pad = 0;
+	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
+	if (sandbox)
+		__builtin_memcpy(ev->sandbox, sandbox, EG_ID_BYTES);
+	else
+		__builtin_memset(ev->sandbox, 0, EG_ID_BYTES);
+	ev->epoch = epoch;
+	if (vsock)
+		ev->vsock = *vsock;
+	else
+		ev->vsock.cid = ev->vsock.port = 0;
+	__builtin_memset(ev->path, 0, sizeof(ev->path));
+	if (path && path_len) {
+		if (path_len > EG_UNIX_PATH_MAX)
+			path_len = EG_UNIX_PATH_MAX;
+		bpf_probe_read_kernel(ev->path, path_len, path);
+	}
+	bpf_ringbuf_submit(ev, 0);
+}
+
+/* Tag sk with the execution it was admitted to. sk must be a socket pointer
+ * the hook may pass to bpf_sk_storage_get (may be NULL: then nothing). */
+EG_INLINE void eg_tag_socket(void *sk, const struct eg_record_snap *rec, __u32 role)
+{
+	struct eg_sk_tag *tag;
+
+	if (!sk)
+		return;
+	tag = bpf_sk_storage_get(&eg_sk_tags, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!tag)
+		return;
+	__builtin_memcpy(tag->sandbox, rec->sandbox, EG_ID_BYTES);
+	tag->epoch = rec->epoch;
+	tag->generation = rec->generation;
+	tag->activation = rec->activation;
+	tag->role = role;
+}
+
+#endif

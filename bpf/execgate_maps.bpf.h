@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Every execgate map, declared once. Each BPF object that includes this
+ * header (the cgroup tier, the LSM tier) gets the same definitions; libbpf
+ * pins them by name under the object's pin_root_path (the loader's
+ * --pin-dir) and the second object to load reuses the first one's pins, so
+ * all programs read and write one set of maps. Keys and values come from
+ * include/execgate/abi.h, the single ABI, so `bpftool map dump` shows named
+ * fields.
+ *
+ * Hash maps are BPF_F_NO_PREALLOC: memory follows the fill, and a
+ * preallocated map would recycle a deleted element for another key at once.
+ * Element re-use still happens with bpf_mem_alloc, which is why readers
+ * (execgate_common.bpf.h) check the key embedded in each value and look the
+ * key up again after copying. */
+#ifndef EXECGATE_MAPS_BPF_H
+#define EXECGATE_MAPS_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include "execgate/abi.h"
+
+/* sandbox -> current execution */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EG_MAX_SANDBOXES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct eg_sandbox_key);
+	__type(value, struct eg_exec_record);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} eg_records SEC(".maps");
+
+/* Unix socket path -> endpoint (role, sandbox) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EG_MAX_ENDPOINTS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct eg_path_key);
+	__type(value, struct eg_endpoint);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} eg_endpoints SEC(".maps");
+
+/* (length, first chunk, last chunk) of registered paths -> how many share it */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EG_MAX_ENDPOINTS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct eg_path_filter_key);
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} eg_path_filter SEC(".maps");
+
+/* (process, sandbox) -> grant */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EG_MAX_GRANTS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct eg_grant_key);
+	__type(value, struct eg_grant);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} eg_grants SEC(".maps");
+
+/* enum eg_kreason -> count, per CPU. The kernel insists on an integer key
+ * for arrays, so the reason names live in `execgate status`. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, EG_K_REASON_COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} eg_counters SEC(".maps");
+
+/* struct eg_event, one per denial */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, EG_EVENTS_BYTES);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} eg_events SEC(".maps");
+
+/* admitted socket -> the execution it was admitted to */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct eg_sk_tag);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} eg_sk_tags SEC(".maps");
+
+/* LSM tier: AF_VSOCK (cid, port) -> endpoint */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EG_MAX_ENDPOINTS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct eg_vsock_key);
+	__type(value, struct eg_endpoint);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} eg_vsock_endpoints SEC(".maps");
+
+/* LSM tier: bound socket inode -> endpoint */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EG_MAX_ENDPOINTS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct eg_inode_key);
+	__type(value, struct eg_endpoint);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} eg_inode_endpoints SEC(".maps");
+
+/* LSM tier: listening socket -> the process that called listen() */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct eg_listener_tag);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} eg_listener_tags SEC(".maps");
+
+#endif

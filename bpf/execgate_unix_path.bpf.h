@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Unix socket paths as BPF sees them in a connect: the bytes the caller
+ * passed, which need not be NUL terminated and are followed by whatever the
+ * kernel buffer held. The kernel treats the path as ending at the first NUL
+ * or at addrlen, whichever comes first, so we do too; anything else would
+ * let garbage after the NUL turn a registered path into an unregistered one.
+ *
+ * The pre-filter key (struct eg_path_filter_key) is computed in one pass of
+ * 8-byte loads, so a connect to an unregistered path costs the scan and one
+ * 24-byte hash lookup. Userspace computes the same key (user/loader/
+ * path_filter.c); the two must stay byte-identical. */
+#ifndef EXECGATE_UNIX_PATH_BPF_H
+#define EXECGATE_UNIX_PATH_BPF_H
+
+#include "execgate_common.bpf.h"
+
+#define EG_PATH_WORDS 14 /* 8-byte chunks covering EG_UNIX_PATH_MAX */
+#define EG_ONES	      0x0101010101010101ULL
+#define EG_HIGHS      0x8080808080808080ULL
+
+EG_INLINE __u64 eg_low_bytes(__u64 w, __u32 n)
+{
+	return n >= 8 ? w : (w & ((1ULL << (n * 8)) - 1));
+}
+
+/* Index of the lowest byte flagged in z (the first zero byte of a word). */
+EG_INLINE __u32 eg_first_flagged_byte(__u64 z)
+{
+	__u32 pos = 0;
+
+	if (!(z & 0xffffffffULL)) {
+		pos += 4;
+		z >>= 32;
+	}
+	if (!(z & 0xffffULL)) {
+		pos += 2;
+		z >>= 16;
+	}
+	if (!(z & 0xffULL))
+		pos += 1;
+	return pos;
+}
+
+/* p: first path byte, readable (possibly through a BTF pointer) for
+ * 8 * EG_PATH_WORDS bytes. limit: path bytes the caller passed, at most
+ * EG_UNIX_PATH_MAX. Fills *fk and returns the path length; 0 for an
+ * abstract or unnamed address, which never matches a registered path. */
+EG_INLINE __u32 eg_unix_path_scan(const __u8 *p, __u32 limit, struct eg_path_filter_key *fk)
+{
+	__u64 w, z, prev = 0, first = 0, last = 0;
+	__u32 len = limit, avail, pos;
+
+#pragma unroll
+	for (int i = 0; i < EG_PATH_WORDS; i++) {
+		if (8 * i >= limit) {
+			last = prev;
+			break;
+		}
+		w = *(const __u64 *)(p + 8 * i);
+		avail = limit - 8 * i;
+		if (avail < 8)
+			w = eg_low_bytes(w, avail); /* past addrlen reads as NUL */
+		z = (w - EG_ONES) & ~w & EG_HIGHS;
+		if (z) {
+			pos = eg_first_flagged_byte(z);
+			len = 8 * i + pos;
+			last = pos ? eg_low_bytes(w, pos) : prev;
+			if (i == 0)
+				first = last;
+			break;
+		}
+		if (i == 0)
+			first = w;
+		prev = w;
+	}
+	fk->len = len;
+	fk->pad = 0;
+	fk->head = first;
+	fk->tail = len ? last : 0;
+	return len;
+}
+
+/* After a filter hit: the exact endpoint, keyed by the NUL-padded path. */
+EG_INLINE int eg_unix_endpoint_copy(const __u8 *p, __u32 len, struct eg_path_key *key,
+				    struct eg_endpoint_snap *ep)
+{
+	__builtin_memset(key, 0, sizeof(*key));
+	if (len > EG_UNIX_PATH_MAX)
+		return EG_COPY_MISSING;
+	if (bpf_probe_read_kernel(key->path, len, p))
+		return EG_COPY_RACED;
+	return eg_endpoint_copy(&eg_endpoints, key, ep);
+}
+
+#endif
