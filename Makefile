@@ -126,10 +126,10 @@ test-unit-san: $(BUILD)/test-unit-san
 
 test-kernel: $(BUILD)/test-kernel $(BINS)
 	EXECGATE_BIN=$(CURDIR)/$(BUILD)/execgate EXECGATE_ISSUE_BIN=$(CURDIR)/$(BUILD)/execgate-issue \
-		$(BUILD)/test-kernel --jobs 1
+		$(BUILD)/test-kernel --jobs 1 --json=$(BUILD)/test-kernel-host.json
 
 vmtest: $(BUILD)/test-kernel $(BINS)
-	./scripts/vmtest.sh
+	BUILD=$(BUILD) ./scripts/vmtest.sh
 
 fuzz: $(BUILD)/fuzz-admission
 	@mkdir -p $(BUILD)/fuzz-corpus
