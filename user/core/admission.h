@@ -16,8 +16,11 @@ struct eg_admission {
 	struct eg_token_cache *cache; /* may be NULL: always verify */
 };
 
-/* raw/len is the binary token. On return *cap holds the decoded token when
- * decoding succeeded (zeroed otherwise). Only Allow is cached. */
+/* raw/len is the binary token. On return *cap (may be NULL) holds the
+ * decoded token when decoding succeeded (zeroed otherwise); with reason
+ * unknown-key or bad-signature it is NOT authenticated. Only Allow results
+ * are cached; a hit still re-checks time and redoes the whole comparison.
+ * a->keys->generation is what ties cache entries to the key set. */
 struct eg_decision eg_admit(struct eg_admission *a, const uint8_t *raw, size_t len,
 			    const struct eg_record *rec, uint64_t now, const struct eg_request *req,
 			    struct eg_capability *cap);

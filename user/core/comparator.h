@@ -57,8 +57,8 @@ struct eg_decision {
 	enum eg_decode_err decode_err; /* set when reason == EG_REASON_MALFORMED */
 };
 
-const char *eg_verdict_name(enum eg_verdict v);   /* "allow" "refresh-route" "deny" */
-const char *eg_reason_name(enum eg_reason r);     /* "sandbox-mismatch", ... */
+const char *eg_verdict_name(enum eg_verdict v); /* "allow" "refresh-route" "deny" */
+const char *eg_reason_name(enum eg_reason r);	/* "sandbox-mismatch", ... */
 enum eg_verdict eg_reason_verdict(enum eg_reason r);
 
 /* Time and access checks, then the identity comparison. The signature is

@@ -18,22 +18,28 @@ enum eg_identity_flag {
 	EG_IDF_POD_UID = 1u << 4,
 	EG_IDF_SUBSTRATE = 1u << 5,
 	EG_IDF_RETIRED_BELOW = 1u << 6,
+	EG_IDF_PROFILE_PORT = 1u << 7, /* --profile-port N/tcp|udp, repeatable */
 };
 #define EG_IDF_REQUIRED (EG_IDF_SANDBOX | EG_IDF_WORKER | EG_IDF_GENERATION | EG_IDF_ACTIVATION)
 
 struct eg_identity_opts {
 	struct eg_record rec; /* defaults: pod_uid zero, substrate firecracker-host */
-	unsigned seen;        /* enum eg_identity_flag bits */
+	unsigned seen;	      /* enum eg_identity_flag bits */
 };
 
 void eg_identity_opts_init(struct eg_identity_opts *o);
 /* name is the long option without "--" (e.g. "sandbox"). Returns 1 when the
  * option was an identity option and value was valid, 0 when name is not an
- * identity option, -EINVAL when value is bad: err then holds a one-line
- * reason naming the option and the value. */
+ * identity option, -EINVAL when value is bad or a single-valued option is
+ * repeated: err then holds a one-line reason naming the option and the
+ * value. --sandbox and --worker refuse the all-zero UUID (no token can name
+ * it); --profile-port adds one (port, proto) to rec.ports, at most
+ * EG_RECORD_MAX_PORTS. */
 int eg_identity_opt(struct eg_identity_opts *o, const char *name, const char *value, char *err,
 		    size_t err_size);
-/* -EINVAL with err naming the first missing required flag. */
+/* -EINVAL with err naming the first missing required flag, or the
+ * inconsistency (--retired-below above --generation: a record never runs a
+ * generation it has retired). */
 int eg_identity_opts_finish(const struct eg_identity_opts *o, unsigned required, char *err,
 			    size_t err_size);
 

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include "core/capability.h"
 
-#define EG_UUID_TEXT_LEN 37 /* 36 chars + NUL */
+#define EG_UUID_TEXT_LEN   37 /* 36 chars + NUL */
 #define EG_KEY_ID_TEXT_LEN (2 * EG_KEY_ID_LEN + 1)
 
 /* Canonical 8-4-4-4-12 hex, either case. 0 or -EINVAL. */
@@ -27,10 +27,13 @@ int eg_scope_format(uint32_t scope, char *out, size_t size);
 int eg_substrate_parse(const char *name, uint8_t *out);
 const char *eg_substrate_name(uint8_t substrate);
 
-/* "8080/tcp" | "53/udp". */
+/* "8080/tcp" | "53/udp"; port 1..65535. */
 int eg_port_parse(const char *text, uint16_t *port, uint8_t *proto);
+/* "none" | "tcp" | "udp". */
+const char *eg_proto_name(uint8_t proto);
 
-/* Strict unsigned decimal: no sign, no spaces, no trailing text, <= max. */
+/* Strict unsigned decimal: no sign, no spaces, no trailing text, <= max.
+ * 0, -EINVAL (not a number) or -ERANGE (above max). */
 int eg_parse_u64(const char *text, uint64_t max, uint64_t *out);
 
 #endif

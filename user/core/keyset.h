@@ -26,13 +26,13 @@ struct eg_keyset {
 
 enum eg_key_err {
 	EG_KEY_OK = 0,
-	EG_KEY_ZERO,        /* all-zero encoding */
+	EG_KEY_ZERO,	    /* all-zero encoding */
 	EG_KEY_SMALL_ORDER, /* small-order point or a point with a small-order component */
-	EG_KEY_INVALID,     /* fails crypto_core_ed25519_is_valid_point */
+	EG_KEY_INVALID,	    /* fails crypto_core_ed25519_is_valid_point */
 	EG_KEY_DUPLICATE,   /* same key id already present */
-	EG_KEY_FULL,        /* EG_KEYSET_MAX reached */
+	EG_KEY_FULL,	    /* EG_KEYSET_MAX reached */
 	EG_KEY_NOT_FOUND,
-	EG_KEY_BAD_FILE,    /* unreadable or not one line of 64 hex digits */
+	EG_KEY_BAD_FILE, /* unreadable or not one line of 64 hex digits */
 };
 
 const char *eg_key_err_name(enum eg_key_err err);
@@ -50,9 +50,12 @@ const struct eg_key *eg_keyset_find(const struct eg_keyset *ks, const uint8_t ki
 
 /* Public key files hold one line: 64 hex digits. */
 enum eg_key_err eg_pubkey_read(const char *path, uint8_t pk[crypto_sign_PUBLICKEYBYTES]);
-/* Loads every "*.pub" in dir (or the one file if path is a file). On the
- * first bad key nothing is added, *bad names the file, and its error is
- * returned: a key set is replaced whole or not at all. */
+/* Loads every "*.pub" in dir (names starting with '.' are skipped), or the
+ * one file if path is a file, and replaces ks with exactly those keys,
+ * bumping its generation. On the first bad file (sorted by name) ks is left
+ * untouched, bad names the file, and its error is returned: a key set is
+ * replaced whole or not at all. A directory without keys is
+ * EG_KEY_NOT_FOUND. Not thread-safe: callers that share ks serialise. */
 enum eg_key_err eg_keyset_load_path(struct eg_keyset *ks, const char *path, char *bad,
 				    size_t bad_size);
 

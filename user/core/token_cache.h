@@ -12,7 +12,9 @@
 
 struct eg_token_cache;
 
-/* capacity is rounded up to a power of two. NULL on allocation failure. */
+/* capacity is rounded up to a power of two (at least 4, the ways per
+ * bucket). NULL on allocation failure or capacity above 2^22. Creates its
+ * own SipHash key: libsodium must be initialised (sodium_init). */
 struct eg_token_cache *eg_token_cache_new(size_t capacity);
 void eg_token_cache_free(struct eg_token_cache *c);
 
@@ -24,6 +26,9 @@ bool eg_token_cache_get(struct eg_token_cache *c, const uint8_t raw[EG_CAP_LEN],
 void eg_token_cache_put(struct eg_token_cache *c, const uint8_t raw[EG_CAP_LEN],
 			const struct eg_capability *cap, uint64_t keyset_gen);
 void eg_token_cache_flush(struct eg_token_cache *c);
+/* Entries held (dead ones count until a lookup or an insert meets them). */
 size_t eg_token_cache_size(const struct eg_token_cache *c);
+/* The rounded capacity: the most entries the cache ever holds. */
+size_t eg_token_cache_capacity(const struct eg_token_cache *c);
 
 #endif
