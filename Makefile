@@ -98,13 +98,13 @@ $(BUILD)/execgate-issue: $(ISSUE_OBJS) $(LIB)
 # --- tests -------------------------------------------------------------------
 # Unit tests cover the pure core only: no root, no BPF.
 $(BUILD)/test-unit: $(UNIT_SRCS) $(CORE_LIB) $(wildcard tests/unit/*.h) | $(DEPS_STAMP)
-	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(WARN) -o $@ $(UNIT_SRCS) $(CORE_LIB) -lcriterion -lsodium
+	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(WARN) -o $@ $(UNIT_SRCS) $(CORE_LIB) -lcriterion -ljansson -lsodium
 
 # Pure core + unit tests again under ASan/UBSan; built separately so that the
 # sanitizer runtime never reaches the installed binaries.
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 $(BUILD)/test-unit-san: $(UNIT_SRCS) $(CORE_SRCS) $(wildcard tests/unit/*.h) | $(DEPS_STAMP)
-	$(CLANG) $(CPPFLAGS) -Itests $(SAN_FLAGS) $(WARN) -o $@ $(UNIT_SRCS) $(CORE_SRCS) -lcriterion -lsodium
+	$(CLANG) $(CPPFLAGS) -Itests $(SAN_FLAGS) $(WARN) -o $@ $(UNIT_SRCS) $(CORE_SRCS) -lcriterion -ljansson -lsodium
 
 $(BUILD)/test-kernel: $(KTEST_SRCS) $(LIB) $(wildcard tests/kernel/*.h) $(BINS) | $(DEPS_STAMP)
 	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(WARN) -o $@ $(KTEST_SRCS) $(LIB) -lcriterion $(LDLIBS)

@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Key ids, load-time key rules, run-time add/remove, key files. */
+#include <criterion/criterion.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "core/keyset.h"
+#include "helpers.h"
+
+static char *dir;
+
+static void make_dir(void)
+{
+	dir = test_tmpdir();
+}
+
+static void remove_dir(void)
+{
+	test_rmtree(dir);
+	free(dir);
+}
+
+static void pub_line(const uint8_t pk[32], char out[66])
+{
+	sodium_bin2hex(out, 65, pk, 32);
+	strcat(out, "\n");
+}
+
+Test(keyset, key_id_is_blake2b_256_prefix)
+{
+	struct test_key k;
+	uint8_t h[32], kid[EG_KEY_ID_LEN];
+
+	test_key(&k, 1);
+	crypto_generichash(h, sizeof(h), k.pk, 32, NULL, 0);
+	eg_key_id(k.pk, kid);
+	cr_assert_arr_eq(kid, h, EG_KEY_ID_LEN);
+}
+
+/* y for the points of order 1, 2, 4 and 8, canonical and not. */
+static const char *const small_order_hex[] = {
+    "0000000000000000000000000000000000000000000000000000000000000080",
+    "0100000000000000000000000000000000000000000000000000000000000000",
+    "0100000000000000000000000000000000000000000000000000000000000080",
+    "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05",
+    "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc85",
+    "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a",
+    "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac03fa",
+    "ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+    "ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff",
+    "edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+    "eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+    "eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff",
+};
+
+Test(keyset, refuses_zero_small_order_and_invalid_keys)
+{
+	uint8_t zero[32] = {0}, pk[32];
+	struct test_key k;
+	struct eg_keyset ks;
+
+	eg_keyset_init(&ks);
+	cr_assert_eq(eg_key_check(zero), EG_KEY_ZERO);
+	cr_assert_eq(eg_keyset_add(&ks, zero, NULL), EG_KEY_ZERO);
+	for (size_t i = 0; i < sizeof(small_order_hex) / sizeof(small_order_hex[0]); i++) {
+		size_t n;
+		uint8_t *b = test_unhex(small_order_hex[i], &n);
+
+		cr_assert_eq(eg_key_check(b), EG_KEY_SMALL_ORDER, "%s", small_order_hex[i]);
+		cr_assert_eq(eg_keyset_add(&ks, b, NULL), EG_KEY_SMALL_ORDER);
+		free(b);
+	}
+
+	/* A good key plus a point of order 8: on the curve, not of small
+	 * order, but outside the prime-order subgroup. */
+	size_t n;
+	uint8_t *t = test_unhex(small_order_hex[3], &n);
+
+	test_key(&k, 1);
+	cr_assert_eq(eg_key_check(k.pk), EG_KEY_OK);
+	cr_assert_eq(crypto_core_ed25519_add(pk, k.pk, t), 0);
+	cr_assert_eq(crypto_core_ed25519_is_valid_point(pk), 0);
+	cr_assert_eq(eg_key_check(pk), EG_KEY_SMALL_ORDER);
+	free(t);
+
+	/* Not on the curve: find a y with no x (about half of all y). */
+	memset(pk, 0, sizeof(pk));
+	for (pk[0] = 2;; pk[0]++) {
+		uint8_t sum[32];
+
+		if (crypto_core_ed25519_add(sum, pk, pk) != 0)
+			break;
+	}
+	cr_assert_eq(eg_key_check(pk), EG_KEY_INVALID);
+	/* Non-canonical: y = p + 2 .. p + 18 (y = p, p + 1 are small order). */
+	memset(pk, 0xff, sizeof(pk));
+	pk[31] = 0x7f;
+	for (int lo = 0xef; lo <= 0xff; lo++) {
+		pk[0] = (uint8_t)lo;
+		cr_assert_neq(eg_key_check(pk), EG_KEY_OK, "y = 0x%02x..7f", lo);
+	}
+	cr_assert_eq(ks.n, 0);
+	cr_assert_eq(ks.generation, 0);
+}
+
+Test(keyset, add_remove_bump_generation)
+{
+	struct eg_keyset ks;
+	struct test_key a, b;
+	uint8_t kid[EG_KEY_ID_LEN];
+
+	test_key(&a, 1);
+	test_key(&b, 2);
+	eg_keyset_init(&ks);
+	cr_assert_eq(eg_keyset_add(&ks, a.pk, kid), EG_KEY_OK);
+	cr_assert_arr_eq(kid, a.kid, EG_KEY_ID_LEN);
+	cr_assert_eq(ks.generation, 1);
+	cr_assert_eq(eg_keyset_add(&ks, a.pk, NULL), EG_KEY_DUPLICATE);
+	cr_assert_eq(ks.generation, 1);
+	cr_assert_eq(eg_keyset_add(&ks, b.pk, NULL), EG_KEY_OK);
+	cr_assert_eq(ks.generation, 2);
+	cr_assert_not_null(eg_keyset_find(&ks, a.kid));
+	cr_assert_arr_eq(eg_keyset_find(&ks, b.kid)->pk, b.pk, 32);
+	cr_assert_eq(eg_keyset_remove(&ks, a.kid), EG_KEY_OK);
+	cr_assert_eq(ks.generation, 3);
+	cr_assert_null(eg_keyset_find(&ks, a.kid));
+	cr_assert_not_null(eg_keyset_find(&ks, b.kid));
+	cr_assert_eq(eg_keyset_remove(&ks, a.kid), EG_KEY_NOT_FOUND);
+	cr_assert_eq(ks.generation, 3);
+	cr_assert_eq(ks.n, 1);
+}
+
+Test(keyset, is_bounded)
+{
+	struct eg_keyset ks;
+	struct test_key k;
+
+	eg_keyset_init(&ks);
+	for (int i = 0; i < EG_KEYSET_MAX; i++) {
+		test_key(&k, (uint8_t)i);
+		cr_assert_eq(eg_keyset_add(&ks, k.pk, NULL), EG_KEY_OK);
+	}
+	test_key(&k, EG_KEYSET_MAX);
+	cr_assert_eq(eg_keyset_add(&ks, k.pk, NULL), EG_KEY_FULL);
+	cr_assert_eq(ks.n, EG_KEYSET_MAX);
+}
+
+Test(keyset, pubkey_file_is_one_strict_line, .init = make_dir, .fini = remove_dir)
+{
+	struct test_key k;
+	char line[66], path[4096], buf[200];
+	uint8_t pk[32];
+
+	test_key(&k, 1);
+	pub_line(k.pk, line);
+	snprintf(path, sizeof(path), "%s/k.pub", dir);
+
+	test_write_file(dir, "k.pub", line);
+	cr_assert_eq(eg_pubkey_read(path, pk), EG_KEY_OK);
+	cr_assert_arr_eq(pk, k.pk, 32);
+	line[64] = '\0'; /* no newline: still one line */
+	test_write_file(dir, "k.pub", line);
+	cr_assert_eq(eg_pubkey_read(path, pk), EG_KEY_OK);
+
+	static const char *const bad[] = {
+	    "", "\n", "%.63s\n", "%s\n\n", "%s\r\n", " %s\n", "%s \n", "0x%s\n", "%s00\n",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(buf, sizeof(buf), bad[i], line);
+		test_write_file(dir, "k.pub", buf);
+		cr_assert_eq(eg_pubkey_read(path, pk), EG_KEY_BAD_FILE, "%s", bad[i]);
+	}
+	line[10] = 'g';
+	test_write_file(dir, "k.pub", line);
+	cr_assert_eq(eg_pubkey_read(path, pk), EG_KEY_BAD_FILE);
+	snprintf(path, sizeof(path), "%s/missing.pub", dir);
+	cr_assert_eq(eg_pubkey_read(path, pk), EG_KEY_BAD_FILE);
+}
+
+Test(keyset, directory_loads_all_or_nothing, .init = make_dir, .fini = remove_dir)
+{
+	struct eg_keyset ks;
+	struct test_key a, b, c;
+	char line[66], bad[4096], want[4096];
+
+	test_key(&a, 1);
+	test_key(&b, 2);
+	test_key(&c, 3);
+	pub_line(a.pk, line);
+	test_write_file(dir, "a.pub", line);
+	pub_line(b.pk, line);
+	test_write_file(dir, "b.pub", line);
+	pub_line(c.pk, line);
+	test_write_file(dir, "c.pub.disabled", line); /* not *.pub */
+	test_write_file(dir, ".c.pub", line);	      /* hidden */
+
+	eg_keyset_init(&ks);
+	cr_assert_eq(eg_keyset_load_path(&ks, dir, bad, sizeof(bad)), EG_KEY_OK);
+	cr_assert_eq(ks.n, 2);
+	cr_assert_eq(ks.generation, 1);
+	cr_assert_not_null(eg_keyset_find(&ks, a.kid));
+	cr_assert_not_null(eg_keyset_find(&ks, b.kid));
+	cr_assert_null(eg_keyset_find(&ks, c.kid));
+
+	/* One bad file: nothing changes, and the file is named. */
+	test_write_file(dir, "b2.pub",
+			"0000000000000000000000000000000000000000000000000000000000000000\n");
+	cr_assert_eq(eg_keyset_load_path(&ks, dir, bad, sizeof(bad)), EG_KEY_ZERO);
+	snprintf(want, sizeof(want), "%s/b2.pub", dir);
+	cr_assert_str_eq(bad, want);
+	cr_assert_eq(ks.n, 2);
+	cr_assert_eq(ks.generation, 1);
+
+	/* The same key twice. */
+	pub_line(a.pk, line);
+	test_write_file(dir, "b2.pub", line);
+	cr_assert_eq(eg_keyset_load_path(&ks, dir, bad, sizeof(bad)), EG_KEY_DUPLICATE);
+	cr_assert_eq(ks.n, 2);
+
+	/* A reload replaces the set whole and moves the generation on. */
+	snprintf(want, sizeof(want), "%s/b2.pub", dir);
+	unlink(want);
+	snprintf(want, sizeof(want), "%s/a.pub", dir);
+	unlink(want);
+	cr_assert_eq(eg_keyset_load_path(&ks, dir, bad, sizeof(bad)), EG_KEY_OK);
+	cr_assert_eq(ks.n, 1);
+	cr_assert_eq(ks.generation, 2);
+	cr_assert_null(eg_keyset_find(&ks, a.kid));
+
+	/* A single file. */
+	snprintf(want, sizeof(want), "%s/b.pub", dir);
+	cr_assert_eq(eg_keyset_load_path(&ks, want, bad, sizeof(bad)), EG_KEY_OK);
+	cr_assert_eq(ks.n, 1);
+	cr_assert_eq(ks.generation, 3);
+
+	/* A directory that is called *.pub is not a key file. */
+	snprintf(want, sizeof(want), "%s/sub.pub", dir);
+	cr_assert_eq(mkdir(want, 0700), 0);
+	cr_assert_eq(eg_keyset_load_path(&ks, dir, bad, sizeof(bad)), EG_KEY_BAD_FILE);
+	cr_assert_str_eq(bad, want);
+	rmdir(want);
+}
+
+Test(keyset, empty_or_missing_directory_is_an_error, .init = make_dir, .fini = remove_dir)
+{
+	struct eg_keyset ks;
+	char bad[4096], path[4096];
+
+	eg_keyset_init(&ks);
+	cr_assert_eq(eg_keyset_load_path(&ks, dir, bad, sizeof(bad)), EG_KEY_NOT_FOUND);
+	cr_assert_str_eq(bad, dir);
+	snprintf(path, sizeof(path), "%s/nope", dir);
+	cr_assert_eq(eg_keyset_load_path(&ks, path, bad, sizeof(bad)), EG_KEY_BAD_FILE);
+	cr_assert_str_eq(bad, path);
+	cr_assert_eq(ks.generation, 0);
+}
+
+Test(keyset, error_names)
+{
+	cr_assert_str_eq(eg_key_err_name(EG_KEY_SMALL_ORDER), "small-order-key");
+	cr_assert_str_eq(eg_key_err_name(EG_KEY_BAD_FILE), "bad-key-file");
+	cr_assert_str_eq(eg_key_err_name((enum eg_key_err)99), "unknown");
+}
