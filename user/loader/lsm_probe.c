@@ -79,7 +79,7 @@ int eg_lsm_probe_fresh(struct eg_lsm_probe *out)
 	if (!list_has_bpf(out->lsm_list)) {
 		err = -ENOENT;
 		snprintf(out->reason, sizeof(out->reason),
-			 "bpf is not in the active LSM list (%s); boot with lsm=...,bpf",
+			 "bpf is not in the active LSM list (%.160s); boot with lsm=...,bpf",
 			 out->lsm_list);
 		goto fail;
 	}

@@ -13,7 +13,7 @@
 struct eg_lsm_probe {
 	bool active;	    /* BPF LSM programs load and attach here */
 	int err;	    /* 0, or the negative errno of the failing step */
-	char reason[384];   /* why not, one line; empty when active */
+	char reason[240];   /* why not, one line; empty when active */
 	char lsm_list[256]; /* the active LSM list as read, may be empty */
 };
 

@@ -1,0 +1,386 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* The LSM tier: the checks only BPF LSM can make. One object, loaded beside
+ * the cgroup tier and sharing its pinned maps (execgate_maps.bpf.h):
+ *
+ *   socket_listen        tag each AF_UNIX listener with the process that
+ *                        called listen() (eg_listener_tags)
+ *   socket_connect       AF_VSOCK endpoints (eg_vsock_endpoints); AF_UNIX
+ *                        path endpoints only where the kernel has no
+ *                        connect_unix hook (eg_lsm_unix_connect, 6.1)
+ *   unix_stream_connect  inode endpoints (eg_inode_endpoints: the bound
+ *                        socket, whatever path reached it) and the listener
+ *                        check for every admitted stream
+ *   socket_sendmsg/recvmsg  stream leases: I/O on a socket tagged with an
+ *                        epoch that is no longer current fails with EPIPE
+ *
+ * Errnos: a denied connect fails with EPERM (as in the cgroup tier); a
+ * revoked stream fails send and receive, on both ends of a Unix stream, with
+ * EPIPE (no SIGPIPE: the protocol code never runs). Every hook first returns
+ * an earlier LSM's non-zero verdict unchanged.
+ *
+ * One object loads on 6.1 and 6.12: no kfuncs that 6.1 lacks (no
+ * bpf_rdonly_cast: socket addresses are copied with bpf_probe_read_kernel),
+ * and every sock->sk is NULL-checked before bpf_sk_storage_get (6.12 types it
+ * trusted_ptr_or_null and refuses the program otherwise). */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "execgate_unix_path.bpf.h"
+
+#define AF_UNIX	 1
+#define AF_VSOCK 40
+#define EPERM	 1
+#define EPIPE	 32
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Set by the loader before load: true on kernels without
+ * BPF_CGROUP_UNIX_CONNECT, where socket_connect enforces the Unix path
+ * endpoints instead. False elsewhere, so a connect is checked (and counted)
+ * once. The verifier drops the dead branch. */
+const volatile bool eg_lsm_unix_connect = false;
+
+/* Sockets whose lease denial was already reported: one event per revoked
+ * socket, however often its owner retries. The counters stay exact. Private
+ * to this object (not pinned): losing it on a reload only repeats an event. */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u32);
+} eg_lease_reported SEC(".maps");
+
+/* ---- socket_listen ---------------------------------------------------------- */
+
+SEC("lsm/socket_listen")
+int BPF_PROG(eg_lsm_socket_listen, struct socket *sock, int backlog, int ret)
+{
+	struct eg_listener_tag *lt;
+	struct eg_proc_id owner;
+	struct sock *sk;
+
+	if (ret)
+		return ret;
+	sk = sock->sk;
+	if (!sk || sk->__sk_common.skc_family != AF_UNIX)
+		return 0;
+	if (!eg_current_proc(&owner))
+		return 0; /* untagged listeners fail the listener check: closed */
+	lt = bpf_sk_storage_get(&eg_listener_tags, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (lt)
+		lt->owner = owner;
+	return 0;
+}
+
+/* ---- socket_connect --------------------------------------------------------- */
+
+EG_INLINE int eg_deny(__u32 hook, __u32 reason, const struct eg_endpoint_snap *ep, __u64 epoch,
+		      const void *path, __u32 path_len, const struct eg_vsock_key *vsock)
+{
+	eg_count(reason);
+	eg_emit_denial(hook, reason, ep->sandbox, epoch, path, path_len, vsock);
+	return -EPERM;
+}
+
+static __noinline int eg_vsock_connect(struct socket *sock, struct sockaddr *address, int addrlen)
+{
+	struct eg_endpoint_snap ep = {};
+	struct eg_record_snap rec = {};
+	struct eg_proc_id caller;
+	struct sockaddr_vm svm;
+	struct eg_vsock_key key;
+	struct sock *sk;
+	__u32 reason;
+	int rc;
+
+	/* Shorter addresses never connect: vsock_addr_cast() refuses them. */
+	if (addrlen < (int)sizeof(svm))
+		return 0;
+	if (bpf_probe_read_kernel(&svm, sizeof(svm), address))
+		return 0;
+	key.cid = svm.svm_cid;
+	key.port = svm.svm_port;
+
+	rc = eg_endpoint_copy(&eg_vsock_endpoints, &key, &ep);
+	if (rc == EG_COPY_MISSING) {
+		eg_count(EG_K_ALLOW_UNREGISTERED);
+		return 0;
+	}
+	if (rc != EG_COPY_OK)
+		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, EG_K_DENY_INCONSISTENT, &ep, 0, NULL, 0,
+			       &key);
+	if (!eg_current_proc(&caller))
+		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, EG_K_DENY_NO_TASK, &ep, 0, NULL, 0,
+			       &key);
+	reason = eg_endpoint_verdict(&ep, &caller, bpf_ktime_get_boot_ns(), &rec);
+	if (!eg_reason_allows(reason))
+		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, reason, &ep, rec.epoch, NULL, 0, &key);
+	eg_count(reason);
+	sk = sock->sk;
+	if (sk)
+		eg_tag_socket(sk, &rec, ep.role);
+	return 0;
+}
+
+/* Path endpoints on kernels without connect_unix: the same check as
+ * bpf/cgroup_connect_unix.bpf.c, but machine-wide rather than per cgroup,
+ * and reading the address with a helper (6.1 has no bpf_rdonly_cast). */
+static __noinline int eg_unix_connect(struct socket *sock, struct sockaddr *address, int addrlen)
+{
+	/* eg_unix_path_scan() reads whole 8-byte words: 14 of them. */
+	__u8 buf[8 * EG_PATH_WORDS] = {};
+	struct eg_endpoint_snap ep = {};
+	struct eg_record_snap rec = {};
+	struct eg_path_filter_key fk;
+	struct eg_proc_id caller;
+	struct eg_path_key key;
+	const __u8 *path;
+	__u32 limit, len, reason;
+	struct sock *sk;
+	int rc;
+
+	if (addrlen <= 2)
+		return 0; /* unnamed: nothing to check */
+	limit = addrlen - 2;
+	if (limit > EG_UNIX_PATH_MAX)
+		limit = EG_UNIX_PATH_MAX;
+	path = (const __u8 *)address->sa_data;
+	if (bpf_probe_read_kernel(buf, limit, path))
+		return 0;
+	len = eg_unix_path_scan(buf, limit, &fk);
+	if (!len || !bpf_map_lookup_elem(&eg_path_filter, &fk)) {
+		eg_count(EG_K_ALLOW_UNREGISTERED);
+		return 0;
+	}
+	rc = eg_unix_endpoint_copy(path, len, &key, &ep);
+	if (rc == EG_COPY_MISSING) {
+		eg_count(EG_K_ALLOW_UNREGISTERED); /* filter collision */
+		return 0;
+	}
+	if (rc != EG_COPY_OK)
+		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, EG_K_DENY_INCONSISTENT, &ep, 0, path,
+			       len, NULL);
+	if (!eg_current_proc(&caller))
+		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, EG_K_DENY_NO_TASK, &ep, 0, path, len,
+			       NULL);
+	reason = eg_endpoint_verdict(&ep, &caller, bpf_ktime_get_boot_ns(), &rec);
+	if (!eg_reason_allows(reason))
+		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, reason, &ep, rec.epoch, path, len, NULL);
+	eg_count(reason);
+	sk = sock->sk;
+	if (sk)
+		eg_tag_socket(sk, &rec, ep.role);
+	return 0;
+}
+
+SEC("lsm/socket_connect")
+int BPF_PROG(eg_lsm_socket_connect, struct socket *sock, struct sockaddr *address, int addrlen,
+	     int ret)
+{
+	__u16 family;
+
+	if (ret)
+		return ret;
+	family = address->sa_family;
+	if (family == AF_VSOCK)
+		return eg_vsock_connect(sock, address, addrlen);
+	if (eg_lsm_unix_connect && family == AF_UNIX)
+		return eg_unix_connect(sock, address, addrlen);
+	return 0;
+}
+
+/* ---- unix_stream_connect ------------------------------------------------------ */
+
+/* The inode of the socket file `other` is bound to: the same whether the
+ * client named it by its real path, a symlink, a relative path or a bind
+ * mount. False for abstract and unbound sockets. */
+EG_INLINE bool eg_listener_inode(struct sock *other, struct eg_inode_key *key)
+{
+	struct unix_sock *u = bpf_skc_to_unix_sock(other);
+	struct dentry *d;
+	struct inode *inode;
+
+	if (!u)
+		return false;
+	d = u->path.dentry;
+	if (!d)
+		return false;
+	inode = d->d_inode;
+	if (!inode)
+		return false;
+	key->ino = inode->i_ino;
+	key->dev = inode->i_sb->s_dev;
+	key->pad = 0;
+	return true;
+}
+
+/* Connects to a registered endpoint reach here admitted either by the path
+ * hook (connect_unix, or socket_connect on 6.1), which tagged `sock`, or
+ * not at all when the client used another name for the socket; then the
+ * inode endpoint catches it. Either way the listener must be the process the
+ * current record expects: the VMM for a VMM socket, the bridge for a bridge
+ * socket. A listener that died and was replaced by another process binding
+ * the same path has a new inode (no inode endpoint) and the wrong owner. */
+SEC("lsm/unix_stream_connect")
+int BPF_PROG(eg_lsm_unix_stream_connect, struct sock *sock, struct sock *other, struct sock *newsk,
+	     int ret)
+{
+	struct eg_endpoint_snap ep = {};
+	struct eg_record_snap rec = {};
+	const struct eg_proc_id *expected;
+	struct eg_listener_tag *lt;
+	struct eg_inode_key ikey;
+	struct eg_proc_id caller;
+	struct eg_sk_tag *tag;
+	__u32 reason;
+	int rc = EG_COPY_MISSING;
+
+	if (ret)
+		return ret;
+	tag = bpf_sk_storage_get(&eg_sk_tags, sock, 0, 0);
+	if (eg_listener_inode(other, &ikey))
+		rc = eg_endpoint_copy(&eg_inode_endpoints, &ikey, &ep);
+	if (rc == EG_COPY_MISSING && !tag)
+		return 0; /* unregistered: counted once, by the path hook */
+	if (rc == EG_COPY_RACED) {
+		reason = EG_K_DENY_INCONSISTENT;
+		goto deny;
+	}
+
+	if (rc == EG_COPY_OK) {
+		if (!eg_current_proc(&caller)) {
+			reason = EG_K_DENY_NO_TASK;
+			goto deny;
+		}
+		reason = eg_endpoint_verdict(&ep, &caller, bpf_ktime_get_boot_ns(), &rec);
+		if (!eg_reason_allows(reason))
+			goto deny;
+		/* path and inode registered for different sandboxes or roles */
+		if (tag && (!eg_id_eq(tag->sandbox, ep.sandbox) || tag->role != ep.role)) {
+			reason = EG_K_DENY_INCONSISTENT;
+			goto deny;
+		}
+	} else {
+		__builtin_memcpy(ep.sandbox, tag->sandbox, EG_ID_BYTES);
+		ep.role = tag->role;
+		rc = eg_record_copy(ep.sandbox, &rec);
+		if (rc == EG_COPY_MISSING) {
+			reason = EG_K_DENY_NO_RECORD;
+			goto deny;
+		}
+		if (rc != EG_COPY_OK || rec.state != EG_RECORD_ACTIVE) {
+			reason = rec.state == EG_RECORD_RETIRED ? EG_K_DENY_RETIRED
+								: EG_K_DENY_INCONSISTENT;
+			goto deny;
+		}
+		/* an install between the path hook and here */
+		if (rec.epoch != tag->epoch) {
+			reason = EG_K_DENY_STREAM_EPOCH;
+			goto deny;
+		}
+		reason = EG_K_ALLOW_BRIDGE; /* counted by the path hook */
+	}
+
+	/* The listener check. A record without the expected listener's
+	 * identity (install without --vmm-pid) cannot be checked: that gap is
+	 * reported by `execgate status`, not papered over here. */
+	expected = ep.role == EG_ROLE_VMM ? &rec.vmm : &rec.bridge;
+	if (expected->tgid) {
+		lt = bpf_sk_storage_get(&eg_listener_tags, other, 0, 0);
+		if (!lt || !eg_proc_eq(&lt->owner, expected)) {
+			reason = EG_K_DENY_LISTENER;
+			goto deny;
+		}
+	}
+
+	/* Both ends carry the lease: the client's socket and the one the
+	 * listener will accept. */
+	eg_tag_socket(sock, &rec, ep.role);
+	eg_tag_socket(newsk, &rec, ep.role);
+	if (!tag)
+		eg_count(reason);
+	return 0;
+
+deny:
+	eg_count(reason);
+	eg_emit_denial(EG_HOOK_LSM_UNIX_STREAM_CONNECT, reason, ep.sandbox, rec.epoch, NULL, 0,
+		       NULL);
+	return -EPERM;
+}
+
+/* ---- stream leases ---------------------------------------------------------- */
+
+/* The current epoch of a sandbox, copied under the record's lock. False when
+ * there is no consistent active record: the lease is dead. */
+EG_INLINE bool eg_current_epoch(const __u8 sandbox[EG_ID_BYTES], __u64 *epoch)
+{
+	struct eg_exec_record *v;
+	__u8 seen[EG_ID_BYTES];
+	__u32 state;
+
+	v = bpf_map_lookup_elem(&eg_records, sandbox);
+	if (!v)
+		return false;
+	bpf_spin_lock(&v->lock);
+	state = v->state;
+	*epoch = v->epoch;
+	__builtin_memcpy(seen, v->sandbox, EG_ID_BYTES);
+	bpf_spin_unlock(&v->lock);
+	if (!eg_id_eq(seen, sandbox) || bpf_map_lookup_elem(&eg_records, sandbox) != v)
+		return false;
+	return state == EG_RECORD_ACTIVE;
+}
+
+/* Only for tagged sockets: the untagged path is one sk_storage lookup. */
+static __noinline int eg_lease_check(struct sock *sk, struct eg_sk_tag *tag, __u32 hook)
+{
+	struct eg_sk_tag t = *tag;
+	__u32 *reported;
+	__u64 epoch = 0;
+
+	if (eg_current_epoch(t.sandbox, &epoch) && epoch == t.epoch)
+		return 0; /* same epoch: an activation change keeps the stream */
+	eg_count(EG_K_DENY_STREAM_EPOCH);
+	reported = bpf_sk_storage_get(&eg_lease_reported, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (reported && !*reported) {
+		*reported = 1;
+		eg_emit_denial(hook, EG_K_DENY_STREAM_EPOCH, t.sandbox, t.epoch, NULL, 0, NULL);
+	}
+	return -EPIPE;
+}
+
+SEC("lsm/socket_sendmsg")
+int BPF_PROG(eg_lsm_socket_sendmsg, struct socket *sock, struct msghdr *msg, int size, int ret)
+{
+	struct eg_sk_tag *tag;
+	struct sock *sk;
+
+	if (ret)
+		return ret;
+	sk = sock->sk;
+	if (!sk)
+		return 0;
+	tag = bpf_sk_storage_get(&eg_sk_tags, sk, 0, 0);
+	if (!tag)
+		return 0;
+	return eg_lease_check(sk, tag, EG_HOOK_LSM_SENDMSG);
+}
+
+SEC("lsm/socket_recvmsg")
+int BPF_PROG(eg_lsm_socket_recvmsg, struct socket *sock, struct msghdr *msg, int size, int flags,
+	     int ret)
+{
+	struct eg_sk_tag *tag;
+	struct sock *sk;
+
+	if (ret)
+		return ret;
+	sk = sock->sk;
+	if (!sk)
+		return 0;
+	tag = bpf_sk_storage_get(&eg_sk_tags, sk, 0, 0);
+	if (!tag)
+		return 0;
+	return eg_lease_check(sk, tag, EG_HOOK_LSM_RECVMSG);
+}
