@@ -28,6 +28,7 @@
 #define EG_MAX_ENDPOINTS 65536
 #define EG_MAX_GRANTS	 131072
 #define EG_EVENTS_BYTES	 (256 * 1024)
+#define EG_RECORD_PORTS	 8 /* == EG_RECORD_MAX_PORTS of the core */
 
 #ifndef EG_STATIC_ASSERT
 #define EG_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
@@ -71,8 +72,17 @@ struct eg_exec_record {
 	__u32 substrate;
 	struct eg_proc_id bridge; /* the only process a VMM socket admits */
 	struct eg_proc_id vmm;	  /* the expected listener of VMM sockets */
+	/* ServicePort profile of the execution, for `execgate admit` (the
+	 * record in this map is the loader's only copy). BPF ignores it. */
+	__u32 nports;
+	__u32 pad;
+	struct eg_port {
+		__u16 port;
+		__u8 proto; /* IPPROTO_TCP / IPPROTO_UDP */
+		__u8 pad;
+	} ports[EG_RECORD_PORTS];
 };
-EG_STATIC_ASSERT(sizeof(struct eg_exec_record) == 128, "eg_exec_record size");
+EG_STATIC_ASSERT(sizeof(struct eg_exec_record) == 168, "eg_exec_record size");
 
 enum eg_endpoint_role {
 	EG_ROLE_BRIDGE = 1, /* the bridge's listener: needs a live grant */

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: Apache-2.0
+/* admit / revoke / grant garbage collection: the writers of eg_grants. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <bpf/bpf.h>
+#include "core/ids.h"
+#include "loader/proc_id.h"
+#include "loader/runtime.h"
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static int write_grant(struct eg_runtime *rt, struct eg_grant *g)
+{
+	unsigned dropped;
+	int rc;
+
+	rc = eg_grant_write(&rt->maps, g);
+	if (rc == -E2BIG || rc == -ENOMEM || rc == -ENOSPC) {
+		/* Full: dead grants are the only thing that can go. */
+		eg_grants_gc(rt, NULL, &dropped);
+		rc = eg_grant_write(&rt->maps, g);
+	}
+	return rc;
+}
+
+int eg_admit_pid(struct eg_runtime *rt, pid_t pid, const uint8_t *raw, size_t len,
+		 uint64_t now_unix, const struct eg_request *req, struct eg_admit_result *res,
+		 char *err, size_t err_size)
+{
+	struct eg_admission adm = {0};
+	struct eg_keyset *ks = NULL;
+	struct eg_record rec;
+	struct eg_proc_id proc;
+	uint64_t now_real_ns, boot_ns, expiry_real_ns;
+	char s[EG_UUID_TEXT_LEN];
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	/* The process first: a verdict for a process that is not there is
+	 * worth nothing, and its identity must be fixed before the grant. */
+	rc = eg_proc_identify(pid, &proc, err, err_size);
+	if (rc)
+		return rc;
+	ks = calloc(1, sizeof(*ks));
+	if (!ks)
+		return -ENOMEM;
+	rc = eg_keystore_load(rt->state_dir, ks, err, err_size);
+	if (rc)
+		goto out;
+
+	/* The record to compare with is the one of the sandbox the token
+	 * names; a token that does not decode is denied by eg_admit. */
+	if (eg_cap_decode(raw, len, &res->cap) == EG_DECODE_OK) {
+		rc = eg_record_read(&rt->maps, res->cap.sandbox, &res->record);
+		if (rc && rc != -ENOENT) {
+			snprintf(err, err_size, "sandbox %s: reading eg_records: %s",
+				 (eg_uuid_format(res->cap.sandbox, s), s), strerror(-rc));
+			goto out;
+		}
+		res->had_record = rc == 0;
+	}
+	if (res->had_record)
+		eg_record_from_kernel(&res->record, &rec);
+
+	now_real_ns = now_unix ? now_unix * 1000000000ULL : realtime_ns();
+	boot_ns = eg_boottime_ns();
+	adm.keys = ks;
+	res->d = eg_admit(&adm, raw, len, res->had_record ? &rec : NULL,
+			  now_real_ns / 1000000000ULL, req, &res->cap);
+	rc = 0;
+	if (res->d.verdict != EG_ALLOW)
+		goto out;
+
+	/* The grant dies with the token: expiry mapped from the wall clock to
+	 * CLOCK_BOOTTIME, which is what BPF reads and which never jumps. It
+	 * carries the epoch of the record just compared: if an install moved
+	 * the epoch since, the grant is born dead (fail closed). */
+	memset(&res->grant, 0, sizeof(res->grant));
+	res->grant.scope = res->cap.scope;
+	res->grant.key.proc = proc;
+	memcpy(res->grant.key.sandbox, res->cap.sandbox, EG_ID_BYTES);
+	res->grant.generation = res->record.generation;
+	res->grant.epoch = res->record.epoch;
+	expiry_real_ns = res->cap.expiry * 1000000000ULL;
+	res->grant.expiry_ns =
+	    expiry_real_ns > now_real_ns ? boot_ns + (expiry_real_ns - now_real_ns) : boot_ns;
+	rc = write_grant(rt, &res->grant);
+	if (rc) {
+		snprintf(err, err_size, "grant for pid %d: writing eg_grants: %s", (int)pid,
+			 strerror(-rc));
+		goto out;
+	}
+	res->granted = true;
+out:
+	free(ks);
+	return rc;
+}
+
+/* Walks eg_grants calling fn on every entry; fn returns true to delete. */
+static int grants_walk(struct eg_runtime *rt,
+		       bool (*fn)(struct eg_runtime *, const struct eg_grant *, void *), void *arg,
+		       unsigned *removed)
+{
+	int fd = rt->maps.fd[EG_MAP_GRANTS];
+	struct eg_grant_key key, next;
+	struct eg_grant g;
+	bool have = false;
+	int rc = 0;
+
+	*removed = 0;
+	while (!bpf_map_get_next_key(fd, have ? &key : NULL, &next)) {
+		have = true;
+		key = next;
+		if (eg_grant_read(&rt->maps, &key, &g))
+			continue; /* deleted meanwhile */
+		if (!fn(rt, &g, arg))
+			continue;
+		if (bpf_map_delete_elem(fd, &key)) {
+			if (errno != ENOENT)
+				rc = -errno;
+			continue;
+		}
+		(*removed)++;
+		/* Iteration restarts from the deleted key's successor search; a
+		 * missing key makes get_next_key start over, which is fine for
+		 * a full sweep (deleted keys are not revisited). */
+	}
+	return rc;
+}
+
+struct revoke_arg {
+	pid_t pid;
+	const __u8 *sandbox;
+};
+
+static bool revoke_match(struct eg_runtime *rt, const struct eg_grant *g, void *arg)
+{
+	const struct revoke_arg *a = arg;
+
+	(void)rt;
+	return g->key.proc.tgid == (__u32)a->pid &&
+	       !memcmp(g->key.sandbox, a->sandbox, EG_ID_BYTES);
+}
+
+int eg_revoke(struct eg_runtime *rt, pid_t pid, const __u8 sandbox[EG_ID_BYTES], unsigned *removed,
+	      char *err, size_t err_size)
+{
+	struct revoke_arg a = {.pid = pid, .sandbox = sandbox};
+	char s[EG_UUID_TEXT_LEN];
+	int rc;
+
+	rc = grants_walk(rt, revoke_match, &a, removed);
+	if (rc) {
+		snprintf(err, err_size, "grants of pid %d: %s", (int)pid, strerror(-rc));
+		return rc;
+	}
+	if (!*removed) {
+		eg_uuid_format(sandbox, s);
+		snprintf(err, err_size, "pid %d: no grant for sandbox %s", (int)pid, s);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+struct gc_arg {
+	const __u8 *sandbox;
+	uint64_t boot_ns;
+};
+
+static bool gc_match(struct eg_runtime *rt, const struct eg_grant *g, void *arg)
+{
+	const struct gc_arg *a = arg;
+	struct eg_exec_record rec;
+
+	if (a->sandbox && memcmp(g->key.sandbox, a->sandbox, EG_ID_BYTES))
+		return false;
+	if (g->expiry_ns <= a->boot_ns)
+		return true;
+	if (eg_record_read(&rt->maps, g->key.sandbox, &rec))
+		return true;
+	return rec.state != EG_RECORD_ACTIVE || rec.epoch != g->epoch ||
+	       rec.generation != g->generation;
+}
+
+int eg_grants_gc(struct eg_runtime *rt, const __u8 *sandbox, unsigned *removed)
+{
+	struct gc_arg a = {.sandbox = sandbox, .boot_ns = eg_boottime_ns()};
+
+	return grants_walk(rt, gc_match, &a, removed);
+}

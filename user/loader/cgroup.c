@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+#include <linux/magic.h>
+#include "loader/cgroup.h"
+
+/* mountinfo: "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL...] - FSTYPE SRC SUPEROPTS".
+ * Mount points escape space, tab, newline and backslash as \ooo. */
+static void unescape_octal(char *s)
+{
+	char *w = s;
+
+	for (char *r = s; *r; r++) {
+		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' &&
+		    r[3] >= '0' && r[3] <= '7') {
+			*w++ = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
+			r += 3;
+		} else {
+			*w++ = *r;
+		}
+	}
+	*w = '\0';
+}
+
+int eg_cgroup2_root(char *out, size_t size)
+{
+	char line[4096], mnt[4096];
+	int rc = -ENOENT;
+	FILE *f;
+
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char *sep = strstr(line, " - ");
+		char fstype[64];
+
+		if (!sep || sscanf(sep + 3, "%63s", fstype) != 1 || strcmp(fstype, "cgroup2"))
+			continue;
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1)
+			continue;
+		unescape_octal(mnt);
+		if ((size_t)snprintf(out, size, "%s", mnt) >= size) {
+			rc = -ENAMETOOLONG;
+			break;
+		}
+		rc = 0;
+		break;
+	}
+	fclose(f);
+	return rc;
+}
+
+int eg_cgroup_open(const char *path, char *err, size_t err_size)
+{
+	struct statfs st;
+	int fd, rc;
+
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err, err_size, "cgroup %s: %s", path, strerror(errno));
+		return rc;
+	}
+	if (fstatfs(fd, &st) || st.f_type != CGROUP2_SUPER_MAGIC) {
+		snprintf(err, err_size, "cgroup %s: not a cgroup v2 directory", path);
+		close(fd);
+		return -ENOTDIR;
+	}
+	return fd;
+}
+
+int eg_cgroup_id(int cgroup_fd, uint64_t *id)
+{
+	struct stat st;
+
+	if (fstat(cgroup_fd, &st))
+		return -errno;
+	*id = st.st_ino;
+	return 0;
+}
+
+static uint64_t want_id;
+static char *found_path;
+static size_t found_size;
+static int found;
+
+static int match_id(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)ftw;
+	if (type != FTW_D || st->st_ino != want_id)
+		return 0;
+	snprintf(found_path, found_size, "%s", path);
+	found = 1;
+	return 1; /* stop the walk */
+}
+
+int eg_cgroup_path_by_id(uint64_t id, char *out, size_t size)
+{
+	char root[4096];
+	int rc;
+
+	rc = eg_cgroup2_root(root, sizeof(root));
+	if (rc)
+		return rc;
+	want_id = id;
+	found_path = out;
+	found_size = size;
+	found = 0;
+	nftw(root, match_id, 16, FTW_PHYS | FTW_MOUNT);
+	return found ? 0 : -ENOENT;
+}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* cgroup v2, found where it is mounted (the hybrid layout of some hosts puts
+ * it at /sys/fs/cgroup/unified), never at a hard-coded path. */
+#ifndef EXECGATE_LOADER_CGROUP_H
+#define EXECGATE_LOADER_CGROUP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Mount point of cgroup2 from /proc/self/mountinfo. -ENOENT if none. */
+int eg_cgroup2_root(char *out, size_t size);
+
+/* Opens a cgroup v2 directory (O_RDONLY | O_DIRECTORY) and checks that it
+ * is on cgroup2. Returns the fd or a negative errno; err names the path. */
+int eg_cgroup_open(const char *path, char *err, size_t err_size);
+
+/* The cgroup id the kernel reports in link info (the kernfs inode). */
+int eg_cgroup_id(int cgroup_fd, uint64_t *id);
+
+/* The path of cgroup id under the cgroup v2 root (walks the tree).
+ * -ENOENT when no such cgroup is visible. */
+int eg_cgroup_path_by_id(uint64_t id, char *out, size_t size);
+
+#endif

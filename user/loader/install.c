@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: Apache-2.0
+/* install / retire: the only writers of eg_records and the endpoint maps.
+ *
+ * Publication order keeps every intermediate state fail-closed: the record
+ * is written (in place, under its lock) before any endpoint that points at
+ * it; a new path becomes visible to BPF only when its filter entry is added,
+ * after its endpoint; an endpoint taken over from a retired sandbox is
+ * re-pointed in place. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <bpf/bpf.h>
+#include "core/ids.h"
+#include "loader/path_filter.h"
+#include "loader/proc_id.h"
+#include "loader/runtime.h"
+
+static const char *sandbox_text(const __u8 *id, char buf[EG_UUID_TEXT_LEN])
+{
+	eg_uuid_format(id, buf);
+	return buf;
+}
+
+static bool proc_eq(const struct eg_proc_id *a, const struct eg_proc_id *b)
+{
+	return a->tgid == b->tgid && a->start_ticks == b->start_ticks && a->exe_ino == b->exe_ino &&
+	       a->exe_dev == b->exe_dev;
+}
+
+/* Same route, processes and profile: installing it again changes nothing. */
+static bool same_execution(const struct eg_exec_record *a, const struct eg_exec_record *b)
+{
+	return !memcmp(a->worker, b->worker, EG_ID_BYTES) &&
+	       !memcmp(a->pod_uid, b->pod_uid, EG_ID_BYTES) && a->substrate == b->substrate &&
+	       proc_eq(&a->bridge, &b->bridge) && proc_eq(&a->vmm, &b->vmm) &&
+	       a->nports == b->nports && !memcmp(a->ports, b->ports, sizeof(a->ports));
+}
+
+struct endpoint_plan {
+	enum eg_map_id map;
+	union {
+		struct eg_path_key path;
+		struct eg_vsock_key vsock;
+	} key;
+	const char *text; /* for messages */
+	__u32 role;
+	bool exists, same;
+};
+
+static int plan_endpoint(struct eg_runtime *rt, struct endpoint_plan *p, const __u8 *sandbox,
+			 char *err, size_t err_size)
+{
+	char a[EG_UUID_TEXT_LEN], b[EG_UUID_TEXT_LEN];
+	struct eg_exec_record owner;
+	struct eg_endpoint ep;
+	int rc;
+
+	rc = eg_endpoint_read(&rt->maps, p->map, &p->key, &ep);
+	if (rc == -ENOENT) {
+		p->exists = false;
+		return 0;
+	}
+	if (rc) {
+		snprintf(err, err_size, "endpoint %s: reading %s: %s", p->text,
+			 eg_map_names[p->map], strerror(-rc));
+		return rc;
+	}
+	p->exists = true;
+	p->same = !memcmp(ep.sandbox, sandbox, EG_ID_BYTES) && ep.role == p->role;
+	if (!memcmp(ep.sandbox, sandbox, EG_ID_BYTES))
+		return 0;
+	rc = eg_record_read(&rt->maps, ep.sandbox, &owner);
+	if (rc == 0 && owner.state == EG_RECORD_ACTIVE) {
+		snprintf(err, err_size,
+			 "endpoint %s: registered to active sandbox %s (retire it first); "
+			 "not installing sandbox %s",
+			 p->text, sandbox_text(ep.sandbox, a), sandbox_text(sandbox, b));
+		return -EEXIST;
+	}
+	return 0;
+}
+
+static int filter_add(struct eg_runtime *rt, const struct eg_path_key *key)
+{
+	struct eg_path_filter_key fk;
+	__u32 count = 0;
+	int fd = rt->maps.fd[EG_MAP_PATH_FILTER];
+
+	eg_path_filter_key_make(key, &fk);
+	if (bpf_map_lookup_elem(fd, &fk, &count) && errno != ENOENT)
+		return -errno;
+	count++;
+	return bpf_map_update_elem(fd, &fk, &count, BPF_ANY) ? -errno : 0;
+}
+
+static int write_endpoint(struct eg_runtime *rt, const struct endpoint_plan *p, const __u8 *sandbox,
+			  struct eg_install_result *res, char *err, size_t err_size)
+{
+	struct eg_endpoint ep;
+	int rc;
+
+	if (p->exists && p->same)
+		return 0;
+	memset(&ep, 0, sizeof(ep));
+	ep.role = p->role;
+	memcpy(ep.sandbox, sandbox, EG_ID_BYTES);
+	rc = eg_endpoint_write(&rt->maps, p->map, &p->key, &ep);
+	if (!rc && !p->exists && p->map == EG_MAP_ENDPOINTS)
+		rc = filter_add(rt, &p->key.path); /* publishes the path to BPF */
+	if (rc) {
+		snprintf(err, err_size, "endpoint %s: writing %s: %s", p->text,
+			 eg_map_names[p->map], strerror(-rc));
+		return rc;
+	}
+	if (p->exists)
+		res->endpoints_claimed++;
+	else
+		res->endpoints_added++;
+	return 0;
+}
+
+/* The LSM tier keys Unix endpoints by the bound socket's inode, which no
+ * symlink, relative path or bind mount changes. Paths not bound yet are
+ * skipped: install again once the listener is up. */
+static int write_inode_endpoint(struct eg_runtime *rt, const char *path, __u32 role,
+				const __u8 *sandbox, struct eg_install_result *res, char *err,
+				size_t err_size)
+{
+	struct eg_inode_key key;
+	struct eg_endpoint ep;
+	struct stat st;
+	int rc;
+
+	if (stat(path, &st) || !S_ISSOCK(st.st_mode))
+		return 0;
+	memset(&key, 0, sizeof(key));
+	key.ino = st.st_ino;
+	key.dev = eg_kernel_dev(st.st_dev);
+	memset(&ep, 0, sizeof(ep));
+	ep.role = role;
+	memcpy(ep.sandbox, sandbox, EG_ID_BYTES);
+	rc = eg_endpoint_write(&rt->maps, EG_MAP_INODE_ENDPOINTS, &key, &ep);
+	if (rc) {
+		snprintf(err, err_size, "endpoint %s: writing eg_inode_endpoints: %s", path,
+			 strerror(-rc));
+		return rc;
+	}
+	res->inodes++;
+	return 0;
+}
+
+static int decide(const struct eg_exec_record *old, struct eg_exec_record *nr,
+		  enum eg_install_kind *kind, char *err, size_t err_size)
+{
+	char s[EG_UUID_TEXT_LEN];
+
+	sandbox_text(nr->sandbox, s);
+	if (nr->generation < old->generation) {
+		snprintf(err, err_size,
+			 "sandbox %s: generation %llu is older than installed generation %llu: "
+			 "refused as stale",
+			 s, (unsigned long long)nr->generation,
+			 (unsigned long long)old->generation);
+		return -ESTALE;
+	}
+	if (nr->generation > old->generation) {
+		*kind = EG_INSTALL_REPLACED;
+		nr->epoch = old->epoch + 1;
+		return 0;
+	}
+	if (nr->activation < old->activation ||
+	    (nr->activation == old->activation && old->state == EG_RECORD_RETIRED)) {
+		snprintf(err, err_size,
+			 "sandbox %s: generation %llu attempt %u is %s (installed attempt %u%s): "
+			 "refused as stale",
+			 s, (unsigned long long)nr->generation, nr->activation,
+			 nr->activation < old->activation ? "older than installed" : "retired",
+			 old->activation, old->state == EG_RECORD_RETIRED ? ", retired" : "");
+		return -ESTALE;
+	}
+	if (old->state == EG_RECORD_RETIRED) {
+		*kind = EG_INSTALL_REACTIVATED;
+		nr->epoch = old->epoch + 1;
+		return 0;
+	}
+	nr->epoch = old->epoch;
+	if (nr->activation > old->activation) {
+		*kind = EG_INSTALL_ACTIVATION;
+		return 0;
+	}
+	if (!same_execution(old, nr)) {
+		snprintf(
+		    err, err_size,
+		    "sandbox %s: generation %llu attempt %u is installed with another route or "
+		    "other processes: a change needs a new --activation",
+		    s, (unsigned long long)nr->generation, nr->activation);
+		return -ESTALE;
+	}
+	*kind = EG_INSTALL_UNCHANGED;
+	return 0;
+}
+
+int eg_install(struct eg_runtime *rt, const struct eg_install_req *req,
+	       struct eg_install_result *res, char *err, size_t err_size)
+{
+	struct endpoint_plan plan[3 * EG_INSTALL_MAX_ENDPOINTS];
+	static char vsock_text[EG_INSTALL_MAX_ENDPOINTS][32];
+	struct eg_exec_record nr;
+	size_t np = 0;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	if (req->n_bridge_sockets > EG_INSTALL_MAX_ENDPOINTS ||
+	    req->n_vmm_sockets > EG_INSTALL_MAX_ENDPOINTS ||
+	    req->n_vsock > EG_INSTALL_MAX_ENDPOINTS) {
+		snprintf(err, err_size, "install: at most %d endpoints of each kind",
+			 EG_INSTALL_MAX_ENDPOINTS);
+		return -EINVAL;
+	}
+
+	/* Build the new record; nothing is written before every check passed. */
+	memset(&nr, 0, sizeof(nr));
+	nr.state = EG_RECORD_ACTIVE;
+	memcpy(nr.sandbox, req->id.sandbox, EG_ID_BYTES);
+	memcpy(nr.worker, req->id.worker, EG_ID_BYTES);
+	memcpy(nr.pod_uid, req->id.pod_uid, EG_ID_BYTES);
+	nr.generation = req->id.generation;
+	nr.activation = req->id.activation;
+	nr.substrate = req->id.substrate;
+	nr.epoch = 1;
+	for (size_t i = 0; i < req->id.nports && i < EG_RECORD_PORTS; i++) {
+		nr.ports[i].port = req->id.ports[i].port;
+		nr.ports[i].proto = req->id.ports[i].proto;
+		nr.nports++;
+	}
+	rc = eg_proc_identify(req->bridge_pid, &nr.bridge, err, err_size);
+	if (rc)
+		return rc;
+	if (req->vmm_pid) {
+		rc = eg_proc_identify(req->vmm_pid, &nr.vmm, err, err_size);
+		if (rc)
+			return rc;
+	}
+
+	for (size_t i = 0; i < req->n_bridge_sockets + req->n_vmm_sockets; i++) {
+		bool bridge = i < req->n_bridge_sockets;
+		const char *path =
+		    bridge ? req->bridge_sockets[i] : req->vmm_sockets[i - req->n_bridge_sockets];
+		struct endpoint_plan *p = &plan[np];
+
+		memset(p, 0, sizeof(*p));
+		p->map = EG_MAP_ENDPOINTS;
+		p->text = path;
+		p->role = bridge ? EG_ROLE_BRIDGE : EG_ROLE_VMM;
+		if (eg_path_key_make(path, &p->key.path)) {
+			snprintf(err, err_size,
+				 "endpoint %s: must be an absolute path shorter than %d bytes",
+				 path, EG_UNIX_PATH_MAX);
+			return -EINVAL;
+		}
+		for (size_t j = 0; j < np; j++)
+			if (plan[j].map == EG_MAP_ENDPOINTS &&
+			    !memcmp(&plan[j].key.path, &p->key.path, sizeof(p->key.path))) {
+				snprintf(err, err_size, "endpoint %s: given twice", path);
+				return -EINVAL;
+			}
+		np++;
+	}
+	for (size_t i = 0; i < req->n_vsock; i++) {
+		struct endpoint_plan *p = &plan[np++];
+
+		memset(p, 0, sizeof(*p));
+		p->map = EG_MAP_VSOCK_ENDPOINTS;
+		p->key.vsock = req->vsock[i];
+		p->role = EG_ROLE_VMM;
+		snprintf(vsock_text[i], sizeof(vsock_text[i]), "vsock %u:%u", req->vsock[i].cid,
+			 req->vsock[i].port);
+		p->text = vsock_text[i];
+	}
+
+	rc = eg_record_read(&rt->maps, nr.sandbox, &res->before);
+	if (rc && rc != -ENOENT) {
+		snprintf(err, err_size, "map eg_records: %s", strerror(-rc));
+		return rc;
+	}
+	res->had_before = rc == 0;
+	res->kind = EG_INSTALL_NEW;
+	if (res->had_before) {
+		rc = decide(&res->before, &nr, &res->kind, err, err_size);
+		if (rc)
+			return rc;
+	}
+	for (size_t i = 0; i < np; i++) {
+		rc = plan_endpoint(rt, &plan[i], nr.sandbox, err, err_size);
+		if (rc)
+			return rc;
+	}
+
+	/* Publish: record first (one in-place locked write), then endpoints. */
+	if (res->kind != EG_INSTALL_UNCHANGED) {
+		rc = eg_record_write(&rt->maps, &nr);
+		if (rc) {
+			snprintf(err, err_size, "map eg_records: writing: %s", strerror(-rc));
+			return rc;
+		}
+	}
+	res->after = res->kind == EG_INSTALL_UNCHANGED ? res->before : nr;
+	for (size_t i = 0; i < np; i++) {
+		rc = write_endpoint(rt, &plan[i], nr.sandbox, res, err, err_size);
+		if (rc)
+			return rc;
+		if (plan[i].map == EG_MAP_ENDPOINTS) {
+			rc = write_inode_endpoint(rt, plan[i].text, plan[i].role, nr.sandbox, res,
+						  err, err_size);
+			if (rc)
+				return rc;
+		}
+	}
+	if (res->kind == EG_INSTALL_REPLACED || res->kind == EG_INSTALL_REACTIVATED)
+		eg_grants_gc(rt, nr.sandbox, &res->grants_dropped); /* already dead: cleanup */
+	return 0;
+}
+
+int eg_retire(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], struct eg_exec_record *after,
+	      char *err, size_t err_size)
+{
+	char s[EG_UUID_TEXT_LEN];
+	unsigned dropped;
+	int rc;
+
+	rc = eg_record_read(&rt->maps, sandbox, after);
+	if (rc) {
+		snprintf(err, err_size, "sandbox %s: %s", sandbox_text(sandbox, s),
+			 rc == -ENOENT ? "no runtime record" : strerror(-rc));
+		return rc;
+	}
+	if (after->state == EG_RECORD_RETIRED)
+		return 0;
+	after->state = EG_RECORD_RETIRED;
+	after->epoch++; /* streams and grants of the execution die with it */
+	rc = eg_record_write(&rt->maps, after);
+	if (rc) {
+		snprintf(err, err_size, "sandbox %s: writing eg_records: %s",
+			 sandbox_text(sandbox, s), strerror(-rc));
+		return rc;
+	}
+	eg_grants_gc(rt, sandbox, &dropped);
+	return 0;
+}

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "loader/maps.h"
+#include "loader/pins.h"
+
+const char *const eg_map_names[EG_MAP__COUNT] = {
+    [EG_MAP_RECORDS] = "eg_records",
+    [EG_MAP_ENDPOINTS] = "eg_endpoints",
+    [EG_MAP_PATH_FILTER] = "eg_path_filter",
+    [EG_MAP_GRANTS] = "eg_grants",
+    [EG_MAP_COUNTERS] = "eg_counters",
+    [EG_MAP_EVENTS] = "eg_events",
+    [EG_MAP_SK_TAGS] = "eg_sk_tags",
+    [EG_MAP_VSOCK_ENDPOINTS] = "eg_vsock_endpoints",
+    [EG_MAP_INODE_ENDPOINTS] = "eg_inode_endpoints",
+    [EG_MAP_LISTENER_TAGS] = "eg_listener_tags",
+};
+
+void eg_maps_close(struct eg_maps *m)
+{
+	for (int i = 0; i < EG_MAP__COUNT; i++) {
+		if (m->fd[i] >= 0)
+			close(m->fd[i]);
+		m->fd[i] = -1;
+	}
+}
+
+int eg_maps_open(struct eg_maps *m, const char *pin_dir, char *err, size_t err_size)
+{
+	char path[EG_PIN_PATH_MAX];
+	int rc;
+
+	for (int i = 0; i < EG_MAP__COUNT; i++)
+		m->fd[i] = -1;
+	for (int i = 0; i < EG_MAP__COUNT; i++) {
+		rc = eg_pin_path(path, sizeof(path), pin_dir, eg_map_names[i]);
+		if (rc)
+			goto fail;
+		m->fd[i] = bpf_obj_get(path);
+		if (m->fd[i] < 0) {
+			rc = -errno;
+			if (rc == -ENOENT)
+				snprintf(err, err_size,
+					 "pin dir %s: not loaded (no %s; run execgate load)",
+					 pin_dir, eg_map_names[i]);
+			else
+				snprintf(err, err_size, "map %s: %s", path, strerror(-rc));
+			goto fail;
+		}
+	}
+	return 0;
+fail:
+	eg_maps_close(m);
+	return rc;
+}
+
+static int ret_errno(int rc)
+{
+	return rc ? -errno : 0;
+}
+
+int eg_record_read(const struct eg_maps *m, const __u8 sandbox[EG_ID_BYTES],
+		   struct eg_exec_record *out)
+{
+	return ret_errno(
+	    bpf_map_lookup_elem_flags(m->fd[EG_MAP_RECORDS], sandbox, out, BPF_F_LOCK));
+}
+
+int eg_record_write(const struct eg_maps *m, const struct eg_exec_record *rec)
+{
+	return ret_errno(bpf_map_update_elem(m->fd[EG_MAP_RECORDS], rec->sandbox, rec, BPF_F_LOCK));
+}
+
+int eg_endpoint_read(const struct eg_maps *m, enum eg_map_id map, const void *key,
+		     struct eg_endpoint *out)
+{
+	return ret_errno(bpf_map_lookup_elem_flags(m->fd[map], key, out, BPF_F_LOCK));
+}
+
+int eg_endpoint_write(const struct eg_maps *m, enum eg_map_id map, const void *key,
+		      const struct eg_endpoint *ep)
+{
+	return ret_errno(bpf_map_update_elem(m->fd[map], key, ep, BPF_F_LOCK));
+}
+
+int eg_grant_read(const struct eg_maps *m, const struct eg_grant_key *key, struct eg_grant *out)
+{
+	return ret_errno(bpf_map_lookup_elem_flags(m->fd[EG_MAP_GRANTS], key, out, BPF_F_LOCK));
+}
+
+int eg_grant_write(const struct eg_maps *m, const struct eg_grant *g)
+{
+	return ret_errno(bpf_map_update_elem(m->fd[EG_MAP_GRANTS], &g->key, g, BPF_F_LOCK));
+}
+
+int eg_counters_read(const struct eg_maps *m, __u64 out[EG_K_REASON_COUNT])
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *vals;
+	int rc = 0;
+
+	if (ncpu <= 0)
+		return ncpu ? ncpu : -EINVAL;
+	vals = calloc((size_t)ncpu, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (__u32 r = 0; r < EG_K_REASON_COUNT; r++) {
+		out[r] = 0;
+		if (bpf_map_lookup_elem(m->fd[EG_MAP_COUNTERS], &r, vals)) {
+			rc = -errno;
+			break;
+		}
+		for (int c = 0; c < ncpu; c++)
+			out[r] += vals[c];
+	}
+	free(vals);
+	return rc;
+}
+
+int eg_map_fill(int fd, unsigned *entries, unsigned *max_entries)
+{
+	struct bpf_map_info info;
+	__u32 len = sizeof(info);
+	void *cur = NULL, *next = NULL;
+	unsigned n = 0;
+	int rc = 0;
+
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	*max_entries = info.max_entries;
+	*entries = 0;
+	if (info.type != BPF_MAP_TYPE_HASH)
+		return 0;
+	cur = calloc(1, info.key_size);
+	next = calloc(1, info.key_size);
+	if (!cur || !next) {
+		rc = -ENOMEM;
+		goto cleanup;
+	}
+	for (void *prev = NULL; !bpf_map_get_next_key(fd, prev, next); prev = cur) {
+		memcpy(cur, next, info.key_size);
+		n++;
+	}
+	*entries = n;
+cleanup:
+	free(cur);
+	free(next);
+	return rc;
+}

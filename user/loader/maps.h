@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* File descriptors of the pinned maps, opened by name from the pin dir, and
+ * locked reads/writes of their values (BPF_F_LOCK: see abi.h). */
+#ifndef EXECGATE_LOADER_MAPS_H
+#define EXECGATE_LOADER_MAPS_H
+
+#include <stddef.h>
+#include "execgate/abi.h"
+
+enum eg_map_id {
+	EG_MAP_RECORDS,
+	EG_MAP_ENDPOINTS,
+	EG_MAP_PATH_FILTER,
+	EG_MAP_GRANTS,
+	EG_MAP_COUNTERS,
+	EG_MAP_EVENTS,
+	EG_MAP_SK_TAGS,
+	EG_MAP_VSOCK_ENDPOINTS,
+	EG_MAP_INODE_ENDPOINTS,
+	EG_MAP_LISTENER_TAGS,
+	EG_MAP__COUNT,
+};
+
+/* Pin names, == the map names in bpf/execgate_maps.bpf.h. */
+extern const char *const eg_map_names[EG_MAP__COUNT];
+
+struct eg_maps {
+	int fd[EG_MAP__COUNT];
+};
+
+/* Opens every pin. -ENOENT (err: "not loaded") when the pin dir holds no
+ * maps; on error nothing stays open. */
+int eg_maps_open(struct eg_maps *m, const char *pin_dir, char *err, size_t err_size);
+void eg_maps_close(struct eg_maps *m);
+
+/* 0, -ENOENT, or another negative errno. */
+int eg_record_read(const struct eg_maps *m, const __u8 sandbox[EG_ID_BYTES],
+		   struct eg_exec_record *out);
+int eg_record_write(const struct eg_maps *m, const struct eg_exec_record *rec);
+int eg_endpoint_read(const struct eg_maps *m, enum eg_map_id map, const void *key,
+		     struct eg_endpoint *out);
+int eg_endpoint_write(const struct eg_maps *m, enum eg_map_id map, const void *key,
+		      const struct eg_endpoint *ep);
+int eg_grant_read(const struct eg_maps *m, const struct eg_grant_key *key, struct eg_grant *out);
+int eg_grant_write(const struct eg_maps *m, const struct eg_grant *g);
+
+/* Sum of the per-CPU counters, indexed by enum eg_kreason. */
+int eg_counters_read(const struct eg_maps *m, __u64 out[EG_K_REASON_COUNT]);
+
+/* Entries in a hash map (walks the keys) and its capacity. */
+int eg_map_fill(int fd, unsigned *entries, unsigned *max_entries);
+
+#endif

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include "loader/proc_id.h"
+
+static int pidfd_open_(pid_t pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+static int pidfd_alive(int pidfd)
+{
+	return syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0 ? 0 : -errno;
+}
+
+__u32 eg_kernel_dev(dev_t st_dev)
+{
+	/* include/linux/kdev_t.h: MKDEV(ma, mi) = ma << MINORBITS | mi, MINORBITS 20 */
+	return (__u32)(major(st_dev) << 20 | minor(st_dev));
+}
+
+static int read_file(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, size - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return (int)n;
+}
+
+/* Field 22 of /proc/PID/stat. comm (field 2) may hold spaces and ')', so
+ * fields are counted from the last ')'. */
+int eg_proc_stat_start_ticks(pid_t pid, __u64 *ticks)
+{
+	char path[64], buf[2048], *p, *end;
+	int rc;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	rc = read_file(path, buf, sizeof(buf));
+	if (rc < 0)
+		return rc == -ENOENT ? -ESRCH : rc;
+	p = strrchr(buf, ')');
+	if (!p)
+		return -EINVAL;
+	p++;
+	/* After ')': field 3 (state) is the first; skip to field 22. */
+	for (int field = 2; field < 22; field++) {
+		p = strchr(p + 1, ' ');
+		if (!p)
+			return -EINVAL;
+	}
+	errno = 0;
+	*ticks = strtoull(p + 1, &end, 10);
+	if (errno || end == p + 1 || (*end != ' ' && *end != '\n' && *end))
+		return -EINVAL;
+	return 0;
+}
+
+static int status_field(pid_t pid, const char *name, char *out, size_t size)
+{
+	char path[64], buf[8192], *line;
+	size_t nlen = strlen(name);
+	int rc;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	rc = read_file(path, buf, sizeof(buf));
+	if (rc < 0)
+		return rc == -ENOENT ? -ESRCH : rc;
+	for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+		if (!strncmp(line, name, nlen) && line[nlen] == ':') {
+			line += nlen + 1;
+			line += strspn(line, " \t");
+			snprintf(out, size, "%s", line);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int eg_proc_check_namespaces(char *err, size_t err_size)
+{
+	char nspid[256], buf[256];
+	long long off_s = 0, off_ns = 0;
+	char *line;
+	int rc;
+
+	rc = status_field(getpid(), "NSpid", nspid, sizeof(nspid));
+	if (rc == 0 && strchr(nspid, '\t')) {
+		snprintf(err, err_size,
+			 "execgate must run in the initial PID namespace (NSpid: %s): BPF "
+			 "compares initial-namespace tgids",
+			 nspid);
+		return -EPERM;
+	}
+	/* Without CONFIG_TIME_NS the file is absent: no offsets. */
+	if (read_file("/proc/self/timens_offsets", buf, sizeof(buf)) > 0) {
+		for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
+			if (sscanf(line, "boottime %lld %lld", &off_s, &off_ns) == 2)
+				break;
+		if (off_s || off_ns) {
+			snprintf(err, err_size,
+				 "execgate must run in the initial time namespace (boottime offset "
+				 "%llds): /proc start times would not match the kernel's",
+				 off_s);
+			return -EPERM;
+		}
+	}
+	return 0;
+}
+
+int eg_proc_identify(pid_t pid, struct eg_proc_id *out, char *err, size_t err_size)
+{
+	char path[64], val[64];
+	struct stat st;
+	int pidfd, rc;
+	long tgid;
+
+	if (pid <= 0) {
+		snprintf(err, err_size, "pid %d: not a process id", (int)pid);
+		return -EINVAL;
+	}
+	pidfd = pidfd_open_(pid);
+	if (pidfd < 0) {
+		rc = -errno;
+		snprintf(err, err_size, "pid %d: %s", (int)pid,
+			 rc == -ESRCH	 ? "no such process"
+			 : rc == -EINVAL ? "is a thread, not a process"
+					 : strerror(-rc));
+		return rc;
+	}
+	memset(out, 0, sizeof(*out));
+	rc = status_field(pid, "Tgid", val, sizeof(val));
+	if (rc) {
+		snprintf(err, err_size, "pid %d: reading /proc/%d/status: %s", (int)pid, (int)pid,
+			 strerror(-rc));
+		goto out;
+	}
+	tgid = strtol(val, NULL, 10);
+	if (tgid != pid) {
+		snprintf(err, err_size, "pid %d: is a thread of process %ld, not a process",
+			 (int)pid, tgid);
+		rc = -EINVAL;
+		goto out;
+	}
+	rc = eg_proc_stat_start_ticks(pid, &out->start_ticks);
+	if (rc) {
+		snprintf(err, err_size, "pid %d: reading /proc/%d/stat: %s", (int)pid, (int)pid,
+			 strerror(-rc));
+		goto out;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	if (stat(path, &st)) {
+		rc = errno == ENOENT ? -ESRCH : -errno;
+		snprintf(err, err_size, "pid %d: %s: %s", (int)pid, path,
+			 errno == ENOENT ? "no executable (kernel thread or exited)"
+					 : strerror(errno));
+		goto out;
+	}
+	out->tgid = (__u32)pid;
+	out->exe_ino = st.st_ino;
+	out->exe_dev = eg_kernel_dev(st.st_dev);
+	rc = pidfd_alive(pidfd);
+	if (rc) {
+		snprintf(err, err_size, "pid %d: exited while its identity was read", (int)pid);
+		rc = -ESRCH;
+	}
+out:
+	close(pidfd);
+	return rc;
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* A process's identity as BPF will see it (struct eg_proc_id), read from
+ * /proc and confirmed through a pidfd, after systemd's PidRef: open the
+ * pidfd first, read /proc, then check the pidfd still names a live process.
+ * If the process died and its PID was reused while we read, the pidfd
+ * still points at the dead one and the check fails.
+ *
+ * Residuals (docs/operators.md): start time has USER_HZ (10 ms) resolution,
+ * so a PID reused for the same binary within one tick is indistinguishable;
+ * the loader must run in the initial PID and time namespaces (checked). */
+#ifndef EXECGATE_LOADER_PROC_ID_H
+#define EXECGATE_LOADER_PROC_ID_H
+
+#include <stddef.h>
+#include <sys/types.h>
+#include "execgate/abi.h"
+
+/* 0, -ESRCH (no such process, or it exited while being read), -EINVAL (pid
+ * is a thread, not a process), or another negative errno. err names the pid
+ * and the reason. */
+int eg_proc_identify(pid_t pid, struct eg_proc_id *out, char *err, size_t err_size);
+
+/* The pieces, exposed for tests and diagnostics. */
+int eg_proc_stat_start_ticks(pid_t pid, __u64 *ticks);
+__u32 eg_kernel_dev(dev_t st_dev); /* userspace st_dev -> kernel s_dev */
+
+/* -EPERM with err when this process is not in the initial PID and time
+ * namespaces, where /proc numbers match what BPF reads. */
+int eg_proc_check_namespaces(char *err, size_t err_size);
+
+#endif

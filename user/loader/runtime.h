@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The loader library: runtime records, endpoints and grants in the pinned
+ * maps, and the verification key set in the state dir. The `execgate` CLI is
+ * a thin layer over this.
+ *
+ * Source of truth: the pinned maps ARE the runtime records. They live exactly
+ * as long as kernel enforcement does (until `execgate unload` or a reboot,
+ * which no Firecracker VM survives either), so a loader that exits, crashes
+ * or restarts loses nothing: the next command reads what the kernel enforces.
+ * The key set lives in <state-dir>/keys/<kid>.pub (temp file + rename).
+ * Writers serialise on flock(<state-dir>/lock). */
+#ifndef EXECGATE_LOADER_RUNTIME_H
+#define EXECGATE_LOADER_RUNTIME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "core/admission.h"
+#include "core/ids.h"
+#include "core/record.h"
+#include "execgate/abi.h"
+#include "loader/maps.h"
+
+struct eg_runtime {
+	const char *pin_dir;
+	const char *state_dir;
+	struct eg_maps maps;
+	int lock_fd;
+};
+
+/* Opens the pinned maps; with lock, also creates the state dir and takes
+ * its writer lock. -ENOENT (err: not loaded) when the pin dir has no maps. */
+int eg_runtime_open(struct eg_runtime *rt, const char *pin_dir, const char *state_dir, bool lock,
+		    char *err, size_t err_size);
+void eg_runtime_close(struct eg_runtime *rt);
+
+/* The comparator's view of a kernel record: a RETIRED record has retired its
+ * own generation too. */
+void eg_record_from_kernel(const struct eg_exec_record *k, struct eg_record *out);
+
+/* CLOCK_BOOTTIME now, in the bpf_ktime_get_boot_ns() domain. */
+uint64_t eg_boottime_ns(void);
+
+/* --- install / retire ----------------------------------------------------- */
+
+#define EG_INSTALL_MAX_ENDPOINTS 16
+
+struct eg_install_req {
+	struct eg_record
+	    id; /* sandbox, worker, pod_uid, substrate, generation, activation, ports */
+	pid_t bridge_pid;
+	pid_t vmm_pid; /* 0: no VMM process registered */
+	const char *bridge_sockets[EG_INSTALL_MAX_ENDPOINTS];
+	size_t n_bridge_sockets;
+	const char *vmm_sockets[EG_INSTALL_MAX_ENDPOINTS];
+	size_t n_vmm_sockets;
+	struct eg_vsock_key vsock[EG_INSTALL_MAX_ENDPOINTS]; /* VMM role (LSM tier) */
+	size_t n_vsock;
+};
+
+enum eg_install_kind {
+	EG_INSTALL_NEW,		/* no record before: epoch 1 */
+	EG_INSTALL_REPLACED,	/* newer generation: epoch moved */
+	EG_INSTALL_REACTIVATED, /* record was retired: epoch moved */
+	EG_INSTALL_ACTIVATION,	/* same generation, newer attempt: epoch kept */
+	EG_INSTALL_UNCHANGED,	/* identical: record untouched, endpoints ensured */
+};
+
+struct eg_install_result {
+	enum eg_install_kind kind;
+	bool had_before;
+	struct eg_exec_record before, after;
+	unsigned endpoints_added;   /* paths and vsock addresses newly registered */
+	unsigned endpoints_claimed; /* taken over from a retired sandbox or re-roled */
+	unsigned inodes;	    /* bound socket inodes registered (LSM tier keys) */
+	unsigned grants_dropped;    /* dead grants of the replaced epoch removed */
+};
+
+const char *eg_install_kind_name(enum eg_install_kind k);
+
+/* 0, or: -ESTALE older than what is installed (or the same generation and
+ * attempt with other processes); -EEXIST an endpoint belongs to another
+ * active sandbox; -ESRCH / -EINVAL a process could not be identified;
+ * -EINVAL a bad endpoint path. Nothing is written unless every check passed,
+ * and the record is published before the endpoints that point at it. */
+int eg_install(struct eg_runtime *rt, const struct eg_install_req *req,
+	       struct eg_install_result *res, char *err, size_t err_size);
+
+/* Marks the record RETIRED and moves its epoch: every endpoint of the
+ * sandbox then denies, and every grant and stream of it is dead. 0 (also
+ * when already retired), -ENOENT without a record. */
+int eg_retire(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], struct eg_exec_record *after,
+	      char *err, size_t err_size);
+
+/* --- admit / revoke ------------------------------------------------------- */
+
+struct eg_admit_result {
+	struct eg_decision d;
+	struct eg_capability cap; /* zero unless the token decoded */
+	bool had_record;
+	struct eg_exec_record record;
+	bool granted; /* Allow: grant written */
+	struct eg_grant grant;
+};
+
+/* Verifies and compares the token against the installed record of its
+ * sandbox, and on Allow writes a grant for pid at the record's epoch with
+ * expiry = token expiry (CLOCK_BOOTTIME). now_unix: seconds, or 0 for the
+ * real clock. Returns 0 with res->d holding the verdict, or a negative errno
+ * (err set) when no verdict could be reached or the grant not written. */
+int eg_admit_pid(struct eg_runtime *rt, pid_t pid, const uint8_t *raw, size_t len,
+		 uint64_t now_unix, const struct eg_request *req, struct eg_admit_result *res,
+		 char *err, size_t err_size);
+
+/* Deletes every grant of tgid pid for sandbox. -ENOENT when there was none. */
+int eg_revoke(struct eg_runtime *rt, pid_t pid, const __u8 sandbox[EG_ID_BYTES], unsigned *removed,
+	      char *err, size_t err_size);
+
+/* Deletes dead grants (stale epoch, expired, record gone or retired). With
+ * sandbox non-NULL only that sandbox's. */
+int eg_grants_gc(struct eg_runtime *rt, const __u8 *sandbox, unsigned *removed);
+
+/* --- keys ----------------------------------------------------------------- */
+
+/* Validates a public key file (core rules) and stores it as
+ * <state-dir>/keys/<kid>.pub. -EEXIST when that key id is present. */
+int eg_keystore_add(const char *state_dir, const char *file, char kid_out[EG_KEY_ID_TEXT_LEN],
+		    char *err, size_t err_size);
+int eg_keystore_remove(const char *state_dir, const char *kid_text, char *err, size_t err_size);
+/* Loads <state-dir>/keys; a missing directory is an empty set. */
+int eg_keystore_load(const char *state_dir, struct eg_keyset *ks, char *err, size_t err_size);
+
+#endif

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Enforcement tiers: program sets the loader probes, loads, attaches, pins,
+ * detaches and reports, one entry each in eg_tiers[] (tier.c). Everything
+ * that touches several tiers (`execgate load/unload/status`, --require, the
+ * guarantee list) iterates that table and knows no tier by name.
+ *
+ * Adding a tier (the BPF LSM set):
+ *   1. define `const struct eg_tier_ops eg_tier_lsm` in user/loader/lsm_tier.c
+ *      (name "lsm"); its BPF object includes bpf/execgate_maps.bpf.h and
+ *      is opened with bpf_object_open_opts.pin_root_path = ctx->pin_dir, so
+ *      it shares the maps the other tiers pinned;
+ *   2. pin every link under eg_link_pin_path(ctx->pin_dir, <program>), and
+ *      on load adopt an existing pin with bpf_link_update() so a re-load never
+ *      leaves a hook unguarded;
+ *   3. add the extern below and `&eg_tier_lsm` to eg_tiers[] in tier.c.
+ * `--require lsm` then works, and `--require full` means every tier. */
+#ifndef EXECGATE_LOADER_TIER_H
+#define EXECGATE_LOADER_TIER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "loader/pins.h"
+
+struct eg_tier_ctx {
+	const char *pin_dir;
+	/* load: the cgroup to attach cgroup programs to. NULL elsewhere;
+	 * probes then use the cgroup v2 root. */
+	const char *cgroup_path;
+};
+
+#define EG_TIER_MAX_PROGS      8
+#define EG_TIER_MAX_GUARANTEES 32
+
+struct eg_prog_status {
+	char name[64]; /* BPF program name */
+	char hook[64]; /* "connect_unix", "lsm/socket_connect", ... */
+	__u32 prog_id;
+	__u32 link_id;
+	__u32 attach_type;
+	char target[EG_PIN_PATH_MAX]; /* cgroup path, or "" for global hooks */
+	__u64 target_id;	      /* cgroup id, 0 for global hooks */
+	__u64 run_cnt, run_time_ns;   /* bpf_stats (kernel.bpf_stats_enabled) */
+};
+
+struct eg_tier_status {
+	bool offered;	   /* the running kernel can give this tier */
+	char why_not[256]; /* when !offered */
+	bool loaded;	   /* every program of the tier attached and pinned */
+	char detail[256];  /* when offered && !loaded */
+	size_t nprogs;
+	struct eg_prog_status progs[EG_TIER_MAX_PROGS];
+};
+
+struct eg_guarantee {
+	const char *name;    /* stable id, e.g. "unix-connect-bridge-grant" */
+	const char *summary; /* one line, what holds when held */
+	bool held;
+	char reason[384]; /* what it rests on, or why it does not hold */
+};
+
+struct eg_tier_ops {
+	const char *name; /* "cgroup", "lsm": the --require word */
+	const char *summary;
+	/* 0 when the kernel offers the tier, -EOPNOTSUPP with why otherwise. */
+	int (*probe)(const struct eg_tier_ctx *ctx, char *why, size_t why_size);
+	/* Idempotent: adopts existing pins. */
+	int (*load)(const struct eg_tier_ctx *ctx, char *err, size_t err_size);
+	/* Removes the tier's link pins (its programs detach). */
+	int (*unload)(const struct eg_tier_ctx *ctx, char *err, size_t err_size);
+	int (*status)(const struct eg_tier_ctx *ctx, struct eg_tier_status *st);
+	/* Appends this tier's guarantees (held or not) to out[*n]. */
+	void (*guarantees)(const struct eg_tier_status *st, struct eg_guarantee *out, size_t *n,
+			   size_t max);
+};
+
+extern const struct eg_tier_ops eg_tier_cgroup;
+
+extern const struct eg_tier_ops *const eg_tiers[];
+extern const size_t eg_tier_count;
+
+const struct eg_tier_ops *eg_tier_find(const char *name);
+
+/* Appends one guarantee; used by the tiers' guarantees(). */
+void eg_guarantee_add(struct eg_guarantee *out, size_t *n, size_t max, const char *name,
+		      const char *summary, bool held, const char *reason);
+
+#endif

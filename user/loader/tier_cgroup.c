@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The cgroup tier: bpf/cgroup_connect_unix.bpf.c on BPF_CGROUP_UNIX_CONNECT
+ * of one cgroup (and so its descendants). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "cgroup_connect_unix.skel.h"
+#include "cgroup_connect_unix_empty.skel.h"
+#include "loader/cgroup.h"
+#include "loader/tier.h"
+
+/* BPF_CGROUP_UNIX_CONNECT, kernel 6.7+. Spelled as a number: Debian 12's
+ * linux/bpf.h (and libbpf 1.1) predate it. */
+#define EG_ATTACH_CGROUP_UNIX_CONNECT 49
+#define LINK_NAME		      "cgroup_connect_unix"
+
+static int probe_cached = 1; /* 1: not probed yet */
+static char probe_why[256];
+
+static int probe_base(const struct eg_tier_ctx *ctx, char *out, size_t size)
+{
+	if (ctx->cgroup_path) {
+		snprintf(out, size, "%s", ctx->cgroup_path);
+		return 0;
+	}
+	return eg_cgroup2_root(out, size);
+}
+
+/* Load the empty program with the new attach type and attach it, for an
+ * instant, to an empty child cgroup: loading alone proves little, and the
+ * empty child guarantees the probe never affects a real process. */
+static int cgroup_probe(const struct eg_tier_ctx *ctx, char *why, size_t why_size)
+{
+	struct cgroup_connect_unix_empty *skel = NULL;
+	char base[EG_PIN_PATH_MAX], scratch[EG_PIN_PATH_MAX + 64], err[256];
+	struct bpf_link *link = NULL;
+	int cgfd = -1, rc;
+
+	if (probe_cached != 1)
+		goto done;
+	rc = probe_base(ctx, base, sizeof(base));
+	if (rc) {
+		snprintf(probe_why, sizeof(probe_why), "no cgroup v2 mount found");
+		probe_cached = -EOPNOTSUPP;
+		goto done;
+	}
+	skel = cgroup_connect_unix_empty__open();
+	if (!skel) {
+		rc = -errno;
+		snprintf(probe_why, sizeof(probe_why), "cannot open the probe program: %s",
+			 strerror(-rc));
+		goto out;
+	}
+	bpf_program__set_expected_attach_type(skel->progs.eg_connect_unix_empty,
+					      EG_ATTACH_CGROUP_UNIX_CONNECT);
+	rc = cgroup_connect_unix_empty__load(skel);
+	if (rc) {
+		snprintf(probe_why, sizeof(probe_why),
+			 rc == -EINVAL ? "kernel has no BPF_CGROUP_UNIX_CONNECT hook (needs 6.7+)"
+				       : "loading a connect_unix program failed: %s",
+			 strerror(-rc));
+		goto out;
+	}
+	snprintf(scratch, sizeof(scratch), "%s/execgate-probe-%d", base, (int)getpid());
+	if (mkdir(scratch, 0700) && errno != EEXIST) {
+		rc = -errno;
+		snprintf(probe_why, sizeof(probe_why), "cgroup %.160s: %s", scratch,
+			 strerror(errno));
+		goto out;
+	}
+	cgfd = eg_cgroup_open(scratch, err, sizeof(err));
+	if (cgfd < 0) {
+		rc = cgfd;
+		snprintf(probe_why, sizeof(probe_why), "%.200s", err);
+		goto out_rmdir;
+	}
+	link = bpf_program__attach_cgroup(skel->progs.eg_connect_unix_empty, cgfd);
+	if (!link) {
+		rc = -errno;
+		snprintf(probe_why, sizeof(probe_why),
+			 "attaching connect_unix to a cgroup failed: %s", strerror(-rc));
+		goto out_rmdir;
+	}
+	bpf_link__destroy(link);
+	rc = 0;
+out_rmdir:
+	if (cgfd >= 0)
+		close(cgfd);
+	rmdir(scratch);
+out:
+	cgroup_connect_unix_empty__destroy(skel);
+	probe_cached = rc ? -EOPNOTSUPP : 0;
+done:
+	if (probe_cached)
+		snprintf(why, why_size, "%s", probe_why);
+	return probe_cached;
+}
+
+static int link_info(int link_fd, struct bpf_link_info *info)
+{
+	__u32 len = sizeof(*info);
+
+	memset(info, 0, sizeof(*info));
+	return bpf_obj_get_info_by_fd(link_fd, info, &len) ? -errno : 0;
+}
+
+/* Keep or replace an existing link pin. Returns 1 when adopted, 0 when the
+ * pin was defunct and removed (caller attaches afresh), <0 on error. */
+static int adopt_link(const char *pin, int prog_fd, __u64 want_cgid, char *err, size_t err_size)
+{
+	struct bpf_link_info info;
+	int fd, rc;
+
+	fd = bpf_obj_get(pin);
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err, err_size, "link %s: %s", pin, strerror(-rc));
+		return rc;
+	}
+	rc = link_info(fd, &info);
+	if (rc) {
+		snprintf(err, err_size, "link %s: %s", pin, strerror(-rc));
+		goto out;
+	}
+	if (info.type != BPF_LINK_TYPE_CGROUP ||
+	    info.cgroup.attach_type != EG_ATTACH_CGROUP_UNIX_CONNECT) {
+		snprintf(err, err_size, "link %s: not a connect_unix cgroup link", pin);
+		rc = -EINVAL;
+		goto out;
+	}
+	if (info.cgroup.cgroup_id == 0) {
+		/* The cgroup was removed: the link enforces nothing. */
+		unlink(pin);
+		rc = 0;
+		goto out;
+	}
+	if (info.cgroup.cgroup_id != want_cgid) {
+		snprintf(err, err_size,
+			 "link %s: attached to another cgroup (id %llu); run execgate unload first",
+			 pin, (unsigned long long)info.cgroup.cgroup_id);
+		rc = -EBUSY;
+		goto out;
+	}
+	/* Atomic program swap on the live link: no instant without a program. */
+	if (bpf_link_update(fd, prog_fd, NULL)) {
+		rc = -errno;
+		snprintf(err, err_size, "link %s: replacing the program: %s", pin, strerror(-rc));
+		goto out;
+	}
+	rc = 1;
+out:
+	close(fd);
+	return rc;
+}
+
+static int cgroup_load(const struct eg_tier_ctx *ctx, char *err, size_t err_size)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = ctx->pin_dir);
+	struct cgroup_connect_unix *skel = NULL;
+	char pin[EG_PIN_PATH_MAX], root[EG_PIN_PATH_MAX];
+	const char *cgpath = ctx->cgroup_path;
+	struct bpf_link *link = NULL;
+	uint64_t cgid;
+	int cgfd = -1, rc;
+
+	if (!cgpath) {
+		rc = eg_cgroup2_root(root, sizeof(root));
+		if (rc) {
+			snprintf(err, err_size, "cgroup v2: not mounted");
+			return rc;
+		}
+		cgpath = root;
+	}
+	cgfd = eg_cgroup_open(cgpath, err, err_size);
+	if (cgfd < 0)
+		return cgfd;
+	rc = eg_cgroup_id(cgfd, &cgid);
+	if (rc)
+		goto out;
+	skel = cgroup_connect_unix__open_opts(&opts);
+	if (!skel) {
+		rc = -errno;
+		snprintf(err, err_size, "cgroup tier: opening the BPF object: %s", strerror(-rc));
+		goto out;
+	}
+	bpf_program__set_expected_attach_type(skel->progs.eg_connect_unix,
+					      EG_ATTACH_CGROUP_UNIX_CONNECT);
+	rc = cgroup_connect_unix__load(skel);
+	if (rc) {
+		snprintf(err, err_size,
+			 "cgroup tier: loading the BPF object (pinned maps in %s): %s%s",
+			 ctx->pin_dir, strerror(-rc),
+			 rc == -EINVAL ? " (incompatible pins from another build? execgate unload)"
+				       : "");
+		goto out;
+	}
+	rc = eg_link_pin_path(pin, sizeof(pin), ctx->pin_dir, LINK_NAME);
+	if (rc)
+		goto out;
+	if (access(pin, F_OK) == 0) {
+		rc = adopt_link(pin, bpf_program__fd(skel->progs.eg_connect_unix), cgid, err,
+				err_size);
+		if (rc < 0)
+			goto out;
+		if (rc == 1) {
+			rc = 0;
+			goto out;
+		}
+	}
+	link = bpf_program__attach_cgroup(skel->progs.eg_connect_unix, cgfd);
+	if (!link) {
+		rc = -errno;
+		snprintf(err, err_size, "cgroup %s: attaching connect_unix: %s", cgpath,
+			 strerror(-rc));
+		goto out;
+	}
+	rc = bpf_link__pin(link, pin);
+	if (rc) {
+		snprintf(err, err_size, "link %s: pinning: %s", pin, strerror(-rc));
+		goto out;
+	}
+out:
+	/* The pin holds the link (and the link the program) from here on. */
+	bpf_link__destroy(link);
+	cgroup_connect_unix__destroy(skel);
+	close(cgfd);
+	return rc;
+}
+
+static int cgroup_unload(const struct eg_tier_ctx *ctx, char *err, size_t err_size)
+{
+	char pin[EG_PIN_PATH_MAX];
+	int rc;
+
+	rc = eg_link_pin_path(pin, sizeof(pin), ctx->pin_dir, LINK_NAME);
+	if (rc)
+		return rc;
+	if (unlink(pin) && errno != ENOENT) {
+		rc = -errno;
+		snprintf(err, err_size, "link %s: %s", pin, strerror(errno));
+		return rc;
+	}
+	return 0;
+}
+
+static int cgroup_status(const struct eg_tier_ctx *ctx, struct eg_tier_status *st)
+{
+	struct eg_prog_status *p = &st->progs[0];
+	struct bpf_link_info info;
+	struct bpf_prog_info pinfo;
+	char pin[EG_PIN_PATH_MAX];
+	__u32 len = sizeof(pinfo);
+	int lfd, pfd, rc;
+
+	memset(st, 0, sizeof(*st));
+	st->offered = cgroup_probe(ctx, st->why_not, sizeof(st->why_not)) == 0;
+	rc = eg_link_pin_path(pin, sizeof(pin), ctx->pin_dir, LINK_NAME);
+	if (rc)
+		return rc;
+	lfd = bpf_obj_get(pin);
+	if (lfd < 0) {
+		snprintf(st->detail, sizeof(st->detail), "connect_unix not attached (no %.200s)",
+			 pin);
+		return 0;
+	}
+	rc = link_info(lfd, &info);
+	close(lfd);
+	if (rc)
+		return rc;
+	st->nprogs = 1;
+	snprintf(p->hook, sizeof(p->hook), "connect_unix");
+	p->link_id = info.id;
+	p->prog_id = info.prog_id;
+	p->attach_type = info.cgroup.attach_type;
+	p->target_id = info.cgroup.cgroup_id;
+	if (!p->target_id || eg_cgroup_path_by_id(p->target_id, p->target, sizeof(p->target)))
+		snprintf(p->target, sizeof(p->target), p->target_id ? "?" : "(cgroup removed)");
+	pfd = bpf_prog_get_fd_by_id(info.prog_id);
+	if (pfd >= 0) {
+		memset(&pinfo, 0, sizeof(pinfo));
+		if (!bpf_obj_get_info_by_fd(pfd, &pinfo, &len)) {
+			snprintf(p->name, sizeof(p->name), "%s", pinfo.name);
+			p->run_cnt = pinfo.run_cnt;
+			p->run_time_ns = pinfo.run_time_ns;
+		}
+		close(pfd);
+	}
+	st->loaded = p->target_id != 0;
+	if (!st->loaded)
+		snprintf(st->detail, sizeof(st->detail), "link %u: its cgroup was removed",
+			 info.id);
+	return 0;
+}
+
+static void cgroup_guarantees(const struct eg_tier_status *st, struct eg_guarantee *out, size_t *n,
+			      size_t max)
+{
+	char on[384];
+	bool held = st->loaded;
+
+	if (held)
+		snprintf(on, sizeof(on), "connect_unix link %u, program %u, on cgroup %.300s",
+			 st->progs[0].link_id, st->progs[0].prog_id, st->progs[0].target);
+	else if (!st->offered)
+		snprintf(on, sizeof(on), "%s", st->why_not);
+	else
+		snprintf(on, sizeof(on), "%s", st->detail[0] ? st->detail : "not loaded");
+
+	eg_guarantee_add(out, n, max, "unix-vmm-socket-bridge-only",
+			 "a registered VMM socket admits only the current execution's bridge "
+			 "(tgid, start time, executable)",
+			 held, on);
+	eg_guarantee_add(out, n, max, "unix-bridge-socket-grant",
+			 "a registered bridge socket admits only processes holding an unexpired "
+			 "grant at the current epoch",
+			 held, on);
+	eg_guarantee_add(out, n, max, "epoch-revokes-grants",
+			 "installing a replacement execution kills every grant of the older one "
+			 "at once, before expiry",
+			 held, on);
+	eg_guarantee_add(out, n, max, "unix-fail-closed",
+			 "an endpoint whose record is retired, missing or inconsistent denies "
+			 "every connect",
+			 held, on);
+	eg_guarantee_add(out, n, max, "unix-unregistered-untouched",
+			 "connects to unregistered paths pass, after one filter lookup", held, on);
+	eg_guarantee_add(out, n, max, "unix-socket-epoch-tag",
+			 "every admitted Unix socket carries (sandbox, epoch, generation) in "
+			 "eg_sk_tags",
+			 held, on);
+	eg_guarantee_add(out, n, max, "unix-survives-loader-exit",
+			 "maps and the connect_unix link are pinned: enforcement continues when "
+			 "the loader exits or is killed, and a re-load swaps programs in place",
+			 held, on);
+}
+
+const struct eg_tier_ops eg_tier_cgroup = {
+    .name = "cgroup",
+    .summary = "cgroup connect_unix: Unix connects from one cgroup (kernel 6.7+)",
+    .probe = cgroup_probe,
+    .load = cgroup_load,
+    .unload = cgroup_unload,
+    .status = cgroup_status,
+    .guarantees = cgroup_guarantees,
+};
