@@ -71,6 +71,11 @@ $(BUILD)/obj/core/%.o: user/core/%.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -MP -c $< -o $@
 
+# The issuing tool is core-only as well: no skeletons, no libbpf.
+$(BUILD)/obj/issue/%.o: user/issue/%.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -MP -c $< -o $@
+
 $(BUILD)/obj/%.o: user/%.c $(SKELS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -MP -c $< -o $@
@@ -90,8 +95,8 @@ $(LIB): $(CORE_OBJS) $(LOADER_OBJS)
 $(BUILD)/execgate: $(EXECGATE_OBJS) $(LIB)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/execgate-issue: $(ISSUE_OBJS) $(LIB)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/execgate-issue: $(ISSUE_OBJS) $(CORE_LIB)
+	$(CC) $(CFLAGS) -o $@ $^ -lsodium
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 

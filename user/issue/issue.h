@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* execgate-issue: the control-plane side. The only program that ever holds
+ * a signing seed. Exit codes: 0 done, 1 the operation failed (unreadable
+ * key, I/O), 2 usage. */
+#ifndef EXECGATE_ISSUE_H
+#define EXECGATE_ISSUE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sodium.h>
+
+enum {
+	ISSUE_EXIT_OK = 0,
+	ISSUE_EXIT_ERROR = 1,
+	ISSUE_EXIT_USAGE = 2,
+};
+
+int cmd_keygen(int argc, char **argv);
+int cmd_cap(int argc, char **argv);
+
+/* Reads a seed file (one line, 64 hex digits, mode 0600 or stricter).
+ * 0, or -errno with err holding the reason. */
+int seed_file_read(const char *path, uint8_t seed[crypto_sign_SEEDBYTES], char *err,
+		   size_t err_size);
+/* Creates dir/name holding content, mode 'mode', atomically and never over
+ * an existing file: a temporary file (O_EXCL) linked into place. 0 or
+ * -errno. */
+int file_create_new(const char *dir, const char *name, const char *content, size_t len,
+		    unsigned mode);
+
+#endif
