@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "execgate/commands.h"
+#include "loader/pins.h"
 
 struct command {
 	const char *name;
@@ -12,7 +13,18 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{"check", cmd_check, "check --keys DIR <identity flags> [--now UNIX] [--json] TOKEN|-"},
+    {"check", cmd_check, "check --keys DIR <identity flags> [--now UNIX] [--json] TOKEN|-"},
+    {"load", cmd_load, "load [--cgroup PATH] [--require cgroup|lsm|full] [--json]"},
+    {"unload", cmd_unload, "unload"},
+    {"status", cmd_status, "status [--json]"},
+    {"keys", cmd_keys, "keys add FILE | remove KID | list [--json]"},
+    {"install", cmd_install,
+     "install <identity flags> --bridge-pid PID [--vmm-pid PID] [--bridge-socket PATH]... "
+     "[--vmm-socket PATH]... [--vsock CID:PORT]... [--json]"},
+    {"retire", cmd_retire, "retire --sandbox UUID"},
+    {"admit", cmd_admit, "admit --pid PID [--scope LIST] [--now UNIX] [--json] TOKEN|-"},
+    {"revoke", cmd_revoke, "revoke --pid PID --sandbox UUID"},
+    {"events", cmd_events, "events [--json] [--count N]"},
 };
 
 static void usage(FILE *f)
@@ -20,6 +32,10 @@ static void usage(FILE *f)
 	fprintf(f, "usage: execgate COMMAND [ARGS]\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %s\n", commands[i].synopsis);
+	fprintf(f,
+		"every loader command takes --pin-dir DIR (default %s) and --state-dir DIR\n"
+		"(default %s)\n",
+		EG_DEFAULT_PIN_DIR, EG_DEFAULT_STATE_DIR);
 }
 
 int main(int argc, char **argv)

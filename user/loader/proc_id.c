@@ -55,7 +55,8 @@ int eg_proc_stat_start_ticks(pid_t pid, __u64 *ticks)
 		return -EINVAL;
 	p++;
 	/* After ')': field 3 (state) is the first; skip to field 22. */
-	for (int field = 2; field < 22; field++) {
+	/* p is at the space before field 3; each step moves to the next. */
+	for (int field = 3; field < 22; field++) {
 		p = strchr(p + 1, ' ');
 		if (!p)
 			return -EINVAL;

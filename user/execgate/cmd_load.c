@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: Apache-2.0
+/* execgate load / unload: attach the tiers the kernel offers, pinned. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include "execgate/cli.h"
+#include "execgate/commands.h"
+#include "loader/pins.h"
+#include "loader/proc_id.h"
+#include "loader/tier.h"
+
+static bool required(const char *require, const struct eg_tier_ops *t)
+{
+	return require && (!strcmp(require, "full") || !strcmp(require, t->name));
+}
+
+int cmd_load(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"pin-dir", required_argument, NULL, 0}, {"state-dir", required_argument, NULL, 0},
+	    {"cgroup", required_argument, NULL, 0},  {"require", required_argument, NULL, 0},
+	    {"json", no_argument, NULL, 0},	     {NULL, 0, NULL, 0},
+	};
+	struct eg_cli_dirs dirs;
+	struct eg_tier_ctx ctx = {0};
+	const char *require = NULL;
+	bool offered[16] = {0}, json = false, any = false;
+	char why[512], err[768];
+	int idx, c, rc;
+
+	eg_cli_dirs_init(&dirs);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, &idx)) == 0) {
+		const char *name = opts[idx].name;
+
+		if (eg_cli_dirs_opt(&dirs, name, optarg))
+			continue;
+		if (!strcmp(name, "cgroup"))
+			ctx.cgroup_path = optarg;
+		else if (!strcmp(name, "require"))
+			require = optarg;
+		else if (!strcmp(name, "json"))
+			json = true;
+	}
+	if (c != -1 || optind != argc) {
+		eg_cli_err("load: usage: load [--pin-dir DIR] [--cgroup PATH] "
+			   "[--require cgroup|lsm|full] [--json]");
+		return EG_EXIT_USAGE;
+	}
+	if (require && strcmp(require, "full") && !eg_tier_find(require)) {
+		if (!strcmp(require, "lsm") || !strcmp(require, "cgroup")) {
+			eg_cli_err("--require %s: this build of execgate has no %s tier", require,
+				   require);
+			return EG_EXIT_UNSUPPORTED;
+		}
+		eg_cli_err("--require %s: unknown tier (cgroup, lsm, full)", require);
+		return EG_EXIT_USAGE;
+	}
+	rc = eg_proc_check_namespaces(err, sizeof(err));
+	if (rc) {
+		eg_cli_err("%s", err);
+		return EG_EXIT_ERROR;
+	}
+	ctx.pin_dir = dirs.pin_dir;
+
+	/* Probe everything before touching anything: --require fails with
+	 * nothing loaded. */
+	for (size_t i = 0; i < eg_tier_count; i++) {
+		const struct eg_tier_ops *t = eg_tiers[i];
+
+		offered[i] = t->probe(&ctx, why, sizeof(why)) == 0;
+		if (!offered[i] && required(require, t)) {
+			eg_cli_err("--require %s: tier %s is not offered by this kernel: %s",
+				   require, t->name, why);
+			return EG_EXIT_UNSUPPORTED;
+		}
+		any |= offered[i];
+	}
+	if (!any) {
+		eg_cli_err("load: no enforcement tier is offered by this kernel");
+		return EG_EXIT_UNSUPPORTED;
+	}
+	rc = eg_pins_prepare(dirs.pin_dir, err, sizeof(err));
+	if (rc) {
+		eg_cli_err("%s", err);
+		return EG_EXIT_ERROR;
+	}
+	for (size_t i = 0; i < eg_tier_count; i++) {
+		if (!offered[i])
+			continue;
+		rc = eg_tiers[i]->load(&ctx, err, sizeof(err));
+		if (rc) {
+			eg_cli_err("%s", err);
+			return EG_EXIT_ERROR;
+		}
+	}
+	return eg_cli_report(&dirs, json, false) ? EG_EXIT_ERROR : EG_EXIT_OK;
+}
+
+int cmd_unload(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"pin-dir", required_argument, NULL, 0},
+	    {"state-dir", required_argument, NULL, 0},
+	    {NULL, 0, NULL, 0},
+	};
+	struct eg_cli_dirs dirs;
+	struct eg_tier_ctx ctx = {0};
+	char err[768];
+	int idx, c, rc, exit_code = EG_EXIT_OK;
+
+	eg_cli_dirs_init(&dirs);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, &idx)) == 0)
+		eg_cli_dirs_opt(&dirs, opts[idx].name, optarg);
+	if (c != -1 || optind != argc) {
+		eg_cli_err("unload: usage: unload [--pin-dir DIR]");
+		return EG_EXIT_USAGE;
+	}
+	ctx.pin_dir = dirs.pin_dir;
+	for (size_t i = 0; i < eg_tier_count; i++) {
+		rc = eg_tiers[i]->unload(&ctx, err, sizeof(err));
+		if (rc) {
+			eg_cli_err("%s", err);
+			exit_code = EG_EXIT_ERROR;
+		}
+	}
+	rc = eg_pins_remove_maps(dirs.pin_dir);
+	if (rc && rc != -ENOTEMPTY) {
+		eg_cli_err("pin dir %s: %s", dirs.pin_dir, strerror(-rc));
+		exit_code = EG_EXIT_ERROR;
+	} else if (rc == -ENOTEMPTY) {
+		eg_cli_err("pin dir %s: not empty after unload (foreign pins left in place)",
+			   dirs.pin_dir);
+		exit_code = EG_EXIT_ERROR;
+	}
+	if (exit_code == EG_EXIT_OK)
+		printf("unloaded %s\n", dirs.pin_dir);
+	return exit_code;
+}
