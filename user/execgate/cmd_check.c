@@ -122,7 +122,7 @@ static void print_json(struct eg_decision d, const struct eg_identity_opts *id, 
 		       const struct eg_request *req, const struct eg_capability *cap)
 {
 	const struct eg_record *r = &id->rec;
-	char scope[160], kid[EG_KEY_ID_TEXT_LEN];
+	char scope[160], kid[EG_KEY_ID_TEXT_LEN], token_id[2 * EG_ID_LEN + 1];
 	bool decoded = d.reason != EG_REASON_MALFORMED;
 	bool authenticated =
 	    decoded && d.reason != EG_REASON_UNKNOWN_KEY && d.reason != EG_REASON_BAD_SIGNATURE;
@@ -157,7 +157,8 @@ static void print_json(struct eg_decision d, const struct eg_identity_opts *id, 
 	eg_scope_format(cap->scope, scope, sizeof(scope));
 	printf(",\"token\":{\"authenticated\":%s,\"key_id\":\"%s\",",
 	       authenticated ? "true" : "false", kid);
-	json_id("token_id", cap->token_id, true);
+	sodium_bin2hex(token_id, sizeof(token_id), cap->token_id, EG_ID_LEN);
+	printf("\"token_id\":\"%s\"", token_id);
 	putchar(',');
 	json_id("sandbox", cap->sandbox, true);
 	putchar(',');
