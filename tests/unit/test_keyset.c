@@ -241,18 +241,24 @@ Test(keyset, directory_loads_all_or_nothing, .init = make_dir, .fini = remove_di
 	rmdir(want);
 }
 
-Test(keyset, empty_or_missing_directory_is_an_error, .init = make_dir, .fini = remove_dir)
+Test(keyset, empty_directory_empties_missing_one_fails, .init = make_dir, .fini = remove_dir)
 {
 	struct eg_keyset ks;
+	struct test_key k;
 	char bad[4096], path[4096];
 
+	/* Removing the last key is a valid state: it verifies nothing. */
+	test_key(&k, 1);
 	eg_keyset_init(&ks);
-	cr_assert_eq(eg_keyset_load_path(&ks, dir, bad, sizeof(bad)), EG_KEY_NOT_FOUND);
-	cr_assert_str_eq(bad, dir);
+	cr_assert_eq(eg_keyset_add(&ks, k.pk, NULL), EG_KEY_OK);
+	cr_assert_eq(eg_keyset_load_path(&ks, dir, bad, sizeof(bad)), EG_KEY_OK);
+	cr_assert_eq(ks.n, 0);
+	cr_assert_eq(ks.generation, 2);
+	cr_assert_null(eg_keyset_find(&ks, k.kid));
 	snprintf(path, sizeof(path), "%s/nope", dir);
 	cr_assert_eq(eg_keyset_load_path(&ks, path, bad, sizeof(bad)), EG_KEY_BAD_FILE);
 	cr_assert_str_eq(bad, path);
-	cr_assert_eq(ks.generation, 0);
+	cr_assert_eq(ks.generation, 2);
 }
 
 Test(keyset, error_names)

@@ -54,8 +54,9 @@ enum eg_key_err eg_pubkey_read(const char *path, uint8_t pk[crypto_sign_PUBLICKE
  * one file if path is a file, and replaces ks with exactly those keys,
  * bumping its generation. On the first bad file (sorted by name) ks is left
  * untouched, bad names the file, and its error is returned: a key set is
- * replaced whole or not at all. A directory without keys is
- * EG_KEY_NOT_FOUND. Not thread-safe: callers that share ks serialise. */
+ * replaced whole or not at all. A directory without keys loads an empty
+ * set (which verifies nothing); whether that is acceptable is the caller's
+ * call. Not thread-safe: callers that share ks serialise. */
 enum eg_key_err eg_keyset_load_path(struct eg_keyset *ks, const char *path, char *bad,
 				    size_t bad_size);
 

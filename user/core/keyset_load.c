@@ -114,13 +114,6 @@ static enum eg_key_err load_dir(struct eg_keyset *ks, const char *dir, char *bad
 		}
 		n++;
 	}
-	if (n == 0) {
-		/* An empty key set denies everything; that is a mistake, not a
-		 * configuration. */
-		err = EG_KEY_NOT_FOUND;
-		set_bad(bad, bad_size, dir);
-		goto cleanup;
-	}
 	/* Sorted, so that which file is named on failure does not depend on
 	 * directory order. */
 	qsort(names, n, sizeof(*names), cmp_names);

@@ -288,6 +288,11 @@ int cmd_check(int argc, char **argv)
 		fprintf(stderr, "execgate check: keys %s: %s\n", bad, eg_key_err_name(kerr));
 		goto cleanup;
 	}
+	if (ks->n == 0) {
+		/* Every token would be unknown-key: a wrong path, not a verdict. */
+		fprintf(stderr, "execgate check: keys %s: no *.pub key files\n", keys);
+		goto cleanup;
+	}
 	adm.keys = ks;
 	adm.cache = NULL; /* one token, one check */
 
