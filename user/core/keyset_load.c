@@ -116,7 +116,8 @@ static enum eg_key_err load_dir(struct eg_keyset *ks, const char *dir, char *bad
 	}
 	/* Sorted, so that which file is named on failure does not depend on
 	 * directory order. */
-	qsort(names, n, sizeof(*names), cmp_names);
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_names);
 	for (size_t i = 0; i < n; i++) {
 		struct stat st;
 
