@@ -3,6 +3,7 @@
  * (cmd_*.c); this file only dispatches. */
 #include <stdio.h>
 #include <string.h>
+#include <sodium.h>
 #include "execgate/commands.h"
 #include "loader/pins.h"
 
@@ -47,6 +48,10 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
 		usage(stdout);
 		return EG_EXIT_OK;
+	}
+	if (sodium_init() < 0) {
+		fprintf(stderr, "execgate: libsodium: initialisation failed\n");
+		return EG_EXIT_ERROR;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))

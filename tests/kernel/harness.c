@@ -1,0 +1,640 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <time.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <criterion/criterion.h>
+#include "harness.h"
+#include "loader/cgroup.h"
+#include "loader/pins.h"
+#include "loader/proc_id.h"
+
+struct kh_env kh;
+static unsigned kh_seq;
+
+static const char *bin(const char *env, const char *fallback)
+{
+	const char *b = getenv(env);
+
+	return b && *b ? b : fallback;
+}
+
+const char *kh_path(const char *name)
+{
+	static char bufs[8][256];
+	static unsigned n;
+	char *b = bufs[n++ % 8];
+
+	snprintf(b, sizeof(bufs[0]), "%s/%s", kh.dir, name);
+	return b;
+}
+
+void kh_track(pid_t pid)
+{
+	if (kh.npids < KH_MAX_PIDS)
+		kh.pids[kh.npids++] = pid;
+}
+
+/* --- running programs ----------------------------------------------------- */
+
+static int run_argv(char *out, size_t size, char *const argv[])
+{
+	char scratch[256];
+	int pipefd[2], status;
+	size_t used = 0;
+	ssize_t n;
+	pid_t pid;
+
+	if (!out) {
+		out = scratch;
+		size = sizeof(scratch);
+	}
+
+	if (pipe2(pipefd, O_CLOEXEC))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		dup2(pipefd[1], 1);
+		dup2(pipefd[1], 2);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	/* Keep reading past a full buffer so the child never blocks. */
+	for (;;) {
+		bool room = used + 1 < size;
+
+		n = read(pipefd[0], room ? out + used : scratch,
+			 room ? size - 1 - used : sizeof(scratch));
+		if (n <= 0)
+			break;
+		if (room)
+			used += (size_t)n;
+	}
+	close(pipefd[0]);
+	out[used] = '\0';
+	if (waitpid(pid, &status, 0) < 0)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int run_va(char *out, size_t size, const char *prog, bool dirs, va_list ap)
+{
+	char *argv[64];
+	int n = 0;
+	const char *a;
+
+	argv[n++] = (char *)prog;
+	while ((a = va_arg(ap, const char *)) && n < 58)
+		argv[n++] = (char *)a;
+	if (dirs) {
+		argv[n++] = "--pin-dir";
+		argv[n++] = kh.pin_dir;
+		argv[n++] = "--state-dir";
+		argv[n++] = kh.state_dir;
+	}
+	argv[n] = NULL;
+	return run_argv(out, size, argv);
+}
+
+int kh_cli(char *out, size_t size, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, size);
+	rc = run_va(out, size, bin("EXECGATE_BIN", "build/execgate"), true, ap);
+	va_end(ap);
+	return rc;
+}
+
+int kh_issue(char *out, size_t size, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, size);
+	rc = run_va(out, size, bin("EXECGATE_ISSUE_BIN", "build/execgate-issue"), false, ap);
+	va_end(ap);
+	return rc;
+}
+
+int kh_run(char *out, size_t size, const char *prog, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, prog);
+	rc = run_va(out, size, prog, false, ap);
+	va_end(ap);
+	return rc;
+}
+
+void kh_keys(void)
+{
+	char out[512], pub[256];
+	int rc;
+
+	rc = kh_issue(out, sizeof(out), "keygen", "--out", kh.keys_dir, NULL);
+	cr_assert_eq(rc, 0, "execgate-issue keygen: %s", out);
+	out[strcspn(out, "\n")] = '\0';
+	snprintf(kh.kid, sizeof(kh.kid), "%.31s", out);
+	snprintf(pub, sizeof(pub), "%s/%s.pub", kh.keys_dir, kh.kid);
+	rc = kh_cli(out, sizeof(out), "keys", "add", pub, NULL);
+	cr_assert_eq(rc, 0, "execgate keys add: %s", out);
+}
+
+void kh_cap(char *token, size_t size, const char *sandbox, const char *worker, unsigned gen,
+	    unsigned act, unsigned ttl, long long now_unix)
+{
+	char seed[256], g[16], a[16], t[16], now[32];
+	int rc;
+
+	snprintf(seed, sizeof(seed), "%s/%s.seed", kh.keys_dir, kh.kid);
+	snprintf(g, sizeof(g), "%u", gen);
+	snprintf(a, sizeof(a), "%u", act);
+	snprintf(t, sizeof(t), "%u", ttl);
+	if (now_unix)
+		snprintf(now, sizeof(now), "%lld", now_unix);
+	if (now_unix)
+		rc = kh_issue(token, size, "cap", "--key", seed, "--sandbox", sandbox, "--worker",
+			      worker, "--generation", g, "--activation", a, "--scope",
+			      "file.read,exec", "--ttl", t, "--now", now, NULL);
+	else
+		rc = kh_issue(token, size, "cap", "--key", seed, "--sandbox", sandbox, "--worker",
+			      worker, "--generation", g, "--activation", a, "--scope",
+			      "file.read,exec", "--ttl", t, NULL);
+	cr_assert_eq(rc, 0, "execgate-issue cap: %s", token);
+	token[strcspn(token, "\n")] = '\0';
+}
+
+/* --- setup / teardown ----------------------------------------------------- */
+
+static bool expect_lsm_only(void)
+{
+	const char *t = getenv("EXECGATE_EXPECT_TIER");
+
+	return t && !strcmp(t, "lsm");
+}
+
+static bool allow_skip(void)
+{
+	const char *s = getenv("EXECGATE_ALLOW_SKIP");
+
+	return s && !strcmp(s, "1");
+}
+
+void kh_setup(void)
+{
+	char root[400], out[4096], err[512];
+	unsigned n = kh_seq++;
+	int rc;
+
+	memset(&kh, 0, sizeof(kh));
+	if (geteuid() != 0) {
+		if (allow_skip()) {
+			fprintf(stderr,
+				"SKIPPED: kernel tests need root (EXECGATE_ALLOW_SKIP=1)\n");
+			cr_skip_test("SKIPPED: kernel tests need root");
+		}
+		cr_assert_fail("kernel tests need root (set EXECGATE_ALLOW_SKIP=1 to skip)");
+	}
+	snprintf(kh.dir, sizeof(kh.dir), "/tmp/egk-%d-%u", (int)getpid(), n);
+	snprintf(kh.state_dir, sizeof(kh.state_dir), "%s/state", kh.dir);
+	snprintf(kh.keys_dir, sizeof(kh.keys_dir), "%s/issuer", kh.dir);
+	snprintf(kh.pin_dir, sizeof(kh.pin_dir), "/sys/fs/bpf/egk-%d-%u", (int)getpid(), n);
+	cr_assert_eq(mkdir(kh.dir, 0700), 0, "mkdir %s: %s", kh.dir, strerror(errno));
+	cr_assert_eq(mkdir(kh.keys_dir, 0700), 0, "mkdir %s", kh.keys_dir);
+
+	rc = eg_cgroup2_root(root, sizeof(root));
+	cr_assert_eq(rc, 0, "no cgroup v2 mount in /proc/self/mountinfo");
+	snprintf(kh.cgroup, sizeof(kh.cgroup), "%s/egk-%d-%u", root, (int)getpid(), n);
+	cr_assert_eq(mkdir(kh.cgroup, 0755), 0, "mkdir %s: %s", kh.cgroup, strerror(errno));
+	kh.cgroup_made = true;
+
+	rc = kh_cli(out, sizeof(out), "load", "--cgroup", kh.cgroup, "--require", "cgroup", NULL);
+	if (rc == 5) {
+		if (expect_lsm_only())
+			cr_skip_test("not offered by this kernel: %s", out);
+		if (allow_skip()) {
+			fprintf(stderr, "SKIPPED: cgroup tier not offered: %s", out);
+			cr_skip_test("SKIPPED: cgroup tier not offered");
+		}
+	}
+	cr_assert_eq(rc, 0, "execgate load --cgroup %s: exit %d: %s", kh.cgroup, rc, out);
+	kh.loaded = true;
+	rc = eg_maps_open(&kh.maps, kh.pin_dir, err, sizeof(err));
+	cr_assert_eq(rc, 0, "%s", err);
+	kh.maps_open = true;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return type == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+void kh_teardown(void)
+{
+	char out[1024];
+
+	for (size_t i = 0; i < kh.npids; i++)
+		if (kh.pids[i] > 0)
+			kill(kh.pids[i], SIGKILL);
+	for (size_t i = 0; i < kh.npids; i++)
+		if (kh.pids[i] > 0)
+			waitpid(kh.pids[i], NULL, 0);
+	kh.npids = 0;
+	if (kh.maps_open)
+		eg_maps_close(&kh.maps);
+	kh.maps_open = false;
+	if (kh.pin_dir[0] && access(kh.pin_dir, F_OK) == 0)
+		kh_cli(out, sizeof(out), "unload", NULL);
+	if (kh.cgroup_made) {
+		/* Everything in it was ours and is dead; rmdir retries while the
+		 * kernel finishes tearing the exited tasks down. */
+		for (int i = 0; i < 100 && rmdir(kh.cgroup) && errno == EBUSY; i++)
+			usleep(10000);
+		kh.cgroup_made = false;
+	}
+	if (kh.dir[0])
+		nftw(kh.dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* --- kernel state ----------------------------------------------------------- */
+
+__u64 kh_counter(__u32 reason)
+{
+	__u64 c[EG_K_REASON_COUNT];
+
+	cr_assert_eq(eg_counters_read(&kh.maps, c), 0, "reading eg_counters");
+	return c[reason];
+}
+
+struct ev_match {
+	__u32 pid, reason;
+	int n;
+};
+
+static int ev_cb(void *ctx, void *data, size_t size)
+{
+	struct ev_match *m = ctx;
+	const struct eg_event *ev = data;
+
+	if (size >= sizeof(*ev) && ev->pid == m->pid && ev->reason == m->reason)
+		m->n++;
+	return 0;
+}
+
+int kh_events(__u32 pid, __u32 reason)
+{
+	struct ev_match m = {.pid = pid, .reason = reason};
+	struct ring_buffer *rb;
+
+	rb = ring_buffer__new(kh.maps.fd[EG_MAP_EVENTS], ev_cb, &m, NULL);
+	cr_assert_not_null(rb, "ring_buffer__new");
+	ring_buffer__consume(rb);
+	ring_buffer__free(rb);
+	return m.n;
+}
+
+struct eg_proc_id kh_proc_id(pid_t pid)
+{
+	struct eg_proc_id id;
+	char err[256];
+
+	cr_assert_eq(eg_proc_identify(pid, &id, err, sizeof(err)), 0, "%s", err);
+	return id;
+}
+
+/* --- children ----------------------------------------------------------------- */
+
+enum kh_op { KH_CONNECT, KH_LISTEN, KH_EXEC_CONNECT };
+
+struct kh_msg {
+	int op;
+	int mode;
+	char path[EG_UNIX_PATH_MAX];
+};
+
+struct kh_reply {
+	int rc;
+	int tagged;
+	struct eg_sk_tag tag;
+};
+
+static int unix_addr(const char *path, struct sockaddr_un *sun)
+{
+	memset(sun, 0, sizeof(*sun));
+	sun->sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun->sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sun->sun_path, path, strlen(path));
+	return 0;
+}
+
+static const char *exec_connect_py = "import socket,sys\n"
+				     "s=socket.socket(socket.AF_UNIX)\n"
+				     "try:\n"
+				     "  s.connect(sys.argv[1]); sys.exit(0)\n"
+				     "except OSError as e:\n"
+				     "  sys.exit(e.errno or 255)\n";
+
+static void child_loop(int ctl, const char *pin_dir)
+{
+	struct sockaddr_un sun;
+	struct kh_msg m;
+	struct kh_reply r;
+	char tags_pin[256];
+	int listen_fd = -1, tags_fd, fd;
+
+	snprintf(tags_pin, sizeof(tags_pin), "%s/%s", pin_dir, eg_map_names[EG_MAP_SK_TAGS]);
+	tags_fd = bpf_obj_get(tags_pin);
+	while (read(ctl, &m, sizeof(m)) == sizeof(m)) {
+		memset(&r, 0, sizeof(r));
+		m.path[sizeof(m.path) - 1] = '\0';
+		if (unix_addr(m.path, &sun)) {
+			r.rc = -ENAMETOOLONG;
+		} else if (m.op == KH_CONNECT) {
+			socklen_t len = sizeof(sun);
+			size_t plen = strlen(m.path);
+
+			if (m.mode == 1)
+				memset(sun.sun_path + plen + 1, 'X',
+				       sizeof(sun.sun_path) - plen - 1);
+			else if (m.mode == 2)
+				len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + plen);
+			fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			if (connect(fd, (struct sockaddr *)&sun, len)) {
+				r.rc = -errno;
+			} else if (tags_fd >= 0 && bpf_map_lookup_elem(tags_fd, &fd, &r.tag) == 0) {
+				r.tagged = 1;
+			}
+			close(fd);
+		} else if (m.op == KH_LISTEN) {
+			unlink(m.path);
+			listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+			if (bind(listen_fd, (struct sockaddr *)&sun, sizeof(sun)) ||
+			    listen(listen_fd, 1024))
+				r.rc = -errno;
+		} else if (m.op == KH_EXEC_CONNECT) {
+			execlp("python3", "python3", "-c", exec_connect_py, m.path, (char *)NULL);
+			r.rc = -errno;
+		}
+		if (write(ctl, &r, sizeof(r)) != sizeof(r))
+			break;
+		while (listen_fd >= 0 && (fd = accept(listen_fd, NULL, NULL)) >= 0)
+			close(fd);
+	}
+	_exit(0);
+}
+
+static void join_cgroup(void)
+{
+	char path[600];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", kh.cgroup);
+	f = fopen(path, "w");
+	if (!f || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f))
+		_exit(90);
+}
+
+void kh_child_start(struct kh_child *c, bool in_cgroup)
+{
+	int sv[2];
+	char ready;
+	pid_t pid;
+
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0, "socketpair");
+	pid = fork();
+	cr_assert_geq(pid, 0, "fork");
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(sv[0]);
+		if (in_cgroup)
+			join_cgroup();
+		ready = 1;
+		if (write(sv[1], &ready, 1) != 1)
+			_exit(91);
+		child_loop(sv[1], kh.pin_dir);
+	}
+	close(sv[1]);
+	c->pid = pid;
+	c->ctl = sv[0];
+	kh_track(pid);
+	cr_assert_eq(read(c->ctl, &ready, 1), 1, "child %d did not start", (int)pid);
+}
+
+static struct kh_reply child_call(struct kh_child *c, int op, const char *path)
+{
+	struct kh_msg m = {.op = op};
+	struct kh_reply r;
+
+	snprintf(m.path, sizeof(m.path), "%s", path);
+	cr_assert_eq(write(c->ctl, &m, sizeof(m)), (ssize_t)sizeof(m), "child %d: command",
+		     (int)c->pid);
+	cr_assert_eq(read(c->ctl, &r, sizeof(r)), (ssize_t)sizeof(r), "child %d: no reply",
+		     (int)c->pid);
+	return r;
+}
+
+int kh_child_connect(struct kh_child *c, const char *path, struct eg_sk_tag *tag, bool *tagged)
+{
+	struct kh_reply r = child_call(c, KH_CONNECT, path);
+
+	if (tag)
+		*tag = r.tag;
+	if (tagged)
+		*tagged = r.tagged;
+	return r.rc;
+}
+
+int kh_child_connect_mode(struct kh_child *c, const char *path, int mode)
+{
+	struct kh_msg m = {.op = KH_CONNECT, .mode = mode};
+	struct kh_reply r;
+
+	snprintf(m.path, sizeof(m.path), "%s", path);
+	cr_assert_eq(write(c->ctl, &m, sizeof(m)), (ssize_t)sizeof(m), "child command");
+	cr_assert_eq(read(c->ctl, &r, sizeof(r)), (ssize_t)sizeof(r), "child reply");
+	return r.rc;
+}
+
+int kh_child_listen(struct kh_child *c, const char *path)
+{
+	return child_call(c, KH_LISTEN, path).rc;
+}
+
+int kh_child_exec_connect(struct kh_child *c, const char *path)
+{
+	struct kh_msg m = {.op = KH_EXEC_CONNECT};
+	int status;
+
+	snprintf(m.path, sizeof(m.path), "%s", path);
+	cr_assert_eq(write(c->ctl, &m, sizeof(m)), (ssize_t)sizeof(m), "child command");
+	cr_assert_eq(waitpid(c->pid, &status, 0), c->pid, "waitpid");
+	for (size_t i = 0; i < kh.npids; i++)
+		if (kh.pids[i] == c->pid)
+			kh.pids[i] = 0;
+	close(c->ctl);
+	c->pid = 0;
+	cr_assert(WIFEXITED(status), "python3 child died by a signal");
+	return -WEXITSTATUS(status);
+}
+
+void kh_child_stop(struct kh_child *c)
+{
+	if (c->pid <= 0)
+		return;
+	close(c->ctl);
+	kill(c->pid, SIGKILL);
+	waitpid(c->pid, NULL, 0);
+	for (size_t i = 0; i < kh.npids; i++)
+		if (kh.pids[i] == c->pid)
+			kh.pids[i] = 0;
+	c->pid = 0;
+}
+
+pid_t kh_listener_start(const char *path)
+{
+	struct sockaddr_un sun;
+	int fd, sv[2];
+	char ready = 0;
+	pid_t pid;
+
+	cr_assert_eq(unix_addr(path, &sun), 0, "path too long: %s", path);
+	cr_assert_eq(pipe2(sv, O_CLOEXEC), 0, "pipe");
+	pid = fork();
+	cr_assert_geq(pid, 0, "fork");
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		unlink(path);
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) || listen(fd, 4096))
+			_exit(92);
+		ready = 1;
+		if (write(sv[1], &ready, 1) != 1)
+			_exit(93);
+		for (;;) {
+			int c = accept(fd, NULL, NULL);
+
+			if (c >= 0)
+				close(c);
+		}
+	}
+	close(sv[1]);
+	kh_track(pid);
+	cr_assert_eq(read(sv[0], &ready, 1), 1, "listener on %s did not start", path);
+	close(sv[0]);
+	return pid;
+}
+
+/* --- connect loops ---------------------------------------------------------- */
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void kh_loop_start(struct kh_loop *l, const char *path, double seconds, kh_tag_check check,
+		   void *arg)
+{
+	int go[2], res[2];
+	struct sockaddr_un sun;
+	char tags_pin[256], b;
+	pid_t pid;
+
+	cr_assert_eq(unix_addr(path, &sun), 0, "path too long");
+	cr_assert_eq(pipe2(go, O_CLOEXEC), 0, "pipe");
+	cr_assert_eq(pipe2(res, O_CLOEXEC), 0, "pipe");
+	snprintf(tags_pin, sizeof(tags_pin), "%s/%s", kh.pin_dir, eg_map_names[EG_MAP_SK_TAGS]);
+	pid = fork();
+	cr_assert_geq(pid, 0, "fork");
+	if (pid == 0) {
+		struct kh_loop_result r = {0};
+		struct eg_sk_tag tag;
+		int tags_fd, fd;
+		double end;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(go[1]);
+		close(res[0]);
+		join_cgroup();
+		tags_fd = bpf_obj_get(tags_pin);
+		b = 1;
+		if (write(res[1], &b, 1) != 1 || read(go[0], &b, 1) != 1)
+			_exit(94);
+		end = now_s() + seconds;
+		while (now_s() < end) {
+			fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0) {
+				r.ok++;
+				if (tags_fd >= 0 && bpf_map_lookup_elem(tags_fd, &fd, &tag) == 0) {
+					r.tagged++;
+					if (check && !check(&tag, arg))
+						r.bad_tag++;
+				}
+			} else if (errno == EPERM) {
+				r.eperm++;
+			} else {
+				r.other++;
+				r.other_errno = errno;
+			}
+			close(fd);
+		}
+		if (write(res[1], &r, sizeof(r)) != sizeof(r))
+			_exit(95);
+		_exit(0);
+	}
+	close(go[0]);
+	close(res[1]);
+	l->pid = pid;
+	l->go_fd = go[1];
+	l->res_fd = res[0];
+	kh_track(pid);
+	cr_assert_eq(read(l->res_fd, &b, 1), 1, "loop child %d did not start", (int)pid);
+}
+
+void kh_loop_go(struct kh_loop *l)
+{
+	char b = 1;
+
+	cr_assert_eq(write(l->go_fd, &b, 1), 1, "loop go");
+	close(l->go_fd);
+}
+
+struct kh_loop_result kh_loop_wait(struct kh_loop *l)
+{
+	struct kh_loop_result r;
+
+	cr_assert_eq(read(l->res_fd, &r, sizeof(r)), (ssize_t)sizeof(r), "loop child %d: no result",
+		     (int)l->pid);
+	close(l->res_fd);
+	waitpid(l->pid, NULL, 0);
+	for (size_t i = 0; i < kh.npids; i++)
+		if (kh.pids[i] == l->pid)
+			kh.pids[i] = 0;
+	return r;
+}

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Kernel-test harness: one scratch world per test.
+ *
+ * kh_setup() creates a scratch cgroup under the cgroup v2 mount (found in
+ * /proc/self/mountinfo), a pin dir /sys/fs/bpf/egk-<pid>-<n>, a scratch
+ * directory /tmp/egk-<pid>-<n> (state dir, socket files, issuer keys), and
+ * runs `execgate load --cgroup <scratch>` into them. kh_teardown() (a
+ * Criterion .fini, so it runs after failed tests too) kills every process
+ * the test started, unloads, removes pins, the cgroup and the directory.
+ *
+ * Programs are attached only to the scratch cgroup; processes that should
+ * be subject to enforcement are children moved into it (kh_child_start).
+ *
+ * A kernel without connect_unix: the test FAILS, unless EXECGATE_ALLOW_SKIP=1
+ * (a loud SKIPPED line), or the VM matrix says the kernel is LSM-only
+ * (EXECGATE_EXPECT_TIER=lsm: "not offered by this kernel", counted apart). */
+#ifndef EXECGATE_TEST_KERNEL_HARNESS_H
+#define EXECGATE_TEST_KERNEL_HARNESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include "execgate/abi.h"
+#include "loader/maps.h"
+#include "loader/runtime.h"
+
+#define KH_MAX_PIDS 64
+
+struct kh_env {
+	char cgroup[512];
+	char pin_dir[128];
+	char dir[128];	     /* scratch: sockets, issuer keys */
+	char state_dir[160]; /* <dir>/state */
+	char keys_dir[160];  /* <dir>/issuer: execgate-issue keygen output */
+	char kid[32];	     /* key id of the issuer key, after kh_keys() */
+	bool cgroup_made, loaded, maps_open;
+	struct eg_maps maps;
+	pid_t pids[KH_MAX_PIDS];
+	size_t npids;
+};
+
+/* The current test's environment (one test runs at a time per process). */
+extern struct kh_env kh;
+
+void kh_setup(void);
+void kh_teardown(void);
+
+/* <dir>/<name> */
+const char *kh_path(const char *name);
+
+/* Runs `execgate ARGS... --pin-dir P --state-dir S` (the dirs are added
+ * unless the first argument is "-n"); captures stdout+stderr into out.
+ * Returns the exit status, or -1 when the binary could not run. */
+int kh_cli(char *out, size_t size, ...) __attribute__((sentinel));
+/* Runs `execgate-issue ARGS...`. */
+int kh_issue(char *out, size_t size, ...) __attribute__((sentinel));
+/* Any program (absolute path or PATH lookup); no dirs added. */
+int kh_run(char *out, size_t size, const char *prog, ...) __attribute__((sentinel));
+
+/* keygen into keys_dir and `execgate keys add`; fills kh.kid. */
+void kh_keys(void);
+/* A token from execgate-issue cap for the given identity (ttl seconds,
+ * now_unix 0 = real clock). */
+void kh_cap(char *token, size_t size, const char *sandbox, const char *worker, unsigned gen,
+	    unsigned act, unsigned ttl, long long now_unix);
+
+/* Sum over CPUs of one eg_counters slot. */
+__u64 kh_counter(__u32 reason);
+/* Reads every pending event; returns how many match (pid, reason). */
+int kh_events(__u32 pid, __u32 reason);
+
+/* --- processes ------------------------------------------------------------ */
+
+/* A forked child that obeys commands over a socketpair. in_cgroup: it
+ * joins the scratch cgroup before answering its first command. */
+struct kh_child {
+	pid_t pid;
+	int ctl;
+};
+
+void kh_child_start(struct kh_child *c, bool in_cgroup);
+/* connect(2) to a Unix stream path, then close. Returns 0 or -errno. With
+ * tag non-NULL, *tagged says whether the socket carried an eg_sk_tags entry
+ * after the connect, and *tag holds it. */
+int kh_child_connect(struct kh_child *c, const char *path, struct eg_sk_tag *tag, bool *tagged);
+/* Binds and listens on path (backlog 1024); pending connections are
+ * accepted and closed between commands. */
+int kh_child_listen(struct kh_child *c, const char *path);
+/* exec()s python3 in place (same pid, same start time, another binary),
+ * which connects to path and exits with the errno (0 on success). Returns
+ * 0 or -errno as seen by the new program. The child is gone afterwards. */
+int kh_child_exec_connect(struct kh_child *c, const char *path);
+void kh_child_stop(struct kh_child *c);
+
+/* Like kh_child_connect with a non-canonical address: mode 1 passes
+ * addrlen = sizeof(struct sockaddr_un) with garbage after the path's NUL,
+ * mode 2 passes exactly the path bytes with no NUL at all. The kernel
+ * resolves both to the same path, so enforcement must too. */
+int kh_child_connect_mode(struct kh_child *c, const char *path, int mode);
+
+/* A child in the cgroup that connects to path in a loop for `seconds`
+ * once kh_loop_go() is called, and reports what happened. check, when
+ * set, runs in the child on every admitted socket's tag and counts the
+ * tags it rejects. */
+typedef bool (*kh_tag_check)(const struct eg_sk_tag *tag, void *arg);
+struct kh_loop {
+	pid_t pid;
+	int go_fd, res_fd;
+};
+struct kh_loop_result {
+	unsigned long ok, eperm, other, tagged, bad_tag;
+	int other_errno;
+};
+void kh_loop_start(struct kh_loop *l, const char *path, double seconds, kh_tag_check check,
+		   void *arg);
+void kh_loop_go(struct kh_loop *l);
+struct kh_loop_result kh_loop_wait(struct kh_loop *l);
+
+/* A process outside the cgroup that listens on path and accepts and closes
+ * connections until killed: a stand-in for Firecracker's VSOCK socket. */
+pid_t kh_listener_start(const char *path);
+
+/* Registers a pid for kill + reap at teardown. */
+void kh_track(pid_t pid);
+
+/* The eg_proc_id of a pid, via the loader's /proc reader; asserts. */
+struct eg_proc_id kh_proc_id(pid_t pid);
+
+#endif
