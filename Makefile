@@ -7,6 +7,8 @@
 #   tests/unit/      Criterion, no root; tests/kernel/ Criterion, root
 
 .DELETE_ON_ERROR:
+# BPF objects and skeletons are real products, not intermediates to delete.
+.SECONDARY:
 .SUFFIXES:
 
 PREFIX ?= /usr/local
@@ -43,7 +45,7 @@ CORE_LIB := $(BUILD)/libexecgate-core.a
 LIB := $(BUILD)/libexecgate.a
 BINS := $(BUILD)/execgate $(BUILD)/execgate-issue
 
-.PHONY: all deps check test-unit test-unit-san test-kernel vmtest bench fuzz \
+.PHONY: all deps check test-cli test-unit test-unit-san test-kernel vmtest bench fuzz \
 	fuzz-smoke demo install format format-check clean
 
 all: $(BINS) $(LIB) $(CORE_LIB)
@@ -150,7 +152,11 @@ bench: $(BINS) $(patsubst tests/bench/bench_%.c,$(BUILD)/bench-%,$(BENCH_SRCS))
 demo: $(BINS)
 	./scripts/demo.sh
 
-check: all format-check test-unit test-unit-san fuzz-smoke test-kernel vmtest
+# The capability demo checks its own verdicts, so it doubles as the CLI test.
+test-cli: $(BINS)
+	BUILD=$(BUILD) ./scripts/demo-capability.sh >/dev/null
+
+check: all format-check test-unit test-unit-san test-cli fuzz-smoke test-kernel vmtest
 
 install: $(BINS)
 	install -d $(DESTDIR)$(PREFIX)/bin
