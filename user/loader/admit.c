@@ -124,6 +124,17 @@ static int grants_walk(struct eg_runtime *rt,
 			continue; /* deleted meanwhile */
 		if (!fn(rt, &g, arg))
 			continue;
+		/* Tombstone in place (under the element lock) before deleting.
+		 * A BPF reader that raced the delete and the element's re-use
+		 * for the same key then mixes the new value with one whose
+		 * epoch, generation and expiry are all zero: any field taken
+		 * from the tombstone makes the copy dead. Re-use for another
+		 * key is caught by the reader's embedded-key and re-lookup
+		 * checks (bpf/execgate_common.bpf.h). */
+		g.generation = g.epoch = g.expiry_ns = 0;
+		g.scope = 0;
+		if (eg_grant_write(&rt->maps, &g) && errno != ENOENT)
+			continue;
 		if (bpf_map_delete_elem(fd, &key)) {
 			if (errno != ENOENT)
 				rc = -errno;
