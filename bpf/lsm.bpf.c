@@ -35,6 +35,18 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+/* struct sockaddr_vm, a fixed UAPI layout. Not the vmlinux.h type: on
+ * modular kernels that type lives in the vsock module's BTF, and a CO-RE
+ * relocation against it would fail to load while vsock is not loaded. */
+struct eg_sockaddr_vm {
+	__u16 svm_family;
+	__u16 svm_reserved1;
+	__u32 svm_port;
+	__u32 svm_cid;
+	__u8 svm_flags;
+	__u8 svm_zero[3];
+};
+
 /* Set by the loader before load: true on kernels without
  * BPF_CGROUP_UNIX_CONNECT, where socket_connect enforces the Unix path
  * endpoints instead. False elsewhere, so a connect is checked (and counted)
@@ -88,7 +100,7 @@ static __noinline int eg_vsock_connect(struct socket *sock, struct sockaddr *add
 	struct eg_endpoint_snap ep = {};
 	struct eg_record_snap rec = {};
 	struct eg_proc_id caller;
-	struct sockaddr_vm svm;
+	struct eg_sockaddr_vm svm;
 	struct eg_vsock_key key;
 	struct sock *sk;
 	__u32 reason;
@@ -123,50 +135,69 @@ static __noinline int eg_vsock_connect(struct socket *sock, struct sockaddr *add
 	return 0;
 }
 
+/* key->path = the first len bytes of buf, NUL padded: constant-offset word
+ * loads and stores only, no variable-length helper call. */
+EG_INLINE void eg_path_key_from_words(const __u64 *words, __u32 len, struct eg_path_key *key)
+{
+	__u64 out[EG_PATH_WORDS];
+
+#pragma unroll
+	for (int i = 0; i < EG_PATH_WORDS; i++) {
+		if (8 * i >= len)
+			out[i] = 0;
+		else if (len - 8 * i < 8)
+			out[i] = eg_low_bytes(words[i], len - 8 * i);
+		else
+			out[i] = words[i];
+	}
+	__builtin_memcpy(key->path, out, sizeof(key->path));
+}
+
 /* Path endpoints on kernels without connect_unix: the same check as
  * bpf/cgroup_connect_unix.bpf.c, but machine-wide rather than per cgroup,
  * and reading the address with a helper (6.1 has no bpf_rdonly_cast). */
 static __noinline int eg_unix_connect(struct socket *sock, struct sockaddr *address, int addrlen)
 {
 	/* eg_unix_path_scan() reads whole 8-byte words: 14 of them. */
-	__u8 buf[8 * EG_PATH_WORDS] = {};
+	__u64 words[EG_PATH_WORDS] = {};
 	struct eg_endpoint_snap ep = {};
 	struct eg_record_snap rec = {};
 	struct eg_path_filter_key fk;
 	struct eg_proc_id caller;
 	struct eg_path_key key;
-	const __u8 *path;
 	__u32 limit, len, reason;
 	struct sock *sk;
 	int rc;
 
 	if (addrlen <= 2)
 		return 0; /* unnamed: nothing to check */
-	limit = addrlen - 2;
-	if (limit > EG_UNIX_PATH_MAX)
-		limit = EG_UNIX_PATH_MAX;
-	path = (const __u8 *)address->sa_data;
-	if (bpf_probe_read_kernel(buf, limit, path))
+	limit = addrlen - 2 > EG_UNIX_PATH_MAX ? EG_UNIX_PATH_MAX : addrlen - 2;
+	/* A fixed-size read: every connect() path hands the hook a full
+	 * sockaddr_storage (128 bytes), so 108 bytes after the family are
+	 * always there; the scan ignores what lies beyond addrlen. */
+	if (bpf_probe_read_kernel(words, EG_UNIX_PATH_MAX, address->sa_data))
 		return 0;
-	len = eg_unix_path_scan(buf, limit, &fk);
+	len = eg_unix_path_scan((const __u8 *)words, limit, &fk);
 	if (!len || !bpf_map_lookup_elem(&eg_path_filter, &fk)) {
 		eg_count(EG_K_ALLOW_UNREGISTERED);
 		return 0;
 	}
-	rc = eg_unix_endpoint_copy(path, len, &key, &ep);
+	eg_path_key_from_words(words, len, &key);
+	rc = eg_endpoint_copy(&eg_endpoints, &key, &ep);
 	if (rc == EG_COPY_MISSING) {
 		eg_count(EG_K_ALLOW_UNREGISTERED); /* filter collision */
 		return 0;
 	}
 	if (rc != EG_COPY_OK)
-		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, EG_K_DENY_INCONSISTENT, &ep, 0, path,
-			       len, NULL);
+		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, EG_K_DENY_INCONSISTENT, &ep, 0, key.path,
+			       sizeof(key.path), NULL);
 	if (!eg_current_proc(&caller))
-		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, EG_K_DENY_NO_TASK, &ep, 0, path, len,
-			       NULL);
+		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, EG_K_DENY_NO_TASK, &ep, 0, key.path,
+			       sizeof(key.path), NULL);
 	reason = eg_endpoint_verdict(&ep, &caller, bpf_ktime_get_boot_ns(), &rec);
 	if (!eg_reason_allows(reason))
-		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, reason, &ep, rec.epoch, path, len, NULL);
+		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, reason, &ep, rec.epoch, key.path,
+			       sizeof(key.path), NULL);
 	eg_count(reason);
 	sk = sock->sk;
 	if (sk)

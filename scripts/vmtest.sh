@@ -67,15 +67,30 @@ boot() {
 		--rwdir="$out=$out" --exec "$cmd" </dev/null
 }
 
-# results JSON -> lines "suite::test<TAB>status<TAB>message"
+# results JSON -> lines "suite::test<TAB>status<TAB>message". Criterion
+# 2.4 writes multi-line messages unescaped, which is not JSON: parse with
+# strict=False, which accepts control characters inside strings.
 flatten() {
-	jq -r '.test_suites[] | .name as $s | .tests[] |
-		[$s + "::" + .name,
-		 (if .status == "PASSED" then "pass"
-		  elif .status == "SKIPPED" and ((.messages[0] // "") | startswith("not offered by this kernel:")) then "not-offered"
-		  elif .status == "SKIPPED" then "skipped"
-		  else "fail" end),
-		 ((.messages // []) | join(" / ") | gsub("[\t\n]"; " "))] | @tsv' "$1"
+	python3 - "$1" <<'PY'
+import json, sys
+with open(sys.argv[1], encoding="utf-8", errors="replace") as f:
+    doc = json.loads(f.read(), strict=False)
+for suite in doc.get("test_suites", []):
+    for t in suite.get("tests", []):
+        msgs = t.get("messages") or []
+        first = msgs[0] if msgs else ""
+        st = t.get("status")
+        if st == "PASSED":
+            s = "pass"
+        elif st == "SKIPPED" and first.startswith("not offered by this kernel:"):
+            s = "not-offered"
+        elif st == "SKIPPED":
+            s = "skipped"
+        else:
+            s = "fail"
+        text = " / ".join(msgs).replace("\t", " ").replace("\n", " ")
+        print(f"{suite['name']}::{t['name']}\t{s}\t{text}")
+PY
 }
 
 run_one() {
@@ -169,7 +184,7 @@ fi
 
 # --- the matrix --------------------------------------------------------------------
 [ -x "$build/test-kernel" ] || die "$build/test-kernel missing: run through make vmtest"
-command -v jq >/dev/null || die "jq missing: run scripts/setup-deps.sh"
+command -v python3 >/dev/null || die "python3 missing: run scripts/setup-deps.sh"
 load_kernels
 mkdir -p "$out_root"
 read -r -a labels <<<"${EXECGATE_VM_KERNELS:-debian-6.1 debian-6.12}"

@@ -14,6 +14,7 @@
 #include "core/ids.h"
 #include "loader/path_filter.h"
 #include "loader/proc_id.h"
+#include "loader/lsm_unix_inode.h"
 #include "loader/runtime.h"
 
 static const char *sandbox_text(const __u8 *id, char buf[EG_UUID_TEXT_LEN])
@@ -129,14 +130,13 @@ static int write_inode_endpoint(struct eg_runtime *rt, const char *path, __u32 r
 {
 	struct eg_inode_key key;
 	struct eg_endpoint ep;
-	struct stat st;
 	int rc;
 
-	if (stat(path, &st) || !S_ISSOCK(st.st_mode))
+	/* The kernel's (dev, ino) of the listener, which on overlayfs is not
+	 * what stat() reports (loader/lsm_unix_inode.h). */
+	rc = eg_unix_bound_inode(path, &key);
+	if (rc && rc != -ENODATA)
 		return 0;
-	memset(&key, 0, sizeof(key));
-	key.ino = st.st_ino;
-	key.dev = eg_kernel_dev(st.st_dev);
 	memset(&ep, 0, sizeof(ep));
 	ep.role = role;
 	memcpy(ep.sandbox, sandbox, EG_ID_BYTES);

@@ -149,7 +149,8 @@ static int attach_one(struct lsm *skel, enum eg_lsm_prog i, const char *pin_dir,
 		snprintf(err, err_size, "%s: attaching: %s", lsm_progs[i].hook, strerror(-rc));
 		return rc;
 	}
-	snprintf(tmp, sizeof(tmp), "%s.new", pin);
+	/* bpffs refuses names with a dot. */
+	snprintf(tmp, sizeof(tmp), "%s_replacing", pin);
 	unlink(tmp);
 	rc = bpf_link__pin(link, tmp);
 	if (rc) {

@@ -6,6 +6,7 @@
 /* Order matters only for output. See tier.h for how to add a tier. */
 const struct eg_tier_ops *const eg_tiers[] = {
     &eg_tier_cgroup,
+    &eg_tier_lsm,
 };
 const size_t eg_tier_count = sizeof(eg_tiers) / sizeof(eg_tiers[0]);
 
