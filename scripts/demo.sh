@@ -36,8 +36,11 @@ PIDS=()
 
 cleanup() {
 	set +e
-	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
+	# grouped so that bash's "Killed" job notices do not reach the terminal
+	{
+		for p in "${PIDS[@]}"; do kill -9 "$p"; done
+		wait
+	} 2>/dev/null
 	[ -e "$PIN" ] && "$EXECGATE" unload --pin-dir "$PIN" --state-dir "$STATE" >/dev/null
 	for _ in 1 2 3 4 5 6 7 8 9 10; do rmdir "$CG" 2>/dev/null && break; sleep 0.1; done
 	rm -rf "$TMP"
@@ -61,7 +64,7 @@ say() { printf '%s\n' "$*"; }
 check() {
 	local mark=PASS
 	[ "$2" = "$3" ] || { mark=FAIL; FAILS=$((FAILS + 1)); }
-	ROWS+=("$(printf '%-58s %-24s %-24s %s' "$1" "$2" "$3" "$mark")")
+	ROWS+=("$(printf '%-44s %-35s %-35s %s' "$1" "$2" "$3" "$mark")")
 	say "   -> $3   [$mark]"
 }
 
@@ -150,6 +153,8 @@ ask() { # ask NAME COMMAND...: prints the agent's one-line answer
 	echo "$line"
 }
 verdict() { awk '{print $1}' <<<"$1"; }
+# The whole verdict line of admit: "allow", "refresh-route: <reason>", "deny: <reason>".
+admit_verdict() { head -n1 <<<"$1"; }
 
 FC7="$TMP/fc-7.vsock"
 FC8="$TMP/fc-8.vsock"
@@ -197,7 +202,7 @@ CAP8=$("$ISSUE" cap --key "$TMP/cp/$KID.seed" --sandbox $S --worker $B --generat
 	--activation 1 --scope file.read)
 say "\$ execgate admit --pid ${PID[manager]} <capability for 8>"
 r=$("$EXECGATE" admit --pid "${PID[manager]}" "$CAP8" "${EG[@]}" || true)
-check "admit capability for 8 on A" "refresh-route:" "$(verdict "$r")"
+check "admit capability for 8 on A" "refresh-route: worker-mismatch" "$(admit_verdict "$r")"
 say "   ($r: nothing is forwarded, no grant is installed)"
 say "4. the manager connects to the bridge without a grant"
 r=$(ask manager connect "$BRIDGE_SOCK")
@@ -241,7 +246,7 @@ say "   $(cat "$TMP/stale")"
 check "install generation 7 after 8" "exit 6" "exit $rc"
 say "10. a capability for 7 now asks for a route refresh"
 r=$("$EXECGATE" admit --pid "${PID[manager]}" "$CAP7" "${EG[@]}" || true)
-check "admit capability for 7 after 8" "refresh-route:" "$(verdict "$r")"
+check "admit capability for 7 after 8" "refresh-route: generation-retired" "$(admit_verdict "$r")"
 
 say
 say "== a reused identity: same pid, another binary =="
@@ -275,7 +280,7 @@ grep -v '^$' "$TMP/events.jsonl" | sed 's/,"path"/\n     "path"/; s/^/   /' | he
 
 say
 say "== summary =="
-printf '%-58s %-24s %-24s %s\n' "step" "expected" "got" "result"
+printf '%-44s %-35s %-35s %s\n' "step" "expected" "got" "result"
 for row in "${ROWS[@]}"; do say "$row"; done
 if [ "$FAILS" -ne 0 ]; then
 	say "demo: $FAILS step(s) did not behave as the design says"
