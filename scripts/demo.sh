@@ -276,7 +276,8 @@ sleep 0.3
 kill "$EVPID" 2>/dev/null || true
 "$EXECGATE" status "${EG[@]}" | sed -n '/^counters:/,/^maps:/p' | grep -v -E ' 0$|^maps:'
 say "denial events (execgate events --json):"
-grep -v '^$' "$TMP/events.jsonl" | sed 's/,"path"/\n     "path"/; s/^/   /' | head -20 || true
+# one line per event, a few of its fields (the full JSON is in events --json)
+jq -r '"   pid \(.pid) \(.comm) \(.hook) \(.reason) epoch \(.epoch) \(.path)"' "$TMP/events.jsonl" | head -20 || true
 
 say
 say "== summary =="
