@@ -279,7 +279,18 @@ int BPF_PROG(eg_lsm_unix_stream_connect, struct sock *sock, struct sock *other, 
 		goto deny;
 	}
 
-	if (rc == EG_COPY_OK) {
+	if (rc == EG_COPY_OK && tag) {
+		/* The path hook already decided this connect: one verdict per
+		 * connect (and per counter), not a second one against a record
+		 * that may have moved since. Path and inode must agree. */
+		if (!eg_id_eq(tag->sandbox, ep.sandbox) || tag->role != ep.role) {
+			reason = EG_K_DENY_INCONSISTENT;
+			goto deny;
+		}
+	}
+	if (rc == EG_COPY_OK && !tag) {
+		/* Reached by a name the path hook does not know (symlink,
+		 * relative path, bind mount, or a caller outside its cgroup). */
 		if (!eg_current_proc(&caller)) {
 			reason = EG_K_DENY_NO_TASK;
 			goto deny;
@@ -287,11 +298,6 @@ int BPF_PROG(eg_lsm_unix_stream_connect, struct sock *sock, struct sock *other, 
 		reason = eg_endpoint_verdict(&ep, &caller, bpf_ktime_get_boot_ns(), &rec);
 		if (!eg_reason_allows(reason))
 			goto deny;
-		/* path and inode registered for different sandboxes or roles */
-		if (tag && (!eg_id_eq(tag->sandbox, ep.sandbox) || tag->role != ep.role)) {
-			reason = EG_K_DENY_INCONSISTENT;
-			goto deny;
-		}
 	} else {
 		__builtin_memcpy(ep.sandbox, tag->sandbox, EG_ID_BYTES);
 		ep.role = tag->role;
@@ -305,11 +311,9 @@ int BPF_PROG(eg_lsm_unix_stream_connect, struct sock *sock, struct sock *other, 
 								: EG_K_DENY_INCONSISTENT;
 			goto deny;
 		}
-		/* an install between the path hook and here */
-		if (rec.epoch != tag->epoch) {
-			reason = EG_K_DENY_STREAM_EPOCH;
-			goto deny;
-		}
+		/* An install between the path hook and here moved the epoch:
+		 * the connect stands (the path hook decided it), and its lease,
+		 * copied to both ends below, dies at the first I/O. */
 		reason = EG_K_ALLOW_BRIDGE; /* counted by the path hook */
 	}
 
@@ -325,12 +329,20 @@ int BPF_PROG(eg_lsm_unix_stream_connect, struct sock *sock, struct sock *other, 
 		}
 	}
 
-	/* Both ends carry the lease: the client's socket and the one the
-	 * listener will accept. */
+	/* Both ends carry one lease: the client's socket and the one the
+	 * listener will accept. A client the path hook admitted keeps the
+	 * epoch it was admitted at. */
+	if (tag) {
+		struct eg_sk_tag copy = *tag, *peer;
+
+		peer = bpf_sk_storage_get(&eg_sk_tags, newsk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+		if (peer)
+			*peer = copy;
+		return 0;
+	}
 	eg_tag_socket(sock, &rec, ep.role);
 	eg_tag_socket(newsk, &rec, ep.role);
-	if (!tag)
-		eg_count(reason);
+	eg_count(reason);
 	return 0;
 
 deny:

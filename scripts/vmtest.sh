@@ -177,7 +177,8 @@ if [ "${1:-}" = run ]; then
 	rm -rf "$out"
 	mkdir -p "$out"
 	rc=0
-	boot "$label" "$out" run env EXECGATE_RESULTS="$out" "$@" || rc=$?
+	boot "$label" "$out" run env EXECGATE_RESULTS="$out" EXECGATE_BIN="$build/execgate" \
+		EXECGATE_ISSUE_BIN="$build/execgate-issue" "$@" || rc=$?
 	[ -f "$out/run.rc" ] || die "$label: guest did not report (vng $rc)"
 	exit "$(cat "$out/run.rc")"
 fi

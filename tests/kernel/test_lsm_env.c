@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <linux/vm_sockets.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <criterion/criterion.h>
 #include "loader/cgroup.h"
@@ -435,6 +436,32 @@ int lsm_env_install(struct lsm_env *e, const struct lsm_install *in, struct eg_i
 		req.n_vsock = 1;
 	}
 	return eg_install(&e->rt, &req, res, err, err_size);
+}
+
+/* Unlinking a link pin detaches the program only after an RCU grace period
+ * and a work item: poll with a throwaway listener until listen() no longer
+ * gets an owner tag. */
+void lsm_env_wait_listen_hook_gone(struct lsm_env *e)
+{
+	struct eg_listener_tag tag;
+
+	for (int i = 0; i < 300; i++) {
+		struct sockaddr_un sun = {.sun_family = AF_UNIX};
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), rc;
+
+		cr_assert_geq(fd, 0);
+		/* abstract name: nothing on disk */
+		snprintf(sun.sun_path + 1, sizeof(sun.sun_path) - 1, "egt-probe-%d-%d",
+			 (int)getpid(), i);
+		cr_assert_eq(bind(fd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+		cr_assert_eq(listen(fd, 1), 0);
+		rc = bpf_map_lookup_elem(e->rt.maps.fd[EG_MAP_LISTENER_TAGS], &fd, &tag);
+		close(fd);
+		if (rc && errno == ENOENT)
+			return;
+		usleep(10000);
+	}
+	cr_assert_fail("lsm/socket_listen still runs 3 s after unload");
 }
 
 __u64 lsm_env_counter(struct lsm_env *e, __u32 reason)

@@ -68,6 +68,9 @@ struct lsm_install {
 int lsm_env_install(struct lsm_env *e, const struct lsm_install *in, struct eg_install_result *res,
 		    char *err, size_t err_size);
 
+/* After eg_tier_lsm.unload(): returns once lsm/socket_listen is detached. */
+void lsm_env_wait_listen_hook_gone(struct lsm_env *e);
+
 /* Sum of a per-reason counter. */
 __u64 lsm_env_counter(struct lsm_env *e, __u32 reason);
 

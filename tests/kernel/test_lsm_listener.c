@@ -95,6 +95,7 @@ Test(lsm_listener, listener_older_than_lsm_tier_fails_closed,
 
 	/* No LSM tier while the VMM listens: its socket carries no owner. */
 	cr_assert_eq(eg_tier_lsm.unload(&ctx, err, sizeof(err)), 0, "%s", err);
+	lsm_env_wait_listen_hook_gone(&env);
 	ls = agent_listen_unix(vmm, path);
 	cr_assert_geq(ls, 0);
 	cr_assert_eq(eg_tier_lsm.load(&ctx, err, sizeof(err)), 0, "%s", err);
