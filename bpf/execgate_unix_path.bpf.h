@@ -80,16 +80,49 @@ EG_INLINE __u32 eg_unix_path_scan(const __u8 *p, __u32 limit, struct eg_path_fil
 	return len;
 }
 
-/* After a filter hit: the exact endpoint, keyed by the NUL-padded path. */
+/* key->path = the first len bytes at p, NUL padded, with constant-offset
+ * 8-byte loads (p as for eg_unix_path_scan()): a direct load through a BTF
+ * pointer costs a fraction of a bpf_probe_read_kernel() call. */
+EG_INLINE void eg_path_key_load(const __u8 *p, __u32 len, struct eg_path_key *key)
+{
+	__u64 out[EG_PATH_WORDS];
+
+#pragma unroll
+	for (int i = 0; i < EG_PATH_WORDS; i++) {
+		if (8 * i >= len)
+			out[i] = 0;
+		else
+			out[i] = eg_low_bytes(*(const __u64 *)(p + 8 * i), len - 8 * i);
+	}
+	__builtin_memcpy(key->path, out, sizeof(key->path));
+}
+
+/* After a filter hit: the exact endpoint, keyed by the NUL-padded path, in
+ * one lookup. eg_endpoint_copy() looks the key up a second time to notice a
+ * delete + re-use of the element; for a path endpoint that is not needed
+ * (docs/operators.md "Consistency"): the loader never deletes path
+ * endpoints and writes them only in place, so an element is re-used only
+ * after somebody else deleted its path, and while the path is deleted it is
+ * unregistered, i.e. allowed for everyone. A reader that raced such a
+ * delete + re-use may decide as if the path were registered to a mix of the
+ * old and new values; whatever that decision is, it is no more permissive
+ * than "unregistered", which was the state at an instant of the race. */
 EG_INLINE int eg_unix_endpoint_copy(const __u8 *p, __u32 len, struct eg_path_key *key,
 				    struct eg_endpoint_snap *ep)
 {
-	__builtin_memset(key, 0, sizeof(*key));
+	struct eg_endpoint *v;
+
 	if (len > EG_UNIX_PATH_MAX)
 		return EG_COPY_MISSING;
-	if (bpf_probe_read_kernel(key->path, len, p))
-		return EG_COPY_RACED;
-	return eg_endpoint_copy(&eg_endpoints, key, ep);
+	eg_path_key_load(p, len, key);
+	v = bpf_map_lookup_elem(&eg_endpoints, key);
+	if (!v)
+		return EG_COPY_MISSING;
+	bpf_spin_lock(&v->lock);
+	ep->role = v->role;
+	__builtin_memcpy(ep->sandbox, v->sandbox, EG_ID_BYTES);
+	bpf_spin_unlock(&v->lock);
+	return EG_COPY_OK;
 }
 
 #endif
