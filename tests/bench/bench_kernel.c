@@ -170,6 +170,12 @@ struct per_run {
 	long ok;
 };
 
+/* One row of the closing summary, per entry level. */
+struct level_figures {
+	long entries;
+	double unreg, allowed, denied, empty, ratio_unreg, ratio_allowed;
+};
+
 static struct per_run measure(int real_fd, int empty_fd, const char *path, long n)
 {
 	__u64 c0, t0, c1, t1, e0, et0, e1, et1;
@@ -294,6 +300,7 @@ int main(void)
 	char root[400], err[768], bsock[160], vsock[160], other[160];
 	long n = getenv("BENCH_CONNECTS") ? atol(getenv("BENCH_CONNECTS")) : 20000;
 	double base_allowed = 0, base_unreg = 0;
+	struct level_figures sum[3];
 	int cgfd, stats_fd, real_fd, rc;
 	pid_t dummy;
 
@@ -415,12 +422,31 @@ int main(void)
 		printf("%9s  connect() median ns: unregistered %.0f vs %.0f plain = %.3fx; "
 		       "allowed %.0f vs %.0f plain = %.3fx\n",
 		       "", on, off, on / off, aon, aoff, aon / aoff);
+		sum[l] = (struct level_figures){
+		    .entries = levels[l],
+		    .unreg = u.prog,
+		    .allowed = a.prog,
+		    .denied = d.prog,
+		    .empty = (u.empty + a.empty + d.empty) / 3,
+		    .ratio_unreg = on / off,
+		    .ratio_allowed = aon / aoff,
+		};
 		elink = bpf_program__attach_cgroup(empty->progs.eg_connect_unix_empty, cgfd);
 		if (!elink)
 			die("re-attaching the empty program", errno);
 	}
-	printf("targets: unregistered <= 2x empty; allowed <= 250 ns; connect ratio <= 1.03; "
-	       "100000 entries within 1.2x of 1\n");
+	printf("\nsummary (ns/run from bpf_stats; connect ratio = enforced / plain median)\n");
+	printf("%9s %7s %7s %8s %7s %8s %7s %8s %8s\n", "entries", "empty", "unreg", "unreg/",
+	       "allowed", "denied", "connect", "connect", "x1 entry");
+	printf("%9s %7s %7s %8s %7s %8s %7s %8s %8s\n", "", "", "", "empty", "", "", "unreg",
+	       "allowed", "allowed");
+	for (size_t l = 0; l < sizeof(levels) / sizeof(levels[0]); l++)
+		printf("%9ld %7.0f %7.0f %7.2fx %7.0f %8.0f %6.3fx %7.3fx %7.2fx\n", sum[l].entries,
+		       sum[l].empty, sum[l].unreg, sum[l].unreg / sum[l].empty, sum[l].allowed,
+		       sum[l].denied, sum[l].ratio_unreg, sum[l].ratio_allowed,
+		       sum[l].allowed / sum[0].allowed);
+	printf("targets: unreg/empty <= 2x; allowed <= 250 ns; connect ratio <= 1.03; "
+	       "100000 entries within 1.2x of 1 entry\n");
 	bpf_link__destroy(elink);
 	cgroup_connect_unix_empty__destroy(empty);
 	close(cgfd);
