@@ -137,6 +137,10 @@ static int attach_one(struct lsm *skel, enum eg_lsm_prog i, const char *pin_dir,
 	rc = eg_link_pin_path(pin, sizeof(pin), pin_dir, lsm_progs[i].pin);
 	if (rc)
 		return rc;
+	/* bpffs refuses names with a dot. A leftover from a loader killed
+	 * between pin and rename would run the hook twice: drop it. */
+	snprintf(tmp, sizeof(tmp), "%s_replacing", pin);
+	unlink(tmp);
 	rc = pinned_link_matches(pin, bpf_program__fd(prog), err, err_size);
 	if (rc < 0)
 		return rc;
@@ -149,9 +153,6 @@ static int attach_one(struct lsm *skel, enum eg_lsm_prog i, const char *pin_dir,
 		snprintf(err, err_size, "%s: attaching: %s", lsm_progs[i].hook, strerror(-rc));
 		return rc;
 	}
-	/* bpffs refuses names with a dot. */
-	snprintf(tmp, sizeof(tmp), "%s_replacing", pin);
-	unlink(tmp);
 	rc = bpf_link__pin(link, tmp);
 	if (rc) {
 		snprintf(err, err_size, "link %s: pinning: %s", tmp, strerror(-rc));
@@ -213,6 +214,10 @@ static int lsm_unload(const struct eg_tier_ctx *ctx, char *err, size_t err_size)
 		if (unlink(pin) && errno != ENOENT && !first) {
 			first = -errno;
 			snprintf(err, err_size, "link %s: %s", pin, strerror(errno));
+		}
+		if (strlen(pin) + sizeof("_replacing") <= sizeof(pin)) {
+			strcat(pin, "_replacing");
+			unlink(pin);
 		}
 	}
 	return first;
