@@ -49,6 +49,15 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } eg_path_filter SEC(".maps");
 
+/* bitmap in front of eg_path_filter (abi.h, eg_path_hint_bit) */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, EG_PATH_HINT_WORDS);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} eg_path_hint SEC(".maps");
+
 /* (process, sandbox) -> grant */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

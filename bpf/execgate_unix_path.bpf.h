@@ -97,6 +97,17 @@ EG_INLINE void eg_path_key_load(const __u8 *p, __u32 len, struct eg_path_key *ke
 	__builtin_memcpy(key->path, out, sizeof(key->path));
 }
 
+/* False only when no registered path can have this filter key: the caller
+ * then skips eg_path_filter. Array lookups are inlined by the verifier. */
+EG_INLINE bool eg_path_hinted(const struct eg_path_filter_key *fk)
+{
+	__u32 bit = eg_path_hint_bit(fk);
+	__u32 word = bit >> 6;
+	__u64 *w = bpf_map_lookup_elem(&eg_path_hint, &word);
+
+	return !w || ((*w >> (bit & 63)) & 1);
+}
+
 /* After a filter hit: the exact endpoint, keyed by the NUL-padded path, in
  * one lookup. eg_endpoint_copy() looks the key up a second time to notice a
  * delete + re-use of the element; for a path endpoint that is not needed

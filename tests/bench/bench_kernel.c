@@ -243,7 +243,8 @@ static void fill(long have, long n)
 		eg_path_key_make(path, &key);
 		eg_path_filter_key_make(&key, &fk);
 		if (eg_endpoint_write(&rt.maps, EG_MAP_ENDPOINTS, &key, &ep) ||
-		    bpf_map_update_elem(rt.maps.fd[EG_MAP_PATH_FILTER], &fk, &one, BPF_ANY))
+		    bpf_map_update_elem(rt.maps.fd[EG_MAP_PATH_FILTER], &fk, &one, BPF_ANY) ||
+		    eg_path_hint_set(rt.maps.fd[EG_MAP_PATH_HINT], &fk))
 			die("filling eg_endpoints", errno);
 		memset(&g, 0, sizeof(g));
 		g.key.proc.tgid = 4000000 + (__u32)i;

@@ -172,7 +172,8 @@ int eg_cli_report(const struct eg_cli_dirs *dirs, bool json, bool full)
 		r.have_counters = !eg_counters_read(&maps, r.counters);
 		for (int m = 0; m < EG_MAP__COUNT; m++)
 			if (m != EG_MAP_EVENTS && m != EG_MAP_SK_TAGS &&
-			    m != EG_MAP_LISTENER_TAGS && m != EG_MAP_COUNTERS)
+			    m != EG_MAP_LISTENER_TAGS && m != EG_MAP_COUNTERS &&
+			    m != EG_MAP_PATH_HINT)
 				eg_map_fill(maps.fd[m], &r.fill[m], &r.cap[m]);
 		eg_maps_close(&maps);
 	}

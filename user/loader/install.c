@@ -92,7 +92,10 @@ static int filter_add(struct eg_runtime *rt, const struct eg_path_key *key)
 	if (bpf_map_lookup_elem(fd, &fk, &count) && errno != ENOENT)
 		return -errno;
 	count++;
-	return bpf_map_update_elem(fd, &fk, &count, BPF_ANY) ? -errno : 0;
+	if (bpf_map_update_elem(fd, &fk, &count, BPF_ANY))
+		return -errno;
+	/* last: the bit is what sends a connect to the two entries above */
+	return eg_path_hint_set(rt->maps.fd[EG_MAP_PATH_HINT], &fk);
 }
 
 static int write_endpoint(struct eg_runtime *rt, const struct endpoint_plan *p, const __u8 *sandbox,

@@ -20,6 +20,7 @@ const char *const eg_map_names[EG_MAP__COUNT] = {
     [EG_MAP_VSOCK_ENDPOINTS] = "eg_vsock_endpoints",
     [EG_MAP_INODE_ENDPOINTS] = "eg_inode_endpoints",
     [EG_MAP_LISTENER_TAGS] = "eg_listener_tags",
+    [EG_MAP_PATH_HINT] = "eg_path_hint",
 };
 
 void eg_maps_close(struct eg_maps *m)

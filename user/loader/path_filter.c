@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
 #include <string.h>
+#include <bpf/bpf.h>
 #include "loader/path_filter.h"
 
 int eg_path_key_make(const char *path, struct eg_path_key *key)
@@ -27,4 +28,18 @@ void eg_path_filter_key_make(const struct eg_path_key *key, struct eg_path_filte
 	memcpy(&fk->head, key->path, len < 8 ? len : 8);
 	last = 8 * ((len - 1) / 8);
 	memcpy(&fk->tail, key->path + last, len - last);
+}
+
+int eg_path_hint_set(int hint_fd, const struct eg_path_filter_key *fk)
+{
+	__u32 bit = eg_path_hint_bit(fk), word = bit >> 6;
+	__u64 w;
+
+	if (bpf_map_lookup_elem(hint_fd, &word, &w))
+		return -errno;
+	if (w & (1ULL << (bit & 63)))
+		return 0;
+	/* An aligned 8-byte value: BPF reads the old word or the new one. */
+	w |= 1ULL << (bit & 63);
+	return bpf_map_update_elem(hint_fd, &word, &w, BPF_EXIST) ? -errno : 0;
 }

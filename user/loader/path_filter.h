@@ -12,5 +12,9 @@
  * it). */
 int eg_path_key_make(const char *path, struct eg_path_key *key);
 void eg_path_filter_key_make(const struct eg_path_key *key, struct eg_path_filter_key *fk);
+/* Sets fk's bit in the pinned eg_path_hint bitmap (single writer: the
+ * caller holds the state-dir lock). Call only after the path's eg_endpoints
+ * and eg_path_filter entries are written. 0 or -errno. */
+int eg_path_hint_set(int hint_fd, const struct eg_path_filter_key *fk);
 
 #endif
