@@ -1,0 +1,403 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* In-kernel cost of the LSM tier's programs, in one run (bpf_stats:
+ * run_time_ns / run_cnt, held only for the run), each beside an empty LSM
+ * program on the same hook (bpf/lsm_empty.bpf.c), attached together so both
+ * run on the very same calls:
+ *
+ *   socket_connect       AF_VSOCK to CID 1: unregistered, registered +
+ *                        allowed (we are the bridge), registered + denied
+ *   unix_stream_connect  unregistered socket; registered inode, allowed
+ *   socket_sendmsg/recvmsg  untagged stream (the path every I/O on the host
+ *                        takes); tagged stream at the current epoch
+ *
+ * Target (printed, not asserted): untagged sendmsg/recvmsg <= 2x empty.
+ * Needs BPF LSM and vsock_loopback: run inside the VM matrix
+ * (scripts/vmtest.sh run -- build/bench-lsm); elsewhere it says why and
+ * exits 3 (scripts/bench.sh then runs it in a VM). Under TCG the absolute figures are meaningless,
+ * the ratios are not. BENCH_RUNS overrides the calls per measurement (default 5000). */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/vm_sockets.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "lsm_empty.skel.h"
+#include "loader/lsm_probe.h"
+#include "loader/lsm_tier.h"
+#include "loader/pins.h"
+#include "loader/runtime.h"
+#include "loader/tier.h"
+
+#define PORT_REG   47001
+#define PORT_UNREG 47002
+
+static char dir[128], pin_dir[128], state_dir[160], sock_reg[200], sock_unreg[200];
+static struct eg_runtime rt;
+static struct lsm_empty *empty;
+static pid_t acceptor;
+static int runs = 5000;
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "bench-lsm: %s: %s\n", what, strerror(err < 0 ? -err : err));
+	exit(1);
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+static void cleanup(void)
+{
+	struct eg_tier_ctx ctx = {.pin_dir = pin_dir};
+	char err[256];
+
+	if (acceptor > 0) {
+		kill(acceptor, SIGKILL);
+		waitpid(acceptor, NULL, 0);
+	}
+	lsm_empty__destroy(empty);
+	eg_runtime_close(&rt);
+	eg_tier_lsm.unload(&ctx, err, sizeof(err));
+	eg_pins_remove_maps(pin_dir);
+	nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+static int listen_unix(const char *path)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	memcpy(sun.sun_path, path, strnlen(path, sizeof(sun.sun_path) - 1));
+	unlink(path);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sun, sizeof(sun)) || listen(fd, 1024))
+		return -1;
+	return fd;
+}
+
+static int listen_vsock(unsigned port)
+{
+	struct sockaddr_vm svm = {
+	    .svm_family = AF_VSOCK, .svm_cid = VMADDR_CID_ANY, .svm_port = port};
+	int fd = socket(AF_VSOCK, SOCK_STREAM, 0);
+
+	if (fd < 0 || bind(fd, (struct sockaddr *)&svm, sizeof(svm)) || listen(fd, 1024))
+		return -1;
+	return fd;
+}
+
+/* The VMM stand-in: listens on both sockets and both ports; echoes on every
+ * accepted connection until it closes. */
+static void acceptor_main(int ready)
+{
+	struct pollfd pfd[128];
+	int n = 4;
+
+	pfd[0].fd = listen_unix(sock_reg);
+	pfd[1].fd = listen_unix(sock_unreg);
+	pfd[2].fd = listen_vsock(PORT_REG);
+	pfd[3].fd = listen_vsock(PORT_UNREG);
+	for (int i = 0; i < n; i++) {
+		if (pfd[i].fd < 0)
+			_exit(1);
+		pfd[i].events = POLLIN;
+	}
+	if (write(ready, "r", 1) != 1)
+		_exit(1);
+	for (;;) {
+		if (poll(pfd, n, -1) < 0)
+			continue;
+		for (int i = 0; i < n; i++) {
+			char buf[256];
+			ssize_t r;
+
+			if (!(pfd[i].revents & (POLLIN | POLLHUP)))
+				continue;
+			if (i < 4) {
+				int c = accept(pfd[i].fd, NULL, NULL);
+
+				if (c >= 0 && n < 128)
+					pfd[n++] = (struct pollfd){.fd = c, .events = POLLIN};
+				else if (c >= 0)
+					close(c);
+				continue;
+			}
+			r = read(pfd[i].fd, buf, sizeof(buf));
+			if (r > 0 && write(pfd[i].fd, buf, r) == r)
+				continue;
+			close(pfd[i].fd);
+			pfd[i] = pfd[--n];
+			i--;
+		}
+	}
+}
+
+struct stats {
+	__u64 cnt, ns;
+};
+
+static struct stats prog_stats(int prog_fd)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+	struct stats s = {0};
+
+	memset(&info, 0, sizeof(info));
+	if (!bpf_obj_get_info_by_fd(prog_fd, &info, &len)) {
+		s.cnt = info.run_cnt;
+		s.ns = info.run_time_ns;
+	}
+	return s;
+}
+
+static int real_prog_fd(enum eg_lsm_prog which)
+{
+	struct eg_tier_ctx ctx = {.pin_dir = pin_dir};
+	struct eg_tier_status st;
+	int fd;
+
+	if (eg_tier_lsm.status(&ctx, &st) || st.nprogs != EG_LSM_PROG__COUNT)
+		die("lsm tier status", EINVAL);
+	fd = bpf_prog_get_fd_by_id(st.progs[which].prog_id);
+	if (fd < 0)
+		die("prog fd", errno);
+	return fd;
+}
+
+struct pair {
+	int real, empty;
+	struct stats r0, e0;
+};
+
+static void pair_begin(struct pair *p)
+{
+	p->r0 = prog_stats(p->real);
+	p->e0 = prog_stats(p->empty);
+}
+
+static void pair_end(struct pair *p, const char *hook, const char *what)
+{
+	struct stats r = prog_stats(p->real), e = prog_stats(p->empty);
+	__u64 rc = r.cnt - p->r0.cnt, ec = e.cnt - p->e0.cnt;
+	double rn = rc ? (double)(r.ns - p->r0.ns) / rc : 0,
+	       en = ec ? (double)(e.ns - p->e0.ns) / ec : 0;
+
+	printf("%-20s %-34s %8llu %9.0f %9.0f %7.2fx\n", hook, what, (unsigned long long)rc, rn, en,
+	       en > 0 ? rn / en : 0);
+}
+
+static int connect_vsock(unsigned port)
+{
+	struct sockaddr_vm svm = {.svm_family = AF_VSOCK, .svm_cid = 1, .svm_port = port};
+	int fd = socket(AF_VSOCK, SOCK_STREAM, 0), rc;
+
+	if (fd < 0)
+		die("socket(AF_VSOCK)", errno);
+	rc = connect(fd, (struct sockaddr *)&svm, sizeof(svm)) ? -errno : 0;
+	close(fd);
+	return rc;
+}
+
+static int connect_unix(const char *path, bool keep)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	memcpy(sun.sun_path, path, strnlen(path, sizeof(sun.sun_path) - 1));
+	if (fd < 0)
+		die("socket(AF_UNIX)", errno);
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun))) {
+		int rc = -errno;
+
+		close(fd);
+		return rc;
+	}
+	if (keep)
+		return fd;
+	close(fd);
+	return 0;
+}
+
+static void bench_connect(const char *what, unsigned port, int want)
+{
+	struct pair p = {.real = real_prog_fd(EG_LSM_PROG_CONNECT),
+			 .empty = bpf_program__fd(empty->progs.eg_empty_socket_connect)};
+
+	pair_begin(&p);
+	for (int i = 0; i < runs; i++) {
+		int rc = connect_vsock(port);
+
+		if (rc != want)
+			die(what, rc ? rc : EINVAL);
+	}
+	pair_end(&p, "socket_connect", what);
+	close(p.real);
+}
+
+static void bench_stream_connect(const char *what, const char *path)
+{
+	struct pair p = {.real = real_prog_fd(EG_LSM_PROG_UNIX_STREAM),
+			 .empty = bpf_program__fd(empty->progs.eg_empty_unix_stream_connect)};
+
+	pair_begin(&p);
+	for (int i = 0; i < runs; i++) {
+		int rc = connect_unix(path, false);
+
+		if (rc)
+			die(what, rc);
+	}
+	pair_end(&p, "unix_stream_connect", what);
+	close(p.real);
+}
+
+static void bench_io(const char *what, int a, int b)
+{
+	struct pair s = {.real = real_prog_fd(EG_LSM_PROG_SENDMSG),
+			 .empty = bpf_program__fd(empty->progs.eg_empty_socket_sendmsg)};
+	struct pair r = {.real = real_prog_fd(EG_LSM_PROG_RECVMSG),
+			 .empty = bpf_program__fd(empty->progs.eg_empty_socket_recvmsg)};
+	char c = 'x';
+
+	pair_begin(&s);
+	pair_begin(&r);
+	for (int i = 0; i < runs; i++)
+		if (send(a, &c, 1, 0) != 1 || recv(b, &c, 1, 0) != 1)
+			die(what, errno);
+	pair_end(&s, "socket_sendmsg", what);
+	pair_end(&r, "socket_recvmsg", what);
+	close(s.real);
+	close(r.real);
+}
+
+int main(void)
+{
+	struct eg_tier_ctx ctx;
+	struct eg_install_req req;
+	struct eg_install_result res;
+	struct eg_lsm_probe probe;
+	char err[512], c;
+	int ready[2], stats_fd, sp[2], tagged, rc;
+
+	if (getenv("BENCH_RUNS"))
+		runs = atoi(getenv("BENCH_RUNS"));
+	if (eg_lsm_probe(&probe)) {
+		printf("bench-lsm: not offered by this kernel: %s\n", probe.reason);
+		return 3;
+	}
+	if (!getenv("EXECGATE_VM")) {
+		printf("bench-lsm: needs vsock_loopback (CID 1): runs only in the VM matrix\n");
+		return 3;
+	}
+	snprintf(dir, sizeof(dir), "/tmp/egb-lsm-%d", (int)getpid());
+	snprintf(state_dir, sizeof(state_dir), "%s/state", dir);
+	snprintf(pin_dir, sizeof(pin_dir), "/sys/fs/bpf/egb-lsm-%d", (int)getpid());
+	snprintf(sock_reg, sizeof(sock_reg), "%s/vmm.sock", dir);
+	snprintf(sock_unreg, sizeof(sock_unreg), "%s/free.sock", dir);
+	if (mkdir(dir, 0755))
+		die(dir, errno);
+	atexit(cleanup);
+
+	ctx = (struct eg_tier_ctx){.pin_dir = pin_dir};
+	rc = eg_pins_prepare(pin_dir, err, sizeof(err));
+	if (rc)
+		die(err, rc);
+	rc = eg_tier_lsm.load(&ctx, err, sizeof(err));
+	if (rc)
+		die(err, rc);
+	empty = lsm_empty__open_and_load();
+	if (!empty || lsm_empty__attach(empty))
+		die("empty LSM programs", errno);
+	rc = eg_runtime_open(&rt, pin_dir, state_dir, true, err, sizeof(err));
+	if (rc)
+		die(err, rc);
+
+	if (pipe(ready))
+		die("pipe", errno);
+	acceptor = fork();
+	if (acceptor == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		acceptor_main(ready[1]);
+	}
+	if (read(ready[0], &c, 1) != 1)
+		die("acceptor", EIO);
+
+	/* We are the bridge, the acceptor the VMM. */
+	memset(&req, 0, sizeof(req));
+	memset(req.id.sandbox, 0x5b, sizeof(req.id.sandbox));
+	memset(req.id.worker, 0xa0, sizeof(req.id.worker));
+	req.id.substrate = EG_SUBSTRATE_FC_HOST;
+	req.id.generation = 7;
+	req.id.activation = 1;
+	req.bridge_pid = getpid();
+	req.vmm_pid = acceptor;
+	req.vmm_sockets[req.n_vmm_sockets++] = sock_reg;
+	req.vsock[0] = (struct eg_vsock_key){.cid = 1, .port = PORT_REG};
+	req.n_vsock = 1;
+	rc = eg_install(&rt, &req, &res, err, sizeof(err));
+	if (rc)
+		die(err, rc);
+
+	stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (stats_fd < 0 && errno != EBUSY)
+		die("bpf_enable_stats", errno);
+
+	printf("bench-lsm on %d calls per case (ns per program run, bpf_stats)\n", runs);
+	printf("%-20s %-34s %8s %9s %9s %8s\n", "hook", "case", "runs", "execgate", "empty",
+	       "ratio");
+	bench_connect("vsock unregistered", PORT_UNREG, 0);
+	bench_connect("vsock registered, bridge allowed", PORT_REG, 0);
+
+	/* Denied: make a child the bridge (activation 2) so we are not. */
+	{
+		pid_t other = fork();
+
+		if (other == 0) {
+			pause();
+			_exit(0);
+		}
+		req.bridge_pid = other;
+		req.id.activation = 2;
+		rc = eg_install(&rt, &req, &res, err, sizeof(err));
+		if (rc)
+			die(err, rc);
+		bench_connect("vsock registered, denied", PORT_REG, -EPERM);
+		req.bridge_pid = getpid();
+		req.id.activation = 3;
+		rc = eg_install(&rt, &req, &res, err, sizeof(err));
+		kill(other, SIGKILL);
+		waitpid(other, NULL, 0);
+		if (rc)
+			die(err, rc);
+	}
+
+	bench_stream_connect("unregistered socket", sock_unreg);
+	bench_stream_connect("registered socket, allowed", sock_reg);
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sp))
+		die("socketpair", errno);
+	bench_io("untagged stream", sp[0], sp[1]);
+	tagged = connect_unix(sock_reg, true);
+	if (tagged < 0)
+		die("tagged stream", tagged);
+	bench_io("tagged stream, current epoch", tagged, tagged);
+	printf("target: untagged sendmsg/recvmsg <= 2x empty\n");
+	if (stats_fd >= 0)
+		close(stats_fd);
+	return 0;
+}
