@@ -262,11 +262,22 @@ check "bridge 8's pid, another executable" "refused EPERM" "$r"
 # ==== stream leases. They run here when `execgate status` shows the lsm
 # ==== tier loaded; otherwise one line says it is not offered.
 if "$EXECGATE" status --json "${EG[@]}" | grep -q '"name":"lsm","offered":true,"loaded":true'; then
-	[ -x "$ROOT/scripts/demo-lsm.sh" ] && PIN=$PIN STATE=$STATE CG=$CG TMP=$TMP \
-		EXECGATE=$EXECGATE "$ROOT/scripts/demo-lsm.sh"
+	say
+	say "######## part 3: the LSM tier (VSOCK, listener identity, stream leases) ########"
+	rc=0
+	BUILD=$BUILD "$ROOT/scripts/demo-lsm.sh" || rc=$?
+	check "LSM tier steps (scripts/demo-lsm.sh)" "exit 0" "exit $rc"
 else
 	say
-	say "LSM tier: not offered by this kernel ($(uname -r)); VSOCK, listener and stream-lease steps skipped"
+	if command -v vng >/dev/null; then
+		say "LSM tier: not offered by this kernel ($(uname -r)); running its steps in a virtme-ng VM (Debian 6.12, lsm=...,bpf)"
+		rc=0
+		BUILD=$BUILD "$ROOT/scripts/vmtest.sh" run --kernel debian-6.12 -- \
+			env BUILD="$BUILD" "$ROOT/scripts/demo-lsm.sh" || rc=$?
+		check "LSM tier steps, in a Debian 6.12 VM" "exit 0" "exit $rc"
+	else
+		say "LSM tier: not offered by this kernel ($(uname -r)), and no virtme-ng to run its steps in a VM (scripts/setup-vm-deps.sh installs it)"
+	fi
 fi
 # ==== end of LSM tier steps
 

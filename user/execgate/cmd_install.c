@@ -41,8 +41,10 @@ static int parse_vsock(const char *s, struct eg_vsock_key *k)
 	*colon = '\0';
 	if (eg_parse_u64(buf, 0xffffffffULL, &cid) || eg_parse_u64(colon + 1, 0xffffffffULL, &port))
 		return -EINVAL;
-	/* CID 0-2 are the hypervisor, local and host: never a VM's address. */
-	if (cid <= 2)
+	/* CID 0 is the hypervisor, 2 the host, -1 "any": never a VMM's
+	 * address. CID 1 (local loopback, vsock_loopback) is allowed: the VM
+	 * tests and the demo use it. */
+	if (cid == 0 || cid == 2 || cid == 0xffffffffULL)
 		return -EINVAL;
 	k->cid = (__u32)cid;
 	k->port = (__u32)port;
@@ -115,8 +117,9 @@ int cmd_install(int argc, char **argv)
 		} else if (!strcmp(name, "vsock")) {
 			if (req.n_vsock == EG_INSTALL_MAX_ENDPOINTS ||
 			    parse_vsock(optarg, &req.vsock[req.n_vsock])) {
-				eg_cli_err("install: --vsock %s: expected CID:PORT with CID > 2",
-					   optarg);
+				eg_cli_err(
+				    "install: --vsock %s: expected CID:PORT with CID 1 or > 2",
+				    optarg);
 				return EG_EXIT_USAGE;
 			}
 			req.n_vsock++;

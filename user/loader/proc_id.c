@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,11 +121,48 @@ int eg_proc_check_namespaces(char *err, size_t err_size)
 	return 0;
 }
 
+/* The s_dev of the superblock the file behind fd lives on, as BPF reads it
+ * (mm->exe_file->f_inode->i_sb->s_dev): the major:minor that mountinfo
+ * shows for the file's mount. stat()'s st_dev is something else on overlayfs
+ * (a layer's device: container images, /usr in virtme-ng guests) and btrfs
+ * (a per-subvolume device). Mount ids are global, so the target's own
+ * mountinfo finds mounts of other mount namespaces too. */
+static int fd_sb_dev(pid_t pid, int fd, __u32 *dev)
+{
+	char path[64], *line = NULL;
+	long mnt_id = -1, id;
+	unsigned maj, min;
+	size_t cap = 0;
+	int rc = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0)
+		if (sscanf(line, "mnt_id: %ld", &mnt_id) == 1)
+			break;
+	fclose(f);
+	snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)pid);
+	f = mnt_id >= 0 ? fopen(path, "re") : NULL;
+	while (f && getline(&line, &cap, f) > 0)
+		if (sscanf(line, "%ld %*d %u:%u", &id, &maj, &min) == 3 && id == mnt_id) {
+			*dev = maj << 20 | min;
+			rc = 0;
+			break;
+		}
+	if (f)
+		fclose(f);
+	free(line);
+	return rc;
+}
+
 int eg_proc_identify(pid_t pid, struct eg_proc_id *out, char *err, size_t err_size)
 {
 	char path[64], val[64];
 	struct stat st;
-	int pidfd, rc;
+	int pidfd, exe, rc;
 	long tgid;
 
 	if (pid <= 0) {
@@ -161,16 +199,21 @@ int eg_proc_identify(pid_t pid, struct eg_proc_id *out, char *err, size_t err_si
 		goto out;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
-	if (stat(path, &st)) {
+	exe = open(path, O_PATH | O_CLOEXEC);
+	if (exe < 0 || fstat(exe, &st)) {
 		rc = errno == ENOENT ? -ESRCH : -errno;
 		snprintf(err, err_size, "pid %d: %s: %s", (int)pid, path,
 			 errno == ENOENT ? "no executable (kernel thread or exited)"
 					 : strerror(errno));
+		if (exe >= 0)
+			close(exe);
 		goto out;
 	}
 	out->tgid = (__u32)pid;
 	out->exe_ino = st.st_ino;
-	out->exe_dev = eg_kernel_dev(st.st_dev);
+	if (fd_sb_dev(pid, exe, &out->exe_dev))
+		out->exe_dev = eg_kernel_dev(st.st_dev);
+	close(exe);
 	rc = pidfd_alive(pidfd);
 	if (rc) {
 		snprintf(err, err_size, "pid %d: exited while its identity was read", (int)pid);
