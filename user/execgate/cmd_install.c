@@ -56,12 +56,7 @@ int cmd_install(int argc, char **argv)
 	static const struct option opts[] = {
 	    {"pin-dir", required_argument, NULL, 0},
 	    {"state-dir", required_argument, NULL, 0},
-	    {"sandbox", required_argument, NULL, 0},
-	    {"worker", required_argument, NULL, 0},
-	    {"generation", required_argument, NULL, 0},
-	    {"activation", required_argument, NULL, 0},
-	    {"pod-uid", required_argument, NULL, 0},
-	    {"substrate", required_argument, NULL, 0},
+	    EG_IDENTITY_LONG_OPTS(0),
 	    {"profile-port", required_argument, NULL, 0},
 	    {"bridge-pid", required_argument, NULL, 0},
 	    {"vmm-pid", required_argument, NULL, 0},

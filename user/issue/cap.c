@@ -29,12 +29,7 @@ static const struct option opts[] = {
     {"ttl", required_argument, NULL, OPT_TTL},
     {"now", required_argument, NULL, OPT_NOW},
     {"not-before", required_argument, NULL, OPT_NOT_BEFORE},
-    {"sandbox", required_argument, NULL, OPT_IDENTITY},
-    {"worker", required_argument, NULL, OPT_IDENTITY},
-    {"generation", required_argument, NULL, OPT_IDENTITY},
-    {"activation", required_argument, NULL, OPT_IDENTITY},
-    {"pod-uid", required_argument, NULL, OPT_IDENTITY},
-    {"substrate", required_argument, NULL, OPT_IDENTITY},
+    EG_IDENTITY_LONG_OPTS(OPT_IDENTITY),
     {"help", no_argument, NULL, OPT_HELP},
     {0},
 };
