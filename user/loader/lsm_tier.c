@@ -19,6 +19,7 @@
 #include "loader/lsm_probe.h"
 #include "loader/lsm_tier.h"
 #include "loader/tier.h"
+#include "loader/tier_link.h"
 
 #define CONNECT_HOOK_UNIX  "lsm/socket_connect (vsock+unix)"
 #define CONNECT_HOOK_VSOCK "lsm/socket_connect (vsock)"
@@ -78,32 +79,18 @@ bool eg_lsm_unix_connect_needed(const struct eg_tier_ctx *ctx)
 	return eg_tier_cgroup.probe(ctx, why, sizeof(why)) != 0;
 }
 
-static int prog_tag(int prog_fd, __u8 tag[BPF_TAG_SIZE])
-{
-	struct bpf_prog_info info;
-	__u32 len = sizeof(info);
-
-	memset(&info, 0, sizeof(info));
-	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len))
-		return -errno;
-	memcpy(tag, info.tag, BPF_TAG_SIZE);
-	return 0;
-}
-
 /* 1: the pinned link runs a program identical to prog_fd's (keep it);
  * 0: no usable pin (attach and pin afresh); <0: error. */
 static int pinned_link_matches(const char *pin, int prog_fd, char *err, size_t err_size)
 {
-	__u8 want[BPF_TAG_SIZE], have[BPF_TAG_SIZE];
+	struct bpf_prog_info want, have;
 	struct bpf_link_info info;
-	__u32 len = sizeof(info);
-	int fd, pfd, rc;
+	int fd, rc;
 
 	fd = bpf_obj_get(pin);
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -errno;
-	memset(&info, 0, sizeof(info));
-	rc = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
+	rc = eg_link_info(fd, &info);
 	close(fd);
 	if (rc) {
 		snprintf(err, err_size, "link %s: %s", pin, strerror(-rc));
@@ -113,17 +100,12 @@ static int pinned_link_matches(const char *pin, int prog_fd, char *err, size_t e
 		snprintf(err, err_size, "link %s: not an LSM link (type %u)", pin, info.type);
 		return -EINVAL;
 	}
-	pfd = bpf_prog_get_fd_by_id(info.prog_id);
-	if (pfd < 0)
+	if (eg_prog_info_by_id(info.prog_id, &have))
 		return 0;
-	rc = prog_tag(pfd, have);
-	close(pfd);
-	if (rc)
-		return 0;
-	rc = prog_tag(prog_fd, want);
+	rc = eg_prog_info(prog_fd, &want);
 	if (rc)
 		return rc;
-	return memcmp(want, have, BPF_TAG_SIZE) == 0;
+	return memcmp(want.tag, have.tag, BPF_TAG_SIZE) == 0;
 }
 
 static int attach_one(struct lsm *skel, enum eg_lsm_prog i, const char *pin_dir, char *err,
@@ -184,11 +166,7 @@ static int lsm_load(const struct eg_tier_ctx *ctx, char *err, size_t err_size)
 	skel->rodata->eg_lsm_unix_connect = eg_lsm_unix_connect_needed(ctx);
 	rc = lsm__load(skel);
 	if (rc) {
-		snprintf(err, err_size,
-			 "lsm tier: loading the BPF object (pinned maps in %s): %s%s", ctx->pin_dir,
-			 strerror(-rc),
-			 rc == -EINVAL ? " (incompatible pins from another build? execgate unload)"
-				       : "");
+		eg_tier_load_error(err, err_size, "lsm", ctx->pin_dir, rc);
 		goto out;
 	}
 	/* listen first: a listener tagged before the connect hooks check it. */
@@ -234,9 +212,7 @@ static int lsm_status(const struct eg_tier_ctx *ctx, struct eg_tier_status *st)
 	for (int i = 0; i < EG_LSM_PROG__COUNT; i++) {
 		struct eg_prog_status *p = &st->progs[st->nprogs];
 		struct bpf_link_info info;
-		struct bpf_prog_info pinfo;
-		__u32 len = sizeof(info), plen = sizeof(pinfo);
-		int lfd, pfd;
+		int lfd;
 
 		rc = eg_link_pin_path(pin, sizeof(pin), ctx->pin_dir, lsm_progs[i].pin);
 		if (rc)
@@ -249,8 +225,7 @@ static int lsm_status(const struct eg_tier_ctx *ctx, struct eg_tier_status *st)
 					 lsm_progs[i].pin);
 			continue;
 		}
-		memset(&info, 0, sizeof(info));
-		rc = bpf_obj_get_info_by_fd(lfd, &info, &len) ? -errno : 0;
+		rc = eg_link_info(lfd, &info);
 		close(lfd);
 		if (rc)
 			return rc;
@@ -260,19 +235,8 @@ static int lsm_status(const struct eg_tier_ctx *ctx, struct eg_tier_status *st)
 			snprintf(p->hook, sizeof(p->hook), "%s",
 				 eg_lsm_unix_connect_needed(ctx) ? CONNECT_HOOK_UNIX
 								 : CONNECT_HOOK_VSOCK);
-		p->link_id = info.id;
-		p->prog_id = info.prog_id;
+		eg_prog_status_from_link(p, &info);
 		p->attach_type = info.tracing.attach_type;
-		pfd = bpf_prog_get_fd_by_id(info.prog_id);
-		if (pfd >= 0) {
-			memset(&pinfo, 0, sizeof(pinfo));
-			if (!bpf_obj_get_info_by_fd(pfd, &pinfo, &plen)) {
-				snprintf(p->name, sizeof(p->name), "%s", pinfo.name);
-				p->run_cnt = pinfo.run_cnt;
-				p->run_time_ns = pinfo.run_time_ns;
-			}
-			close(pfd);
-		}
 	}
 	st->loaded = missing == 0;
 	return 0;
@@ -288,10 +252,8 @@ static void lsm_guarantees(const struct eg_tier_status *st, struct eg_guarantee 
 	if (held)
 		snprintf(on, sizeof(on), "BPF LSM links %u..%u (%zu hooks), machine-wide",
 			 st->progs[0].link_id, st->progs[st->nprogs - 1].link_id, st->nprogs);
-	else if (!st->offered)
-		snprintf(on, sizeof(on), "%s", st->why_not);
 	else
-		snprintf(on, sizeof(on), "%s", st->detail[0] ? st->detail : "not loaded");
+		eg_tier_not_held_reason(st, on, sizeof(on));
 
 	/* Whether socket_connect also carries the Unix path check was decided
 	 * at load from the connect_unix probe; status names it in the hook. */

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include "loader/tier.h"
@@ -28,4 +29,19 @@ void eg_guarantee_add(struct eg_guarantee *out, size_t *n, size_t max, const cha
 	out[*n].held = held;
 	snprintf(out[*n].reason, sizeof(out[*n].reason), "%s", reason);
 	(*n)++;
+}
+
+void eg_tier_not_held_reason(const struct eg_tier_status *st, char *out, size_t size)
+{
+	if (!st->offered)
+		snprintf(out, size, "%s", st->why_not);
+	else
+		snprintf(out, size, "%s", st->detail[0] ? st->detail : "not loaded");
+}
+
+void eg_tier_load_error(char *err, size_t err_size, const char *tier, const char *pin_dir, int rc)
+{
+	snprintf(err, err_size, "%s tier: loading the BPF object (pinned maps in %s): %s%s", tier,
+		 pin_dir, strerror(-rc),
+		 rc == -EINVAL ? " (incompatible pins from another build? execgate unload)" : "");
 }

@@ -85,5 +85,11 @@ const struct eg_tier_ops *eg_tier_find(const char *name);
 /* Appends one guarantee; used by the tiers' guarantees(). */
 void eg_guarantee_add(struct eg_guarantee *out, size_t *n, size_t max, const char *name,
 		      const char *summary, bool held, const char *reason);
+/* Why a tier that is not loaded does not hold: the probe's reason when the
+ * kernel does not offer it, else what status found missing. */
+void eg_tier_not_held_reason(const struct eg_tier_status *st, char *out, size_t size);
+/* err for a failed skeleton load of the tier's BPF object; -EINVAL mostly
+ * means pinned maps another build created. */
+void eg_tier_load_error(char *err, size_t err_size, const char *tier, const char *pin_dir, int rc);
 
 #endif

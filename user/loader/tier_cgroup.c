@@ -14,6 +14,7 @@
 #include "cgroup_connect_unix_empty.skel.h"
 #include "loader/cgroup.h"
 #include "loader/tier.h"
+#include "loader/tier_link.h"
 
 /* BPF_CGROUP_UNIX_CONNECT, kernel 6.7+. Spelled as a number: Debian 12's
  * linux/bpf.h (and libbpf 1.1) predate it. */
@@ -106,14 +107,6 @@ done:
 	return probe_cached;
 }
 
-static int link_info(int link_fd, struct bpf_link_info *info)
-{
-	__u32 len = sizeof(*info);
-
-	memset(info, 0, sizeof(*info));
-	return bpf_obj_get_info_by_fd(link_fd, info, &len) ? -errno : 0;
-}
-
 /* Keep or replace an existing link pin. Returns 1 when adopted, 0 when the
  * pin was defunct and removed (caller attaches afresh), <0 on error. */
 static int adopt_link(const char *pin, int prog_fd, __u64 want_cgid, char *err, size_t err_size)
@@ -127,7 +120,7 @@ static int adopt_link(const char *pin, int prog_fd, __u64 want_cgid, char *err, 
 		snprintf(err, err_size, "link %s: %s", pin, strerror(-rc));
 		return rc;
 	}
-	rc = link_info(fd, &info);
+	rc = eg_link_info(fd, &info);
 	if (rc) {
 		snprintf(err, err_size, "link %s: %s", pin, strerror(-rc));
 		goto out;
@@ -197,11 +190,7 @@ static int cgroup_load(const struct eg_tier_ctx *ctx, char *err, size_t err_size
 					      EG_ATTACH_CGROUP_UNIX_CONNECT);
 	rc = cgroup_connect_unix__load(skel);
 	if (rc) {
-		snprintf(err, err_size,
-			 "cgroup tier: loading the BPF object (pinned maps in %s): %s%s",
-			 ctx->pin_dir, strerror(-rc),
-			 rc == -EINVAL ? " (incompatible pins from another build? execgate unload)"
-				       : "");
+		eg_tier_load_error(err, err_size, "cgroup", ctx->pin_dir, rc);
 		goto out;
 	}
 	rc = eg_link_pin_path(pin, sizeof(pin), ctx->pin_dir, LINK_NAME);
@@ -257,10 +246,8 @@ static int cgroup_status(const struct eg_tier_ctx *ctx, struct eg_tier_status *s
 {
 	struct eg_prog_status *p = &st->progs[0];
 	struct bpf_link_info info;
-	struct bpf_prog_info pinfo;
 	char pin[EG_PIN_PATH_MAX];
-	__u32 len = sizeof(pinfo);
-	int lfd, pfd, rc;
+	int lfd, rc;
 
 	memset(st, 0, sizeof(*st));
 	st->offered = cgroup_probe(ctx, st->why_not, sizeof(st->why_not)) == 0;
@@ -273,28 +260,17 @@ static int cgroup_status(const struct eg_tier_ctx *ctx, struct eg_tier_status *s
 			 pin);
 		return 0;
 	}
-	rc = link_info(lfd, &info);
+	rc = eg_link_info(lfd, &info);
 	close(lfd);
 	if (rc)
 		return rc;
 	st->nprogs = 1;
 	snprintf(p->hook, sizeof(p->hook), "connect_unix");
-	p->link_id = info.id;
-	p->prog_id = info.prog_id;
+	eg_prog_status_from_link(p, &info);
 	p->attach_type = info.cgroup.attach_type;
 	p->target_id = info.cgroup.cgroup_id;
 	if (!p->target_id || eg_cgroup_path_by_id(p->target_id, p->target, sizeof(p->target)))
 		snprintf(p->target, sizeof(p->target), p->target_id ? "?" : "(cgroup removed)");
-	pfd = bpf_prog_get_fd_by_id(info.prog_id);
-	if (pfd >= 0) {
-		memset(&pinfo, 0, sizeof(pinfo));
-		if (!bpf_obj_get_info_by_fd(pfd, &pinfo, &len)) {
-			snprintf(p->name, sizeof(p->name), "%s", pinfo.name);
-			p->run_cnt = pinfo.run_cnt;
-			p->run_time_ns = pinfo.run_time_ns;
-		}
-		close(pfd);
-	}
 	st->loaded = p->target_id != 0;
 	if (!st->loaded)
 		snprintf(st->detail, sizeof(st->detail), "link %u: its cgroup was removed",
@@ -311,10 +287,8 @@ static void cgroup_guarantees(const struct eg_tier_status *st, struct eg_guarant
 	if (held)
 		snprintf(on, sizeof(on), "connect_unix link %u, program %u, on cgroup %.300s",
 			 st->progs[0].link_id, st->progs[0].prog_id, st->progs[0].target);
-	else if (!st->offered)
-		snprintf(on, sizeof(on), "%s", st->why_not);
 	else
-		snprintf(on, sizeof(on), "%s", st->detail[0] ? st->detail : "not loaded");
+		eg_tier_not_held_reason(st, on, sizeof(on));
 
 	eg_guarantee_add(out, n, max, "unix-vmm-socket-bridge-only",
 			 "a registered VMM socket admits only the current execution's bridge "
