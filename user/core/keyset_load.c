@@ -10,41 +10,19 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "core/hex_line.h"
 #include "core/keyset.h"
-
-#define PUB_HEX_LEN (2 * crypto_sign_PUBLICKEYBYTES)
 
 enum eg_key_err eg_pubkey_read(const char *path, uint8_t pk[crypto_sign_PUBLICKEYBYTES])
 {
-	char buf[PUB_HEX_LEN + 2];
-	size_t len = 0, bin_len;
-	ssize_t n = 0;
-	int fd;
+	int fd, rc;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return EG_KEY_BAD_FILE;
-	/* Read one byte more than the longest valid file to see over-length. */
-	while (len < sizeof(buf)) {
-		n = read(fd, buf + len, sizeof(buf) - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
+	rc = eg_hex_line_read(fd, pk, crypto_sign_PUBLICKEYBYTES);
 	close(fd);
-	if (n < 0)
-		return EG_KEY_BAD_FILE;
-	if (len == PUB_HEX_LEN + 1 && buf[PUB_HEX_LEN] == '\n')
-		len--;
-	if (len != PUB_HEX_LEN)
-		return EG_KEY_BAD_FILE;
-	if (sodium_hex2bin(pk, crypto_sign_PUBLICKEYBYTES, buf, PUB_HEX_LEN, NULL, &bin_len,
-			   NULL) != 0 ||
-	    bin_len != crypto_sign_PUBLICKEYBYTES)
-		return EG_KEY_BAD_FILE;
-	return EG_KEY_OK;
+	return rc ? EG_KEY_BAD_FILE : EG_KEY_OK;
 }
 
 static void set_bad(char *bad, size_t bad_size, const char *path)

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "core/hex_line.h"
 #include "issue/issue.h"
 
 #define SEED_HEX_LEN (2 * crypto_sign_SEEDBYTES)
@@ -14,10 +15,7 @@
 int seed_file_read(const char *path, uint8_t seed[crypto_sign_SEEDBYTES], char *err,
 		   size_t err_size)
 {
-	char buf[SEED_HEX_LEN + 2];
-	size_t len = 0, bin_len;
 	struct stat st;
-	ssize_t n = 0;
 	int fd, ret = 0;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
@@ -44,32 +42,13 @@ int seed_file_read(const char *path, uint8_t seed[crypto_sign_SEEDBYTES], char *
 			 (unsigned)(st.st_mode & 07777));
 		goto cleanup;
 	}
-	while (len < sizeof(buf)) {
-		n = read(fd, buf + len, sizeof(buf) - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	if (n < 0) {
-		ret = -errno;
-		snprintf(err, err_size, "%s", strerror(errno));
-		goto cleanup;
-	}
-	if (len == SEED_HEX_LEN + 1 && buf[SEED_HEX_LEN] == '\n')
-		len--;
-	if (len != SEED_HEX_LEN ||
-	    sodium_hex2bin(seed, crypto_sign_SEEDBYTES, buf, SEED_HEX_LEN, NULL, &bin_len, NULL) !=
-		0 ||
-	    bin_len != crypto_sign_SEEDBYTES) {
-		ret = -EINVAL;
+	ret = eg_hex_line_read(fd, seed, crypto_sign_SEEDBYTES);
+	if (ret == -EINVAL)
 		snprintf(err, err_size, "not one line of %d hex digits", SEED_HEX_LEN);
-		goto cleanup;
-	}
+	else if (ret)
+		snprintf(err, err_size, "%s", strerror(-ret));
 
 cleanup:
-	sodium_memzero(buf, sizeof(buf));
 	close(fd);
 	return ret;
 }
