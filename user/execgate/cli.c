@@ -6,6 +6,7 @@
 #include "execgate/cli.h"
 #include "execgate/commands.h"
 #include "loader/pins.h"
+#include "loader/proc_id.h"
 
 void eg_cli_dirs_init(struct eg_cli_dirs *d)
 {
@@ -24,6 +25,34 @@ bool eg_cli_dirs_opt(struct eg_cli_dirs *d, const char *name, const char *value)
 		return true;
 	}
 	return false;
+}
+
+int eg_cli_getopt(int argc, char **argv, const struct option *opts, struct eg_cli_dirs *d,
+		  const char **name)
+{
+	int c, idx;
+
+	do {
+		c = getopt_long(argc, argv, "", opts, &idx);
+		if (c != 0)
+			return c;
+		*name = opts[idx].name;
+	} while (eg_cli_dirs_opt(d, *name, optarg));
+	return 0;
+}
+
+int eg_cli_runtime_open(struct eg_runtime *rt, const struct eg_cli_dirs *d, bool check_ns)
+{
+	char err[768];
+	int rc = 0;
+
+	if (check_ns)
+		rc = eg_proc_check_namespaces(err, sizeof(err));
+	if (!rc)
+		rc = eg_runtime_open(rt, d->pin_dir, d->state_dir, true, err, sizeof(err));
+	if (rc)
+		eg_cli_err("%s", err);
+	return rc;
 }
 
 void eg_cli_err(const char *fmt, ...)

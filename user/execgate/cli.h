@@ -4,10 +4,12 @@
 #ifndef EXECGATE_CLI_CLI_H
 #define EXECGATE_CLI_CLI_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include "execgate/abi.h"
+#include "loader/runtime.h"
 
 struct eg_cli_dirs {
 	const char *pin_dir;
@@ -17,6 +19,24 @@ struct eg_cli_dirs {
 void eg_cli_dirs_init(struct eg_cli_dirs *d);
 /* Handles --pin-dir / --state-dir; returns true when name was one. */
 bool eg_cli_dirs_opt(struct eg_cli_dirs *d, const char *name, const char *value);
+
+/* The struct option entries of --pin-dir and --state-dir. */
+/* clang-format off */
+#define EG_CLI_DIRS_LONG_OPTS                                                                      \
+	{"pin-dir", required_argument, NULL, 0},                                                   \
+	{"state-dir", required_argument, NULL, 0}
+/* clang-format on */
+
+/* getopt_long over long-only opts (val 0) that handles --pin-dir and
+ * --state-dir itself: returns 0 with *name (and optarg) for any other
+ * option, else what getopt_long returned (-1 at the end, '?' on a bad one).
+ * The caller sets optind = 1 before the first call. */
+int eg_cli_getopt(int argc, char **argv, const struct option *opts, struct eg_cli_dirs *d,
+		  const char **name);
+
+/* eg_runtime_open (locked), after eg_proc_check_namespaces when check_ns;
+ * prints the error. 0 or the negative errno. */
+int eg_cli_runtime_open(struct eg_runtime *rt, const struct eg_cli_dirs *d, bool check_ns);
 
 /* "execgate: <msg>\n" on stderr. */
 void eg_cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

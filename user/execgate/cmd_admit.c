@@ -79,8 +79,7 @@ static void print_verdict(const struct eg_decision *d, const struct eg_admit_res
 int cmd_admit(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"pin-dir", required_argument, NULL, 0},
-	    {"state-dir", required_argument, NULL, 0},
+	    EG_CLI_DIRS_LONG_OPTS,
 	    {"pid", required_argument, NULL, 0},
 	    {"scope", required_argument, NULL, 0},
 	    {"now", required_argument, NULL, 0},
@@ -97,15 +96,12 @@ int cmd_admit(int argc, char **argv)
 	size_t tlen, rlen = 0;
 	bool json = false;
 	char err[768];
-	int idx, c, rc, pid = 0;
+	const char *name;
+	int c, rc, pid = 0;
 
 	eg_cli_dirs_init(&dirs);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, &idx)) == 0) {
-		const char *name = opts[idx].name;
-
-		if (eg_cli_dirs_opt(&dirs, name, optarg))
-			continue;
+	while ((c = eg_cli_getopt(argc, argv, opts, &dirs, &name)) == 0) {
 		if (!strcmp(name, "json")) {
 			json = true;
 		} else if (!strcmp(name, "pid")) {
@@ -143,13 +139,8 @@ int cmd_admit(int argc, char **argv)
 		print_verdict(&d, NULL, pid, json);
 		return EG_EXIT_DENY;
 	}
-	rc = eg_proc_check_namespaces(err, sizeof(err));
-	if (!rc)
-		rc = eg_runtime_open(&rt, dirs.pin_dir, dirs.state_dir, true, err, sizeof(err));
-	if (rc) {
-		eg_cli_err("%s", err);
+	if (eg_cli_runtime_open(&rt, &dirs, true))
 		return EG_EXIT_ERROR;
-	}
 	rc = eg_admit_pid(&rt, pid, raw, rlen, now, &req, &res, err, sizeof(err));
 	eg_runtime_close(&rt);
 	if (rc) {
@@ -163,8 +154,7 @@ int cmd_admit(int argc, char **argv)
 int cmd_revoke(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"pin-dir", required_argument, NULL, 0},
-	    {"state-dir", required_argument, NULL, 0},
+	    EG_CLI_DIRS_LONG_OPTS,
 	    {"pid", required_argument, NULL, 0},
 	    {"sandbox", required_argument, NULL, 0},
 	    {NULL, 0, NULL, 0},
@@ -175,15 +165,12 @@ int cmd_revoke(int argc, char **argv)
 	bool have_sandbox = false;
 	unsigned removed = 0;
 	char err[768], u[EG_UUID_TEXT_LEN];
-	int idx, c, rc, pid = 0;
+	const char *name;
+	int c, rc, pid = 0;
 
 	eg_cli_dirs_init(&dirs);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, &idx)) == 0) {
-		const char *name = opts[idx].name;
-
-		if (eg_cli_dirs_opt(&dirs, name, optarg))
-			continue;
+	while ((c = eg_cli_getopt(argc, argv, opts, &dirs, &name)) == 0) {
 		if (!strcmp(name, "pid")) {
 			if (eg_parse_pid(optarg, &pid)) {
 				eg_cli_err("revoke: --pid %s: not a process id", optarg);
@@ -200,11 +187,8 @@ int cmd_revoke(int argc, char **argv)
 		eg_cli_err("revoke: usage: revoke --pid PID --sandbox UUID");
 		return EG_EXIT_USAGE;
 	}
-	rc = eg_runtime_open(&rt, dirs.pin_dir, dirs.state_dir, true, err, sizeof(err));
-	if (rc) {
-		eg_cli_err("%s", err);
+	if (eg_cli_runtime_open(&rt, &dirs, false))
 		return EG_EXIT_ERROR;
-	}
 	rc = eg_revoke(&rt, pid, sandbox, &removed, err, sizeof(err));
 	eg_runtime_close(&rt);
 	if (rc) {

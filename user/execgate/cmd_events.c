@@ -67,8 +67,7 @@ static int on_event(void *ctx, void *data, size_t size)
 int cmd_events(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"pin-dir", required_argument, NULL, 0},
-	    {"state-dir", required_argument, NULL, 0},
+	    EG_CLI_DIRS_LONG_OPTS,
 	    {"json", no_argument, NULL, 0},
 	    {"count", required_argument, NULL, 0},
 	    {NULL, 0, NULL, 0},
@@ -79,15 +78,12 @@ int cmd_events(int argc, char **argv)
 	struct ring_buffer *rb = NULL;
 	char path[EG_PIN_PATH_MAX];
 	uint64_t count;
-	int idx, c, fd, rc = EG_EXIT_OK;
+	const char *name;
+	int c, fd, rc = EG_EXIT_OK;
 
 	eg_cli_dirs_init(&dirs);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, &idx)) == 0) {
-		const char *name = opts[idx].name;
-
-		if (eg_cli_dirs_opt(&dirs, name, optarg))
-			continue;
+	while ((c = eg_cli_getopt(argc, argv, opts, &dirs, &name)) == 0) {
 		if (!strcmp(name, "json")) {
 			f.json = true;
 		} else if (eg_parse_u64(optarg, 1000000000, &count) || !count) {

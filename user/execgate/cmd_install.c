@@ -54,8 +54,7 @@ static int parse_vsock(const char *s, struct eg_vsock_key *k)
 int cmd_install(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"pin-dir", required_argument, NULL, 0},
-	    {"state-dir", required_argument, NULL, 0},
+	    EG_CLI_DIRS_LONG_OPTS,
 	    EG_IDENTITY_LONG_OPTS(0),
 	    {"profile-port", required_argument, NULL, 0},
 	    {"bridge-pid", required_argument, NULL, 0},
@@ -73,17 +72,14 @@ int cmd_install(int argc, char **argv)
 	struct eg_runtime rt;
 	char err[768], u[EG_UUID_TEXT_LEN];
 	bool json = false;
-	int idx, c, rc, pid;
+	const char *name;
+	int c, rc, pid;
 
 	memset(&req, 0, sizeof(req));
 	eg_cli_dirs_init(&dirs);
 	eg_identity_opts_init(&id);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, &idx)) == 0) {
-		const char *name = opts[idx].name;
-
-		if (eg_cli_dirs_opt(&dirs, name, optarg))
-			continue;
+	while ((c = eg_cli_getopt(argc, argv, opts, &dirs, &name)) == 0) {
 		rc = eg_identity_opt(&id, name, optarg, err, sizeof(err));
 		if (rc < 0) {
 			eg_cli_err("install: %s", err);
@@ -136,13 +132,9 @@ int cmd_install(int argc, char **argv)
 		return EG_EXIT_USAGE;
 	}
 	req.id = id.rec;
-	rc = eg_proc_check_namespaces(err, sizeof(err));
-	if (!rc)
-		rc = eg_runtime_open(&rt, dirs.pin_dir, dirs.state_dir, true, err, sizeof(err));
-	if (rc) {
-		eg_cli_err("%s", err);
+	rc = eg_cli_runtime_open(&rt, &dirs, true);
+	if (rc)
 		return rc == -ENOENT ? EG_EXIT_ERROR : eg_cli_exit_for(rc);
-	}
 	rc = eg_install(&rt, &req, &res, err, sizeof(err));
 	eg_runtime_close(&rt);
 	if (rc) {
@@ -174,8 +166,7 @@ int cmd_install(int argc, char **argv)
 int cmd_retire(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"pin-dir", required_argument, NULL, 0},
-	    {"state-dir", required_argument, NULL, 0},
+	    EG_CLI_DIRS_LONG_OPTS,
 	    {"sandbox", required_argument, NULL, 0},
 	    {NULL, 0, NULL, 0},
 	};
@@ -185,13 +176,12 @@ int cmd_retire(int argc, char **argv)
 	__u8 sandbox[EG_ID_BYTES];
 	bool have = false;
 	char err[768], u[EG_UUID_TEXT_LEN];
-	int idx, c, rc;
+	const char *name;
+	int c, rc;
 
 	eg_cli_dirs_init(&dirs);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, &idx)) == 0) {
-		if (eg_cli_dirs_opt(&dirs, opts[idx].name, optarg))
-			continue;
+	while ((c = eg_cli_getopt(argc, argv, opts, &dirs, &name)) == 0) {
 		if (eg_uuid_parse(optarg, sandbox)) {
 			eg_cli_err("retire: --sandbox %s: not a UUID", optarg);
 			return EG_EXIT_USAGE;
@@ -202,11 +192,8 @@ int cmd_retire(int argc, char **argv)
 		eg_cli_err("retire: usage: retire --sandbox UUID [--pin-dir DIR]");
 		return EG_EXIT_USAGE;
 	}
-	rc = eg_runtime_open(&rt, dirs.pin_dir, dirs.state_dir, true, err, sizeof(err));
-	if (rc) {
-		eg_cli_err("%s", err);
+	if (eg_cli_runtime_open(&rt, &dirs, false))
 		return EG_EXIT_ERROR;
-	}
 	rc = eg_retire(&rt, sandbox, &after, err, sizeof(err));
 	eg_runtime_close(&rt);
 	if (rc) {

@@ -16,8 +16,7 @@
 int cmd_keys(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"pin-dir", required_argument, NULL, 0},
-	    {"state-dir", required_argument, NULL, 0},
+	    EG_CLI_DIRS_LONG_OPTS,
 	    {"json", no_argument, NULL, 0},
 	    {NULL, 0, NULL, 0},
 	};
@@ -26,13 +25,13 @@ int cmd_keys(int argc, char **argv)
 	char err[768], kid[EG_KEY_ID_TEXT_LEN], hex[2 * crypto_sign_PUBLICKEYBYTES + 1];
 	const char *verb;
 	bool json = false;
-	int idx, c, rc;
+	const char *name;
+	int c, rc;
 
 	eg_cli_dirs_init(&dirs);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, &idx)) == 0)
-		if (!eg_cli_dirs_opt(&dirs, opts[idx].name, optarg))
-			json = true;
+	while ((c = eg_cli_getopt(argc, argv, opts, &dirs, &name)) == 0)
+		json = true;
 	if (c != -1 || optind >= argc)
 		goto usage;
 	verb = argv[optind];

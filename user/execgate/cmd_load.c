@@ -18,24 +18,23 @@ static bool required(const char *require, const struct eg_tier_ops *t)
 int cmd_load(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"pin-dir", required_argument, NULL, 0}, {"state-dir", required_argument, NULL, 0},
-	    {"cgroup", required_argument, NULL, 0},  {"require", required_argument, NULL, 0},
-	    {"json", no_argument, NULL, 0},	     {NULL, 0, NULL, 0},
+	    EG_CLI_DIRS_LONG_OPTS,
+	    {"cgroup", required_argument, NULL, 0},
+	    {"require", required_argument, NULL, 0},
+	    {"json", no_argument, NULL, 0},
+	    {NULL, 0, NULL, 0},
 	};
 	struct eg_cli_dirs dirs;
 	struct eg_tier_ctx ctx = {0};
 	const char *require = NULL;
 	bool offered[16] = {0}, json = false, any = false;
 	char why[512], err[768];
-	int idx, c, rc;
+	const char *name;
+	int c, rc;
 
 	eg_cli_dirs_init(&dirs);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, &idx)) == 0) {
-		const char *name = opts[idx].name;
-
-		if (eg_cli_dirs_opt(&dirs, name, optarg))
-			continue;
+	while ((c = eg_cli_getopt(argc, argv, opts, &dirs, &name)) == 0) {
 		if (!strcmp(name, "cgroup"))
 			ctx.cgroup_path = optarg;
 		else if (!strcmp(name, "require"))
@@ -101,19 +100,19 @@ int cmd_load(int argc, char **argv)
 int cmd_unload(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"pin-dir", required_argument, NULL, 0},
-	    {"state-dir", required_argument, NULL, 0},
+	    EG_CLI_DIRS_LONG_OPTS,
 	    {NULL, 0, NULL, 0},
 	};
 	struct eg_cli_dirs dirs;
 	struct eg_tier_ctx ctx = {0};
 	char err[768];
-	int idx, c, rc, exit_code = EG_EXIT_OK;
+	const char *name;
+	int c, rc, exit_code = EG_EXIT_OK;
 
 	eg_cli_dirs_init(&dirs);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, &idx)) == 0)
-		eg_cli_dirs_opt(&dirs, opts[idx].name, optarg);
+	/* It takes only the directories, which eg_cli_getopt handles. */
+	c = eg_cli_getopt(argc, argv, opts, &dirs, &name);
 	if (c != -1 || optind != argc) {
 		eg_cli_err("unload: usage: unload [--pin-dir DIR]");
 		return EG_EXIT_USAGE;

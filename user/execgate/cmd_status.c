@@ -187,20 +187,19 @@ int eg_cli_report(const struct eg_cli_dirs *dirs, bool json, bool full)
 int cmd_status(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"pin-dir", required_argument, NULL, 0},
-	    {"state-dir", required_argument, NULL, 0},
+	    EG_CLI_DIRS_LONG_OPTS,
 	    {"json", no_argument, NULL, 0},
 	    {NULL, 0, NULL, 0},
 	};
 	struct eg_cli_dirs dirs;
 	bool json = false;
-	int idx, c;
+	const char *name;
+	int c;
 
 	eg_cli_dirs_init(&dirs);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, &idx)) == 0)
-		if (!eg_cli_dirs_opt(&dirs, opts[idx].name, optarg))
-			json = true;
+	while ((c = eg_cli_getopt(argc, argv, opts, &dirs, &name)) == 0)
+		json = true;
 	if (c != -1 || optind != argc) {
 		eg_cli_err("status: usage: status [--pin-dir DIR] [--json]");
 		return EG_EXIT_USAGE;
