@@ -393,8 +393,9 @@ static __noinline int eg_lease_check(struct sock *sk, struct eg_sk_tag *tag, __u
 	return -EPIPE;
 }
 
-SEC("lsm/socket_sendmsg")
-int BPF_PROG(eg_lsm_socket_sendmsg, struct socket *sock, struct msghdr *msg, int size, int ret)
+/* sendmsg and recvmsg: an earlier LSM's verdict stands; an untagged socket
+ * costs one sk_storage lookup. */
+EG_INLINE int eg_stream_lease(struct socket *sock, int ret, __u32 hook)
 {
 	struct eg_sk_tag *tag;
 	struct sock *sk;
@@ -407,23 +408,18 @@ int BPF_PROG(eg_lsm_socket_sendmsg, struct socket *sock, struct msghdr *msg, int
 	tag = bpf_sk_storage_get(&eg_sk_tags, sk, 0, 0);
 	if (!tag)
 		return 0;
-	return eg_lease_check(sk, tag, EG_HOOK_LSM_SENDMSG);
+	return eg_lease_check(sk, tag, hook);
+}
+
+SEC("lsm/socket_sendmsg")
+int BPF_PROG(eg_lsm_socket_sendmsg, struct socket *sock, struct msghdr *msg, int size, int ret)
+{
+	return eg_stream_lease(sock, ret, EG_HOOK_LSM_SENDMSG);
 }
 
 SEC("lsm/socket_recvmsg")
 int BPF_PROG(eg_lsm_socket_recvmsg, struct socket *sock, struct msghdr *msg, int size, int flags,
 	     int ret)
 {
-	struct eg_sk_tag *tag;
-	struct sock *sk;
-
-	if (ret)
-		return ret;
-	sk = sock->sk;
-	if (!sk)
-		return 0;
-	tag = bpf_sk_storage_get(&eg_sk_tags, sk, 0, 0);
-	if (!tag)
-		return 0;
-	return eg_lease_check(sk, tag, EG_HOOK_LSM_RECVMSG);
+	return eg_stream_lease(sock, ret, EG_HOOK_LSM_RECVMSG);
 }
