@@ -5,6 +5,7 @@
 # Exits non-zero on any failure in any VM.
 #
 #   vmtest.sh                 the matrix (make vmtest; make has built the binaries)
+#   vmtest.sh check           only the guarantee-tag consistency check (no VM)
 #   vmtest.sh run [--kernel LABEL] -- CMD [ARGS...]
 #                             boot one kernel (default debian-6.12) and run CMD
 #                             in it through scripts/vm-guest.sh (bench, demo)
@@ -119,46 +120,193 @@ run_one() {
 	fi
 }
 
+# Guarantee tags: each Test(suite, name, ...) in tests/kernel/test_*.c is
+# directly preceded by a comment naming the guarantees it backs:
+#   /* guarantees: stream-lease, unix-path-machine-wide@lsm */
+#   /* guarantees: none */                 (CLI, probe: backs no guarantee)
+# NAME@TIER[+TIER] counts the test for NAME only on kernels of those tiers
+# (cgroup, lsm, full); on other kernels the test backs nothing for NAME.
+# The names are the loader's own: whatever `execgate status --json` lists,
+# read from a pin dir nothing is loaded in.
+#
+# gmatrix check STATUS_JSON SRC_DIR
+#   every test tagged, every tag a real guarantee, every guarantee tagged;
+#   one line per problem on stderr, exit 1 if any.
+# gmatrix matrix STATUS_JSON SRC_DIR COLUMN=TIER=RESULTS_TSV...
+#   per-test detail, then guarantee x kernel -> pass / fail / not offered
+#   (partial: some tests passed, the others were not offered); exit 1 on
+#   any check problem or failed cell.
+gmatrix() {
+	python3 - "$@" <<'PY'
+import glob, json, os, re, sys
+
+TIERS = {"cgroup", "lsm", "full"}
+TEST = re.compile(r"^Test\(\s*(\w+)\s*,\s*(\w+)", re.M)
+TAG = re.compile(r"/\*\s*guarantees:((?:(?!\*/).)*)\*/\s*$", re.S | re.M)
+
+def names(status_json):
+    with open(status_json, encoding="utf-8") as f:
+        doc = json.load(f)
+    return [g["name"] for g in doc["guarantees"]]
+
+def tags(src):
+    """suite::test -> [(guarantee, set of tiers or None)], problems"""
+    out, bad = {}, []
+    for path in sorted(glob.glob(os.path.join(src, "test_*.c"))):
+        text = open(path, encoding="utf-8").read()
+        rel = os.path.relpath(path)
+        for m in TEST.finditer(text):
+            test = f"{m[1]}::{m[2]}"
+            line = text.count("\n", 0, m.start()) + 1
+            t = None
+            for t in TAG.finditer(text, 0, m.start()):
+                pass
+            if not t or text[t.end():m.start()].strip():
+                bad.append(f"{rel}:{line}: {test}: no /* guarantees: ... */ comment "
+                           "directly above it")
+                continue
+            body = " ".join(l.strip().lstrip("*") for l in t[1].split("\n"))
+            items = [i.strip() for i in body.split(",") if i.strip()]
+            out[test] = []
+            if items == ["none"]:
+                continue
+            for item in items:
+                name, _, on = item.partition("@")
+                tiers = set(on.split("+")) if on else None
+                if tiers is not None and not tiers <= TIERS:
+                    bad.append(f"{rel}:{line}: {test}: {item}: tiers are "
+                               f"{', '.join(sorted(TIERS))}")
+                out[test].append((name, tiers))
+    return out, bad
+
+def check(status_json, src):
+    known = names(status_json)
+    tagged, bad = tags(src)
+    used = {n for ts in tagged.values() for n, _ in ts}
+    if not known:
+        bad.append("execgate status --json lists no guarantees")
+    for test, ts in sorted(tagged.items()):
+        for n, _ in ts:
+            if n not in known:
+                bad.append(f"{test}: tag {n} is not a guarantee execgate status lists")
+    for n in known:
+        if n not in used:
+            bad.append(f"guarantee {n} (execgate status) is backed by no test")
+    return known, tagged, bad
+
+def results(path):
+    r = {}
+    if os.path.isfile(path):
+        for line in open(path, encoding="utf-8"):
+            test, st, _ = line.rstrip("\n").split("\t", 2)
+            r[test] = st
+    return r
+
+def cell(sts):
+    if any(s not in ("pass", "not-offered") for s in sts):
+        return "fail"
+    if sts and all(s == "pass" for s in sts):
+        return "pass"
+    if all(s == "not-offered" for s in sts):
+        return "not offered"
+    return "partial"
+
+def matrix(status_json, src, columns):
+    known, tagged, bad = check(status_json, src)
+    cols = []
+    for c in columns:
+        label, tier, path = c.split("=", 2)
+        cols.append((label, tier, os.path.isfile(path), results(path)))
+    cw = max([11] + [max(len(l), len(t) + 7) for l, t, _, _ in cols])
+
+    def row(first, w, cells):
+        print(f"{first:<{w}}" + "".join(f"  {s:<{cw}}" for s in cells).rstrip())
+
+    # Per test: what each kernel said.
+    tests = sorted(set(tagged) | {t for _, _, _, r in cols for t in r})
+    w = max([4] + [len(t) for t in tests])
+    print()
+    row("test", w, [l for l, _, _, _ in cols])
+    for t in tests:
+        sts = [r.get(t, "missing") if have else "no-results" for _, _, have, r in cols]
+        row(t, w, ["not offered" if s == "not-offered" else s for s in sts])
+        if t not in tagged:
+            bad.append(f"{t}: ran, but carries no guarantees tag in {src}")
+    # Per guarantee: the tests backing it on each kernel's tier.
+    failed = False
+    w = max([9] + [len(n) for n in known])
+    print()
+    row("guarantee", w, [l for l, _, _, _ in cols])
+    row("", w, [f"(tier {tier})" for _, tier, _, _ in cols])
+    for n in known:
+        cells = []
+        for _, tier, have, r in cols:
+            backing = [t for t, ts in tagged.items()
+                       if any(g == n and (on is None or tier in on) for g, on in ts)]
+            c = cell([r.get(t, "missing") if have else "no-results" for t in backing])
+            failed |= c == "fail"
+            cells.append(c)
+        row(n, w, cells)
+    print()
+    sys.stdout.flush()
+    for b in bad:
+        print(f"vmtest: {b}", file=sys.stderr)
+    return 1 if bad or failed else 0
+
+mode = sys.argv[1]
+if mode == "check":
+    _, _, bad = check(sys.argv[2], sys.argv[3])
+    for b in bad:
+        print(f"vmtest: {b}", file=sys.stderr)
+    sys.exit(1 if bad else 0)
+sys.exit(matrix(sys.argv[2], sys.argv[3], sys.argv[4:]))
+PY
+}
+
+# The loader's guarantee list, and what the host kernel offers: status on a
+# pin dir that does not exist lists every guarantee as not held, changing
+# nothing.
+status_json=$out_root/status-unloaded.json
+read_guarantees() {
+	local none=$out_root/none-$$
+	mkdir -p "$out_root"
+	"$build/execgate" status --json --pin-dir "/sys/fs/bpf/execgate-vmtest-none-$$" \
+		--state-dir "$none" >"$status_json" ||
+		die "execgate status --json on an empty pin dir failed"
+	rm -rf "$none"
+}
+
+host_tier() {
+	python3 - "$status_json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+off = {t["name"] for t in doc["tiers"] if t["offered"]}
+print("full" if off >= {"cgroup", "lsm"} else "lsm" if "lsm" in off
+      else "cgroup" if "cgroup" in off else "none")
+PY
+}
+
 matrix() {
-	local labels=("$@") cols=() files=() l
+	local labels=("$@") cols=() l
 	local host_json=$build/test-kernel-host.json
 	if [ -s "$host_json" ] && [ "$host_json" -nt "$build/test-kernel" ]; then
 		flatten "$host_json" >"$out_root/host.tsv"
-		cols+=("host-$(uname -r | cut -d. -f1-2)")
-		files+=("$out_root/host.tsv")
+		cols+=("host-$(uname -r | cut -d. -f1-2)=$(host_tier)=$out_root/host.tsv")
 	fi
 	for l in "${labels[@]}"; do
-		cols+=("$l")
-		files+=("$out_root/$l/results.tsv")
+		cols+=("$l=$(tier_of "$l")=$out_root/$l/results.tsv")
 	done
-
-	local tests
-	tests=$(cat "${files[@]}" 2>/dev/null | cut -f1 | sort -u)
-	local w=9
-	while read -r t; do [ ${#t} -gt $w ] && w=${#t}; done <<<"$tests"
-
-	echo
-	printf "%-${w}s" "guarantee"
-	for c in "${cols[@]}"; do printf "  %-12s" "$c"; done
-	echo
-	local t f st
-	while read -r t; do
-		[ -n "$t" ] || continue
-		printf "%-${w}s" "$t"
-		for f in "${files[@]}"; do
-			if [ -f "$f" ]; then
-				st=$(awk -F'\t' -v t="$t" '$1 == t { print $2; exit }' "$f")
-				[ -n "$st" ] || st=missing
-			else
-				st=no-results
-			fi
-			[ "$st" = not-offered ] && st="not offered"
-			printf "  %-12s" "$st"
-		done
-		echo
-	done <<<"$tests"
-	echo
+	gmatrix matrix "$status_json" "$root/tests/kernel" "${cols[@]}"
 }
+
+# --- vmtest.sh check ---------------------------------------------------------------
+if [ "${1:-}" = check ]; then
+	[ -x "$build/execgate" ] || die "$build/execgate missing: make BUILD=$BUILD first"
+	read_guarantees
+	gmatrix check "$status_json" "$root/tests/kernel"
+	log "guarantee tags: every test tagged, every guarantee backed"
+	exit 0
+fi
 
 # --- vmtest.sh run ---------------------------------------------------------------
 if [ "${1:-}" = run ]; then
@@ -186,17 +334,21 @@ fi
 # --- the matrix --------------------------------------------------------------------
 [ -x "$build/test-kernel" ] || die "$build/test-kernel missing: run through make vmtest"
 command -v python3 >/dev/null || die "python3 missing: run scripts/setup-deps.sh"
-load_kernels
 mkdir -p "$out_root"
+# Untagged tests or unbacked guarantees fail before any VM boots.
+read_guarantees
+gmatrix check "$status_json" "$root/tests/kernel" || die "guarantee tags inconsistent"
+load_kernels
 read -r -a labels <<<"${EXECGATE_VM_KERNELS:-debian-6.1 debian-6.12}"
 for l in "${labels[@]}"; do
 	tier_of "$l" >/dev/null
 	run_one "$l"
 done
 
-matrix "${labels[@]}"
+bad=0
+matrix "${labels[@]}" || bad=1
 
-pass=0 fail=0 noff=0 bad=0
+pass=0 fail=0 noff=0
 for l in "${labels[@]}"; do
 	out=$out_root/$l
 	if [ -f "$out/error" ]; then
@@ -219,7 +371,7 @@ for l in "${labels[@]}"; do
 	fail=$((fail + f))
 	noff=$((noff + n))
 done
-echo "vmtest: $pass passed, $fail failed, $noff skipped"
+echo "vmtest: $pass passed, $fail failed, $noff not offered"
 [ "$bad" -eq 0 ] || {
 	log "FAILED (per-kernel logs under $out_root)"
 	exit 1

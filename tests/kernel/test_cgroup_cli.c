@@ -40,6 +40,7 @@ static int admit(pid_t pid, const char *token, char *out, size_t size)
 }
 
 /* DESIGN §1: S runs as execution 7 on worker A, then is restored as 8. */
+/* guarantees: unix-vmm-socket-bridge-only, unix-bridge-socket-grant, epoch-revokes-grants */
 Test(cgroup_cli, worked_example)
 {
 	const char *bsock = kh_path("bridge.sock"), *vsock = kh_path("fc-vsock.sock");
@@ -122,6 +123,7 @@ static unsigned link_id(const char *json, unsigned *prog_id)
 	return link;
 }
 
+/* guarantees: unix-survives-loader-exit */
 Test(cgroup_cli, killed_loader_and_reload_leave_no_gap)
 {
 	const char *bsock = kh_path("bridge.sock"), *vsock = kh_path("fc.sock");
@@ -190,6 +192,7 @@ Test(cgroup_cli, killed_loader_and_reload_leave_no_gap)
 		  "%s", json);
 }
 
+/* guarantees: none */
 Test(cgroup_cli, bpftool_dump_shows_named_fields)
 {
 	const char *vsock = kh_path("fc.sock");
@@ -222,6 +225,7 @@ Test(cgroup_cli, bpftool_dump_shows_named_fields)
 	cr_assert(field(out, expect), "path shown as a string: %s", out);
 }
 
+/* guarantees: none */
 Test(cgroup_cli, status_reports_guarantees_and_counters)
 {
 	static char json[16384];
@@ -248,6 +252,7 @@ Test(cgroup_cli, status_reports_guarantees_and_counters)
 	}
 }
 
+/* guarantees: none */
 Test(cgroup_cli, usage_and_lookup_errors_have_their_exit_codes)
 {
 	char out[1024];

@@ -53,6 +53,7 @@ static void sandbox_id(__u8 out[EG_ID_BYTES])
 	cr_assert_eq(eg_uuid_parse(SANDBOX, out), 0);
 }
 
+/* guarantees: unix-vmm-socket-bridge-only, unix-socket-epoch-tag */
 Test(cgroup, vmm_socket_admits_only_the_bridge)
 {
 	const char *vmm = kh_path("vmm.sock");
@@ -82,6 +83,7 @@ Test(cgroup, vmm_socket_admits_only_the_bridge)
 	cr_assert_eq(tag.role, EG_ROLE_VMM);
 }
 
+/* guarantees: unix-vmm-socket-bridge-only */
 Test(cgroup, path_is_matched_however_the_address_is_spelled)
 {
 	const char *vmm = kh_path("vmm.sock");
@@ -102,6 +104,7 @@ Test(cgroup, path_is_matched_however_the_address_is_spelled)
 	cr_assert_eq(kh_counter(EG_K_ALLOW_UNREGISTERED), 0);
 }
 
+/* guarantees: unix-unregistered-untouched */
 Test(cgroup, unregistered_paths_pass_untouched)
 {
 	const char *vmm = kh_path("vmm-0123456789abcdef.sock");
@@ -154,6 +157,7 @@ static struct eg_exec_record record(void)
 	return r;
 }
 
+/* guarantees: unix-bridge-socket-grant, epoch-revokes-grants, unix-socket-epoch-tag */
 Test(cgroup, grants_allow_expire_and_die_with_the_epoch)
 {
 	const char *bsock = kh_path("bridge.sock"), *vmm = kh_path("vmm.sock");
@@ -207,6 +211,7 @@ Test(cgroup, grants_allow_expire_and_die_with_the_epoch)
 		     2);
 }
 
+/* guarantees: epoch-revokes-grants */
 Test(cgroup, epoch_check_denies_a_grant_that_was_not_swept)
 {
 	const char *bsock = kh_path("bridge.sock"), *vmm = kh_path("vmm.sock");
@@ -230,6 +235,7 @@ Test(cgroup, epoch_check_denies_a_grant_that_was_not_swept)
 	cr_assert_eq(kh_child_connect(&mgr, bsock, NULL, NULL), 0, "grant at the current epoch");
 }
 
+/* guarantees: unix-vmm-socket-bridge-only, unix-bridge-socket-grant */
 Test(cgroup, same_pid_with_another_start_time_is_denied)
 {
 	const char *bsock = kh_path("bridge.sock"), *vmm = kh_path("vmm.sock");
@@ -259,6 +265,7 @@ Test(cgroup, same_pid_with_another_start_time_is_denied)
 	cr_assert_eq(kh_child_connect(&mgr, bsock, NULL, NULL), 0, "grant for the exact identity");
 }
 
+/* guarantees: unix-vmm-socket-bridge-only */
 Test(cgroup, exec_into_another_binary_is_denied)
 {
 	const char *vmm = kh_path("vmm.sock");
@@ -275,6 +282,7 @@ Test(cgroup, exec_into_another_binary_is_denied)
 	cr_assert_eq(kh_events((__u32)pid, EG_K_DENY_NOT_BRIDGE), 1);
 }
 
+/* guarantees: unix-fail-closed */
 Test(cgroup, retired_and_missing_records_fail_closed)
 {
 	const char *bsock = kh_path("bridge.sock"), *vmm = kh_path("vmm.sock");
@@ -316,6 +324,7 @@ Test(cgroup, retired_and_missing_records_fail_closed)
 	cr_assert_eq(rc, 7, "retire without a record: exit %d: %s", rc, out);
 }
 
+/* guarantees: unix-bridge-socket-grant */
 Test(cgroup, activation_update_keeps_the_epoch_stale_updates_are_refused)
 {
 	const char *bsock = kh_path("bridge.sock"), *vmm = kh_path("vmm.sock");

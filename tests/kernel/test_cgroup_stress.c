@@ -60,6 +60,7 @@ static bool tag_consistent(const struct eg_sk_tag *t, void *arg)
 	return t->epoch == t->generation && t->activation == t->generation;
 }
 
+/* guarantees: unix-vmm-socket-bridge-only, unix-socket-epoch-tag */
 Test(cgroup_stress, record_flips_never_tear)
 {
 	const char *vsock = kh_path("fc.sock");
@@ -118,6 +119,7 @@ Test(cgroup_stress, record_flips_never_tear)
 	cr_assert_eq(kh_counter(EG_K_ALLOW_BRIDGE), r.ok);
 }
 
+/* guarantees: unix-bridge-socket-grant, epoch-revokes-grants */
 Test(cgroup_stress, grant_flips_and_reuse_never_tear)
 {
 	const char *bsock = kh_path("bridge.sock");

@@ -112,6 +112,7 @@ static void link_pin(char *out, size_t size, const char *name)
 	snprintf(out, size, "%s/links/%s", pin_dir, name);
 }
 
+/* guarantees: none */
 Test(lsm_cli, require_lsm_fails_clearly_or_loads,
      .description = "load --require lsm: exit 5 with the reason and nothing loaded, or loaded")
 {
@@ -139,6 +140,7 @@ Test(lsm_cli, require_lsm_fails_clearly_or_loads,
 	cr_assert_not_null(strstr(out, "tier lsm: loaded"), "%s", out);
 }
 
+/* guarantees: none */
 Test(lsm_cli, require_full_needs_both_tiers,
      .description = "load --require full succeeds only where cgroup and lsm tiers both exist")
 {
@@ -159,6 +161,7 @@ Test(lsm_cli, require_full_needs_both_tiers,
 			   "%s", out);
 }
 
+/* guarantees: none */
 Test(lsm_cli, status_lists_lsm_guarantees,
      .description = "status --json: each LSM guarantee held or not held, with the reason")
 {

@@ -20,6 +20,7 @@ static void fini(void)
 
 TestSuite(lsm_inode, .fini = fini);
 
+/* guarantees: unix-inode-endpoints */
 Test(lsm_inode, symlink_route_checked,
      .description = "a connect through a symlink to a registered socket is checked")
 {
@@ -49,6 +50,7 @@ Test(lsm_inode, symlink_route_checked,
 	cr_assert_geq(rc, 0, "bridge through the symlink: %s", strerror(-rc));
 }
 
+/* guarantees: unix-inode-endpoints */
 Test(lsm_inode, relative_path_route_checked,
      .description = "a connect by a relative path to a registered socket is checked")
 {
@@ -72,6 +74,7 @@ Test(lsm_inode, relative_path_route_checked,
 	cr_assert_geq(rc, 0, "bridge by relative path: %s", strerror(-rc));
 }
 
+/* guarantees: unix-inode-endpoints */
 Test(lsm_inode, stale_inode_of_retired_sandbox_denies,
      .description = "after retire, a connect by any name to the socket is refused")
 {

@@ -56,6 +56,7 @@ static void assert_stream_works(struct agent *bridge, struct agent *vmm, struct 
 	cr_assert_eq(rc, 4, "bridge recv: %d (%s)", rc, strerror(-rc));
 }
 
+/* guarantees: stream-lease, unix-path-machine-wide@lsm */
 Test(lsm_lease, unix_stream_revoked_both_directions,
      .description = "a Unix stream of epoch E fails send and recv on both ends once E+1 is in")
 {
@@ -101,6 +102,7 @@ Test(lsm_lease, unix_stream_revoked_both_directions,
 	assert_stream_works(bridge8, vmm, st);
 }
 
+/* guarantees: stream-lease, unix-path-machine-wide@lsm */
 Test(lsm_lease, activation_change_keeps_stream_refuses_old_open,
      .description = "a new attempt keeps established streams; a new open by the old bridge fails")
 {
@@ -130,6 +132,7 @@ Test(lsm_lease, activation_change_keeps_stream_refuses_old_open,
 	assert_stream_works(bridge1, vmm, st);
 }
 
+/* guarantees: stream-lease, unix-path-machine-wide@lsm */
 Test(lsm_lease, retire_revokes_stream,
      .description = "retiring the sandbox stops I/O on its streams")
 {
@@ -154,6 +157,7 @@ Test(lsm_lease, retire_revokes_stream,
 	cr_assert_eq(rc, -EPIPE, "recv after retire: %d", rc);
 }
 
+/* guarantees: stream-lease, unix-path-machine-wide@lsm */
 Test(lsm_lease, untagged_streams_untouched,
      .description = "streams to unregistered sockets are never touched by a replacement")
 {

@@ -19,6 +19,7 @@ static void fini(void)
 
 TestSuite(lsm_listener, .fini = fini);
 
+/* guarantees: unix-listener-identity, unix-path-machine-wide@lsm */
 Test(lsm_listener, replacement_listener_denied,
      .description = "another process bound on a registered path after the VMM died is refused")
 {
@@ -53,6 +54,7 @@ Test(lsm_listener, replacement_listener_denied,
 		     1);
 }
 
+/* guarantees: unix-listener-identity, unix-path-machine-wide@lsm */
 Test(lsm_listener, restarted_vmm_admitted_after_install,
      .description = "a new VMM registered by install (new attempt) is the expected listener")
 {
@@ -79,6 +81,7 @@ Test(lsm_listener, restarted_vmm_admitted_after_install,
 	cr_assert_geq(rc, 0, "after install of attempt 2 with the new VMM: %s", strerror(-rc));
 }
 
+/* guarantees: unix-listener-identity, unix-path-machine-wide@lsm */
 Test(lsm_listener, listener_older_than_lsm_tier_fails_closed,
      .description = "a VMM that called listen() before the LSM tier was loaded is refused")
 {

@@ -198,6 +198,7 @@ static void lsm_link_ids(unsigned ids[EG_LSM_PROG__COUNT])
 		ids[i] = st.progs[i].link_id;
 }
 
+/* guarantees: lsm-survives-loader-exit, unix-path-machine-wide@lsm */
 Test(lsm_loader, killed_loader_keeps_enforcing,
      .description = "SIGKILLed loaders under connect load leave no gap and no stray pins",
      .timeout = 120)

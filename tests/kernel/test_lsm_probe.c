@@ -6,6 +6,7 @@
 #include "loader/lsm_probe.h"
 #include "test_lsm_common.h"
 
+/* guarantees: none */
 Test(lsm_probe, bpf_lsm_active, .description = "BPF LSM programs load and attach")
 {
 	struct eg_lsm_probe p;
@@ -19,6 +20,7 @@ Test(lsm_probe, bpf_lsm_active, .description = "BPF LSM programs load and attach
 	cr_assert_not_null(strstr(p.lsm_list, "bpf"), "lsm list %s", p.lsm_list);
 }
 
+/* guarantees: none */
 Test(lsm_probe, refusal_names_reason, .description = "a refused probe says why")
 {
 	struct eg_lsm_probe p;

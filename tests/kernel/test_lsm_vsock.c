@@ -42,6 +42,7 @@ static void install(__u64 gen, __u32 act, struct agent *bridge, struct agent *vm
 	cr_assert_eq(res.kind, want, "install kind %s", eg_install_kind_name(res.kind));
 }
 
+/* guarantees: vsock-vmm-bridge-only */
 Test(lsm_vsock, registered_bridge_connects_other_denied,
      .description = "a registered VSOCK endpoint admits the bridge, refuses anyone else")
 {
@@ -73,6 +74,7 @@ Test(lsm_vsock, registered_bridge_connects_other_denied,
 		     1, "one denial event for the other process");
 }
 
+/* guarantees: vsock-vmm-bridge-only */
 Test(lsm_vsock, stale_bridge_denied_after_replacement,
      .description = "once execution 8 is installed, execution 7's bridge is refused")
 {
@@ -101,6 +103,7 @@ Test(lsm_vsock, stale_bridge_denied_after_replacement,
 	cr_assert_geq(rc, 0, "bridge of 8: %s", strerror(-rc));
 }
 
+/* guarantees: vsock-vmm-bridge-only */
 Test(lsm_vsock, unregistered_port_untouched,
      .description = "a VSOCK destination nobody registered passes, counted as unregistered")
 {
@@ -125,6 +128,7 @@ Test(lsm_vsock, unregistered_port_untouched,
 	cr_assert_geq(lsm_env_counter(&env, EG_K_ALLOW_UNREGISTERED), unreg0 + 1);
 }
 
+/* guarantees: stream-lease */
 Test(lsm_vsock, stream_lease_revoked_on_replacement,
      .description = "a VSOCK stream of epoch E fails send and recv with EPIPE once E+1 is in")
 {
