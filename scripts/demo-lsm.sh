@@ -24,30 +24,9 @@ CG="$CG2/execgate-lsmdemo-$$"
 PIN=/sys/fs/bpf/execgate-lsmdemo-$$
 STATE="$TMP/state"
 EG=(--pin-dir "$PIN" --state-dir "$STATE")
-PIDS=()
-ROWS=()
-FAILS=0
-
-cleanup() {
-	set +e
-	{
-		for p in "${PIDS[@]}"; do kill -9 "$p"; done
-		wait
-	} 2>/dev/null
-	[ -e "$PIN" ] && "$EXECGATE" unload "${EG[@]}" >/dev/null
-	for _ in 1 2 3 4 5 6 7 8 9 10; do rmdir "$CG" 2>/dev/null && break; sleep 0.1; done
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'echo "demo-lsm: interrupted, cleaning up" >&2; exit 130' INT TERM
-
-say() { printf '%s\n' "$*"; }
-check() {
-	local mark=PASS
-	[ "$2" = "$3" ] || { mark=FAIL; FAILS=$((FAILS + 1)); }
-	ROWS+=("$(printf '%-46s %-22s %-22s %s' "$1" "$2" "$3" "$mark")")
-	say "   -> $3   [$mark]"
-}
+DEMO=demo-lsm DEMO_W_STEP=46 DEMO_W_VALUE=22
+# shellcheck source=scripts/demo-lib.sh
+. "$ROOT/scripts/demo-lib.sh"
 
 # An actor: obeys one command per line and answers one line.
 #   listen PATH | vlisten PORT           listen (Unix path / VSOCK port), echo
@@ -111,26 +90,7 @@ with open(fin) as cmds:
             out.write("refused %s\n" % err(e) if cmd.endswith("connect") else "failed %s\n" % err(e))
 PY
 
-declare -A IN OUT PID
-actor() { # actor NAME in-cgroup|outside
-	local n=$1 cg=-
-	[ "$2" = in-cgroup ] && cg=$CG
-	mkfifo "$TMP/$n.in" "$TMP/$n.out"
-	"$PY" "$TMP/actor.py" "$cg" "$TMP/$n.in" "$TMP/$n.out" &
-	PIDS+=($!)
-	exec {fd}<"$TMP/$n.out"
-	OUT[$n]=$fd
-	exec {fd}>"$TMP/$n.in"
-	IN[$n]=$fd
-	read -r _ p <&"${OUT[$n]}"
-	PID[$n]=$p
-}
-ask() {
-	echo "${*:2}" >&"${IN[$1]}"
-	local line
-	read -r line <&"${OUT[$1]}"
-	echo "$line"
-}
+actor() { demo_spawn "$TMP/actor.py" "$@"; } # actor NAME in-cgroup|outside
 stop() { # quietly: no bash "Killed" job notice
 	{
 		kill -9 "${PID[$1]}"
@@ -192,11 +152,4 @@ say
 say "== what the kernel counted =="
 "$EXECGATE" status "${EG[@]}" | sed -n '/^counters:/,/^maps:/p' | grep -v -E ' 0$|^maps:'
 say
-say "== LSM tier summary =="
-printf '%-46s %-22s %-22s %s\n' "step" "expected" "got" "result"
-for row in "${ROWS[@]}"; do say "$row"; done
-if [ "$FAILS" -ne 0 ]; then
-	say "demo-lsm: $FAILS step(s) did not behave as the design says"
-	exit 1
-fi
-say "all ${#ROWS[@]} LSM-tier steps behaved as the design says; cleaning up"
+demo_summary "LSM tier summary" "LSM-tier steps"

@@ -32,41 +32,18 @@ TMP=$(mktemp -d /tmp/execgate-kdemo.XXXXXX)
 CG="$CG2/execgate-demo-$$"
 PIN=/sys/fs/bpf/execgate-demo-$$
 STATE="$TMP/state"
-PIDS=()
-
-cleanup() {
-	set +e
-	# grouped so that bash's "Killed" job notices do not reach the terminal
-	{
-		for p in "${PIDS[@]}"; do kill -9 "$p"; done
-		wait
-	} 2>/dev/null
-	[ -e "$PIN" ] && "$EXECGATE" unload --pin-dir "$PIN" --state-dir "$STATE" >/dev/null
-	for _ in 1 2 3 4 5 6 7 8 9 10; do rmdir "$CG" 2>/dev/null && break; sleep 0.1; done
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'echo "demo: interrupted, cleaning up" >&2; exit 130' INT TERM
-
+EG=(--pin-dir "$PIN" --state-dir "$STATE")
 # Debian's interpreter (setup-deps installs it), not a shim earlier in PATH:
 # step 11 copies the real binary.
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=$(command -v python3)
+DEMO=demo DEMO_W_STEP=44 DEMO_W_VALUE=35
+# shellcheck source=scripts/demo-lib.sh
+. "$ROOT/scripts/demo-lib.sh"
+
 S=5f0c1a2b-3c4d-4e5f-8091-a2b3c4d5e6f7 # sandbox S
 A=aaaaaaaa-0000-4000-8000-00000000000a # worker A (this host)
 B=bbbbbbbb-0000-4000-8000-00000000000b # worker B
-EG=(--pin-dir "$PIN" --state-dir "$STATE")
-ROWS=()
-FAILS=0
-
-say() { printf '%s\n' "$*"; }
-# check STEP EXPECTED GOT: one summary row, from a real result.
-check() {
-	local mark=PASS
-	[ "$2" = "$3" ] || { mark=FAIL; FAILS=$((FAILS + 1)); }
-	ROWS+=("$(printf '%-44s %-35s %-35s %s' "$1" "$2" "$3" "$mark")")
-	say "   -> $3   [$mark]"
-}
 
 # --- the actors: small python3 processes that make real socket calls -------
 cat >"$TMP/agent.py" <<'PY'
@@ -131,27 +108,7 @@ while True:
     c.close()
 PY
 
-declare -A IN OUT PID
-agent() { # agent NAME in-cgroup|outside
-	local n=$1 cg=-
-	[ "$2" = in-cgroup ] && cg=$CG
-	mkfifo "$TMP/$n.in" "$TMP/$n.out"
-	"$PY" "$TMP/agent.py" "$cg" "$TMP/$n.in" "$TMP/$n.out" &
-	PIDS+=($!)
-	# Same order as the agent opens them, or both sides block forever.
-	exec {fd}<"$TMP/$n.out"
-	OUT[$n]=$fd
-	exec {fd}>"$TMP/$n.in"
-	IN[$n]=$fd
-	read -r _ p <&"${OUT[$n]}"
-	PID[$n]=$p
-}
-ask() { # ask NAME COMMAND...: prints the agent's one-line answer
-	echo "${*:2}" >&"${IN[$1]}"
-	local line
-	read -r line <&"${OUT[$1]}"
-	echo "$line"
-}
+agent() { demo_spawn "$TMP/agent.py" "$@"; } # agent NAME in-cgroup|outside
 verdict() { awk '{print $1}' <<<"$1"; }
 # The whole verdict line of admit: "allow", "refresh-route: <reason>", "deny: <reason>".
 admit_verdict() { head -n1 <<<"$1"; }
@@ -291,11 +248,4 @@ say "denial events (execgate events --json):"
 jq -r '"   pid \(.pid) \(.comm) \(.hook) \(.reason) epoch \(.epoch) \(.path)"' "$TMP/events.jsonl" | head -20 || true
 
 say
-say "== summary =="
-printf '%-44s %-35s %-35s %s\n' "step" "expected" "got" "result"
-for row in "${ROWS[@]}"; do say "$row"; done
-if [ "$FAILS" -ne 0 ]; then
-	say "demo: $FAILS step(s) did not behave as the design says"
-	exit 1
-fi
-say "all ${#ROWS[@]} steps behaved as the design says; cleaning up"
+demo_summary summary steps
