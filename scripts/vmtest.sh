@@ -232,6 +232,8 @@ def matrix(status_json, src, columns):
         row(t, w, ["not offered" if s == "not-offered" else s for s in sts])
         if t not in tagged:
             bad.append(f"{t}: ran, but carries no guarantees tag in {src}")
+        if all(have for _, _, have, _ in cols) and all(s == "not-offered" for s in sts):
+            bad.append(f"{t}: not offered on any kernel of the matrix: CI never ran it")
     # Per guarantee: the tests backing it on each kernel's tier.
     failed = False
     w = max([9] + [len(n) for n in known])

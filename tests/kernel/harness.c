@@ -19,6 +19,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <criterion/criterion.h>
+#include "not_offered.h"
 #include "harness.h"
 #include "loader/cgroup.h"
 #include "loader/pins.h"
@@ -187,20 +188,6 @@ void kh_cap(char *token, size_t size, const char *sandbox, const char *worker, u
 
 /* --- setup / teardown ----------------------------------------------------- */
 
-static bool expect_lsm_only(void)
-{
-	const char *t = getenv("EXECGATE_EXPECT_TIER");
-
-	return t && !strcmp(t, "lsm");
-}
-
-static bool allow_skip(void)
-{
-	const char *s = getenv("EXECGATE_ALLOW_SKIP");
-
-	return s && !strcmp(s, "1");
-}
-
 void kh_setup(void)
 {
 	char root[400], out[4096], err[512];
@@ -208,14 +195,8 @@ void kh_setup(void)
 	int rc;
 
 	memset(&kh, 0, sizeof(kh));
-	if (geteuid() != 0) {
-		if (allow_skip()) {
-			fprintf(stderr,
-				"SKIPPED: kernel tests need root (EXECGATE_ALLOW_SKIP=1)\n");
-			cr_skip_test("SKIPPED: kernel tests need root");
-		}
-		cr_assert_fail("kernel tests need root (set EXECGATE_ALLOW_SKIP=1 to skip)");
-	}
+	if (geteuid() != 0)
+		kh_not_offered(KH_NEED_ROOT, "not running as root");
 	snprintf(kh.dir, sizeof(kh.dir), "/tmp/egk-%d-%u", (int)getpid(), n);
 	snprintf(kh.state_dir, sizeof(kh.state_dir), "%s/state", kh.dir);
 	snprintf(kh.keys_dir, sizeof(kh.keys_dir), "%s/issuer", kh.dir);
@@ -230,14 +211,8 @@ void kh_setup(void)
 	kh.cgroup_made = true;
 
 	rc = kh_cli(out, sizeof(out), "load", "--cgroup", kh.cgroup, "--require", "cgroup", NULL);
-	if (rc == 5) {
-		if (expect_lsm_only())
-			cr_skip_test("not offered by this kernel: %s", out);
-		if (allow_skip()) {
-			fprintf(stderr, "SKIPPED: cgroup tier not offered: %s", out);
-			cr_skip_test("SKIPPED: cgroup tier not offered");
-		}
-	}
+	if (rc == 5)
+		kh_not_offered(KH_NEED_CGROUP, out);
 	cr_assert_eq(rc, 0, "execgate load --cgroup %s: exit %d: %s", kh.cgroup, rc, out);
 	kh.loaded = true;
 	rc = eg_maps_open(&kh.maps, kh.pin_dir, err, sizeof(err));

@@ -11,9 +11,9 @@
  * Programs are attached only to the scratch cgroup; processes that should
  * be subject to enforcement are children moved into it (kh_child_start).
  *
- * A kernel without connect_unix: the test FAILS, unless EXECGATE_ALLOW_SKIP=1
- * (a loud SKIPPED line), or the VM matrix says the kernel is LSM-only
- * (EXECGATE_EXPECT_TIER=lsm: "not offered by this kernel", counted apart). */
+ * Not root, or a kernel without connect_unix: kh_not_offered() decides
+ * (not_offered.h): a failure, or a loud SKIPPED line when the declared tier
+ * or EXECGATE_ALLOW_SKIP=1 says so. */
 #ifndef EXECGATE_TEST_KERNEL_HARNESS_H
 #define EXECGATE_TEST_KERNEL_HARNESS_H
 

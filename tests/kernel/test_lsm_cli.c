@@ -124,7 +124,7 @@ Test(lsm_cli, require_lsm_fails_clearly_or_loads,
 	rc = cli(out, sizeof(out), "load", "--cgroup", cgroup, "--require", "lsm", NULL);
 	link_pin(pin, sizeof(pin), "lsm_socket_connect");
 	if (!p.active) {
-		cr_assert_not(eg_test_expect_lsm(), "this VM kernel must offer BPF LSM: %s",
+		cr_assert_not(kh_promised(KH_NEED_LSM), "this VM kernel must offer BPF LSM: %s",
 			      p.reason);
 		cr_assert_eq(rc, 5, "exit %d: %s", rc, out);
 		snprintf(want, sizeof(want),
@@ -173,7 +173,7 @@ Test(lsm_cli, status_lists_lsm_guarantees,
 
 	eg_lsm_probe(&p);
 	if (!p.active && !cg)
-		cr_skip_test(EG_NOT_OFFERED "neither tier: %s", p.reason);
+		kh_not_offered(KH_NEED_ANY, p.reason);
 	rc = cli(out, sizeof(out), "load", "--cgroup", cgroup, NULL);
 	cr_assert_eq(rc, 0, "load: exit %d: %s", rc, out);
 	rc = cli(out, sizeof(out), "status", "--json", NULL);
