@@ -39,7 +39,7 @@ int eg_connect_unix(struct bpf_sock_addr *ctx)
 	path = (const __u8 *)ss->__data;
 
 	len = eg_unix_path_scan(path, limit, &fk);
-	if (!len || !eg_path_hinted(&fk) || !bpf_map_lookup_elem(&eg_path_filter, &fk)) {
+	if (!len || !eg_path_may_be_registered(&fk)) {
 		eg_count(EG_K_ALLOW_UNREGISTERED);
 		return SOCK_ALLOW;
 	}

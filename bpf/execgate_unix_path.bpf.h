@@ -108,6 +108,13 @@ EG_INLINE bool eg_path_hinted(const struct eg_path_filter_key *fk)
 	return !w || ((*w >> (bit & 63)) & 1);
 }
 
+/* The pre-filter every Unix path hook runs: false means no registered path
+ * has this filter key, and the connect is unregistered. */
+EG_INLINE bool eg_path_may_be_registered(const struct eg_path_filter_key *fk)
+{
+	return eg_path_hinted(fk) && bpf_map_lookup_elem(&eg_path_filter, fk);
+}
+
 /* After a filter hit: the exact endpoint, keyed by the NUL-padded path, in
  * one lookup. eg_endpoint_copy() looks the key up a second time to notice a
  * delete + re-use of the element; for a path endpoint that is not needed

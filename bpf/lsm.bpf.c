@@ -135,24 +135,6 @@ static __noinline int eg_vsock_connect(struct socket *sock, struct sockaddr *add
 	return 0;
 }
 
-/* key->path = the first len bytes of buf, NUL padded: constant-offset word
- * loads and stores only, no variable-length helper call. */
-EG_INLINE void eg_path_key_from_words(const __u64 *words, __u32 len, struct eg_path_key *key)
-{
-	__u64 out[EG_PATH_WORDS];
-
-#pragma unroll
-	for (int i = 0; i < EG_PATH_WORDS; i++) {
-		if (8 * i >= len)
-			out[i] = 0;
-		else if (len - 8 * i < 8)
-			out[i] = eg_low_bytes(words[i], len - 8 * i);
-		else
-			out[i] = words[i];
-	}
-	__builtin_memcpy(key->path, out, sizeof(key->path));
-}
-
 /* Path endpoints on kernels without connect_unix: the same check as
  * bpf/cgroup_connect_unix.bpf.c, but machine-wide rather than per cgroup,
  * and reading the address with a helper (6.1 has no bpf_rdonly_cast). */
@@ -178,11 +160,11 @@ static __noinline int eg_unix_connect(struct socket *sock, struct sockaddr *addr
 	if (bpf_probe_read_kernel(words, EG_UNIX_PATH_MAX, address->sa_data))
 		return 0;
 	len = eg_unix_path_scan((const __u8 *)words, limit, &fk);
-	if (!len || !bpf_map_lookup_elem(&eg_path_filter, &fk)) {
+	if (!len || !eg_path_may_be_registered(&fk)) {
 		eg_count(EG_K_ALLOW_UNREGISTERED);
 		return 0;
 	}
-	eg_path_key_from_words(words, len, &key);
+	eg_path_key_load((const __u8 *)words, len, &key);
 	rc = eg_endpoint_copy(&eg_endpoints, &key, &ep);
 	if (rc == EG_COPY_MISSING) {
 		eg_count(EG_K_ALLOW_UNREGISTERED); /* filter collision */
