@@ -306,8 +306,9 @@ static void cgroup_guarantees(const struct eg_tier_status *st, struct eg_guarant
 			 "an endpoint whose record is retired, missing or inconsistent denies "
 			 "every connect",
 			 held, on);
-	eg_guarantee_add(out, n, max, "unix-unregistered-untouched",
-			 "connects to unregistered paths pass, after one filter lookup", held, on);
+	eg_guarantee_add(
+	    out, n, max, "unix-unregistered-untouched",
+	    "connects to unregistered paths pass, after one bitmap test (eg_path_hint)", held, on);
 	eg_guarantee_add(out, n, max, "unix-socket-epoch-tag",
 			 "every admitted Unix socket carries (sandbox, epoch, generation) in "
 			 "eg_sk_tags",
