@@ -125,12 +125,9 @@ $(BUILD)/bench-admission: tests/bench/bench_admission.c $(CORE_LIB) | $(DEPS_STA
 $(BUILD)/bench-%: tests/bench/bench_%.c $(LIB) | $(DEPS_STAMP)
 	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(WARN) -o $@ $< $(LIB) $(LDLIBS) -lm
 
-# The public Ed25519 vectors live beside the checkout (../shared/vectors); a
-# clone made elsewhere finds them beside the repository it was cloned from.
-# Missing vectors fail the vector tests, they are never skipped.
-VECTORS_DIR ?= $(firstword $(wildcard ../shared/vectors) \
-	$(wildcard $(shell git config --get remote.origin.url 2>/dev/null)/../shared/vectors))
-export EXECGATE_VECTORS_DIR ?= $(VECTORS_DIR)
+# The public Ed25519 vectors are part of the repository (tests/vectors/):
+# nothing a test reads lives outside the clone.
+export EXECGATE_VECTORS_DIR ?= $(CURDIR)/tests/vectors
 
 test-unit: $(BUILD)/test-unit
 	$(BUILD)/test-unit --jobs 1

@@ -85,7 +85,7 @@ const char *test_vectors_dir(void)
 {
 	const char *d = getenv("EXECGATE_VECTORS_DIR");
 
-	return d && *d ? d : "../shared/vectors";
+	return d && *d ? d : "tests/vectors";
 }
 
 uint8_t *test_unhex(const char *hex, size_t *len)

@@ -38,7 +38,7 @@ void test_sign(struct eg_capability *cap, const struct test_key *k, uint8_t raw[
 /* The record of a receiver running exactly what cap names. */
 void test_record_for(const struct eg_capability *cap, struct eg_record *rec);
 
-/* ../shared/vectors, or $EXECGATE_VECTORS_DIR. */
+/* tests/vectors (from the project root), or $EXECGATE_VECTORS_DIR. */
 const char *test_vectors_dir(void);
 /* Hex into a fresh buffer (criterion asserts on bad hex); *len set. */
 uint8_t *test_unhex(const char *hex, size_t *len);

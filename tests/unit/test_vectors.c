@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Ed25519 conformance: RFC 8032 §7.1, Wycheproof, CCTV. The JSON files are
- * public data in ../shared/vectors/ (or $EXECGATE_VECTORS_DIR); a missing
+ * public data copied into tests/vectors/ (or $EXECGATE_VECTORS_DIR); a missing
  * file fails the test, it is never skipped. */
 #include <criterion/criterion.h>
 #include <jansson.h>
