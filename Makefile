@@ -3,7 +3,9 @@
 #   bpf/*.bpf.c      -> build/bpf/*.bpf.o + build/include/*.skel.h
 #   user/core/*.c    pure logic (codec, comparator, caches), no kernel I/O
 #   user/loader/*.c  kernel I/O (maps, probes, /proc, pins)
+#   user/lib/*.c     the public worker handle (include/execgate/execgate.h)
 #   user/execgate/   the loader CLI; user/issue/ the issuing CLI
+#   user/daemon/     execgated, the worker service
 #   tests/unit/      Criterion, no root; tests/kernel/ Criterion, root
 
 .DELETE_ON_ERROR:
@@ -13,6 +15,13 @@
 
 PREFIX ?= /usr/local
 DESTDIR ?=
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+VERSION := $(shell sed -n 's/^\#define EXECGATE_VERSION[ \t]*"\(.*\)"/\1/p' include/execgate/execgate.h)
+SOMAJOR := 0
 FUZZ_SECONDS ?= 60
 BUILD ?= build
 
@@ -24,8 +33,11 @@ ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 DEPS_STAMP := $(BUILD)/.deps-ok
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
+# Every user object goes into libexecgate.so as well as the static archive.
+PIC := -fPIC
 CPPFLAGS += -Iinclude -Iuser -I$(BUILD)/include -D_GNU_SOURCE
-LDLIBS := -lbpf -lelf -lz -lsodium
+LDLIBS := -lbpf -lelf -lz -lsodium -lpthread
+DAEMON_LDLIBS := -lmicrohttpd -ljansson -lsystemd
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
@@ -33,8 +45,11 @@ SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/include/%.skel.h,$(BPF_SRCS))
 
 CORE_SRCS := $(wildcard user/core/*.c)
 LOADER_SRCS := $(wildcard user/loader/*.c)
+WORKER_SRCS := $(wildcard user/lib/*.c)
 CORE_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(CORE_SRCS))
 LOADER_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(LOADER_SRCS))
+WORKER_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(WORKER_SRCS))
+DAEMON_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(wildcard user/daemon/*.c))
 EXECGATE_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(wildcard user/execgate/*.c))
 ISSUE_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(wildcard user/issue/*.c))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
@@ -43,12 +58,15 @@ BENCH_SRCS := $(wildcard tests/bench/*.c)
 
 CORE_LIB := $(BUILD)/libexecgate-core.a
 LIB := $(BUILD)/libexecgate.a
-BINS := $(BUILD)/execgate $(BUILD)/execgate-issue
+SOLIB := $(BUILD)/libexecgate.so.$(VERSION)
+PCFILE := $(BUILD)/execgate.pc
+PUBLIC_HEADERS := include/execgate/execgate.h include/execgate/verdict.h include/execgate/abi.h
+BINS := $(BUILD)/execgate $(BUILD)/execgate-issue $(if $(DAEMON_OBJS),$(BUILD)/execgated)
 
 .PHONY: all deps check test-cli test-unit test-unit-san test-kernel vmtest bench fuzz \
 	fuzz-smoke demo install format format-check clean
 
-all: $(BINS) $(LIB) $(CORE_LIB)
+all: $(BINS) $(LIB) $(SOLIB) $(PCFILE) $(CORE_LIB)
 
 deps: $(DEPS_STAMP)
 $(DEPS_STAMP): scripts/setup-deps.sh
@@ -71,31 +89,46 @@ $(BUILD)/include/%.skel.h: $(BUILD)/bpf/%.bpf.o
 # run) without clang -target bpf.
 $(BUILD)/obj/core/%.o: user/core/%.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -MP -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(PIC) $(WARN) -MMD -MP -c $< -o $@
 
 # The issuing tool is core-only as well: no skeletons, no libbpf.
 $(BUILD)/obj/issue/%.o: user/issue/%.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -MP -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(PIC) $(WARN) -MMD -MP -c $< -o $@
 
 $(BUILD)/obj/%.o: user/%.c $(SKELS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -MP -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(PIC) $(WARN) -MMD -MP -c $< -o $@
 
 $(CORE_LIB): $(CORE_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@
 	ar rcs $@ $^
 
-# libexecgate.a: core + kernel I/O, what the loader CLI and later a library
-# consumer link.
-$(LIB): $(CORE_OBJS) $(LOADER_OBJS)
+# libexecgate.a: core + kernel I/O + the worker handle. The front ends link
+# it statically; libexecgate.so exports only the public API
+# (user/lib/libexecgate.map), for integrators.
+$(LIB): $(CORE_OBJS) $(LOADER_OBJS) $(WORKER_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@
 	ar rcs $@ $^
 
+$(SOLIB): $(CORE_OBJS) $(LOADER_OBJS) $(WORKER_OBJS) user/lib/libexecgate.map
+	$(CC) -shared -Wl,-soname,libexecgate.so.$(SOMAJOR) -Wl,--version-script=user/lib/libexecgate.map \
+		-Wl,--no-undefined $(CFLAGS) -o $@ $(CORE_OBJS) $(LOADER_OBJS) $(WORKER_OBJS) $(LDLIBS)
+	ln -sf $(@F) $(BUILD)/libexecgate.so.$(SOMAJOR)
+	ln -sf libexecgate.so.$(SOMAJOR) $(BUILD)/libexecgate.so
+
+$(PCFILE): user/lib/execgate.pc.in include/execgate/execgate.h Makefile
+	@mkdir -p $(@D)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+		-e 's|@VERSION@|$(VERSION)|' $< > $@
+
 $(BUILD)/execgate: $(EXECGATE_OBJS) $(LIB)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/execgated: $(DAEMON_OBJS) $(LIB)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) $(DAEMON_LDLIBS)
 
 $(BUILD)/execgate-issue: $(ISSUE_OBJS) $(CORE_LIB)
 	$(CC) $(CFLAGS) -o $@ $^ -lsodium
@@ -170,11 +203,22 @@ demo: $(BINS)
 test-cli: $(BINS)
 	BUILD=$(BUILD) ./scripts/demo-capability.sh >/dev/null
 
-check: all format-check test-unit test-unit-san test-cli fuzz-smoke test-kernel vmtest
+# Each part of the project that brings its own targets keeps them in
+# scripts/make/<part>.mk and appends its test targets to CHECK_EXTRA.
+CHECK_EXTRA :=
+include $(sort $(wildcard scripts/make/*.mk))
 
-install: $(BINS)
-	install -d $(DESTDIR)$(PREFIX)/bin
+check: all format-check test-unit test-unit-san test-cli fuzz-smoke test-kernel $(CHECK_EXTRA) vmtest
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/execgate
 	install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 0644 $(LIB) $(DESTDIR)$(LIBDIR)/
+	install -m 0755 $(SOLIB) $(DESTDIR)$(LIBDIR)/
+	ln -sf $(notdir $(SOLIB)) $(DESTDIR)$(LIBDIR)/libexecgate.so.$(SOMAJOR)
+	ln -sf libexecgate.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libexecgate.so
+	install -m 0644 $(PUBLIC_HEADERS) $(DESTDIR)$(INCLUDEDIR)/execgate/
+	install -m 0644 $(PCFILE) $(DESTDIR)$(LIBDIR)/pkgconfig/
 
 FORMAT_SRCS = $(shell git ls-files '*.c' '*.h' | grep -v '^vmlinux/')
 format:

@@ -6,6 +6,7 @@
 #include "core/be.h"
 #include "core/capability.h"
 #include "core/ids.h"
+#include "execgate/verdict.h"
 
 _Static_assert(EG_CAP_SIGN_CONTEXT_LEN == 23, "context includes its NUL");
 _Static_assert(EG_CAP_SIGNED_LEN == 143, "signed message length");
@@ -188,4 +189,9 @@ size_t eg_cap_to_text(const uint8_t raw[EG_CAP_LEN], char out[EG_CAP_TEXT_MAX])
 	sodium_bin2base64(out, EG_CAP_TEXT_MAX, raw, EG_CAP_LEN,
 			  sodium_base64_VARIANT_URLSAFE_NO_PADDING);
 	return strlen(out);
+}
+
+const char *eg_decode_err_text(int decode_err)
+{
+	return eg_decode_err_name((enum eg_decode_err)decode_err);
 }

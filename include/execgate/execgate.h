@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* libexecgate: the worker handle. Everything a front end (the `execgate`
+ * CLI, `execgated`, a bridge, a sandbox manager) needs to admit, check,
+ * install, retire, forget, list and manage keys on one worker, with the key
+ * set, the verified-token cache and the pinned map fds held open between
+ * calls. docs/api.md is the manual; pkg-config name `execgate`.
+ *
+ * Threading: one handle may be used from any number of threads at once.
+ *  - admit/check take the key set's read lock; keys_reload/keys_add/
+ *    keys_remove take its write lock and flush the token cache.
+ *  - Calls on one sandbox (admit, install, retire, forget) are serialised by
+ *    a per-sandbox lock stripe inside the handle, so an admit never compares
+ *    against a half-installed record; calls on different sandboxes run in
+ *    parallel.
+ *  - Writers in other processes (a second handle, the CLI) are serialised
+ *    with this one by flock(<state_dir>/lock), taken per write call, never
+ *    held between calls.
+ *  - eg_worker_close() must not race any other call on the same handle.
+ *
+ * Errors: functions return 0 or a negative errno, and write a one-line
+ * message naming the object and the reason into err (may be NULL). */
+#ifndef EXECGATE_EXECGATE_H
+#define EXECGATE_EXECGATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <execgate/abi.h>
+#include <execgate/verdict.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define EXECGATE_VERSION_MAJOR 0
+#define EXECGATE_VERSION_MINOR 8
+#define EXECGATE_VERSION_PATCH 0
+#define EXECGATE_VERSION       "0.8.0"
+
+/* What this library was built as (may differ from the header a caller
+ * compiled against). */
+const char *eg_version(void);
+
+#define EG_WORKER_DEFAULT_PIN_DIR   "/sys/fs/bpf/execgate"
+#define EG_WORKER_DEFAULT_STATE_DIR "/var/lib/execgate"
+#define EG_ERR_MAX		    768 /* big enough for every message */
+
+struct eg_worker;
+
+struct eg_worker_config {
+	const char *pin_dir;	     /* NULL: EG_WORKER_DEFAULT_PIN_DIR */
+	const char *state_dir;	     /* NULL: EG_WORKER_DEFAULT_STATE_DIR */
+	size_t token_cache_capacity; /* 0: 4096 entries; rounded up to a power of two */
+	bool skip_namespace_check;   /* tests only: do not require the initial PID/time ns */
+};
+
+/* Opens the pinned maps and loads <state_dir>/keys. -ENOENT when nothing
+ * is loaded at pin_dir (err says "not loaded"); a bad key file fails the
+ * open (err names it). */
+int eg_worker_open(const struct eg_worker_config *cfg, struct eg_worker **out, char *err,
+		   size_t err_size);
+void eg_worker_close(struct eg_worker *w);
+const char *eg_worker_pin_dir(const struct eg_worker *w);
+const char *eg_worker_state_dir(const struct eg_worker *w);
+
+/* --- admission -------------------------------------------------------------- */
+
+/* Who the grant is for. pidfd >= 0 wins (e.g. from SO_PEERPIDFD): the
+ * identity is read for the process it names and confirmed through it;
+ * otherwise pid is opened with pidfd_open() first. */
+struct eg_subject {
+	pid_t pid;
+	int pidfd; /* -1 when not known */
+};
+
+struct eg_admit_args {
+	const char *token_text; /* base64url text form, or NULL to use token/len */
+	const uint8_t *token;	/* binary form */
+	size_t token_len;
+	struct eg_request req; /* scope, port/proto, open kind */
+	uint64_t now_unix;     /* 0: the real clock */
+};
+
+struct eg_verdict_result {
+	struct eg_decision d;
+	bool cache_hit; /* the signature check was served by the token cache */
+	bool decoded;	/* the token decoded: the cap_* fields are its contents */
+	__u8 cap_sandbox[EG_ID_BYTES];
+	__u8 cap_token_id[EG_ID_BYTES];
+	__u8 cap_worker[EG_ID_BYTES];
+	__u64 cap_generation;
+	__u32 cap_activation;
+	__u32 cap_scope;
+	__u64 cap_expiry; /* unix seconds */
+	bool had_record;
+	struct eg_exec_record record; /* lock field zero */
+	bool granted;		      /* admit only: the grant was written */
+	struct eg_grant grant;
+	struct eg_proc_id subject; /* admit only: who the grant is for */
+};
+
+/* Decode, verify (or token-cache hit), compare against the installed
+ * record; on Allow write a grant for the subject at the record's epoch
+ * that dies with the token. Returns 0 with the verdict in res (a Deny is a
+ * 0 return), or a negative errno when no verdict could be reached (the
+ * subject is gone: -ESRCH; a thread id: -EINVAL, err says "is a thread, not
+ * a process") or the grant could not be written (-ENOSPC: grants map full
+ * even after dropping dead grants). */
+int eg_worker_admit(struct eg_worker *w, const struct eg_subject *who,
+		    const struct eg_admit_args *a, struct eg_verdict_result *res, char *err,
+		    size_t err_size);
+/* The same verdict, without a grant and without reading any process. */
+int eg_worker_check(struct eg_worker *w, const struct eg_admit_args *a,
+		    struct eg_verdict_result *res, char *err, size_t err_size);
+/* Deletes every grant of tgid pid for sandbox. -ENOENT when there was none. */
+int eg_worker_revoke(struct eg_worker *w, pid_t pid, const __u8 sandbox[EG_ID_BYTES],
+		     unsigned *removed, char *err, size_t err_size);
+
+/* --- runtime records -------------------------------------------------------- */
+
+#define EG_WORKER_MAX_ENDPOINTS 16
+#define EG_WORKER_MAX_PORTS	8
+
+struct eg_install_spec {
+	__u8 sandbox[EG_ID_BYTES];
+	__u8 worker[EG_ID_BYTES];
+	__u8 pod_uid[EG_ID_BYTES]; /* zero unless substrate is firecracker-k8s */
+	__u8 substrate;		   /* 1 firecracker-k8s, 2 firecracker-host */
+	__u64 generation;
+	__u32 activation;
+	pid_t bridge_pid;
+	pid_t vmm_pid; /* 0: none */
+	const char *bridge_sockets[EG_WORKER_MAX_ENDPOINTS];
+	size_t n_bridge_sockets;
+	const char *vmm_sockets[EG_WORKER_MAX_ENDPOINTS];
+	size_t n_vmm_sockets;
+	struct eg_vsock_key vsock[EG_WORKER_MAX_ENDPOINTS];
+	size_t n_vsock;
+	struct {
+		__u16 port;
+		__u8 proto; /* 6 tcp, 17 udp */
+	} ports[EG_WORKER_MAX_PORTS];
+	size_t n_ports;
+};
+
+enum eg_install_outcome {
+	EG_INSTALLED_NEW = 0,	      /* no record before: epoch 1 */
+	EG_INSTALLED_REPLACED = 1,    /* newer generation: epoch moved */
+	EG_INSTALLED_REACTIVATED = 2, /* record was retired: epoch moved */
+	EG_INSTALLED_ACTIVATION = 3,  /* same generation, newer attempt: epoch kept */
+	EG_INSTALLED_UNCHANGED = 4,   /* identical: idempotent, endpoints ensured */
+};
+
+struct eg_install_report {
+	enum eg_install_outcome outcome;
+	const char *outcome_name; /* "new", "replaced", ... */
+	bool had_before;
+	struct eg_exec_record before, after;
+	unsigned endpoints_added, endpoints_claimed, inodes, grants_dropped;
+};
+
+/* 0, or -ESTALE (older than what is installed: err names both), -EEXIST
+ * (an endpoint belongs to another active sandbox), -ESRCH/-EINVAL (a
+ * process could not be identified, a bad path). Nothing is written unless
+ * every check passed; the record is published before its endpoints. */
+int eg_worker_install(struct eg_worker *w, const struct eg_install_spec *spec,
+		      struct eg_install_report *rep, char *err, size_t err_size);
+/* 0 (also when already retired), -ENOENT without a record. */
+int eg_worker_retire(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],
+		     struct eg_exec_record *after, char *err, size_t err_size);
+/* Deletes a RETIRED record, its endpoints and its grants. -ENOENT without a
+ * record, -EBUSY when the record is still active (retire it first). */
+int eg_worker_forget(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES], unsigned *endpoints,
+		     char *err, size_t err_size);
+
+struct eg_sandbox_info {
+	struct eg_exec_record record;
+	unsigned n_endpoints; /* paths, vsock addresses and inodes pointing at it */
+	unsigned n_grants;
+};
+/* -ENOENT when the sandbox has no record. */
+int eg_worker_show(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],
+		   struct eg_sandbox_info *out, char *err, size_t err_size);
+/* Calls fn for every record (order unspecified); fn returns nonzero to
+ * stop, which is returned. */
+int eg_worker_list(struct eg_worker *w,
+		   int (*fn)(const struct eg_exec_record *rec, void *ctx), void *ctx, char *err,
+		   size_t err_size);
+
+/* --- verification keys ------------------------------------------------------ */
+
+#define EG_KID_TEXT_LEN 17 /* 16 hex digits + NUL */
+
+/* Adds a public key file (typed key-file form, docs/capability.md). 0 when
+ * added, 1 when that key was already present (idempotent), -EINVAL with
+ * the reason (a secret key, CRLF, wrong length, ...). */
+int eg_worker_keys_add(struct eg_worker *w, const char *file, char kid[EG_KID_TEXT_LEN],
+		       char *err, size_t err_size);
+/* The same, from a key file's contents (PUT /v1/keys/{kid}); when
+ * expect_kid is non-NULL the key must have that id. */
+int eg_worker_keys_add_text(struct eg_worker *w, const char *text, size_t len,
+			    const char *expect_kid, char kid[EG_KID_TEXT_LEN], char *err,
+			    size_t err_size);
+/* -ENOENT when absent. */
+int eg_worker_keys_remove(struct eg_worker *w, const char *kid, char *err, size_t err_size);
+/* Re-reads <state_dir>/keys (whole or not at all) and flushes the cache. */
+int eg_worker_keys_reload(struct eg_worker *w, char *err, size_t err_size);
+/* Calls fn for each key held; fn returns nonzero to stop. */
+int eg_worker_keys_list(struct eg_worker *w,
+			int (*fn)(const char *kid, const uint8_t pk[32], void *ctx), void *ctx);
+
+/* --- observation ------------------------------------------------------------ */
+
+struct eg_worker_stats {
+	uint64_t cache_hits, cache_misses;
+	size_t cache_entries, cache_capacity;
+	uint64_t keyset_generation;
+	size_t keys;
+};
+void eg_worker_stats(struct eg_worker *w, struct eg_worker_stats *out);
+
+/* Per-reason kernel counters (index enum eg_kreason). */
+int eg_worker_counters(struct eg_worker *w, __u64 out[EG_K_REASON_COUNT]);
+
+struct eg_map_fill {
+	const char *name; /* pin name, e.g. "eg_grants" */
+	unsigned entries, max_entries;
+};
+/* Fills up to max entries for the hash maps; returns how many. */
+size_t eg_worker_map_fill(struct eg_worker *w, struct eg_map_fill *out, size_t max);
+
+/* fd of the pinned eg_events ring buffer, owned by the handle. A ring
+ * buffer has one consumer position: run one consumer per worker (the
+ * daemon), and fan the events out from there. */
+int eg_worker_events_fd(struct eg_worker *w);
+
+/* `execgate status` for pin_dir: tiers, programs, guarantees, counters and
+ * map fill, as text or as JSON (schema_version 1). No side effects: it
+ * reads pins and the probe results `load` recorded. Returns 0 when
+ * something is loaded, -ENOENT when nothing is. */
+int eg_status_write(const char *pin_dir, const char *state_dir, FILE *out, bool json);
+
+/* Text forms used across the API, the CLI and the daemon. */
+#define EG_UUID_TEXT_LEN 37
+int eg_uuid_from_text(const char *text, __u8 out[EG_ID_BYTES]); /* 0 or -EINVAL */
+void eg_uuid_to_text(const __u8 id[EG_ID_BYTES], char out[EG_UUID_TEXT_LEN]);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
