@@ -224,8 +224,8 @@ EG_INLINE void eg_count(__u32 reason)
 
 /* One denial event. path/path_len: a kernel pointer to the Unix path bytes
  * (BTF or plain kernel memory) or NULL; vsock: the AF_VSOCK destination or
- * NULL. Dropped silently when the ring buffer is full: the counters stay
- * exact, events are best effort. */
+ * NULL. When the ring buffer is full the event is dropped and counted under
+ * EG_K_EVENT_DROPPED: the counters stay exact, events are best effort. */
 EG_INLINE void eg_emit_denial(__u32 hook, __u32 reason, const __u8 sandbox[EG_ID_BYTES],
 			      __u64 epoch, const void *path, __u32 path_len,
 			      const struct eg_vsock_key *vsock)
@@ -234,8 +234,10 @@ EG_INLINE void eg_emit_denial(__u32 hook, __u32 reason, const __u8 sandbox[EG_ID
 	__u64 pid_tgid;
 
 	ev = bpf_ringbuf_reserve(&eg_events, sizeof(*ev), 0);
-	if (!ev)
+	if (!ev) {
+		eg_count(EG_K_EVENT_DROPPED);
 		return;
+	}
 	pid_tgid = bpf_get_current_pid_tgid();
 	ev->ts_ns = bpf_ktime_get_boot_ns();
 	ev->pid = pid_tgid >> 32;

@@ -207,7 +207,10 @@ enum eg_kreason {
 	EG_K_DENY_LISTENER = 10,     /* listener is not the expected process */
 	EG_K_DENY_STREAM_EPOCH = 11, /* I/O on a stream of a replaced execution */
 	EG_K_DENY_NO_TASK = 12,	     /* could not read the caller's identity */
-	EG_K_REASON_COUNT = 13,
+	/* Not a verdict: a denial event the ring buffer had no room for
+	 * (the verdict itself was counted under its own reason). */
+	EG_K_EVENT_DROPPED = 13,
+	EG_K_REASON_COUNT = 14,
 };
 
 enum eg_hook {

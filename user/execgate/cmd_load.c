@@ -10,11 +10,6 @@
 #include "loader/proc_id.h"
 #include "loader/tier.h"
 
-static bool required(const char *require, const struct eg_tier_ops *t)
-{
-	return require && (!strcmp(require, "full") || !strcmp(require, t->name));
-}
-
 int cmd_load(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -27,8 +22,8 @@ int cmd_load(int argc, char **argv)
 	struct eg_cli_dirs dirs;
 	struct eg_tier_ctx ctx = {0};
 	const char *require = NULL;
-	bool offered[16] = {0}, json = false, any = false;
-	char why[512], err[768];
+	bool json = false;
+	char err[768];
 	const char *name;
 	int c, rc;
 
@@ -62,37 +57,10 @@ int cmd_load(int argc, char **argv)
 		return EG_EXIT_ERROR;
 	}
 	ctx.pin_dir = dirs.pin_dir;
-
-	/* Probe everything before touching anything: --require fails with
-	 * nothing loaded. */
-	for (size_t i = 0; i < eg_tier_count; i++) {
-		const struct eg_tier_ops *t = eg_tiers[i];
-
-		offered[i] = t->probe(&ctx, why, sizeof(why)) == 0;
-		if (!offered[i] && required(require, t)) {
-			eg_cli_err("--require %s: tier %s is not offered by this kernel: %s",
-				   require, t->name, why);
-			return EG_EXIT_UNSUPPORTED;
-		}
-		any |= offered[i];
-	}
-	if (!any) {
-		eg_cli_err("load: no enforcement tier is offered by this kernel");
-		return EG_EXIT_UNSUPPORTED;
-	}
-	rc = eg_pins_prepare(dirs.pin_dir, err, sizeof(err));
+	rc = eg_tiers_load(&ctx, require, err, sizeof(err));
 	if (rc) {
 		eg_cli_err("%s", err);
-		return EG_EXIT_ERROR;
-	}
-	for (size_t i = 0; i < eg_tier_count; i++) {
-		if (!offered[i])
-			continue;
-		rc = eg_tiers[i]->load(&ctx, err, sizeof(err));
-		if (rc) {
-			eg_cli_err("%s", err);
-			return EG_EXIT_ERROR;
-		}
+		return rc == -EOPNOTSUPP ? EG_EXIT_UNSUPPORTED : EG_EXIT_ERROR;
 	}
 	return eg_cli_report(&dirs, json, false) ? EG_EXIT_ERROR : EG_EXIT_OK;
 }

@@ -82,6 +82,12 @@ extern const size_t eg_tier_count;
 
 const struct eg_tier_ops *eg_tier_find(const char *name);
 
+/* `execgate load`: probes every tier, then loads (adopting existing pins)
+ * each one the kernel offers. require is NULL, a tier name or "full".
+ * -EINVAL for an unknown require word, -EOPNOTSUPP when a required tier (or
+ * every tier) is not offered; nothing is touched before the probes pass. */
+int eg_tiers_load(const struct eg_tier_ctx *ctx, const char *require, char *err, size_t err_size);
+
 /* Appends one guarantee; used by the tiers' guarantees(). */
 void eg_guarantee_add(struct eg_guarantee *out, size_t *n, size_t max, const char *name,
 		      const char *summary, bool held, const char *reason);
