@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sodium.h>
+#include <execgate/execgate.h>
 #include "execgate/commands.h"
 #include "loader/pins.h"
 
@@ -47,6 +48,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
 		usage(stdout);
+		return EG_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("execgate %s\n", EXECGATE_VERSION);
 		return EG_EXIT_OK;
 	}
 	if (sodium_init() < 0) {

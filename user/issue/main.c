@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sodium.h>
+#include <execgate/execgate.h>
 #include "issue/issue.h"
 
 static void usage(FILE *f)
@@ -27,6 +28,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
 		usage(stdout);
+		return ISSUE_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("execgate-issue %s\n", EXECGATE_VERSION);
 		return ISSUE_EXIT_OK;
 	}
 	if (!strcmp(argv[1], "keygen"))
