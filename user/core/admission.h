@@ -11,10 +11,24 @@
 #include "core/record.h"
 #include "core/token_cache.h"
 
+#include <pthread.h>
+#include <stdbool.h>
+
 struct eg_admission {
 	const struct eg_keyset *keys;
 	struct eg_token_cache *cache; /* may be NULL: always verify */
+	/* Held around every cache access when the cache is shared between
+	 * threads (the worker handle); NULL for a single-threaded caller. */
+	pthread_mutex_t *cache_lock;
 };
+
+/* Decode and authenticate: a cache hit, or key lookup + Ed25519 verify.
+ * Returns EG_REASON_OK with *cap decoded and authenticated (and *cache_hit
+ * telling which path), or a Deny decision (malformed, unknown-key,
+ * bad-signature). Never compares identities and never inserts into the
+ * cache: only the caller knows whether the comparison allowed. */
+struct eg_decision eg_authenticate(struct eg_admission *a, const uint8_t *raw, size_t len,
+				   uint64_t now, struct eg_capability *cap, bool *cache_hit);
 
 /* raw/len is the binary token. On return *cap (may be NULL) holds the
  * decoded token when decoding succeeded (zeroed otherwise); with reason

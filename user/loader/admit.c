@@ -208,3 +208,22 @@ int eg_grants_gc(struct eg_runtime *rt, const __u8 *sandbox, unsigned *removed)
 
 	return grants_walk(rt, gc_match, &a, removed);
 }
+
+static bool count_match(struct eg_runtime *rt, const struct eg_grant *g, void *arg)
+{
+	unsigned *n = ((void **)arg)[1];
+
+	(void)rt;
+	if (!memcmp(g->key.sandbox, ((void **)arg)[0], EG_ID_BYTES))
+		(*n)++;
+	return false;
+}
+
+int eg_grants_count(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], unsigned *n)
+{
+	void *arg[2] = {(void *)sandbox, n};
+	unsigned removed;
+
+	*n = 0;
+	return grants_walk(rt, count_match, arg, &removed);
+}

@@ -223,3 +223,44 @@ out:
 	close(pidfd);
 	return rc;
 }
+
+/* A pidfd from SO_PEERPIDFD names the peer for good, whatever happens to
+ * its PID. Read the PID it names, identify that PID, then check the pidfd
+ * is still alive: if the peer died and its PID was reused in between, the
+ * identity read belongs to the newcomer but the pidfd check fails. */
+int eg_proc_identify_pidfd(int pidfd, struct eg_proc_id *out, char *err, size_t err_size)
+{
+	char path[64], *line = NULL;
+	size_t cap = 0;
+	long pid = 0;
+	FILE *f;
+	int rc;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
+	f = fopen(path, "re");
+	if (!f) {
+		rc = -errno;
+		snprintf(err, err_size, "pidfd %d: %s: %s", pidfd, path, strerror(errno));
+		return rc;
+	}
+	while (getline(&line, &cap, f) > 0)
+		if (!strncmp(line, "Pid:", 4)) {
+			pid = strtol(line + 4, NULL, 10);
+			break;
+		}
+	free(line);
+	fclose(f);
+	if (pid <= 0) {
+		snprintf(err, err_size, "pidfd %d: %s", pidfd,
+			 pid < 0 ? "the process has exited" : "not a pidfd");
+		return pid < 0 ? -ESRCH : -EBADF;
+	}
+	rc = eg_proc_identify((pid_t)pid, out, err, err_size);
+	if (rc)
+		return rc;
+	if (pidfd_alive(pidfd)) {
+		snprintf(err, err_size, "pid %ld: exited while its identity was read", pid);
+		return -ESRCH;
+	}
+	return 0;
+}

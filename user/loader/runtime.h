@@ -93,6 +93,14 @@ int eg_install(struct eg_runtime *rt, const struct eg_install_req *req,
 int eg_retire(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], struct eg_exec_record *after,
 	      char *err, size_t err_size);
 
+/* Deletes a RETIRED record, its endpoints and leftover grants, endpoints
+ * first. -ENOENT without a record, -EBUSY for an active one. */
+int eg_forget(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], unsigned *endpoints,
+	      char *err, size_t err_size);
+/* Endpoints (paths, vsock addresses, inodes) and grants naming sandbox. */
+int eg_endpoints_count(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], unsigned *count);
+int eg_grants_count(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], unsigned *n);
+
 /* --- admit / revoke ------------------------------------------------------- */
 
 struct eg_admit_result {
@@ -123,10 +131,16 @@ int eg_grants_gc(struct eg_runtime *rt, const __u8 *sandbox, unsigned *removed);
 
 /* --- keys ----------------------------------------------------------------- */
 
-/* Validates a public key file (core rules) and stores it as
- * <state-dir>/keys/<kid>.pub. -EEXIST when that key id is present. */
+/* Validates a public key file (typed form, core rules; a secret is refused)
+ * and stores it as <state-dir>/keys/<kid>.pub, 0644, by temporary file and
+ * rename. -EEXIST when that key id is present (kid_out still set); -EINVAL
+ * with err naming the reason for a refused file. */
 int eg_keystore_add(const char *state_dir, const char *file, char kid_out[EG_KEY_ID_TEXT_LEN],
 		    char *err, size_t err_size);
+/* Like eg_keystore_add, from the contents of a public key file (typed form);
+ * -EEXIST when present (kid_out still set). The caller wipes text. */
+int eg_keystore_add_text(const char *state_dir, const char *text, size_t len,
+			 char kid_out[EG_KEY_ID_TEXT_LEN], char *err, size_t err_size);
 int eg_keystore_remove(const char *state_dir, const char *kid_text, char *err, size_t err_size);
 /* Loads <state-dir>/keys; a missing directory is an empty set. */
 int eg_keystore_load(const char *state_dir, struct eg_keyset *ks, char *err, size_t err_size);

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: Apache-2.0
+/* admit / check / revoke on the worker handle. The token is decoded once:
+ * authentication yields the capability, whose sandbox picks the lock stripe
+ * and the record to compare with. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include "lib/worker.h"
+#include "loader/proc_id.h"
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void fill_cap(struct eg_verdict_result *res, const struct eg_capability *cap)
+{
+	res->decoded = true;
+	memcpy(res->cap_sandbox, cap->sandbox, EG_ID_BYTES);
+	memcpy(res->cap_token_id, cap->token_id, EG_ID_BYTES);
+	memcpy(res->cap_worker, cap->worker, EG_ID_BYTES);
+	res->cap_generation = cap->generation;
+	res->cap_activation = cap->activation;
+	res->cap_scope = cap->scope;
+	res->cap_expiry = cap->expiry;
+}
+
+static int grant_write(struct eg_worker *w, struct eg_grant *g)
+{
+	unsigned dropped;
+	int rc;
+
+	rc = eg_grant_write(&w->rt.maps, g);
+	if (rc == -E2BIG || rc == -ENOMEM || rc == -ENOSPC) {
+		/* Full: dead grants are the only thing that can go. */
+		eg_grants_gc(&w->rt, NULL, &dropped);
+		rc = eg_grant_write(&w->rt.maps, g);
+	}
+	return rc == -E2BIG || rc == -ENOMEM ? -ENOSPC : rc;
+}
+
+/* The verdict, and with subject the grant. */
+static int decide(struct eg_worker *w, const struct eg_proc_id *subject,
+		  const struct eg_admit_args *a, struct eg_verdict_result *res, char *err,
+		  size_t err_size)
+{
+	uint8_t buf[EG_CAP_TEXT_MAX];
+	const uint8_t *raw = a->token;
+	size_t len = a->token_len;
+	struct eg_admission adm = {.cache = w->cache, .cache_lock = &w->cache_lock};
+	struct eg_capability cap;
+	struct eg_record rec;
+	pthread_mutex_t *stripe;
+	uint64_t now_ns, now, gen, boot_ns, expiry_ns;
+	char s[EG_UUID_TEXT_LEN];
+	bool hit;
+	int rc = 0;
+
+	memset(res, 0, sizeof(*res));
+	if (subject)
+		res->subject = *subject;
+	if (a->token_text) {
+		if (eg_cap_text_to_bin(a->token_text, strlen(a->token_text), buf, sizeof(buf),
+				       &len) != EG_DECODE_OK) {
+			res->d.verdict = EG_DENY;
+			res->d.reason = EG_REASON_MALFORMED;
+			res->d.decode_err = EG_DECODE_BAD_TEXT;
+			return 0;
+		}
+		raw = buf;
+	}
+	now_ns = a->now_unix ? a->now_unix * 1000000000ULL : realtime_ns();
+	now = now_ns / 1000000000ULL;
+
+	pthread_rwlock_rdlock(&w->keys_lock);
+	adm.keys = w->keys;
+	gen = w->keys->generation;
+	res->d = eg_authenticate(&adm, raw, len, now, &cap, &hit);
+	pthread_rwlock_unlock(&w->keys_lock);
+	if (res->d.reason != EG_REASON_OK) {
+		if (res->d.reason != EG_REASON_MALFORMED)
+			atomic_fetch_add(&w->cache_misses, 1);
+		return 0;
+	}
+	atomic_fetch_add(hit ? &w->cache_hits : &w->cache_misses, 1);
+	res->cache_hit = hit;
+	fill_cap(res, &cap);
+
+	/* From here to the grant, no install/retire/forget of this sandbox
+	 * runs in this process: the record compared is the record granted
+	 * against, and it was published whole. */
+	stripe = eg_wk_stripe(w, cap.sandbox);
+	pthread_mutex_lock(stripe);
+	rc = eg_record_read(&w->rt.maps, cap.sandbox, &res->record);
+	if (rc && rc != -ENOENT) {
+		snprintf(err, err_size, "sandbox %s: reading eg_records: %s",
+			 (eg_uuid_format(cap.sandbox, s), s), strerror(-rc));
+		goto out;
+	}
+	res->had_record = rc == 0;
+	rc = 0;
+	if (res->had_record)
+		eg_record_from_kernel(&res->record, &rec);
+	res->d = eg_compare(&cap, res->had_record ? &rec : NULL, now, &a->req);
+	if (res->d.verdict != EG_ALLOW)
+		goto out;
+	if (!hit) {
+		pthread_mutex_lock(&w->cache_lock);
+		eg_token_cache_put(w->cache, raw, &cap, gen);
+		pthread_mutex_unlock(&w->cache_lock);
+	}
+	if (!subject)
+		goto out;
+
+	/* The grant dies with the token: expiry mapped from the wall clock to
+	 * CLOCK_BOOTTIME, which is what BPF reads and which never jumps. It
+	 * carries the epoch of the record just compared. */
+	boot_ns = eg_boottime_ns();
+	res->grant.scope = cap.scope;
+	res->grant.key.proc = *subject;
+	memcpy(res->grant.key.sandbox, cap.sandbox, EG_ID_BYTES);
+	res->grant.generation = res->record.generation;
+	res->grant.epoch = res->record.epoch;
+	expiry_ns = cap.expiry * 1000000000ULL;
+	res->grant.expiry_ns = expiry_ns > now_ns ? boot_ns + (expiry_ns - now_ns) : boot_ns;
+	rc = grant_write(w, &res->grant);
+	if (rc) {
+		snprintf(err, err_size, "grant for pid %u: writing eg_grants: %s", subject->tgid,
+			 rc == -ENOSPC ? "map full (no dead grant to drop)" : strerror(-rc));
+		goto out;
+	}
+	res->granted = true;
+out:
+	pthread_mutex_unlock(stripe);
+	memset(&res->record.lock, 0, sizeof(res->record.lock));
+	memset(&res->grant.lock, 0, sizeof(res->grant.lock));
+	return rc;
+}
+
+int eg_worker_admit(struct eg_worker *w, const struct eg_subject *who,
+		    const struct eg_admit_args *a, struct eg_verdict_result *res, char *err,
+		    size_t err_size)
+{
+	char scratch[EG_ERR_MAX];
+	struct eg_proc_id proc;
+	int rc;
+
+	if (!err || !err_size) {
+		err = scratch;
+		err_size = sizeof(scratch);
+	}
+	memset(res, 0, sizeof(*res));
+	/* The process first: a verdict for a process that is not there is
+	 * worth nothing, and its identity must be fixed before the grant. */
+	rc = who->pidfd >= 0 ? eg_proc_identify_pidfd(who->pidfd, &proc, err, err_size)
+			     : eg_proc_identify(who->pid, &proc, err, err_size);
+	if (rc)
+		return rc;
+	return decide(w, &proc, a, res, err, err_size);
+}
+
+int eg_worker_check(struct eg_worker *w, const struct eg_admit_args *a,
+		    struct eg_verdict_result *res, char *err, size_t err_size)
+{
+	char scratch[EG_ERR_MAX];
+
+	if (!err || !err_size) {
+		err = scratch;
+		err_size = sizeof(scratch);
+	}
+	return decide(w, NULL, a, res, err, err_size);
+}
+
+int eg_worker_revoke(struct eg_worker *w, pid_t pid, const __u8 sandbox[EG_ID_BYTES],
+		     unsigned *removed, char *err, size_t err_size)
+{
+	char scratch[EG_ERR_MAX];
+	int rc;
+
+	if (!err || !err_size) {
+		err = scratch;
+		err_size = sizeof(scratch);
+	}
+	pthread_mutex_lock(eg_wk_stripe(w, sandbox));
+	rc = eg_revoke(&w->rt, pid, sandbox, removed, err, err_size);
+	pthread_mutex_unlock(eg_wk_stripe(w, sandbox));
+	return rc;
+}

@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: Apache-2.0
+/* install / retire / forget / show / list on the worker handle: the lock
+ * discipline around the loader's writers (user/loader/install.c, forget.c). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include "lib/worker.h"
+
+static const char *const outcome_names[] = {
+    [EG_INSTALLED_NEW] = "new",
+    [EG_INSTALLED_REPLACED] = "replaced",
+    [EG_INSTALLED_REACTIVATED] = "reactivated",
+    [EG_INSTALLED_ACTIVATION] = "activation",
+    [EG_INSTALLED_UNCHANGED] = "unchanged",
+};
+
+static enum eg_install_outcome outcome_of(enum eg_install_kind k)
+{
+	switch (k) {
+	case EG_INSTALL_NEW:
+		return EG_INSTALLED_NEW;
+	case EG_INSTALL_REPLACED:
+		return EG_INSTALLED_REPLACED;
+	case EG_INSTALL_REACTIVATED:
+		return EG_INSTALLED_REACTIVATED;
+	case EG_INSTALL_ACTIVATION:
+		return EG_INSTALLED_ACTIVATION;
+	case EG_INSTALL_UNCHANGED:
+		break;
+	}
+	return EG_INSTALLED_UNCHANGED;
+}
+
+static int spec_to_req(const struct eg_install_spec *spec, struct eg_install_req *req, char *err,
+		       size_t err_size)
+{
+	if (spec->n_bridge_sockets > EG_WORKER_MAX_ENDPOINTS ||
+	    spec->n_vmm_sockets > EG_WORKER_MAX_ENDPOINTS ||
+	    spec->n_vsock > EG_WORKER_MAX_ENDPOINTS || spec->n_ports > EG_WORKER_MAX_PORTS) {
+		snprintf(err, err_size, "install: at most %d endpoints of each kind and %d ports",
+			 EG_WORKER_MAX_ENDPOINTS, EG_WORKER_MAX_PORTS);
+		return -EINVAL;
+	}
+	memset(req, 0, sizeof(*req));
+	memcpy(req->id.sandbox, spec->sandbox, EG_ID_BYTES);
+	memcpy(req->id.worker, spec->worker, EG_ID_BYTES);
+	memcpy(req->id.pod_uid, spec->pod_uid, EG_ID_BYTES);
+	req->id.substrate = spec->substrate;
+	req->id.generation = spec->generation;
+	req->id.activation = spec->activation;
+	for (size_t i = 0; i < spec->n_ports; i++) {
+		req->id.ports[i].port = spec->ports[i].port;
+		req->id.ports[i].proto = spec->ports[i].proto;
+	}
+	req->id.nports = (uint8_t)spec->n_ports;
+	req->bridge_pid = spec->bridge_pid;
+	req->vmm_pid = spec->vmm_pid;
+	for (size_t i = 0; i < spec->n_bridge_sockets; i++)
+		req->bridge_sockets[i] = spec->bridge_sockets[i];
+	req->n_bridge_sockets = spec->n_bridge_sockets;
+	for (size_t i = 0; i < spec->n_vmm_sockets; i++)
+		req->vmm_sockets[i] = spec->vmm_sockets[i];
+	req->n_vmm_sockets = spec->n_vmm_sockets;
+	memcpy(req->vsock, spec->vsock, spec->n_vsock * sizeof(spec->vsock[0]));
+	req->n_vsock = spec->n_vsock;
+	return 0;
+}
+
+int eg_worker_install(struct eg_worker *w, const struct eg_install_spec *spec,
+		      struct eg_install_report *rep, char *err, size_t err_size)
+{
+	struct eg_install_result res;
+	struct eg_install_req req;
+	pthread_mutex_t *stripe;
+	char scratch[EG_ERR_MAX];
+	int rc;
+
+	if (!err || !err_size) {
+		err = scratch;
+		err_size = sizeof(scratch);
+	}
+	memset(rep, 0, sizeof(*rep));
+	rc = spec_to_req(spec, &req, err, err_size);
+	if (rc)
+		return rc;
+	stripe = eg_wk_stripe(w, spec->sandbox);
+	pthread_mutex_lock(stripe);
+	rc = eg_wk_write_begin(w, err, err_size);
+	if (!rc) {
+		rc = eg_install(&w->rt, &req, &res, err, err_size);
+		eg_wk_write_end(w);
+	}
+	pthread_mutex_unlock(stripe);
+	if (rc)
+		return rc;
+	rep->outcome = outcome_of(res.kind);
+	rep->outcome_name = outcome_names[rep->outcome];
+	rep->had_before = res.had_before;
+	rep->before = res.before;
+	rep->after = res.after;
+	memset(&rep->before.lock, 0, sizeof(rep->before.lock));
+	memset(&rep->after.lock, 0, sizeof(rep->after.lock));
+	rep->endpoints_added = res.endpoints_added;
+	rep->endpoints_claimed = res.endpoints_claimed;
+	rep->inodes = res.inodes;
+	rep->grants_dropped = res.grants_dropped;
+	return 0;
+}
+
+/* Runs op on sandbox under its stripe and the writer locks. */
+#define LOCKED_WRITE(w, sandbox, err, err_size, call)                                              \
+	({                                                                                         \
+		pthread_mutex_t *stripe_ = eg_wk_stripe((w), (sandbox));                           \
+		int rc_;                                                                           \
+		pthread_mutex_lock(stripe_);                                                       \
+		rc_ = eg_wk_write_begin((w), (err), (err_size));                                   \
+		if (!rc_) {                                                                        \
+			rc_ = (call);                                                              \
+			eg_wk_write_end(w);                                                        \
+		}                                                                                  \
+		pthread_mutex_unlock(stripe_);                                                     \
+		rc_;                                                                               \
+	})
+
+int eg_worker_retire(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],
+		     struct eg_exec_record *after, char *err, size_t err_size)
+{
+	struct eg_exec_record local;
+	char scratch[EG_ERR_MAX];
+	int rc;
+
+	if (!err || !err_size) {
+		err = scratch;
+		err_size = sizeof(scratch);
+	}
+	if (!after)
+		after = &local;
+	rc = LOCKED_WRITE(w, sandbox, err, err_size,
+			  eg_retire(&w->rt, sandbox, after, err, err_size));
+	memset(&after->lock, 0, sizeof(after->lock));
+	return rc;
+}
+
+int eg_worker_forget(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES], unsigned *endpoints,
+		     char *err, size_t err_size)
+{
+	char scratch[EG_ERR_MAX];
+	unsigned local;
+
+	if (!err || !err_size) {
+		err = scratch;
+		err_size = sizeof(scratch);
+	}
+	if (!endpoints)
+		endpoints = &local;
+	return LOCKED_WRITE(w, sandbox, err, err_size,
+			    eg_forget(&w->rt, sandbox, endpoints, err, err_size));
+}
+
+int eg_worker_show(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],
+		   struct eg_sandbox_info *out, char *err, size_t err_size)
+{
+	char s[EG_UUID_TEXT_LEN];
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = eg_record_read(&w->rt.maps, sandbox, &out->record);
+	if (!rc)
+		rc = eg_endpoints_count(&w->rt, sandbox, &out->n_endpoints);
+	if (!rc)
+		rc = eg_grants_count(&w->rt, sandbox, &out->n_grants);
+	memset(&out->record.lock, 0, sizeof(out->record.lock));
+	if (rc && err && err_size) {
+		eg_uuid_format(sandbox, s);
+		snprintf(err, err_size, "sandbox %s: %s", s,
+			 rc == -ENOENT ? "no runtime record" : strerror(-rc));
+	}
+	return rc;
+}
+
+int eg_worker_list(struct eg_worker *w, int (*fn)(const struct eg_exec_record *rec, void *ctx),
+		   void *ctx, char *err, size_t err_size)
+{
+	int fd = w->rt.maps.fd[EG_MAP_RECORDS];
+	struct eg_sandbox_key key, next;
+	struct eg_exec_record rec;
+	bool have = false;
+	int rc;
+
+	while (!bpf_map_get_next_key(fd, have ? &key : NULL, &next)) {
+		key = next;
+		have = true;
+		rc = eg_record_read(&w->rt.maps, key.id, &rec);
+		if (rc == -ENOENT)
+			continue; /* forgotten while we walked */
+		if (rc) {
+			if (err && err_size)
+				snprintf(err, err_size, "map eg_records: %s", strerror(-rc));
+			return rc;
+		}
+		memset(&rec.lock, 0, sizeof(rec.lock));
+		rc = fn(&rec, ctx);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}

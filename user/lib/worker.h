@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Inside the worker handle: what the files of user/lib share, never installed. */
+#ifndef EXECGATE_LIB_WORKER_H
+#define EXECGATE_LIB_WORKER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include "core/admission.h"
+#include "core/ids.h"
+#include "core/keyset.h"
+#include "core/token_cache.h"
+#include "execgate/execgate.h"
+#include "loader/runtime.h"
+
+#define EG_WORKER_STRIPES 64
+
+struct eg_worker {
+	char *pin_dir, *state_dir;
+	struct eg_runtime rt; /* maps open, no flock held */
+	bool rt_open;
+
+	/* Read-held by admit/check for the whole authentication, write-held
+	 * by a reload that swaps the set: a verify never sees half a set. */
+	pthread_rwlock_t keys_lock;
+	struct eg_keyset *keys;
+
+	pthread_mutex_t cache_lock; /* the token cache is single-threaded */
+	struct eg_token_cache *cache;
+	atomic_uint_fast64_t cache_hits, cache_misses;
+
+	/* Per-sandbox serialisation of admit/install/retire/forget. */
+	pthread_mutex_t stripes[EG_WORKER_STRIPES];
+
+	/* Writers: this mutex for threads, flock(state_lock_fd) for processes. */
+	pthread_mutex_t write_lock;
+	int state_lock_fd;
+	bool locks_ready;
+};
+
+pthread_mutex_t *eg_wk_stripe(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES]);
+/* Takes the writer locks (mutex, then flock); 0 or -errno with err set. */
+int eg_wk_write_begin(struct eg_worker *w, char *err, size_t err_size);
+void eg_wk_write_end(struct eg_worker *w);
+
+#endif
