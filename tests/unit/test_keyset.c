@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "core/key_file.h"
 #include "core/keyset.h"
 #include "helpers.h"
 
@@ -20,10 +21,13 @@ static void remove_dir(void)
 	free(dir);
 }
 
-static void pub_line(const uint8_t pk[32], char out[66])
+#define LINE_MAX_ EG_KEY_FILE_LINE_MAX
+
+/* What keygen writes to <kid>.pub. */
+static void pub_line(const uint8_t pk[32], char out[LINE_MAX_])
 {
-	sodium_bin2hex(out, 65, pk, 32);
-	strcat(out, "\n");
+	cr_assert_eq(
+	    eg_key_file_encode(EG_KEY_ALG_ED25519, EG_KEY_KIND_PUBLIC, pk, 32, out, LINE_MAX_), 92);
 }
 
 Test(keyset, key_id_is_blake2b_256_prefix)
@@ -145,10 +149,10 @@ Test(keyset, is_bounded)
 	cr_assert_eq(ks.n, EG_KEYSET_MAX);
 }
 
-Test(keyset, pubkey_file_is_one_strict_line, .init = make_dir, .fini = remove_dir)
+Test(keyset, pubkey_file_is_one_strict_typed_line, .init = make_dir, .fini = remove_dir)
 {
 	struct test_key k;
-	char line[66], path[4096], buf[200];
+	char line[LINE_MAX_], path[4096], buf[300];
 	uint8_t pk[32];
 
 	test_key(&k, 1);
@@ -158,30 +162,46 @@ Test(keyset, pubkey_file_is_one_strict_line, .init = make_dir, .fini = remove_di
 	test_write_file(dir, "k.pub", line);
 	cr_assert_eq(eg_pubkey_read(path, pk), EG_KEY_OK);
 	cr_assert_arr_eq(pk, k.pk, 32);
-	line[64] = '\0'; /* no newline: still one line */
+	line[91] = '\0'; /* no newline: still one line */
 	test_write_file(dir, "k.pub", line);
 	cr_assert_eq(eg_pubkey_read(path, pk), EG_KEY_OK);
 
-	static const char *const bad[] = {
-	    "", "\n", "%.63s\n", "%s\n\n", "%s\r\n", " %s\n", "%s \n", "0x%s\n", "%s00\n",
+	/* Each malformed file gets its own reason (test_key_file.c has the
+	 * full table); these are the ones that all used to be bad-key-file. */
+	static const struct {
+		const char *fmt;
+		enum eg_key_err want;
+	} bad[] = {
+	    {"", EG_KEY_FILE_EMPTY},
+	    {"\n", EG_KEY_FILE_EMPTY},
+	    {"%.90s\n", EG_KEY_FILE_WRONG_LENGTH},
+	    {"%s\n\n", EG_KEY_FILE_TRAILING},
+	    {"%s\r\n", EG_KEY_FILE_CRLF},
+	    {" %s\n", EG_KEY_FILE_UNKNOWN_TYPE},
+	    {"%s \n", EG_KEY_FILE_TRAILING},
+	    {"%s00\n", EG_KEY_FILE_WRONG_LENGTH},
+	    {"%.27sg%s\n", EG_KEY_FILE_NOT_HEX},
+	    {"%s\n", EG_KEY_FILE_UNTYPED}, /* filled with the bare hex below */
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		snprintf(buf, sizeof(buf), bad[i], line);
+		const char *arg = bad[i].want == EG_KEY_FILE_UNTYPED ? line + 27 : line;
+
+		snprintf(buf, sizeof(buf), bad[i].fmt, arg, line + 28);
 		test_write_file(dir, "k.pub", buf);
-		cr_assert_eq(eg_pubkey_read(path, pk), EG_KEY_BAD_FILE, "%s", bad[i]);
+		memset(pk, 0, sizeof(pk));
+		cr_assert_eq(eg_pubkey_read(path, pk), bad[i].want, "[%s]: %s", buf,
+			     eg_key_err_name(eg_pubkey_read(path, pk)));
+		cr_assert(sodium_is_zero(pk, sizeof(pk)));
 	}
-	line[10] = 'g';
-	test_write_file(dir, "k.pub", line);
-	cr_assert_eq(eg_pubkey_read(path, pk), EG_KEY_BAD_FILE);
 	snprintf(path, sizeof(path), "%s/missing.pub", dir);
-	cr_assert_eq(eg_pubkey_read(path, pk), EG_KEY_BAD_FILE);
+	cr_assert_eq(eg_pubkey_read(path, pk), EG_KEY_FILE_MISSING);
 }
 
 Test(keyset, directory_loads_all_or_nothing, .init = make_dir, .fini = remove_dir)
 {
 	struct eg_keyset ks;
 	struct test_key a, b, c;
-	char line[66], bad[4096], want[4096];
+	char line[LINE_MAX_], bad[4096], want[4096];
 
 	test_key(&a, 1);
 	test_key(&b, 2);
@@ -204,6 +224,7 @@ Test(keyset, directory_loads_all_or_nothing, .init = make_dir, .fini = remove_di
 
 	/* One bad file: nothing changes, and the file is named. */
 	test_write_file(dir, "b2.pub",
+			"execgate-ed25519-public-v1 "
 			"0000000000000000000000000000000000000000000000000000000000000000\n");
 	cr_assert_eq(eg_keyset_load_path(&ks, dir, bad, sizeof(bad)), EG_KEY_ZERO);
 	snprintf(want, sizeof(want), "%s/b2.pub", dir);
@@ -236,9 +257,19 @@ Test(keyset, directory_loads_all_or_nothing, .init = make_dir, .fini = remove_di
 	/* A directory that is called *.pub is not a key file. */
 	snprintf(want, sizeof(want), "%s/sub.pub", dir);
 	cr_assert_eq(mkdir(want, 0700), 0);
-	cr_assert_eq(eg_keyset_load_path(&ks, dir, bad, sizeof(bad)), EG_KEY_BAD_FILE);
+	cr_assert_eq(eg_keyset_load_path(&ks, dir, bad, sizeof(bad)), EG_KEY_FILE_NOT_REGULAR);
 	cr_assert_str_eq(bad, want);
 	rmdir(want);
+
+	/* A seed dropped into the key directory fails the whole load. */
+	test_write_file(dir, "s.pub",
+			"execgate-ed25519-secret-v1 "
+			"4512dce88c67e3c14d9d112a296cc5c8efee6504d4987c1d3049ab627d9e8aa0\n");
+	cr_assert_eq(eg_keyset_load_path(&ks, dir, bad, sizeof(bad)), EG_KEY_FILE_SECRET);
+	snprintf(want, sizeof(want), "%s/s.pub", dir);
+	cr_assert_str_eq(bad, want);
+	cr_assert_eq(ks.n, 1);
+	cr_assert_eq(ks.generation, 3);
 }
 
 Test(keyset, empty_directory_empties_missing_one_fails, .init = make_dir, .fini = remove_dir)
@@ -256,7 +287,7 @@ Test(keyset, empty_directory_empties_missing_one_fails, .init = make_dir, .fini 
 	cr_assert_eq(ks.generation, 2);
 	cr_assert_null(eg_keyset_find(&ks, k.kid));
 	snprintf(path, sizeof(path), "%s/nope", dir);
-	cr_assert_eq(eg_keyset_load_path(&ks, path, bad, sizeof(bad)), EG_KEY_BAD_FILE);
+	cr_assert_eq(eg_keyset_load_path(&ks, path, bad, sizeof(bad)), EG_KEY_FILE_MISSING);
 	cr_assert_str_eq(bad, path);
 	cr_assert_eq(ks.generation, 2);
 }
@@ -264,6 +295,6 @@ Test(keyset, empty_directory_empties_missing_one_fails, .init = make_dir, .fini 
 Test(keyset, error_names)
 {
 	cr_assert_str_eq(eg_key_err_name(EG_KEY_SMALL_ORDER), "small-order-key");
-	cr_assert_str_eq(eg_key_err_name(EG_KEY_BAD_FILE), "bad-key-file");
+	cr_assert_str_eq(eg_key_err_name(EG_KEY_FILE_CRLF), "key-file-crlf");
 	cr_assert_str_eq(eg_key_err_name((enum eg_key_err)99), "unknown");
 }

@@ -13,14 +13,64 @@ static const char *const key_err_names[] = {
     [EG_KEY_DUPLICATE] = "duplicate-key",
     [EG_KEY_FULL] = "key-set-full",
     [EG_KEY_NOT_FOUND] = "key-not-found",
-    [EG_KEY_BAD_FILE] = "bad-key-file",
+    [EG_KEY_FILE_MISSING] = "key-file-missing",
+    [EG_KEY_FILE_UNREADABLE] = "key-file-unreadable",
+    [EG_KEY_FILE_NOT_REGULAR] = "key-file-not-regular",
+    [EG_KEY_FILE_EMPTY] = "key-file-empty",
+    [EG_KEY_FILE_CRLF] = "key-file-crlf",
+    [EG_KEY_FILE_TRAILING] = "key-file-trailing-data",
+    [EG_KEY_FILE_UNTYPED] = "key-file-untyped",
+    [EG_KEY_FILE_UNKNOWN_TYPE] = "key-file-unknown-type",
+    [EG_KEY_FILE_WRONG_LENGTH] = "key-wrong-length",
+    [EG_KEY_FILE_NOT_HEX] = "key-not-hex",
+    [EG_KEY_FILE_SECRET] = "key-file-holds-secret",
+    [EG_KEY_FILE_PUBLIC] = "key-file-holds-public",
+    [EG_KEY_NO_MEMORY] = "out-of-memory",
 };
+
+static const char *const key_err_details[] = {
+    [EG_KEY_OK] = "ok",
+    [EG_KEY_ZERO] = "the key is all zero",
+    [EG_KEY_SMALL_ORDER] = "the key is a small-order point or has a small-order component",
+    [EG_KEY_INVALID] = "the key is not a valid Ed25519 point (off the curve or non-canonical)",
+    [EG_KEY_DUPLICATE] = "the same key id is already in the set",
+    [EG_KEY_FULL] = "the key set is full",
+    [EG_KEY_NOT_FOUND] = "no such key in the set",
+    [EG_KEY_FILE_MISSING] = "no such file",
+    [EG_KEY_FILE_UNREADABLE] = "cannot be opened or read",
+    [EG_KEY_FILE_NOT_REGULAR] = "not a regular file",
+    [EG_KEY_FILE_EMPTY] = "the file is empty",
+    [EG_KEY_FILE_CRLF] = "the file has a CR (CRLF line ending?): key files end their line "
+			 "with LF only",
+    [EG_KEY_FILE_TRAILING] = "data after the key: a key file is one line with one optional LF",
+    [EG_KEY_FILE_UNTYPED] =
+	"untyped bare hex (the old form, in which a public key and a seed "
+	"look the same): re-create a .pub with `execgate-issue pubkey --seed "
+	"KID.seed`; type an old seed with `sed -i '1s/^/execgate-ed25519-secret-v1 /' "
+	"KID.seed`",
+    [EG_KEY_FILE_UNKNOWN_TYPE] = "does not start with a known key type "
+				 "(execgate-ed25519-public-v1 or execgate-ed25519-secret-v1)",
+    [EG_KEY_FILE_WRONG_LENGTH] = "the key has the wrong number of hex digits (Ed25519: 64)",
+    [EG_KEY_FILE_NOT_HEX] = "the key has a byte that is not a lowercase hex digit",
+    [EG_KEY_FILE_SECRET] = "holds a secret key: refusing it; give the .pub file",
+    [EG_KEY_FILE_PUBLIC] = "holds a public key, not a secret seed; give the .seed file",
+    [EG_KEY_NO_MEMORY] = "out of memory",
+};
+
+_Static_assert(sizeof(key_err_names) == sizeof(key_err_details), "one detail per name");
 
 const char *eg_key_err_name(enum eg_key_err err)
 {
 	if ((unsigned)err >= sizeof(key_err_names) / sizeof(key_err_names[0]))
 		return "unknown";
 	return key_err_names[err];
+}
+
+const char *eg_key_err_detail(enum eg_key_err err)
+{
+	if ((unsigned)err >= sizeof(key_err_details) / sizeof(key_err_details[0]))
+		return "unknown key error";
+	return key_err_details[err];
 }
 
 void eg_key_id(const uint8_t pk[crypto_sign_PUBLICKEYBYTES], uint8_t kid[EG_KEY_ID_LEN])

@@ -24,6 +24,9 @@ struct eg_keyset {
 	uint64_t generation;
 };
 
+/* Stable: the names (eg_key_err_name) appear in CLI and API output. Every
+ * way a key or key file can be refused has its own value, so that an error
+ * names the real cause. */
 enum eg_key_err {
 	EG_KEY_OK = 0,
 	EG_KEY_ZERO,	    /* all-zero encoding */
@@ -32,10 +35,25 @@ enum eg_key_err {
 	EG_KEY_DUPLICATE,   /* same key id already present */
 	EG_KEY_FULL,	    /* EG_KEYSET_MAX reached */
 	EG_KEY_NOT_FOUND,
-	EG_KEY_BAD_FILE, /* unreadable or not one line of 64 hex digits */
+	/* Key files (core/key_file.h has the format). */
+	EG_KEY_FILE_MISSING,	  /* no such file or directory */
+	EG_KEY_FILE_UNREADABLE,	  /* open/read/stat failed (not ENOENT) */
+	EG_KEY_FILE_NOT_REGULAR,  /* a directory, FIFO, device... */
+	EG_KEY_FILE_EMPTY,	  /* no bytes, or only the newline */
+	EG_KEY_FILE_CRLF,	  /* a CR anywhere: key files end lines with LF only */
+	EG_KEY_FILE_TRAILING,	  /* anything after the key line */
+	EG_KEY_FILE_UNTYPED,	  /* the old bare-hex form, which cannot tell public from secret */
+	EG_KEY_FILE_UNKNOWN_TYPE, /* does not start with a known type name */
+	EG_KEY_FILE_WRONG_LENGTH, /* the key is not 2 * bytes hex digits */
+	EG_KEY_FILE_NOT_HEX,	  /* the key has a byte that is not a lowercase hex digit */
+	EG_KEY_FILE_SECRET,	  /* a secret key where a public one was asked for */
+	EG_KEY_FILE_PUBLIC,	  /* a public key where a secret one was asked for */
+	EG_KEY_NO_MEMORY,
 };
 
 const char *eg_key_err_name(enum eg_key_err err);
+/* One human sentence for err, for error messages after the name. */
+const char *eg_key_err_detail(enum eg_key_err err);
 
 /* Key id = first EG_KEY_ID_LEN bytes of BLAKE2b-256(public key). */
 void eg_key_id(const uint8_t pk[crypto_sign_PUBLICKEYBYTES], uint8_t kid[EG_KEY_ID_LEN]);
@@ -48,7 +66,14 @@ enum eg_key_err eg_keyset_add(struct eg_keyset *ks, const uint8_t pk[crypto_sign
 enum eg_key_err eg_keyset_remove(struct eg_keyset *ks, const uint8_t kid[EG_KEY_ID_LEN]);
 const struct eg_key *eg_keyset_find(const struct eg_keyset *ks, const uint8_t kid[EG_KEY_ID_LEN]);
 
-/* Public key files hold one line: 64 hex digits. */
+/* The contents of a public key file, in the typed form of core/key_file.h
+ * ("execgate-ed25519-public-v1 <64 hex>\n"), decoded and checked with
+ * eg_key_check. A secret key is refused (EG_KEY_FILE_SECRET) and never
+ * decoded; text is the caller's, so the caller wipes it. */
+enum eg_key_err eg_pubkey_parse(const char *text, size_t len,
+				uint8_t pk[crypto_sign_PUBLICKEYBYTES]);
+/* eg_pubkey_parse on the contents of path (a regular file). Its read
+ * buffer is wiped: the file may hold a secret. */
 enum eg_key_err eg_pubkey_read(const char *path, uint8_t pk[crypto_sign_PUBLICKEYBYTES]);
 /* Loads every "*.pub" in dir (names starting with '.' are skipped), or the
  * one file if path is a file, and replaces ks with exactly those keys,

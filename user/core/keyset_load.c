@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Loading verification keys from files: one key per "*.pub" file, one line
- * of 64 hex digits. A directory loads all or nothing. */
+/* Loading verification keys from files: one key per "*.pub" file, in the
+ * typed form of core/key_file.h. A directory loads all or nothing. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -10,19 +10,37 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "core/hex_line.h"
+#include "core/key_file.h"
 #include "core/keyset.h"
+
+enum eg_key_err eg_pubkey_parse(const char *text, size_t len,
+				uint8_t pk[crypto_sign_PUBLICKEYBYTES])
+{
+	uint8_t tmp[crypto_sign_PUBLICKEYBYTES];
+	enum eg_key_err err;
+
+	err =
+	    eg_key_file_decode(text, len, EG_KEY_ALG_ED25519, EG_KEY_KIND_PUBLIC, tmp, sizeof(tmp));
+	if (err == EG_KEY_OK)
+		err = eg_key_check(tmp);
+	/* pk is written only for a key that passed every rule. */
+	if (err == EG_KEY_OK)
+		memcpy(pk, tmp, sizeof(tmp));
+	return err;
+}
 
 enum eg_key_err eg_pubkey_read(const char *path, uint8_t pk[crypto_sign_PUBLICKEYBYTES])
 {
-	int fd, rc;
+	char buf[EG_KEY_FILE_MAX];
+	enum eg_key_err err;
+	size_t len;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return EG_KEY_BAD_FILE;
-	rc = eg_hex_line_read(fd, pk, crypto_sign_PUBLICKEYBYTES);
-	close(fd);
-	return rc ? EG_KEY_BAD_FILE : EG_KEY_OK;
+	err = eg_key_file_read(path, buf, sizeof(buf), &len, NULL);
+	if (err == EG_KEY_OK)
+		err = eg_pubkey_parse(buf, len, pk);
+	/* A .seed given by mistake must not linger on the stack. */
+	sodium_memzero(buf, sizeof(buf));
+	return err;
 }
 
 static void set_bad(char *bad, size_t bad_size, const char *path)
@@ -67,7 +85,7 @@ static enum eg_key_err load_dir(struct eg_keyset *ks, const char *dir, char *bad
 	d = opendir(dir);
 	if (!d) {
 		set_bad(bad, bad_size, dir);
-		return EG_KEY_BAD_FILE;
+		return errno == ENOENT ? EG_KEY_FILE_MISSING : EG_KEY_FILE_UNREADABLE;
 	}
 	while ((de = readdir(d))) {
 		if (!is_pub_name(de->d_name))
@@ -77,7 +95,7 @@ static enum eg_key_err load_dir(struct eg_keyset *ks, const char *dir, char *bad
 			char **p = realloc(names, ncap * sizeof(*names));
 
 			if (!p) {
-				err = EG_KEY_BAD_FILE;
+				err = EG_KEY_NO_MEMORY;
 				set_bad(bad, bad_size, dir);
 				goto cleanup;
 			}
@@ -86,7 +104,7 @@ static enum eg_key_err load_dir(struct eg_keyset *ks, const char *dir, char *bad
 		}
 		names[n] = strdup(de->d_name);
 		if (!names[n]) {
-			err = EG_KEY_BAD_FILE;
+			err = EG_KEY_NO_MEMORY;
 			set_bad(bad, bad_size, dir);
 			goto cleanup;
 		}
@@ -97,14 +115,12 @@ static enum eg_key_err load_dir(struct eg_keyset *ks, const char *dir, char *bad
 	if (n)
 		qsort(names, n, sizeof(*names), cmp_names);
 	for (size_t i = 0; i < n; i++) {
-		struct stat st;
-
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, names[i]) >= sizeof(path) ||
-		    stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
-			err = EG_KEY_BAD_FILE;
-		} else {
+		/* eg_pubkey_read refuses what is not a regular file (a
+		 * directory called *.pub) with its own reason. */
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, names[i]) >= sizeof(path))
+			err = EG_KEY_FILE_UNREADABLE;
+		else
 			err = load_file(ks, path);
-		}
 		if (err != EG_KEY_OK) {
 			set_bad(bad, bad_size, path);
 			goto cleanup;
@@ -129,12 +145,12 @@ enum eg_key_err eg_keyset_load_path(struct eg_keyset *ks, const char *path, char
 	set_bad(bad, bad_size, "");
 	if (stat(path, &st) != 0) {
 		set_bad(bad, bad_size, path);
-		return EG_KEY_BAD_FILE;
+		return errno == ENOENT ? EG_KEY_FILE_MISSING : EG_KEY_FILE_UNREADABLE;
 	}
 	fresh = calloc(1, sizeof(*fresh));
 	if (!fresh) {
 		set_bad(bad, bad_size, path);
-		return EG_KEY_BAD_FILE;
+		return EG_KEY_NO_MEMORY;
 	}
 	eg_keyset_init(fresh);
 	if (S_ISDIR(st.st_mode)) {

@@ -17,9 +17,11 @@ enum {
 
 int cmd_keygen(int argc, char **argv);
 int cmd_cap(int argc, char **argv);
+int cmd_pubkey(int argc, char **argv);
 
-/* Reads a seed file (one line, 64 hex digits, mode 0600 or stricter).
- * 0, or -errno with err holding the reason. */
+/* Reads a seed file: "execgate-ed25519-secret-v1 <64 hex>" (core/key_file.h),
+ * mode 0600 or stricter. 0, or -errno with err holding the reason (the
+ * eg_key_err name and detail for a refused file). */
 int seed_file_read(const char *path, uint8_t seed[crypto_sign_SEEDBYTES], char *err,
 		   size_t err_size);
 /* Creates dir/name holding content, mode 'mode', atomically and never over

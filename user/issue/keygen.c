@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* execgate-issue keygen --out DIR: a new signing seed and its public key. */
+/* execgate-issue keygen --out DIR: a new signing seed and its public key,
+ * both in the typed form of core/key_file.h, so that no reader can take
+ * the one for the other. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -7,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "core/ids.h"
+#include "core/key_file.h"
 #include "core/keyset.h"
 #include "issue/issue.h"
 
@@ -19,10 +22,10 @@ int cmd_keygen(int argc, char **argv)
 	};
 	uint8_t seed[crypto_sign_SEEDBYTES], pk[crypto_sign_PUBLICKEYBYTES];
 	uint8_t sk[crypto_sign_SECRETKEYBYTES], kid[EG_KEY_ID_LEN];
-	char kid_hex[EG_KEY_ID_TEXT_LEN], name[64], seed_line[2 * sizeof(seed) + 2];
-	char pub_line[2 * sizeof(pk) + 2];
+	char kid_hex[EG_KEY_ID_TEXT_LEN], name[64], seed_line[EG_KEY_FILE_LINE_MAX];
+	char pub_line[EG_KEY_FILE_LINE_MAX];
 	const char *out = NULL;
-	int c, ret, rc = ISSUE_EXIT_ERROR;
+	int c, ret, seed_len, pub_len, rc = ISSUE_EXIT_ERROR;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
@@ -63,19 +66,23 @@ int cmd_keygen(int argc, char **argv)
 	}
 	eg_key_id(pk, kid);
 	eg_key_id_format(kid, kid_hex);
-	sodium_bin2hex(seed_line, sizeof(seed_line), seed, sizeof(seed));
-	strcat(seed_line, "\n");
-	sodium_bin2hex(pub_line, sizeof(pub_line), pk, sizeof(pk));
-	strcat(pub_line, "\n");
+	seed_len = eg_key_file_encode(EG_KEY_ALG_ED25519, EG_KEY_KIND_SECRET, seed, sizeof(seed),
+				      seed_line, sizeof(seed_line));
+	pub_len = eg_key_file_encode(EG_KEY_ALG_ED25519, EG_KEY_KIND_PUBLIC, pk, sizeof(pk),
+				     pub_line, sizeof(pub_line));
+	if (seed_len < 0 || pub_len < 0) {
+		fprintf(stderr, "execgate-issue keygen: encoding the key files failed\n");
+		goto cleanup;
+	}
 
 	snprintf(name, sizeof(name), "%s.seed", kid_hex);
-	ret = file_create_new(out, name, seed_line, strlen(seed_line), 0600);
+	ret = file_create_new(out, name, seed_line, (size_t)seed_len, 0600);
 	if (ret) {
 		fprintf(stderr, "execgate-issue keygen: %s/%s: %s\n", out, name, strerror(-ret));
 		goto cleanup;
 	}
 	snprintf(name, sizeof(name), "%s.pub", kid_hex);
-	ret = file_create_new(out, name, pub_line, strlen(pub_line), 0644);
+	ret = file_create_new(out, name, pub_line, (size_t)pub_len, 0644);
 	if (ret) {
 		char seed_path[4096];
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* execgate-issue: keygen and cap. This file only dispatches. */
+/* execgate-issue: keygen, pubkey and cap. This file only dispatches. */
 #include <stdio.h>
 #include <string.h>
 #include <sodium.h>
@@ -9,6 +9,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: execgate-issue keygen --out DIR\n"
+		   "       execgate-issue pubkey --seed SEEDFILE\n"
 		   "       execgate-issue cap --key SEEDFILE --sandbox UUID --worker UUID "
 		   "--generation N --activation N\n"
 		   "                          [--pod-uid UUID] [--substrate NAME] --scope LIST "
@@ -36,6 +37,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "keygen"))
 		return cmd_keygen(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "pubkey"))
+		return cmd_pubkey(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "cap"))
 		return cmd_cap(argc - 1, argv + 1);
 	fprintf(stderr, "execgate-issue: %s: unknown command\n", argv[1]);

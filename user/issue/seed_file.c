@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Seed files: read strictly, written once. */
+/* Seed files: read strictly (typed form, core/key_file.h), written once. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -7,49 +7,39 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "core/hex_line.h"
+#include "core/key_file.h"
 #include "issue/issue.h"
-
-#define SEED_HEX_LEN (2 * crypto_sign_SEEDBYTES)
 
 int seed_file_read(const char *path, uint8_t seed[crypto_sign_SEEDBYTES], char *err,
 		   size_t err_size)
 {
-	struct stat st;
-	int fd, ret = 0;
+	char buf[EG_KEY_FILE_MAX];
+	enum eg_key_err kerr;
+	mode_t mode = 0;
+	size_t len;
+	int ret = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0) {
-		ret = -errno;
-		snprintf(err, err_size, "%s", strerror(errno));
-		return ret;
-	}
-	if (fstat(fd, &st) != 0) {
-		ret = -errno;
-		snprintf(err, err_size, "%s", strerror(errno));
-		goto cleanup;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		ret = -EINVAL;
-		snprintf(err, err_size, "not a regular file");
+	kerr = eg_key_file_read(path, buf, sizeof(buf), &len, &mode);
+	if (kerr == EG_KEY_OK)
+		kerr = eg_key_file_decode(buf, len, EG_KEY_ALG_ED25519, EG_KEY_KIND_SECRET, seed,
+					  crypto_sign_SEEDBYTES);
+	if (kerr != EG_KEY_OK) {
+		ret = kerr == EG_KEY_FILE_MISSING ? -ENOENT : -EINVAL;
+		snprintf(err, err_size, "%s: %s", eg_key_err_name(kerr), eg_key_err_detail(kerr));
 		goto cleanup;
 	}
 	/* Like ssh with private keys: a seed others can read is already
-	 * compromised, so refuse to sign with it. */
-	if (st.st_mode & 077) {
+	 * compromised, so refuse to sign with it. (Checked after the type, so
+	 * that a .pub given by mistake is named as one.) */
+	if (mode & 077) {
+		sodium_memzero(seed, crypto_sign_SEEDBYTES);
 		ret = -EPERM;
 		snprintf(err, err_size, "mode %04o is too open (want 0600)",
-			 (unsigned)(st.st_mode & 07777));
-		goto cleanup;
+			 (unsigned)(mode & 07777));
 	}
-	ret = eg_hex_line_read(fd, seed, crypto_sign_SEEDBYTES);
-	if (ret == -EINVAL)
-		snprintf(err, err_size, "not one line of %d hex digits", SEED_HEX_LEN);
-	else if (ret)
-		snprintf(err, err_size, "%s", strerror(-ret));
 
 cleanup:
-	close(fd);
+	sodium_memzero(buf, sizeof(buf));
 	return ret;
 }
 
