@@ -145,14 +145,10 @@ int eg_worker_admit(struct eg_worker *w, const struct eg_subject *who,
 		    const struct eg_admit_args *a, struct eg_verdict_result *res, char *err,
 		    size_t err_size)
 {
-	char scratch[EG_ERR_MAX];
 	struct eg_proc_id proc;
 	int rc;
 
-	if (!err || !err_size) {
-		err = scratch;
-		err_size = sizeof(scratch);
-	}
+	EG_WK_ERRBUF(err, err_size);
 	memset(res, 0, sizeof(*res));
 	/* The process first: a verdict for a process that is not there is
 	 * worth nothing, and its identity must be fixed before the grant. */
@@ -166,25 +162,17 @@ int eg_worker_admit(struct eg_worker *w, const struct eg_subject *who,
 int eg_worker_check(struct eg_worker *w, const struct eg_admit_args *a,
 		    struct eg_verdict_result *res, char *err, size_t err_size)
 {
-	char scratch[EG_ERR_MAX];
 
-	if (!err || !err_size) {
-		err = scratch;
-		err_size = sizeof(scratch);
-	}
+	EG_WK_ERRBUF(err, err_size);
 	return decide(w, NULL, a, res, err, err_size);
 }
 
 int eg_worker_revoke(struct eg_worker *w, pid_t pid, const __u8 sandbox[EG_ID_BYTES],
 		     unsigned *removed, char *err, size_t err_size)
 {
-	char scratch[EG_ERR_MAX];
 	int rc;
 
-	if (!err || !err_size) {
-		err = scratch;
-		err_size = sizeof(scratch);
-	}
+	EG_WK_ERRBUF(err, err_size);
 	pthread_mutex_lock(eg_wk_stripe(w, sandbox));
 	rc = eg_revoke(&w->rt, pid, sandbox, removed, err, err_size);
 	pthread_mutex_unlock(eg_wk_stripe(w, sandbox));

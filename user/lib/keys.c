@@ -42,25 +42,17 @@ static int reload_locked(struct eg_worker *w, char *err, size_t err_size)
 
 int eg_worker_keys_reload(struct eg_worker *w, char *err, size_t err_size)
 {
-	char scratch[EG_ERR_MAX];
 
-	if (!err || !err_size) {
-		err = scratch;
-		err_size = sizeof(scratch);
-	}
+	EG_WK_ERRBUF(err, err_size);
 	return reload_locked(w, err, err_size);
 }
 
 int eg_worker_keys_add(struct eg_worker *w, const char *file, char kid[EG_KID_TEXT_LEN], char *err,
 		       size_t err_size)
 {
-	char scratch[EG_ERR_MAX];
 	int rc, added;
 
-	if (!err || !err_size) {
-		err = scratch;
-		err_size = sizeof(scratch);
-	}
+	EG_WK_ERRBUF(err, err_size);
 	rc = eg_wk_write_begin(w, err, err_size);
 	if (rc)
 		return rc;
@@ -79,14 +71,11 @@ int eg_worker_keys_add_text(struct eg_worker *w, const char *text, size_t len,
 			    size_t err_size)
 {
 	uint8_t pk[crypto_sign_PUBLICKEYBYTES], id[EG_KEY_ID_LEN];
-	char scratch[EG_ERR_MAX], tmp[4200], found[EG_KEY_ID_TEXT_LEN];
+	char tmp[4200], found[EG_KEY_ID_TEXT_LEN];
 	enum eg_key_err kerr;
 	int fd, rc;
 
-	if (!err || !err_size) {
-		err = scratch;
-		err_size = sizeof(scratch);
-	}
+	EG_WK_ERRBUF(err, err_size);
 	/* The key-file reader is the one strict parser of the format, so the
 	 * text takes the same path a file does: a private temp file (O_EXCL,
 	 * 0600, in the state dir so no other user can swap it). */
@@ -131,13 +120,9 @@ int eg_worker_keys_add_text(struct eg_worker *w, const char *text, size_t len,
 
 int eg_worker_keys_remove(struct eg_worker *w, const char *kid, char *err, size_t err_size)
 {
-	char scratch[EG_ERR_MAX];
 	int rc;
 
-	if (!err || !err_size) {
-		err = scratch;
-		err_size = sizeof(scratch);
-	}
+	EG_WK_ERRBUF(err, err_size);
 	rc = eg_wk_write_begin(w, err, err_size);
 	if (rc)
 		return rc;

@@ -73,13 +73,9 @@ int eg_worker_install(struct eg_worker *w, const struct eg_install_spec *spec,
 	struct eg_install_result res;
 	struct eg_install_req req;
 	pthread_mutex_t *stripe;
-	char scratch[EG_ERR_MAX];
 	int rc;
 
-	if (!err || !err_size) {
-		err = scratch;
-		err_size = sizeof(scratch);
-	}
+	EG_WK_ERRBUF(err, err_size);
 	memset(rep, 0, sizeof(*rep));
 	rc = spec_to_req(spec, &req, err, err_size);
 	if (rc)
@@ -127,13 +123,9 @@ int eg_worker_retire(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],
 		     struct eg_exec_record *after, char *err, size_t err_size)
 {
 	struct eg_exec_record local;
-	char scratch[EG_ERR_MAX];
 	int rc;
 
-	if (!err || !err_size) {
-		err = scratch;
-		err_size = sizeof(scratch);
-	}
+	EG_WK_ERRBUF(err, err_size);
 	if (!after)
 		after = &local;
 	rc = LOCKED_WRITE(w, sandbox, err, err_size,
@@ -145,13 +137,9 @@ int eg_worker_retire(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],
 int eg_worker_forget(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES], unsigned *endpoints,
 		     char *err, size_t err_size)
 {
-	char scratch[EG_ERR_MAX];
 	unsigned local;
 
-	if (!err || !err_size) {
-		err = scratch;
-		err_size = sizeof(scratch);
-	}
+	EG_WK_ERRBUF(err, err_size);
 	if (!endpoints)
 		endpoints = &local;
 	return LOCKED_WRITE(w, sandbox, err, err_size,

@@ -43,14 +43,10 @@ int eg_worker_open(const struct eg_worker_config *cfg, struct eg_worker **out, c
 		   size_t err_size)
 {
 	struct eg_worker_config none = {0};
-	char scratch[EG_ERR_MAX];
 	struct eg_worker *w;
 	int rc;
 
-	if (!err || !err_size) {
-		err = scratch;
-		err_size = sizeof(scratch);
-	}
+	EG_WK_ERRBUF(err, err_size);
 	*out = NULL;
 	if (!cfg)
 		cfg = &none;

@@ -38,6 +38,15 @@ struct eg_worker {
 	bool locks_ready;
 };
 
+/* Every call accepts err == NULL: its message then goes to a scratch
+ * buffer, so the code below can always write one. */
+#define EG_WK_ERRBUF(err, err_size)                                                                \
+	char err##_scratch_[EG_ERR_MAX];                                                           \
+	if (!(err) || !(err_size)) {                                                               \
+		(err) = err##_scratch_;                                                            \
+		(err_size) = sizeof(err##_scratch_);                                               \
+	}
+
 pthread_mutex_t *eg_wk_stripe(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES]);
 /* Takes the writer locks (mutex, then flock); 0 or -errno with err set. */
 int eg_wk_write_begin(struct eg_worker *w, char *err, size_t err_size);

@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The worker handle (include/execgate/execgate.h) on the host kernel: admit
+ * and install through it, then real connects; many threads on one handle;
+ * forget; idempotent key adds. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <criterion/criterion.h>
+#include "execgate/execgate.h"
+#include "harness.h"
+
+#define SANDBOX "5f0c2c1e-7a4b-4c1d-9e3f-0000000000a1"
+#define WORKER	"a0000000-0000-4000-8000-00000000000a"
+
+TestSuite(worker, .init = kh_setup, .fini = kh_teardown, .timeout = 120);
+
+static struct eg_worker *open_worker(void)
+{
+	struct eg_worker_config cfg = {.pin_dir = kh.pin_dir, .state_dir = kh.state_dir};
+	struct eg_worker *w = NULL;
+	char err[EG_ERR_MAX];
+
+	cr_assert_eq(eg_worker_open(&cfg, &w, err, sizeof(err)), 0, "worker open: %s", err);
+	return w;
+}
+
+static void spec_for(struct eg_install_spec *s, unsigned gen, pid_t bridge, const char *bsock)
+{
+	memset(s, 0, sizeof(*s));
+	cr_assert_eq(eg_uuid_from_text(SANDBOX, s->sandbox), 0);
+	cr_assert_eq(eg_uuid_from_text(WORKER, s->worker), 0);
+	s->substrate = 2;
+	s->generation = gen;
+	s->activation = 1;
+	s->bridge_pid = bridge;
+	if (bsock) {
+		s->bridge_sockets[0] = bsock;
+		s->n_bridge_sockets = 1;
+	}
+}
+
+/* A thread that publishes its tid and waits until told (-1) to exit. */
+static void *report_tid(void *p)
+{
+	pid_t *tid = p;
+
+	__atomic_store_n(tid, gettid(), __ATOMIC_RELEASE);
+	while (__atomic_load_n(tid, __ATOMIC_ACQUIRE) != -1)
+		usleep(1000);
+	return NULL;
+}
+
+static struct eg_verdict_result admit(struct eg_worker *w, pid_t pid, const char *token)
+{
+	struct eg_subject who = {.pid = pid, .pidfd = -1};
+	struct eg_admit_args a = {.token_text = token};
+	struct eg_verdict_result r;
+	char err[EG_ERR_MAX];
+
+	cr_assert_eq(eg_worker_admit(w, &who, &a, &r, err, sizeof(err)), 0, "admit: %s", err);
+	return r;
+}
+
+Test(worker, admit_through_the_handle_grants_a_real_connect)
+{
+	const char *bsock = kh_path("bridge.sock");
+	struct kh_child mgr, other;
+	struct eg_install_spec spec;
+	struct eg_install_report rep;
+	struct eg_verdict_result r;
+	struct eg_worker *w;
+	char tok8[512], tok7[512], err[EG_ERR_MAX];
+	pid_t bridge = kh_listener_start(bsock);
+
+	kh_keys();
+	w = open_worker();
+	kh_child_start(&mgr, true);
+	kh_child_start(&other, true);
+	spec_for(&spec, 8, bridge, bsock);
+	cr_assert_eq(eg_worker_install(w, &spec, &rep, err, sizeof(err)), 0, "install: %s", err);
+	cr_assert_str_eq(rep.outcome_name, "new");
+	/* Installing the same thing again is idempotent. */
+	cr_assert_eq(eg_worker_install(w, &spec, &rep, err, sizeof(err)), 0, "again: %s", err);
+	cr_assert_str_eq(rep.outcome_name, "unchanged");
+
+	kh_cap(tok8, sizeof(tok8), SANDBOX, WORKER, 8, 1, 120, 0);
+	kh_cap(tok7, sizeof(tok7), SANDBOX, WORKER, 7, 1, 120, 0);
+	cr_assert_eq(kh_child_connect(&mgr, bsock, NULL, NULL), -EPERM, "before admit");
+	r = admit(w, mgr.pid, tok8);
+	cr_assert_eq(r.d.verdict, EG_ALLOW, "gen 8: %s", eg_reason_name(r.d.reason));
+	cr_assert(r.granted && !r.cache_hit);
+	cr_assert_eq(r.subject.tgid, (__u32)mgr.pid);
+	cr_assert_eq(kh_child_connect(&mgr, bsock, NULL, NULL), 0, "after admit");
+	cr_assert_eq(kh_child_connect(&other, bsock, NULL, NULL), -EPERM, "other process");
+
+	/* The worked example: execution 7's capability after 8 is installed. */
+	r = admit(w, other.pid, tok7);
+	cr_assert_eq(r.d.verdict, EG_REFRESH_ROUTE);
+	cr_assert_eq(r.d.reason, EG_REASON_GENERATION_MISMATCH);
+	cr_assert(!r.granted);
+	cr_assert_eq(kh_child_connect(&other, bsock, NULL, NULL), -EPERM,
+		     "no grant from a refresh");
+
+	/* The second admission of the same token skips the verify. */
+	r = admit(w, other.pid, tok8);
+	cr_assert(r.cache_hit && r.granted);
+	cr_assert_eq(kh_child_connect(&other, bsock, NULL, NULL), 0);
+
+	/* A thread id is refused by name. */
+	{
+		pthread_t t;
+		pid_t tid = 0;
+
+		cr_assert_eq(pthread_create(&t, NULL, report_tid, &tid), 0);
+		while (!__atomic_load_n(&tid, __ATOMIC_ACQUIRE))
+			usleep(1000);
+		struct eg_subject who = {.pid = tid, .pidfd = -1};
+		struct eg_admit_args a = {.token_text = tok8};
+
+		cr_assert_eq(eg_worker_admit(w, &who, &a, &r, err, sizeof(err)), -EINVAL);
+		cr_assert(strstr(err, "is a thread of process"), "%s", err);
+		cr_assert(strstr(err, "not a process"), "%s", err);
+		__atomic_store_n(&tid, -1, __ATOMIC_RELEASE);
+		pthread_join(t, NULL);
+	}
+	eg_worker_close(w);
+}
+
+struct flip_arg {
+	struct eg_worker *w;
+	pid_t pid;
+	const char *tok;
+	unsigned n, allow, refresh, errors;
+};
+
+static void *admit_loop(void *p)
+{
+	struct flip_arg *a = p;
+	struct eg_subject who = {.pid = a->pid, .pidfd = -1};
+	struct eg_admit_args args = {.token_text = a->tok};
+	struct eg_verdict_result r;
+	char err[EG_ERR_MAX];
+
+	for (unsigned i = 0; i < a->n; i++) {
+		if (eg_worker_admit(a->w, &who, &args, &r, err, sizeof(err))) {
+			a->errors++;
+			continue;
+		}
+		if (r.d.verdict == EG_ALLOW) {
+			a->allow++;
+			/* An allow is granted at the epoch of the record it was
+			 * compared with, and that record named generation 8. */
+			if (!r.granted || r.grant.generation != 8 ||
+			    r.grant.epoch != r.record.epoch || r.record.generation != 8 ||
+			    r.record.activation != 1 || r.record.state != EG_RECORD_ACTIVE)
+				a->errors++;
+		} else if (r.d.verdict == EG_REFRESH_ROUTE) {
+			a->refresh++;
+		} else {
+			a->errors++;
+		}
+	}
+	return NULL;
+}
+
+Test(worker, many_threads_on_one_handle_while_installs_and_key_reloads_run)
+{
+	const char *bsock = kh_path("bridge.sock");
+	struct flip_arg args[4];
+	pthread_t th[4];
+	struct eg_install_spec spec;
+	struct eg_install_report rep;
+	struct eg_worker_stats st;
+	struct eg_worker *w;
+	struct kh_child mgr;
+	char tok[512], err[EG_ERR_MAX];
+	unsigned allow = 0, refresh = 0;
+	pid_t bridge = kh_listener_start(bsock);
+
+	kh_keys();
+	w = open_worker();
+	kh_child_start(&mgr, true);
+	spec_for(&spec, 8, bridge, bsock);
+	cr_assert_eq(eg_worker_install(w, &spec, &rep, err, sizeof(err)), 0, "%s", err);
+	kh_cap(tok, sizeof(tok), SANDBOX, WORKER, 8, 1, 120, 0);
+	for (int i = 0; i < 4; i++) {
+		args[i] = (struct flip_arg){.w = w, .pid = mgr.pid, .tok = tok, .n = 400};
+		cr_assert_eq(pthread_create(&th[i], NULL, admit_loop, &args[i]), 0);
+	}
+	/* Meanwhile: reloads (which flush the cache), then a retire and a
+	 * reactivation as attempt 2, which move the epoch under the admits. */
+	for (int i = 0; i < 20; i++) {
+		cr_assert_eq(eg_worker_keys_reload(w, err, sizeof(err)), 0, "%s", err);
+		if (i == 10) {
+			cr_assert_eq(eg_worker_retire(w, spec.sandbox, NULL, err, sizeof(err)), 0);
+			spec.activation = 2;
+			cr_assert_eq(eg_worker_install(w, &spec, &rep, err, sizeof(err)), 0, "%s",
+				     err);
+			cr_assert_str_eq(rep.outcome_name, "reactivated");
+		}
+		usleep(2000);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		cr_assert_eq(args[i].errors, 0, "thread %d: %u wrong results", i, args[i].errors);
+		allow += args[i].allow;
+		refresh += args[i].refresh;
+	}
+	/* Retired and reactivated are refresh-route, never a deny. */
+	cr_assert_eq(allow + refresh, 1600);
+	cr_assert_gt(allow, 0);
+	eg_worker_stats(w, &st);
+	cr_assert_eq(st.cache_hits + st.cache_misses, 1600, "every admit counted once");
+	cr_assert_gt(st.cache_hits, 0, "the cache served some");
+	/* Every grant of attempt 1 died with its epoch; attempt 2 admits. */
+	cr_assert_eq(kh_child_connect(&mgr, bsock, NULL, NULL), -EPERM, "old epoch's grants");
+	kh_cap(tok, sizeof(tok), SANDBOX, WORKER, 8, 2, 120, 0);
+	cr_assert_eq(admit(w, mgr.pid, tok).d.verdict, EG_ALLOW);
+	cr_assert_eq(kh_child_connect(&mgr, bsock, NULL, NULL), 0);
+	eg_worker_close(w);
+}
+
+Test(worker, forget_removes_a_retired_sandbox_and_its_endpoints)
+{
+	const char *bsock = kh_path("bridge.sock");
+	struct eg_install_spec spec;
+	struct eg_install_report rep;
+	struct eg_sandbox_info info;
+	struct eg_worker *w;
+	struct kh_child other;
+	unsigned endpoints = 0;
+	char err[EG_ERR_MAX];
+	pid_t bridge = kh_listener_start(bsock);
+
+	w = open_worker();
+	kh_child_start(&other, true);
+	spec_for(&spec, 3, bridge, bsock);
+	cr_assert_eq(eg_worker_install(w, &spec, &rep, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(eg_worker_show(w, spec.sandbox, &info, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(info.record.generation, 3);
+	cr_assert_geq(info.n_endpoints, 1);
+	cr_assert_eq(eg_worker_forget(w, spec.sandbox, &endpoints, err, sizeof(err)), -EBUSY);
+	cr_assert(strstr(err, "retire it first"), "%s", err);
+	cr_assert_eq(kh_child_connect(&other, bsock, NULL, NULL), -EPERM, "guarded");
+	cr_assert_eq(eg_worker_retire(w, spec.sandbox, NULL, err, sizeof(err)), 0);
+	cr_assert_eq(kh_child_connect(&other, bsock, NULL, NULL), -EPERM, "retired denies");
+	cr_assert_eq(eg_worker_forget(w, spec.sandbox, &endpoints, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(endpoints, info.n_endpoints);
+	cr_assert_eq(eg_worker_show(w, spec.sandbox, &info, err, sizeof(err)), -ENOENT);
+	cr_assert_eq(eg_worker_forget(w, spec.sandbox, &endpoints, err, sizeof(err)), -ENOENT);
+	/* Forgotten: the path is unregistered again and passes untouched. */
+	cr_assert_eq(kh_child_connect(&other, bsock, NULL, NULL), 0, "unregistered");
+	eg_worker_close(w);
+}
+
+static int count_key(const char *kid, const uint8_t pk[32], void *ctx)
+{
+	(void)kid;
+	(void)pk;
+	(*(int *)ctx)++;
+	return 0;
+}
+
+Test(worker, keys_add_is_idempotent_and_remove_names_unknown_keys)
+{
+	char pub[256], kid[EG_KID_TEXT_LEN], kid2[EG_KID_TEXT_LEN], err[EG_ERR_MAX];
+	struct eg_worker *w;
+	int n = 0;
+
+	kh_keys(); /* keygen + execgate keys add */
+	w = open_worker();
+	snprintf(pub, sizeof(pub), "%s/%s.pub", kh.keys_dir, kh.kid);
+	cr_assert_eq(eg_worker_keys_add(w, pub, kid, err, sizeof(err)), 1, "present: %s", err);
+	cr_assert_str_eq(kid, kh.kid);
+	eg_worker_keys_list(w, count_key, &n);
+	cr_assert_eq(n, 1);
+	cr_assert_eq(eg_worker_keys_remove(w, kid, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(eg_worker_keys_remove(w, kid, err, sizeof(err)), -ENOENT);
+	cr_assert_eq(eg_worker_keys_add(w, pub, kid2, err, sizeof(err)), 0, "%s", err);
+	n = 0;
+	eg_worker_keys_list(w, count_key, &n);
+	cr_assert_eq(n, 1);
+	eg_worker_close(w);
+}
