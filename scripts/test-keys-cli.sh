@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# Key files through the real binaries (issue 7 §4): keygen writes the typed
+# form, `keys add` and `check --keys` refuse every seed keygen writes, and
+# each malformed file is refused with its own reason. Runs without root
+# (only files under a temporary directory).
+#   BUILD=build-keys scripts/test-keys-cli.sh [SEEDS]
+set -euo pipefail
+
+BUILD=${BUILD:-build}
+SEEDS=${1:-100}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ISSUE="$ROOT/$BUILD/execgate-issue"
+EXECGATE="$ROOT/$BUILD/execgate"
+for b in "$ISSUE" "$EXECGATE"; do
+	[ -x "$b" ] || { echo "test-keys-cli: $b: not built (make BUILD=$BUILD)" >&2; exit 1; }
+done
+
+TMP=$(mktemp -d /tmp/execgate-keys.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT INT TERM
+cd "$TMP"
+fails=0
+pass=0
+
+ok() { pass=$((pass + 1)); }
+fail() {
+	echo "FAIL: $*" >&2
+	fails=$((fails + 1))
+}
+mode_of() { stat -c %a "$1"; }
+
+# expect_refused WHAT WANT_RC WANT_TEXT -- command...: exits WANT_RC, stderr
+# holds WANT_TEXT, stdout is empty.
+expect_refused() {
+	local what=$1 want_rc=$2 want=$3 rc
+	shift 4
+	set +e
+	"$@" >out 2>err
+	rc=$?
+	set -e
+	if [ "$rc" -ne "$want_rc" ]; then
+		fail "$what: exit $rc, want $want_rc ($(cat err))"
+	elif ! grep -qF -- "$want" err; then
+		fail "$what: stderr [$(cat err)] lacks [$want]"
+	elif [ -s out ]; then
+		fail "$what: printed [$(cat out)]"
+	else
+		ok
+	fi
+}
+
+PUB_T=execgate-ed25519-public-v1
+SEC_T=execgate-ed25519-secret-v1
+
+# --- keygen writes the typed form ----------------------------------------
+KID=$("$ISSUE" keygen --out cp)
+P=cp/$KID.pub
+S=cp/$KID.seed
+[[ $(cat "$P") =~ ^$PUB_T\ [0-9a-f]{64}$ ]] && ok || fail "$P: not the typed public form"
+[[ $(cat "$S") =~ ^$SEC_T\ [0-9a-f]{64}$ ]] && ok || fail "$S: not the typed secret form"
+[ "$(wc -c <"$P")" -eq 92 ] && [ "$(wc -c <"$S")" -eq 92 ] && ok || fail "key files not 92 bytes"
+[ "$(mode_of "$P")" = 644 ] && [ "$(mode_of "$S")" = 600 ] && ok || fail "modes $(mode_of "$P") $(mode_of "$S")"
+cmp -s <("$ISSUE" pubkey --seed "$S") "$P" && ok || fail "pubkey --seed differs from the .pub"
+
+# --- keys add: the public key is stored as given ---------------------------
+out=$("$EXECGATE" keys --state-dir st add "$P")
+[ "$out" = "$KID" ] && ok || fail "keys add printed [$out], want $KID"
+cmp -s "st/keys/$KID.pub" "$P" && ok || fail "stored key differs from the .pub"
+[ "$(mode_of "st/keys/$KID.pub")" = 644 ] && ok || fail "stored mode $(mode_of "st/keys/$KID.pub")"
+[ -z "$(ls -A st/keys | grep -v "^$KID.pub$")" ] && ok || fail "left in st/keys: $(ls -A st/keys)"
+
+# --- no seed keygen writes is ever accepted --------------------------------
+SECRET_MSG="key-file-holds-secret: holds a secret key: refusing it; give the .pub file"
+refused=0
+for i in $(seq 1 "$SEEDS"); do
+	k=$("$ISSUE" keygen --out "g$i")
+	set +e
+	"$EXECGATE" keys --state-dir st add "g$i/$k.seed" >out 2>err
+	rc=$?
+	# The old untyped form of the same seed.
+	read -r _ body <"g$i/$k.seed"
+	printf '%s\n' "$body" >"g$i/old.pub"
+	"$EXECGATE" keys --state-dir st add "g$i/old.pub" >out2 2>err2
+	rc2=$?
+	set -e
+	# Bash matching, not grep: the loop is dominated by process starts.
+	if [ "$rc" -ne 1 ] || [[ $(<err) != *"$SECRET_MSG"* ]] || [ -s out ]; then
+		fail "seed $i ($k): keys add exit $rc [$(cat out err)]"
+	elif [ "$rc2" -ne 1 ] || [[ $(<err2) != *key-file-untyped* ]] || [ -s out2 ]; then
+		fail "seed $i ($k), untyped: keys add exit $rc2 [$(cat out2 err2)]"
+	else
+		refused=$((refused + 1))
+	fi
+done
+rm -rf g[0-9]*
+[ "$refused" -eq "$SEEDS" ] && ok || fail "$refused of $SEEDS seeds refused"
+[ "$(ls -A st/keys)" = "$KID.pub" ] && ok || fail "a refused key reached st/keys: $(ls -A st/keys)"
+
+# The worker's reader refuses a seed in a key directory too.
+mkdir wk
+cp "$S" wk/x.pub
+expect_refused "check --keys with a seed" 1 "key-file-holds-secret" -- \
+	"$EXECGATE" check --keys wk --sandbox 5f0c1a2b-3c4d-4e5f-8091-a2b3c4d5e6f7 \
+	--worker aaaaaaaa-0000-4000-8000-00000000000a --generation 1 --activation 1 AAAA
+
+# --- each malformed public key file, its own reason ------------------------
+HEX=$(cut -d' ' -f2 "$P")
+printf '%s %s\r\n' "$PUB_T" "$HEX" >crlf.pub
+printf '%s %s\n' "$PUB_T" "${HEX:0:62}" >short.pub
+printf '%s %s00\n' "$PUB_T" "$HEX" >long.pub
+printf '%s %s\n\n' "$PUB_T" "$HEX" >twolines.pub
+printf '%s %s # mine\n' "$PUB_T" "$HEX" >comment.pub
+printf '%s %s\n' "$PUB_T" "${HEX^^}" >upper.pub
+printf '%s\n' "$HEX" >untyped.pub
+printf 'ssh-ed25519 %s\n' "$HEX" >ssh.pub
+: >empty.pub
+mkdir dir.pub
+printf '%s %s\n' "$PUB_T" 0000000000000000000000000000000000000000000000000000000000000000 >zero.pub
+while read -r file want; do
+	expect_refused "keys add $file" 1 "key file $file: $want" -- \
+		"$EXECGATE" keys --state-dir st add "$file"
+done <<EOF
+missing.pub key-file-missing: no such file
+crlf.pub key-file-crlf
+short.pub key-wrong-length
+long.pub key-wrong-length
+twolines.pub key-file-trailing-data
+comment.pub key-file-trailing-data
+upper.pub key-not-hex
+untyped.pub key-file-untyped: untyped bare hex
+ssh.pub key-file-unknown-type
+empty.pub key-file-empty
+dir.pub key-file-not-regular
+zero.pub all-zero-key
+EOF
+[ "$(ls -A st/keys)" = "$KID.pub" ] && ok || fail "a refused key reached st/keys: $(ls -A st/keys)"
+
+# --- the issuer reads seeds only in the typed form -------------------------
+ISSUE_ARGS=(--sandbox 5f0c1a2b-3c4d-4e5f-8091-a2b3c4d5e6f7
+	--worker aaaaaaaa-0000-4000-8000-00000000000a --generation 1 --activation 1
+	--scope file.read --now 1767225600)
+cp -p "$P" pub-as-seed
+chmod 600 pub-as-seed
+expect_refused "cap --key .pub" 1 "key-file-holds-public: holds a public key" -- \
+	"$ISSUE" cap --key pub-as-seed "${ISSUE_ARGS[@]}"
+expect_refused "pubkey --seed .pub" 1 "key-file-holds-public" -- \
+	"$ISSUE" pubkey --seed pub-as-seed
+(umask 077 && cut -d' ' -f2 "$S" >old.seed)
+expect_refused "cap --key untyped seed" 1 "key-file-untyped" -- \
+	"$ISSUE" cap --key old.seed "${ISSUE_ARGS[@]}"
+chmod 644 "$S"
+expect_refused "cap --key 0644 seed" 1 "mode 0644 is too open" -- \
+	"$ISSUE" cap --key "$S" "${ISSUE_ARGS[@]}"
+chmod 600 "$S"
+expect_refused "pubkey without --seed" 2 "missing --seed" -- "$ISSUE" pubkey
+expect_refused "pubkey --seed twice" 2 "--seed given twice" -- \
+	"$ISSUE" pubkey --seed "$S" --seed "$S"
+
+# The conversion docs/capability.md gives for an old seed: it stays 0600 and
+# signs as the same key.
+sed -i "1s/^/$SEC_T /" old.seed
+[ "$(mode_of old.seed)" = 600 ] && ok || fail "converted seed mode $(mode_of old.seed)"
+cmp -s old.seed "$S" && ok || fail "converted seed differs from the typed seed"
+cmp -s <("$ISSUE" pubkey --seed old.seed) "$P" && ok || fail "converted seed: wrong public key"
+TOKEN=$("$ISSUE" cap --key old.seed "${ISSUE_ARGS[@]}")
+verdict=$("$EXECGATE" check --keys st/keys --sandbox 5f0c1a2b-3c4d-4e5f-8091-a2b3c4d5e6f7 \
+	--worker aaaaaaaa-0000-4000-8000-00000000000a --generation 1 --activation 1 \
+	--now 1767225600 "$TOKEN" || true)
+[ "$verdict" = allow ] && ok || fail "token from the converted seed: [$verdict]"
+
+echo "test-keys-cli: $pass passed, $fails failed ($SEEDS keygen seeds refused by keys add)"
+[ "$fails" -eq 0 ]
