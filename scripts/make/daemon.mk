@@ -1,0 +1,33 @@
+# execgated: its Criterion tests and its systemd unit. Included by the
+# Makefile; $(BUILD), $(LIB), $(CPPFLAGS), $(CFLAGS), $(WARN), $(LDLIBS),
+# $(BINS), $(DEPS_STAMP) and $(SYSTEMDUNITDIR) are defined by then.
+#
+# tests/daemon/ drives a real execgated over its socket and reuses the
+# kernel tests' harness (scratch cgroup, pins, keys, tokens, children).
+
+DAEMON_TEST_SRCS := $(wildcard tests/daemon/*.c) tests/kernel/harness.c tests/kernel/not_offered.c
+
+.PHONY: test-daemon install-daemon
+
+$(BUILD)/test-daemon: $(DAEMON_TEST_SRCS) $(wildcard tests/daemon/*.h tests/kernel/*.h) $(LIB) | $(DEPS_STAMP)
+	$(CC) $(CPPFLAGS) -Itests -Itests/kernel $(CFLAGS) $(WARN) -o $@ $(DAEMON_TEST_SRCS) $(LIB) \
+		-lcriterion -ljansson $(LDLIBS)
+
+# Root (scratch cgroups and pins). --jobs 1: each test starts its own
+# daemon on its own pin dir, and the bad-client tests count fds.
+test-daemon: $(BUILD)/test-daemon $(BINS)
+	EXECGATE_EXPECT_TIER=$(HOST_TIER) EXECGATED_BIN=$(CURDIR)/$(BUILD)/execgated \
+	EXECGATE_BIN=$(CURDIR)/$(BUILD)/execgate EXECGATE_ISSUE_BIN=$(CURDIR)/$(BUILD)/execgate-issue \
+	EXECGATE_UNIT=$(CURDIR)/deploy/systemd/execgated.service \
+		$(BUILD)/test-daemon --jobs 1
+
+CHECK_EXTRA += test-daemon
+
+# The unit names the installed binary: ExecStart is rewritten to $(PREFIX)/bin.
+install: install-daemon
+install-daemon: all
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(PREFIX)/share/doc/execgate
+	sed 's|/usr/local/bin/execgated|$(PREFIX)/bin/execgated|' deploy/systemd/execgated.service \
+		> $(DESTDIR)$(SYSTEMDUNITDIR)/execgated.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/execgated.service
+	install -m 0644 deploy/execgated.conf $(DESTDIR)$(PREFIX)/share/doc/execgate/execgated.conf.example

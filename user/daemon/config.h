@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* execgated's key=value configuration (docs/api.md, deploy/execgated.conf). */
+#ifndef EXECGATE_DAEMON_CONFIG_H
+#define EXECGATE_DAEMON_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <linux/types.h>
+#include <execgate/execgate.h>
+
+#define EGD_DEFAULT_CONFIG "/etc/execgate/execgated.conf"
+#define EGD_DEFAULT_SOCKET "/run/execgate/api.sock"
+#define EGD_PATH_MAX	   512
+#define EGD_SOCKET_MAX	   108 /* sizeof(sockaddr_un.sun_path) */
+
+struct egd_config {
+	char file[EGD_PATH_MAX];
+	char pin_dir[EGD_PATH_MAX];
+	char state_dir[EGD_PATH_MAX];
+	char cgroup[EGD_PATH_MAX]; /* "" : the cgroup v2 root, as `execgate load` */
+	char require[16];	   /* "" : load what the kernel offers */
+	char socket[EGD_SOCKET_MAX];
+	bool has_admin_gid, has_admit_gid;
+	gid_t admin_gid, admit_gid;
+	__u8 worker_id[EG_ID_BYTES];
+	char worker_id_text[EG_UUID_TEXT_LEN];
+	/* Tuning, all optional. */
+	unsigned threads;	     /* MHD thread pool size */
+	unsigned max_connections;    /* beyond it: 503, then refused */
+	unsigned connection_timeout; /* seconds without progress before a close */
+};
+
+/* Reads file into cfg (defaults first). On error err holds the one-line
+ * message "config FILE:LINE: ..." and -EINVAL (or -errno when the file
+ * cannot be read) is returned. */
+int egd_config_load(const char *file, struct egd_config *cfg, char *err, size_t err_size);
+
+#endif

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* execgated: the state every part of the service shares. One struct egd
+ * per process; the worker handle inside it is the only thing that touches
+ * keys, tokens, BPF maps or /proc (docs/api.md, "Threading"). */
+#ifndef EXECGATE_DAEMON_DAEMON_H
+#define EXECGATE_DAEMON_DAEMON_H
+
+#include <execgate/execgate.h>
+#include "daemon/config.h"
+#include "daemon/metrics.h"
+
+struct MHD_Daemon;
+struct egd_events;
+
+struct egd {
+	struct egd_config cfg;
+	struct eg_worker *worker;
+	struct MHD_Daemon *mhd;
+	struct egd_events *events;
+	struct egd_metrics metrics;
+	int listen_fd;
+};
+
+#endif

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: Apache-2.0
+/* /v1/sandboxes: runtime records, through the worker handle (which
+ * serialises calls on one sandbox, so an admit never sees half an
+ * install). */
+#include <errno.h>
+#include <string.h>
+#include "core/ids.h"
+#include "daemon/http.h"
+#include "daemon/json.h"
+#include "daemon/log.h"
+
+static bool sandbox_arg(struct egd_call *c, __u8 id[EG_ID_BYTES], enum MHD_Result *replied)
+{
+	if (eg_uuid_parse(c->arg, id) == 0)
+		return true;
+	*replied = egd_reply_error(c, MHD_HTTP_BAD_REQUEST, "bad request",
+				   "%.64s: not a sandbox UUID", c->arg);
+	return false;
+}
+
+static int add_record(const struct eg_exec_record *rec, void *ctx)
+{
+	return json_array_append_new(ctx, egd_json_record(rec)) ? -ENOMEM : 0;
+}
+
+enum MHD_Result egd_h_sandbox_list(struct egd_call *c)
+{
+	char err[EG_ERR_MAX] = "";
+	json_t *arr = json_array();
+	int rc;
+
+	rc = eg_worker_list(c->d->worker, add_record, arr, err, sizeof(err));
+	if (rc) {
+		json_decref(arr);
+		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error", "%s",
+				       err[0] ? err : strerror(rc < 0 ? -rc : ENOMEM));
+	}
+	return egd_reply_json(c, MHD_HTTP_OK,
+			      json_pack("{s:i,s:o}", "schema_version", 1, "sandboxes", arr));
+}
+
+enum MHD_Result egd_h_sandbox_show(struct egd_call *c)
+{
+	struct eg_sandbox_info info;
+	char err[EG_ERR_MAX] = "";
+	enum MHD_Result replied;
+	__u8 id[EG_ID_BYTES];
+	json_t *rec;
+	int rc;
+
+	if (!sandbox_arg(c, id, &replied))
+		return replied;
+	rc = eg_worker_show(c->d->worker, id, &info, err, sizeof(err));
+	if (rc == -ENOENT)
+		return egd_reply_error(c, MHD_HTTP_NOT_FOUND, "not found", "sandbox %s: no record",
+				       c->arg);
+	if (rc)
+		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error", "%s",
+				       err);
+	rec = egd_json_record(&info.record);
+	json_object_set_new(rec, "endpoints", json_integer(info.n_endpoints));
+	json_object_set_new(rec, "grants", json_integer(info.n_grants));
+	return egd_reply_json(c, MHD_HTTP_OK,
+			      json_pack("{s:i,s:o}", "schema_version", 1, "sandbox", rec));
+}
+
+/* --- PUT: install ------------------------------------------------------------ */
+
+static const char *const install_fields[] = {
+    "worker",  "generation",	 "activation",	"pod_uid", "substrate", "bridge_pid",
+    "vmm_pid", "bridge_sockets", "vmm_sockets", "vsock",   "ports",	NULL,
+};
+
+static int paths(json_t *o, const char *name, const char **out, size_t *n, char *why,
+		 size_t why_size)
+{
+	json_t *arr = json_object_get(o, name), *v;
+	size_t i;
+
+	*n = 0;
+	if (!arr)
+		return 0;
+	if (!json_is_array(arr) || json_array_size(arr) > EG_WORKER_MAX_ENDPOINTS) {
+		snprintf(why, why_size, "\"%s\": not an array of at most %d paths", name,
+			 EG_WORKER_MAX_ENDPOINTS);
+		return -EINVAL;
+	}
+	json_array_foreach(arr, i, v)
+	{
+		if (!json_is_string(v)) {
+			snprintf(why, why_size, "\"%s\"[%zu]: not a string", name, i);
+			return -EINVAL;
+		}
+		out[(*n)++] = json_string_value(v);
+	}
+	return 0;
+}
+
+static int parse_spec(json_t *o, struct eg_install_spec *s, char *why, size_t why_size)
+{
+	const char *key, *sub;
+	uint64_t n;
+	json_t *v, *arr;
+	size_t i;
+	int rc;
+
+	json_object_foreach(o, key, v)
+	{
+		size_t k = 0;
+
+		while (install_fields[k] && strcmp(install_fields[k], key))
+			k++;
+		if (!install_fields[k]) {
+			snprintf(why, why_size, "\"%.64s\": unknown field", key);
+			return -EINVAL;
+		}
+	}
+	if ((rc = egd_get_uuid(o, "worker", true, s->worker, why, why_size)) ||
+	    (rc = egd_get_uuid(o, "pod_uid", false, s->pod_uid, why, why_size)))
+		return rc;
+	if ((rc = egd_get_u64(o, "generation", true, UINT64_MAX >> 1, &n, NULL, why, why_size)))
+		return rc;
+	s->generation = n;
+	if ((rc = egd_get_u64(o, "activation", true, UINT32_MAX, &n, NULL, why, why_size)))
+		return rc;
+	s->activation = (__u32)n;
+	if ((rc = egd_get_u64(o, "bridge_pid", true, 0x3fffffff, &n, NULL, why, why_size)))
+		return rc;
+	s->bridge_pid = (pid_t)n;
+	n = 0;
+	if ((rc = egd_get_u64(o, "vmm_pid", false, 0x3fffffff, &n, NULL, why, why_size)))
+		return rc;
+	s->vmm_pid = (pid_t)n;
+	if ((rc = egd_get_str(o, "substrate", false, &sub, why, why_size)))
+		return rc;
+	s->substrate = 2; /* firecracker-host */
+	if (sub && eg_substrate_parse(sub, &s->substrate)) {
+		snprintf(why, why_size, "\"substrate\": not firecracker-k8s or firecracker-host");
+		return -EINVAL;
+	}
+	if ((rc = paths(o, "bridge_sockets", s->bridge_sockets, &s->n_bridge_sockets, why,
+			why_size)) ||
+	    (rc = paths(o, "vmm_sockets", s->vmm_sockets, &s->n_vmm_sockets, why, why_size)))
+		return rc;
+	arr = json_object_get(o, "vsock");
+	if (arr) {
+		if (!json_is_array(arr) || json_array_size(arr) > EG_WORKER_MAX_ENDPOINTS) {
+			snprintf(why, why_size, "\"vsock\": not an array of at most %d addresses",
+				 EG_WORKER_MAX_ENDPOINTS);
+			return -EINVAL;
+		}
+		json_array_foreach(arr, i, v)
+		{
+			uint64_t cid, port;
+
+			if (!json_is_object(v) ||
+			    egd_get_u64(v, "cid", true, UINT32_MAX, &cid, NULL, why, why_size) ||
+			    egd_get_u64(v, "port", true, UINT32_MAX, &port, NULL, why, why_size)) {
+				snprintf(why, why_size,
+					 "\"vsock\"[%zu]: not {\"cid\":N,\"port\":N}", i);
+				return -EINVAL;
+			}
+			s->vsock[i].cid = (__u32)cid;
+			s->vsock[i].port = (__u32)port;
+			s->n_vsock++;
+		}
+	}
+	arr = json_object_get(o, "ports");
+	if (arr) {
+		if (!json_is_array(arr) || json_array_size(arr) > EG_WORKER_MAX_PORTS) {
+			snprintf(why, why_size, "\"ports\": not an array of at most %d ports",
+				 EG_WORKER_MAX_PORTS);
+			return -EINVAL;
+		}
+		json_array_foreach(arr, i, v)
+		{
+			if (!json_is_string(v) ||
+			    eg_port_parse(json_string_value(v), &s->ports[i].port,
+					  &s->ports[i].proto)) {
+				snprintf(why, why_size, "\"ports\"[%zu]: not \"PORT/tcp|udp\"", i);
+				return -EINVAL;
+			}
+			s->n_ports++;
+		}
+	}
+	return 0;
+}
+
+enum MHD_Result egd_h_sandbox_install(struct egd_call *c)
+{
+	struct eg_install_spec spec;
+	struct eg_install_report rep;
+	char why[256], err[EG_ERR_MAX] = "";
+	enum MHD_Result replied;
+	json_t *o, *out;
+	int rc;
+
+	memset(&spec, 0, sizeof(spec));
+	if (!sandbox_arg(c, spec.sandbox, &replied))
+		return replied;
+	o = egd_body_object(c, &replied);
+	if (!o)
+		return replied;
+	rc = parse_spec(o, &spec, why, sizeof(why));
+	if (rc) {
+		json_decref(o);
+		return egd_reply_error(c, MHD_HTTP_BAD_REQUEST, "bad request", "%s", why);
+	}
+	memset(&rep, 0, sizeof(rep));
+	rc = eg_worker_install(c->d->worker, &spec, &rep, err, sizeof(err));
+	json_decref(o); /* the socket paths pointed into it */
+	if (rc == -ESTALE)
+		return egd_reply_error(c, MHD_HTTP_CONFLICT, "stale install", "%s", err);
+	if (rc == -EEXIST)
+		return egd_reply_error(c, MHD_HTTP_CONFLICT, "endpoint in use", "%s", err);
+	if (rc == -ESRCH || rc == -EINVAL)
+		return egd_reply_error(c, MHD_HTTP_BAD_REQUEST, "bad request", "%s", err);
+	if (rc)
+		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error", "%s",
+				       err[0] ? err : strerror(-rc));
+	egd_log(EGD_LOG_INFO, "install: sandbox=%s outcome=%s generation=%llu epoch=%llu", c->arg,
+		rep.outcome_name, (unsigned long long)rep.after.generation,
+		(unsigned long long)rep.after.epoch);
+	out = json_pack("{s:i,s:s,s:s,s:o,s:i,s:i,s:i,s:i}", "schema_version", 1, "sandbox", c->arg,
+			"outcome", rep.outcome_name, "record", egd_json_record(&rep.after),
+			"endpoints_added", (int)rep.endpoints_added, "endpoints_claimed",
+			(int)rep.endpoints_claimed, "inodes", (int)rep.inodes, "grants_dropped",
+			(int)rep.grants_dropped);
+	if (out && rep.had_before)
+		json_object_set_new(out, "before", egd_json_record(&rep.before));
+	return egd_reply_json(c, MHD_HTTP_OK, out);
+}
+
+/* --- retire, forget ------------------------------------------------------------ */
+
+enum MHD_Result egd_h_sandbox_retire(struct egd_call *c)
+{
+	struct eg_exec_record after;
+	char err[EG_ERR_MAX] = "";
+	enum MHD_Result replied;
+	__u8 id[EG_ID_BYTES];
+	int rc;
+
+	if (!sandbox_arg(c, id, &replied))
+		return replied;
+	rc = eg_worker_retire(c->d->worker, id, &after, err, sizeof(err));
+	if (rc == -ENOENT)
+		return egd_reply_error(c, MHD_HTTP_NOT_FOUND, "not found", "sandbox %s: no record",
+				       c->arg);
+	if (rc)
+		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error", "%s",
+				       err[0] ? err : strerror(-rc));
+	egd_log(EGD_LOG_INFO, "retire: sandbox=%s epoch=%llu", c->arg,
+		(unsigned long long)after.epoch);
+	return egd_reply_json(c, MHD_HTTP_OK,
+			      json_pack("{s:i,s:s,s:o}", "schema_version", 1, "sandbox", c->arg,
+					"record", egd_json_record(&after)));
+}
+
+enum MHD_Result egd_h_sandbox_forget(struct egd_call *c)
+{
+	char err[EG_ERR_MAX] = "";
+	enum MHD_Result replied;
+	__u8 id[EG_ID_BYTES];
+	unsigned endpoints = 0;
+	int rc;
+
+	if (!sandbox_arg(c, id, &replied))
+		return replied;
+	rc = eg_worker_forget(c->d->worker, id, &endpoints, err, sizeof(err));
+	if (rc == -ENOENT)
+		return egd_reply_error(c, MHD_HTTP_NOT_FOUND, "not found", "sandbox %s: no record",
+				       c->arg);
+	if (rc == -EBUSY)
+		return egd_reply_error(c, MHD_HTTP_CONFLICT, "sandbox active",
+				       "sandbox %s: still active (retire it first)", c->arg);
+	if (rc)
+		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error", "%s",
+				       err[0] ? err : strerror(-rc));
+	egd_log(EGD_LOG_INFO, "forget: sandbox=%s endpoints=%u", c->arg, endpoints);
+	return egd_reply_json(c, MHD_HTTP_OK,
+			      json_pack("{s:i,s:s,s:i}", "schema_version", 1, "sandbox", c->arg,
+					"endpoints_removed", (int)endpoints));
+}

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+/* GET /v1/status, /metrics and /v1/events. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "daemon/events.h"
+#include "daemon/http.h"
+
+/* What `execgate status --json` prints, from the same function. */
+enum MHD_Result egd_h_status(struct egd_call *c)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int rc;
+
+	if (!f)
+		return MHD_NO;
+	rc = eg_status_write(c->d->cfg.pin_dir, c->d->cfg.state_dir, f, true);
+	fclose(f);
+	if (rc == -ENOENT) {
+		free(buf);
+		return egd_reply_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "not loaded",
+				       "nothing is loaded at %s", c->d->cfg.pin_dir);
+	}
+	if (rc) {
+		free(buf);
+		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error", "%s",
+				       strerror(-rc));
+	}
+	return egd_reply_buf(c, MHD_HTTP_OK, "application/json", buf, len);
+}
+
+enum MHD_Result egd_h_metrics(struct egd_call *c)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return MHD_NO;
+	egd_metrics_write(c->d, f);
+	fclose(f);
+	return egd_reply_buf(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", buf, len);
+}
+
+enum MHD_Result egd_h_events(struct egd_call *c)
+{
+	struct MHD_Response *resp = egd_events_response(c->d, c->conn);
+	enum MHD_Result ret;
+
+	if (!resp)
+		return MHD_NO;
+	/* A stream may stay quiet for hours: no idle timeout. Its reader is
+	 * suspended while quiet (events.h), and a suspended connection does
+	 * not time out anyway. */
+	MHD_set_connection_option(c->conn, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/x-ndjson");
+	ret = MHD_queue_response(c->conn, MHD_HTTP_OK, resp);
+	MHD_destroy_response(resp);
+	egd_metrics_http(&c->d->metrics, MHD_HTTP_OK);
+	return ret;
+}

@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <errno.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "daemon/http.h"
+#include "daemon/log.h"
+
+/* --- routes ----------------------------------------------------------------- */
+
+struct route {
+	const char *method;
+	const char *pattern; /* "{}" matches one non-empty segment */
+	egd_handler handler;
+	enum egd_role need;
+};
+
+static const struct route routes[] = {
+    {"POST", "/v1/admit", egd_h_admit, EGD_ROLE_ADMIT},
+    {"POST", "/v1/check", egd_h_check, EGD_ROLE_ADMIT},
+    {"GET", "/v1/sandboxes", egd_h_sandbox_list, EGD_ROLE_ADMIT},
+    {"GET", "/v1/sandboxes/{}", egd_h_sandbox_show, EGD_ROLE_ADMIT},
+    {"PUT", "/v1/sandboxes/{}", egd_h_sandbox_install, EGD_ROLE_ADMIN},
+    {"DELETE", "/v1/sandboxes/{}", egd_h_sandbox_forget, EGD_ROLE_ADMIN},
+    {"POST", "/v1/sandboxes/{}/retire", egd_h_sandbox_retire, EGD_ROLE_ADMIN},
+    {"GET", "/v1/keys", egd_h_keys_list, EGD_ROLE_ADMIT},
+    {"PUT", "/v1/keys/{}", egd_h_key_put, EGD_ROLE_ADMIN},
+    {"DELETE", "/v1/keys/{}", egd_h_key_delete, EGD_ROLE_ADMIN},
+    {"GET", "/v1/status", egd_h_status, EGD_ROLE_ADMIT},
+    {"GET", "/v1/events", egd_h_events, EGD_ROLE_ADMIT},
+    {"GET", "/metrics", egd_h_metrics, EGD_ROLE_ADMIT},
+};
+#define NROUTES (sizeof(routes) / sizeof(routes[0]))
+
+#define ARG_MAX 128
+
+/* Matches url against pattern; copies the {} segment into arg. */
+static bool match(const char *pattern, const char *url, char arg[ARG_MAX])
+{
+	const char *p = pattern, *u = url;
+
+	arg[0] = '\0';
+	while (*p) {
+		if (p[0] == '{' && p[1] == '}') {
+			size_t n = strcspn(u, "/");
+
+			if (!n || n >= ARG_MAX)
+				return false;
+			memcpy(arg, u, n);
+			arg[n] = '\0';
+			u += n;
+			p += 2;
+			continue;
+		}
+		if (*p++ != *u++)
+			return false;
+	}
+	return *u == '\0';
+}
+
+/* --- replies ------------------------------------------------------------------ */
+
+enum MHD_Result egd_reply_buf(struct egd_call *c, unsigned status, const char *content_type,
+			      char *buf, size_t len)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+
+	resp = MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		free(buf);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+	if (c->allow)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, c->allow);
+	ret = MHD_queue_response(c->conn, status, resp);
+	MHD_destroy_response(resp);
+	egd_metrics_http(&c->d->metrics, status);
+	return ret;
+}
+
+enum MHD_Result egd_reply_json(struct egd_call *c, unsigned status, json_t *o)
+{
+	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	size_t len;
+
+	json_decref(o);
+	if (!text)
+		return MHD_NO;
+	len = strlen(text);
+	text[len] = '\n'; /* json_dumps' NUL becomes the line end */
+	return egd_reply_buf(c, status, "application/json", text, len + 1);
+}
+
+enum MHD_Result egd_reply_error(struct egd_call *c, unsigned status, const char *error,
+				const char *reason_fmt, ...)
+{
+	char reason[EG_ERR_MAX];
+	va_list ap;
+
+	va_start(ap, reason_fmt);
+	vsnprintf(reason, sizeof(reason), reason_fmt, ap);
+	va_end(ap);
+	return egd_reply_json(
+	    c, status,
+	    json_pack("{s:i,s:s,s:s}", "schema_version", 1, "error", error, "reason", reason));
+}
+
+json_t *egd_body_object(struct egd_call *c, enum MHD_Result *replied)
+{
+	json_error_t jerr;
+	json_t *o;
+
+	o = json_loadb(c->body ? c->body : "", c->body_len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!o) {
+		*replied =
+		    egd_reply_error(c, MHD_HTTP_BAD_REQUEST, "bad request",
+				    "body: not JSON: %s (offset %d)", jerr.text, jerr.position);
+		return NULL;
+	}
+	if (!json_is_object(o)) {
+		json_decref(o);
+		*replied = egd_reply_error(c, MHD_HTTP_BAD_REQUEST, "bad request",
+					   "body: not a JSON object");
+		return NULL;
+	}
+	return o;
+}
+
+/* --- requests ------------------------------------------------------------------ */
+
+struct request {
+	const struct route *route;
+	bool answered; /* replied on the header: discard the body */
+	bool too_big;
+	char arg[ARG_MAX];
+	char *body;
+	size_t len, cap;
+};
+
+static enum MHD_Result early(struct egd_call *c, struct request *rq, unsigned status,
+			     const char *error, const char *fmt, const char *detail)
+{
+	rq->answered = true;
+	return egd_reply_error(c, status, error, fmt, detail);
+}
+
+/* On the header: route, role, size and load decide before any body byte. */
+static enum MHD_Result on_header(struct egd_call *c, struct request *rq, const char *url,
+				 const char *method)
+{
+	const struct route *path_hit = NULL;
+	const char *clen;
+	char arg[ARG_MAX], allow[64] = "";
+
+	for (size_t i = 0; i < NROUTES; i++) {
+		if (!match(routes[i].pattern, url, arg))
+			continue;
+		path_hit = &routes[i];
+		snprintf(allow + strlen(allow), sizeof(allow) - strlen(allow), "%s%s",
+			 allow[0] ? ", " : "", routes[i].method);
+		if (!strcmp(routes[i].method, method)) {
+			rq->route = &routes[i];
+			memcpy(rq->arg, arg, sizeof(arg));
+			break;
+		}
+	}
+	if (!path_hit)
+		return early(c, rq, MHD_HTTP_NOT_FOUND, "not found", "%s: no such endpoint", url);
+	c->allow = allow;
+	if (!rq->route)
+		return early(c, rq, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed", "%s",
+			     method);
+	c->allow = NULL;
+	if (!c->peer || c->peer->role < rq->route->need)
+		return early(c, rq, MHD_HTTP_FORBIDDEN, "forbidden", "%s",
+			     c->peer ? (rq->route->need == EGD_ROLE_ADMIN
+					    ? "needs root or admin_group"
+					    : "needs root, admin_group or admit_group")
+				     : "no peer credentials");
+	clen =
+	    MHD_lookup_connection_value(c->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if (clen && strtoull(clen, NULL, 10) > EGD_BODY_MAX)
+		return early(c, rq, MHD_HTTP_CONTENT_TOO_LARGE, "body too large",
+			     "more than %s bytes", "65536");
+	if (atomic_load_explicit((_Atomic uint64_t *)&c->d->metrics.connections_open,
+				 memory_order_relaxed) > c->d->cfg.max_connections)
+		return early(c, rq, MHD_HTTP_SERVICE_UNAVAILABLE, "overloaded", "%s",
+			     "too many connections, retry later");
+	return MHD_YES;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version, const char *upload_data,
+				  size_t *upload_data_size, void **con_cls)
+{
+	const union MHD_ConnectionInfo *ci;
+	struct egd_call c = {.d = cls, .conn = conn};
+	struct request *rq = *con_cls;
+
+	(void)version;
+	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	c.peer = ci ? ci->socket_context : NULL;
+	if (!rq) {
+		rq = calloc(1, sizeof(*rq));
+		if (!rq)
+			return MHD_NO;
+		*con_cls = rq;
+		return on_header(&c, rq, url, method);
+	}
+	if (*upload_data_size) {
+		size_t n = *upload_data_size;
+
+		*upload_data_size = 0;
+		if (rq->answered || rq->too_big)
+			return MHD_YES;
+		if (rq->len + n > EGD_BODY_MAX) {
+			/* Chunked, so no Content-Length said so up front. */
+			rq->too_big = true;
+			return MHD_YES;
+		}
+		if (rq->len + n > rq->cap) {
+			size_t cap = rq->cap ? rq->cap : 1024;
+			char *b;
+
+			while (cap < rq->len + n)
+				cap *= 2;
+			b = realloc(rq->body, cap);
+			if (!b)
+				return MHD_NO;
+			rq->body = b;
+			rq->cap = cap;
+		}
+		memcpy(rq->body + rq->len, upload_data, n);
+		rq->len += n;
+		return MHD_YES;
+	}
+	if (rq->answered)
+		return MHD_YES;
+	rq->answered = true;
+	if (rq->too_big)
+		return egd_reply_error(&c, MHD_HTTP_CONTENT_TOO_LARGE, "body too large",
+				       "more than %d bytes", EGD_BODY_MAX);
+	c.arg = rq->arg;
+	c.body = rq->body;
+	c.body_len = rq->len;
+	return rq->route->handler(&c);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct request *rq = *con_cls;
+
+	(void)cls;
+	(void)conn;
+	(void)toe;
+	if (!rq)
+		return;
+	free(rq->body);
+	free(rq);
+	*con_cls = NULL;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct egd *d = cls;
+	struct egd_peer *peer;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci =
+		    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+		atomic_fetch_add_explicit((_Atomic uint64_t *)&d->metrics.connections_open, 1,
+					  memory_order_relaxed);
+		atomic_fetch_add_explicit((_Atomic uint64_t *)&d->metrics.connections_total, 1,
+					  memory_order_relaxed);
+		peer = malloc(sizeof(*peer));
+		if (peer && ci && egd_peer_read(ci->connect_fd, &d->cfg, peer) == 0) {
+			*socket_context = peer;
+		} else {
+			free(peer);
+			*socket_context = NULL; /* every request on it gets 403 */
+		}
+		return;
+	}
+	atomic_fetch_sub_explicit((_Atomic uint64_t *)&d->metrics.connections_open, 1,
+				  memory_order_relaxed);
+	peer = *socket_context;
+	if (peer) {
+		egd_peer_release(peer);
+		free(peer);
+	}
+	*socket_context = NULL;
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char line[512];
+
+	(void)cls;
+	vsnprintf(line, sizeof(line), fmt, ap);
+	line[strcspn(line, "\n")] = '\0';
+	egd_log(EGD_LOG_INFO, "http: %s", line);
+}
+
+int egd_http_start(struct egd *d, char *err, size_t err_size)
+{
+	/* The hard limit has headroom over max_connections, so that a
+	 * connection beyond it still gets a 503 answer instead of a reset. */
+	unsigned hard = d->cfg.max_connections + d->cfg.max_connections / 8 + 16;
+
+	d->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+				      MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO | MHD_USE_ERROR_LOG,
+				  0, NULL, NULL, on_request, d, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
+				  d, MHD_OPTION_LISTEN_SOCKET, d->listen_fd,
+				  MHD_OPTION_THREAD_POOL_SIZE, d->cfg.threads,
+				  MHD_OPTION_CONNECTION_LIMIT, hard, MHD_OPTION_CONNECTION_TIMEOUT,
+				  d->cfg.connection_timeout, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+				  (size_t)(32 * 1024), MHD_OPTION_NOTIFY_COMPLETED, on_completed, d,
+				  MHD_OPTION_NOTIFY_CONNECTION, on_connection, d, MHD_OPTION_END);
+	if (!d->mhd) {
+		snprintf(err, err_size, "http: libmicrohttpd did not start on %s", d->cfg.socket);
+		return -EIO;
+	}
+	return 0;
+}
+
+void egd_http_stop(struct egd *d)
+{
+	if (d->mhd) {
+		/* MHD closes the listen socket it was given. */
+		MHD_stop_daemon(d->mhd);
+		d->listen_fd = -1;
+	}
+	d->mhd = NULL;
+}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* JSON forms shared by the handlers (docs/api.md gives the schema). */
+#ifndef EXECGATE_DAEMON_JSON_H
+#define EXECGATE_DAEMON_JSON_H
+
+#include <jansson.h>
+#include <execgate/execgate.h>
+
+json_t *egd_json_uuid(const __u8 id[EG_ID_BYTES]);
+json_t *egd_json_proc(const struct eg_proc_id *p);
+json_t *egd_json_record(const struct eg_exec_record *r);
+/* The verdict object of POST /v1/admit and /v1/check. */
+json_t *egd_json_verdict(const struct eg_verdict_result *res, pid_t pid);
+
+/* Strict field readers: absent -> *present false (when allowed), wrong
+ * type or range -> -EINVAL with why. */
+int egd_get_u64(json_t *o, const char *name, bool required, uint64_t max, uint64_t *out,
+		bool *present, char *why, size_t why_size);
+int egd_get_str(json_t *o, const char *name, bool required, const char **out, char *why,
+		size_t why_size);
+int egd_get_uuid(json_t *o, const char *name, bool required, __u8 out[EG_ID_BYTES], char *why,
+		 size_t why_size);
+
+#endif

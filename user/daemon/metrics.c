@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: Apache-2.0
+/* GET /metrics: Prometheus text exposition format 0.0.4. Every family has
+ * HELP and TYPE lines; counters end in _total; `promtool check metrics`
+ * accepts the output (tests/daemon). */
+#include <stdatomic.h>
+#include <string.h>
+#include "daemon/daemon.h"
+#include "daemon/events.h"
+#include "daemon/metrics.h"
+#include "loader/kreason.h"
+
+/* Upper bounds in seconds. A fresh admission is ~60 us of Ed25519 verify; a
+ * cached one a few us: the buckets resolve both. */
+static const double lat_bounds[EGD_LAT_BUCKETS] = {
+    5e-6, 10e-6, 25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 10e-3, 100e-3, 1.0,
+};
+
+static const unsigned http_codes[EGD_HTTP_CODES] = {200, 201, 400, 403, 404, 405,
+						    409, 413, 500, 503, 431};
+
+static const char *const op_names[EGD_OP__COUNT] = {"admit", "check"};
+
+#define BUMP(p, n) atomic_fetch_add_explicit((_Atomic uint64_t *)(p), (n), memory_order_relaxed)
+#define LOAD(p)	   atomic_load_explicit((_Atomic uint64_t *)(p), memory_order_relaxed)
+
+void egd_metrics_verdict(struct egd_metrics *m, enum egd_op op, const struct eg_decision *d,
+			 uint64_t ns)
+{
+	double s = (double)ns / 1e9;
+	unsigned b = 0;
+
+	if ((unsigned)d->verdict < 3 && (unsigned)d->reason < EG_REASON__COUNT)
+		BUMP(&m->verdicts[op][d->verdict][d->reason], 1);
+	while (b < EGD_LAT_BUCKETS && s > lat_bounds[b])
+		b++;
+	BUMP(&m->lat_bucket[op][b], 1);
+	BUMP(&m->lat_sum_ns[op], ns);
+}
+
+void egd_metrics_http(struct egd_metrics *m, unsigned status)
+{
+	unsigned i;
+
+	for (i = 0; i < EGD_HTTP_CODES; i++)
+		if (http_codes[i] == status)
+			break;
+	BUMP(&m->http[i], 1);
+}
+
+static void family(FILE *out, const char *name, const char *type, const char *help)
+{
+	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void write_admissions(struct egd_metrics *m, FILE *out)
+{
+	family(out, "execgate_admissions_total", "counter",
+	       "Verdicts answered over the API, by operation, verdict and reason.");
+	for (int op = 0; op < EGD_OP__COUNT; op++)
+		for (int v = 0; v < 3; v++)
+			for (int r = 0; r < EG_REASON__COUNT; r++) {
+				uint64_t n = LOAD(&m->verdicts[op][v][r]);
+
+				if (!n)
+					continue;
+				fprintf(out,
+					"execgate_admissions_total{op=\"%s\",verdict=\"%s\","
+					"reason=\"%s\"} %llu\n",
+					op_names[op], eg_verdict_name((enum eg_verdict)v),
+					eg_reason_name((enum eg_reason)r), (unsigned long long)n);
+			}
+	family(out, "execgate_admission_duration_seconds", "histogram",
+	       "Time the daemon spent on one admit or check (decode, verify or cache hit, "
+	       "compare, grant).");
+	for (int op = 0; op < EGD_OP__COUNT; op++) {
+		uint64_t cum = 0;
+
+		for (int b = 0; b <= EGD_LAT_BUCKETS; b++) {
+			cum += LOAD(&m->lat_bucket[op][b]);
+			if (b < EGD_LAT_BUCKETS)
+				fprintf(out,
+					"execgate_admission_duration_seconds_bucket{op=\"%s\","
+					"le=\"%g\"} %llu\n",
+					op_names[op], lat_bounds[b], (unsigned long long)cum);
+			else
+				fprintf(out,
+					"execgate_admission_duration_seconds_bucket{op=\"%s\","
+					"le=\"+Inf\"} %llu\n",
+					op_names[op], (unsigned long long)cum);
+		}
+		fprintf(out, "execgate_admission_duration_seconds_sum{op=\"%s\"} %.9f\n",
+			op_names[op], (double)LOAD(&m->lat_sum_ns[op]) / 1e9);
+		fprintf(out, "execgate_admission_duration_seconds_count{op=\"%s\"} %llu\n",
+			op_names[op], (unsigned long long)cum);
+	}
+}
+
+static void write_kernel(struct egd *d, FILE *out)
+{
+	__u64 c[EG_K_REASON_COUNT];
+	struct eg_map_fill fill[16];
+	size_t n;
+
+	if (eg_worker_counters(d->worker, c) == 0) {
+		family(out, "execgate_kernel_verdicts_total", "counter",
+		       "Verdicts of the BPF programs, by kernel reason (eg_counters).");
+		for (__u32 k = 0; k < EG_K_REASON_COUNT; k++)
+			if (k != EG_K_EVENT_DROPPED)
+				fprintf(out, "execgate_kernel_verdicts_total{reason=\"%s\"} %llu\n",
+					eg_kreason_name(k), (unsigned long long)c[k]);
+		family(out, "execgate_ringbuf_dropped_events_total", "counter",
+		       "Denial events the kernel could not put in the eg_events ring buffer.");
+		fprintf(out, "execgate_ringbuf_dropped_events_total %llu\n",
+			(unsigned long long)c[EG_K_EVENT_DROPPED]);
+	}
+	n = eg_worker_map_fill(d->worker, fill, sizeof(fill) / sizeof(fill[0]));
+	family(out, "execgate_map_entries", "gauge", "Entries in each pinned hash map.");
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "execgate_map_entries{map=\"%s\"} %u\n", fill[i].name,
+			fill[i].entries);
+	family(out, "execgate_map_max_entries", "gauge", "Capacity of each pinned hash map.");
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "execgate_map_max_entries{map=\"%s\"} %u\n", fill[i].name,
+			fill[i].max_entries);
+}
+
+static void write_cache(struct egd *d, FILE *out)
+{
+	struct eg_worker_stats st;
+
+	eg_worker_stats(d->worker, &st);
+	family(out, "execgate_token_cache_hits_total", "counter",
+	       "Signature checks served by the verified-token cache.");
+	fprintf(out, "execgate_token_cache_hits_total %llu\n", (unsigned long long)st.cache_hits);
+	family(out, "execgate_token_cache_misses_total", "counter",
+	       "Signature checks the verified-token cache could not serve.");
+	fprintf(out, "execgate_token_cache_misses_total %llu\n",
+		(unsigned long long)st.cache_misses);
+	family(out, "execgate_token_cache_entries", "gauge", "Tokens in the verified-token cache.");
+	fprintf(out, "execgate_token_cache_entries %zu\n", st.cache_entries);
+	family(out, "execgate_token_cache_capacity", "gauge",
+	       "Capacity of the verified-token cache.");
+	fprintf(out, "execgate_token_cache_capacity %zu\n", st.cache_capacity);
+	family(out, "execgate_keys", "gauge", "Verification keys held.");
+	fprintf(out, "execgate_keys %zu\n", st.keys);
+}
+
+void egd_metrics_write(struct egd *d, FILE *out)
+{
+	struct egd_metrics *m = &d->metrics;
+	struct egd_events_stats es;
+
+	family(out, "execgate_info", "gauge", "Build and worker of this daemon.");
+	fprintf(out, "execgate_info{version=\"%s\",worker_id=\"%s\"} 1\n", eg_version(),
+		d->cfg.worker_id_text);
+	write_admissions(m, out);
+	write_cache(d, out);
+	write_kernel(d, out);
+
+	family(out, "execgate_http_responses_total", "counter", "HTTP answers by status code.");
+	for (unsigned i = 0; i <= EGD_HTTP_CODES; i++) {
+		uint64_t n = LOAD(&m->http[i]);
+
+		if (i < EGD_HTTP_CODES)
+			fprintf(out, "execgate_http_responses_total{code=\"%u\"} %llu\n",
+				http_codes[i], (unsigned long long)n);
+		else
+			fprintf(out, "execgate_http_responses_total{code=\"other\"} %llu\n",
+				(unsigned long long)n);
+	}
+	family(out, "execgate_connections_open", "gauge", "Client connections open now.");
+	fprintf(out, "execgate_connections_open %llu\n",
+		(unsigned long long)LOAD(&m->connections_open));
+	family(out, "execgate_connections_total", "counter", "Client connections accepted.");
+	fprintf(out, "execgate_connections_total %llu\n",
+		(unsigned long long)LOAD(&m->connections_total));
+	family(out, "execgate_key_reloads_total", "counter",
+	       "Key-set reloads (SIGHUP, key directory changes), by result.");
+	fprintf(out, "execgate_key_reloads_total{result=\"ok\"} %llu\n",
+		(unsigned long long)LOAD(&m->key_reloads));
+	fprintf(out, "execgate_key_reloads_total{result=\"error\"} %llu\n",
+		(unsigned long long)LOAD(&m->key_reload_errors));
+
+	egd_events_stats(d->events, &es);
+	family(out, "execgate_event_readers", "gauge", "Clients reading GET /v1/events now.");
+	fprintf(out, "execgate_event_readers %zu\n", es.readers);
+	family(out, "execgate_events_total", "counter", "Denial events read from the ring buffer.");
+	fprintf(out, "execgate_events_total %llu\n", (unsigned long long)es.events);
+	family(out, "execgate_event_stream_skipped_total", "counter",
+	       "Events a slow reader of GET /v1/events missed (the daemon keeps the last "
+	       "newest ones).");
+	fprintf(out, "execgate_event_stream_skipped_total %llu\n", (unsigned long long)es.skipped);
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* What GET /metrics shows that the daemon itself counts: admissions by
+ * verdict, their latency, HTTP answers by status. Lock-free (relaxed
+ * atomics): handlers on every pool thread bump them. The kernel counters,
+ * map fill and token-cache figures are read from the worker handle at
+ * scrape time. */
+#ifndef EXECGATE_DAEMON_METRICS_H
+#define EXECGATE_DAEMON_METRICS_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <execgate/verdict.h>
+
+struct egd;
+
+#define EGD_LAT_BUCKETS 12
+
+enum egd_op {
+	EGD_OP_ADMIT = 0,
+	EGD_OP_CHECK = 1,
+	EGD_OP__COUNT,
+};
+
+/* HTTP status codes we count apart; everything else is "other". */
+#define EGD_HTTP_CODES 11
+
+struct egd_metrics {
+	uint64_t verdicts[EGD_OP__COUNT][3][EG_REASON__COUNT];	 /* [op][verdict][reason] */
+	uint64_t lat_bucket[EGD_OP__COUNT][EGD_LAT_BUCKETS + 1]; /* last: +Inf */
+	uint64_t lat_sum_ns[EGD_OP__COUNT];
+	uint64_t http[EGD_HTTP_CODES + 1];
+	uint64_t connections_open;
+	uint64_t connections_total;
+	uint64_t key_reloads, key_reload_errors;
+};
+
+void egd_metrics_verdict(struct egd_metrics *m, enum egd_op op, const struct eg_decision *d,
+			 uint64_t ns);
+void egd_metrics_http(struct egd_metrics *m, unsigned status);
+/* The whole exposition (Prometheus text format 0.0.4). */
+void egd_metrics_write(struct egd *d, FILE *out);
+
+#endif
