@@ -36,6 +36,20 @@ mkdir "$TMP/worker-keys"
 cp "$TMP/keys/$KID.pub" "$TMP/worker-keys/"
 SEED="$TMP/keys/$KID.seed"
 say "$(cd "$TMP" && ls -l keys | awk 'NR>1 {print $1, $NF}')"
+# Typed key files: the first word says public or secret (the key itself is
+# not shown). A worker refuses a .seed given as a key, by its content.
+say "$(cd "$TMP/keys" && for f in "$KID.pub" "$KID.seed"; do printf '%s: %s <64 hex>\n' "$f" "$(cut -d' ' -f1 "$f")"; done)"
+set +e
+seed_as_key=$("$EXECGATE" check --keys "$SEED" --sandbox "$S" --worker "$A" --generation 7 \
+	--activation 1 --now "$NOW" AAAA 2>&1)
+set -e
+case "$seed_as_key" in
+*key-file-holds-secret*) say "(check --keys $KID.seed: refused: key-file-holds-secret)" ;;
+*)
+	say "demo-capability: a seed given as a key was not refused as a secret: $seed_as_key" >&2
+	exit 1
+	;;
+esac
 say
 
 issue() { "$ISSUE" cap --key "$SEED" --sandbox "$S" --now "$NOW" "$@"; }
