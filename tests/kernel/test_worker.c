@@ -98,7 +98,7 @@ Test(worker, admit_through_the_handle_grants_a_real_connect)
 	/* The worked example: execution 7's capability after 8 is installed. */
 	r = admit(w, other.pid, tok7);
 	cr_assert_eq(r.d.verdict, EG_REFRESH_ROUTE);
-	cr_assert_eq(r.d.reason, EG_REASON_GENERATION_MISMATCH);
+	cr_assert_eq(r.d.reason, EG_REASON_GENERATION_RETIRED, "%s", eg_reason_name(r.d.reason));
 	cr_assert(!r.granted);
 	cr_assert_eq(kh_child_connect(&other, bsock, NULL, NULL), -EPERM,
 		     "no grant from a refresh");
@@ -119,8 +119,10 @@ Test(worker, admit_through_the_handle_grants_a_real_connect)
 		struct eg_subject who = {.pid = tid, .pidfd = -1};
 		struct eg_admit_args a = {.token_text = tok8};
 
-		cr_assert_eq(eg_worker_admit(w, &who, &a, &r, err, sizeof(err)), -EINVAL);
-		cr_assert(strstr(err, "is a thread of process"), "%s", err);
+		int rc = eg_worker_admit(w, &who, &a, &r, err, sizeof(err));
+
+		cr_assert_eq(rc, -EINVAL, "tid %d: rc %d: %s", (int)tid, rc, err);
+		cr_assert(strstr(err, "is a thread"), "%s", err);
 		cr_assert(strstr(err, "not a process"), "%s", err);
 		__atomic_store_n(&tid, -1, __ATOMIC_RELEASE);
 		pthread_join(t, NULL);
@@ -133,6 +135,7 @@ struct flip_arg {
 	pid_t pid;
 	const char *tok;
 	unsigned n, allow, refresh, errors;
+	char first[EG_ERR_MAX + 64]; /* what the first wrong result was */
 };
 
 static void *admit_loop(void *p)
@@ -145,7 +148,8 @@ static void *admit_loop(void *p)
 
 	for (unsigned i = 0; i < a->n; i++) {
 		if (eg_worker_admit(a->w, &who, &args, &r, err, sizeof(err))) {
-			a->errors++;
+			if (!a->errors++)
+				snprintf(a->first, sizeof(a->first), "admit failed: %s", err);
 			continue;
 		}
 		if (r.d.verdict == EG_ALLOW) {
@@ -154,12 +158,23 @@ static void *admit_loop(void *p)
 			 * compared with, and that record named generation 8. */
 			if (!r.granted || r.grant.generation != 8 ||
 			    r.grant.epoch != r.record.epoch || r.record.generation != 8 ||
-			    r.record.activation != 1 || r.record.state != EG_RECORD_ACTIVE)
-				a->errors++;
+			    r.record.activation != 1 || r.record.state != EG_RECORD_ACTIVE) {
+				if (!a->errors++)
+					snprintf(a->first, sizeof(a->first),
+						 "allow: granted %d grant gen %llu epoch %llu, "
+						 "record gen "
+						 "%llu epoch %llu act %u state %u",
+						 r.granted, (unsigned long long)r.grant.generation,
+						 (unsigned long long)r.grant.epoch,
+						 (unsigned long long)r.record.generation,
+						 (unsigned long long)r.record.epoch,
+						 r.record.activation, r.record.state);
+			}
 		} else if (r.d.verdict == EG_REFRESH_ROUTE) {
 			a->refresh++;
-		} else {
-			a->errors++;
+		} else if (!a->errors++) {
+			snprintf(a->first, sizeof(a->first), "%s: %s", eg_verdict_name(r.d.verdict),
+				 eg_reason_name(r.d.reason));
 		}
 	}
 	return NULL;
@@ -204,7 +219,8 @@ Test(worker, many_threads_on_one_handle_while_installs_and_key_reloads_run)
 	}
 	for (int i = 0; i < 4; i++) {
 		pthread_join(th[i], NULL);
-		cr_assert_eq(args[i].errors, 0, "thread %d: %u wrong results", i, args[i].errors);
+		cr_assert_eq(args[i].errors, 0, "thread %d: %u wrong results, first: %s", i,
+			     args[i].errors, args[i].first);
 		allow += args[i].allow;
 		refresh += args[i].refresh;
 	}

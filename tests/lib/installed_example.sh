@@ -67,7 +67,7 @@ $got
 want
 $want"
 got=$(run "$(cap --generation 7)" | sed -n 2p)
-[ "$got" = "check refresh-route generation-mismatch cache_hit=0 granted=0" ] ||
+[ "$got" = "check refresh-route generation-retired cache_hit=0 granted=0" ] ||
 	fail "generation 7: got '$got'"
 got=$(run "not-a-token" | sed -n 2p)
 [ "$got" = "check deny malformed cache_hit=0 granted=0" ] || fail "garbage: got '$got'"

@@ -172,11 +172,20 @@ int eg_proc_identify(pid_t pid, struct eg_proc_id *out, char *err, size_t err_si
 	pidfd = pidfd_open_(pid);
 	if (pidfd < 0) {
 		rc = -errno;
+		/* A thread id: EINVAL before 6.9, ENOENT since (pidfd_open wants
+		 * PIDFD_THREAD for those). Say which process it belongs to. */
+		if ((rc == -EINVAL || rc == -ENOENT) &&
+		    !status_field(pid, "Tgid", val, sizeof(val)) &&
+		    (tgid = strtol(val, NULL, 10)) != pid) {
+			snprintf(err, err_size, "pid %d: is a thread of process %ld, not a process",
+				 (int)pid, tgid);
+			return -EINVAL;
+		}
 		snprintf(err, err_size, "pid %d: %s", (int)pid,
-			 rc == -ESRCH	 ? "no such process"
-			 : rc == -EINVAL ? "is a thread, not a process"
-					 : strerror(-rc));
-		return rc;
+			 rc == -ESRCH || rc == -ENOENT ? "no such process"
+			 : rc == -EINVAL	       ? "is a thread, not a process"
+						       : strerror(-rc));
+		return rc == -ENOENT ? -ESRCH : rc;
 	}
 	memset(out, 0, sizeof(*out));
 	rc = status_field(pid, "Tgid", val, sizeof(val));
