@@ -119,10 +119,13 @@ $(SOLIB): $(CORE_OBJS) $(LOADER_OBJS) $(WORKER_OBJS) user/lib/libexecgate.map
 	ln -sf $(@F) $(BUILD)/libexecgate.so.$(SOMAJOR)
 	ln -sf libexecgate.so.$(SOMAJOR) $(BUILD)/libexecgate.so
 
+# The .pc names the install paths, so it is written by install (for the
+# PREFIX given there); $(PCFILE) is the default-prefix copy for inspection.
+PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' user/lib/execgate.pc.in
 $(PCFILE): user/lib/execgate.pc.in include/execgate/execgate.h Makefile
 	@mkdir -p $(@D)
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
-		-e 's|@VERSION@|$(VERSION)|' $< > $@
+	$(PC_SED) > $@
 
 $(BUILD)/execgate: $(EXECGATE_OBJS) $(LIB)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
@@ -218,7 +221,7 @@ install: all
 	ln -sf $(notdir $(SOLIB)) $(DESTDIR)$(LIBDIR)/libexecgate.so.$(SOMAJOR)
 	ln -sf libexecgate.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libexecgate.so
 	install -m 0644 $(PUBLIC_HEADERS) $(DESTDIR)$(INCLUDEDIR)/execgate/
-	install -m 0644 $(PCFILE) $(DESTDIR)$(LIBDIR)/pkgconfig/
+	$(PC_SED) > $(DESTDIR)$(LIBDIR)/pkgconfig/execgate.pc
 
 FORMAT_SRCS = $(shell git ls-files '*.c' '*.h' | grep -v '^vmlinux/')
 format:

@@ -3,6 +3,6 @@
 .PHONY: test-lib
 test-lib: all
 	rm -rf $(BUILD)/stage
-	$(MAKE) --no-print-directory install BUILD=$(BUILD) DESTDIR=$(CURDIR)/$(BUILD)/stage PREFIX=/usr >/dev/null
+	$(MAKE) --no-print-directory install BUILD=$(BUILD) DESTDIR=$(CURDIR)/$(BUILD)/stage PREFIX=/opt/execgate >/dev/null
 	./tests/lib/installed_example.sh $(BUILD) $(BUILD)/stage
 CHECK_EXTRA += test-lib

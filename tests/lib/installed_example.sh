@@ -34,14 +34,16 @@ pcdir=$(dirname "$(find "$stage" -name execgate.pc | head -1)")
 for f in execgate.h verdict.h abi.h; do
 	[ -n "$(find "$stage" -path "*/include/execgate/$f")" ] || fail "header execgate/$f not installed"
 done
-export PKG_CONFIG_SYSROOT_DIR=$stage PKG_CONFIG_LIBDIR=$pcdir
+# PKG_CONFIG_PATH adds the stage to the default search, which still finds
+# the libbpf and libsodium this .pc requires.
+export PKG_CONFIG_SYSROOT_DIR=$stage PKG_CONFIG_PATH=$pcdir
 flags=$(pkg-config --cflags --libs execgate) || fail "pkg-config execgate"
 # shellcheck disable=SC2086
 cc -Wall -Wextra -Werror -o "$TMP/check_token" "$root/docs/examples/check_token.c" $flags
 readelf -d "$TMP/check_token" | grep -q 'NEEDED.*\[libexecgate\.so\.0\]' ||
 	fail "the example does not link libexecgate.so.0"
-libdir=$(pkg-config --variable=libdir execgate)
-export LD_LIBRARY_PATH=$stage$libdir
+# The .so sits beside the pkgconfig directory that holds execgate.pc.
+export LD_LIBRARY_PATH=${pcdir%/pkgconfig}
 
 # 2. A worker with a sandbox installed for generation 8.
 "$EXECGATE" load --cgroup "$CG" "${EG[@]}" >/dev/null
