@@ -128,7 +128,7 @@ Test(lsm_cli, require_lsm_fails_clearly_or_loads,
 			      p.reason);
 		cr_assert_eq(rc, 5, "exit %d: %s", rc, out);
 		snprintf(want, sizeof(want),
-			 "execgate: --require lsm: tier lsm is not offered by this kernel: %s",
+			 "execgate: load: --require lsm: tier lsm is not offered by this kernel: %s",
 			 p.reason);
 		cr_assert_not_null(strstr(out, want), "want \"%s\" in: %s", want, out);
 		cr_assert_neq(access(pin, F_OK), 0, "a refused load left %s", pin);

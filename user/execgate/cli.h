@@ -1,63 +1,126 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* What every loader subcommand shares: --pin-dir / --state-dir, errno to
- * exit code, one-line errors, and a minimal JSON writer. */
+/* What every `execgate` subcommand shares: its option table (one row per
+ * flag, with its help text), one parser for it (exact long names, no
+ * abbreviations, every single-valued flag at most once, --help), errno to
+ * exit code, one-line errors `execgate: <command>: ...`, and the text and
+ * JSON forms of ids, processes, records and verdicts. A command file is its
+ * option table, the calls into libexecgate and its output. */
 #ifndef EXECGATE_CLI_CLI_H
 #define EXECGATE_CLI_CLI_H
 
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include "execgate/abi.h"
-#include "loader/runtime.h"
+#include "execgate/execgate.h"
 
-struct eg_cli_dirs {
-	const char *pin_dir;
-	const char *state_dir;
+/* One flag: name without "--"; arg the value's placeholder ("PID"), NULL
+ * for a flag without a value; repeat when it may be given more than once. */
+struct eg_cli_opt {
+	const char *name;
+	const char *arg;
+	const char *help;
+	bool repeat;
 };
 
-void eg_cli_dirs_init(struct eg_cli_dirs *d);
-/* Handles --pin-dir / --state-dir; returns true when name was one. */
-bool eg_cli_dirs_opt(struct eg_cli_dirs *d, const char *name, const char *value);
+#define EG_OPT(name, arg, help)                                                                    \
+	{                                                                                          \
+		name, arg, help, false                                                             \
+	}
+#define EG_OPT_MANY(name, arg, help)                                                               \
+	{                                                                                          \
+		name, arg, help, true                                                              \
+	}
+#define EG_OPT_END                                                                                 \
+	{                                                                                          \
+		NULL, NULL, NULL, false                                                            \
+	}
 
-/* The struct option entries of --pin-dir and --state-dir. */
-/* clang-format off */
-#define EG_CLI_DIRS_LONG_OPTS                                                                      \
-	{"pin-dir", required_argument, NULL, 0},                                                   \
-	{"state-dir", required_argument, NULL, 0}
-/* clang-format on */
+struct eg_cli_cmd {
+	const char *name;
+	const char *args;	       /* the synopsis after the name */
+	const char *about;	       /* what it does, for --help */
+	const struct eg_cli_opt *opts; /* ends with {NULL} */
+	bool dirs;		       /* takes --pin-dir and --state-dir */
+	int (*run)(const struct eg_cli_cmd *cmd, int argc, char **argv);
+};
 
-/* getopt_long over long-only opts (val 0) that handles --pin-dir and
- * --state-dir itself: returns 0 with *name (and optarg) for any other
- * option, else what getopt_long returned (-1 at the end, '?' on a bad one).
- * The caller sets optind = 1 before the first call. */
-int eg_cli_getopt(int argc, char **argv, const struct option *opts, struct eg_cli_dirs *d,
-		  const char **name);
+/* The command being run, for error messages (set by main). */
+extern const char *eg_cli_command;
 
-/* eg_runtime_open (locked), after eg_proc_check_namespaces when check_ns;
- * prints the error. 0 or the negative errno. */
-int eg_cli_runtime_open(struct eg_runtime *rt, const struct eg_cli_dirs *d, bool check_ns);
+#define EG_CLI_MAX_POS	8
+#define EG_CLI_MAX_OPTS 32
 
-/* "execgate: <msg>\n" on stderr. */
+struct eg_cli_parse {
+	const struct eg_cli_cmd *cmd;
+	int argc, i;
+	char **argv;
+	bool only_pos; /* after "--" */
+	unsigned seen[EG_CLI_MAX_OPTS + 2];
+	const char *pin_dir, *state_dir;
+	const char *pos[EG_CLI_MAX_POS];
+	int npos;
+	int exit; /* when eg_cli_next returned -1: EG_EXIT_OK (--help) or EG_EXIT_USAGE */
+};
+
+/* argv[0] is the command's name. */
+void eg_cli_parse_init(struct eg_cli_parse *p, const struct eg_cli_cmd *cmd, int argc, char **argv);
+/* 1: one option, *name its full name, *value its value (NULL for a flag);
+ * 0: done, the positional arguments in p->pos; -1: the command exits with
+ * p->exit (help printed, or a usage error printed). --pin-dir, --state-dir
+ * and --help are handled here. Arguments that do not start with "--" are
+ * positional ("-" is stdin; a base64url token may start with "-"). */
+int eg_cli_next(struct eg_cli_parse *p, const char **name, const char **value);
+/* "execgate: <command>: <msg> (execgate <command> --help)" on stderr;
+ * returns EG_EXIT_USAGE. */
+int eg_cli_usage(const struct eg_cli_parse *p, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void eg_cli_help(const struct eg_cli_cmd *cmd, FILE *f);
+
+/* "execgate: <command>: <msg>\n" on stderr. */
 void eg_cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Opens the worker handle on the parsed dirs; prints the error. 0 or the
+ * negative errno. */
+int eg_cli_worker_open(const struct eg_cli_parse *p, struct eg_worker **w);
 
 /* Negative errno of a failed operation -> enum eg_exit. */
 int eg_cli_exit_for(int rc);
+int eg_cli_verdict_exit(enum eg_verdict v);
 
-/* UUID, hex and process identity text forms. */
+/* Values. 0 or -EINVAL. */
+int eg_parse_pid(const char *s, int *pid);
+int eg_cli_parse_u64(const char *s, uint64_t max, uint64_t *out);
+/* A socket path: non-empty, absolute or relative, no control characters
+ * (a newline would forge lines in logs and in the text form of events),
+ * shorter than sun_path. */
+int eg_cli_check_path(const char *s, const char **why);
+
+/* The token argument: the text itself, or "-" for stdin. One trailing
+ * newline (what echo adds) is dropped. *text is malloc'd. -E2BIG when
+ * longer than 64 KiB. */
+int eg_cli_read_token(const char *arg, char **text);
+
+/* Text forms. */
 const char *eg_cli_uuid(const __u8 *id, char *buf);
 void eg_cli_print_proc(FILE *f, const struct eg_proc_id *p);
+/* Bytes as text: printable ASCII as is, everything else (control bytes,
+ * backslash, bytes >= 0x7f) as \xHH, so one record is always one line. */
+void eg_cli_print_escaped(FILE *f, const char *s, size_t max);
 
 /* JSON: strings escaped per RFC 8259. */
 void eg_json_str(FILE *f, const char *s);
 void eg_json_strn(FILE *f, const char *s, size_t max);
 void eg_json_proc(FILE *f, const struct eg_proc_id *p);
+void eg_json_record(FILE *f, const struct eg_exec_record *r);
 
-/* Tiers, programs, guarantees; with full also counters and map fill
- * (`execgate status`). */
-int eg_cli_report(const struct eg_cli_dirs *dirs, bool json, bool full);
+/* The verdict of admit and of check: one text form ("allow",
+ * "refresh-route: REASON", "deny: REASON", "deny: malformed: DETAIL") and
+ * one JSON object (schema_version 1, docs/operators.md). */
+void eg_cli_print_verdict(FILE *f, const struct eg_verdict_result *r, const struct eg_request *req,
+			  bool json);
 
-/* argv helpers for getopt_long-based commands. */
-int eg_parse_pid(const char *s, int *pid);
+/* CLOCK_BOOTTIME ns (BPF timestamps) as RFC 3339 UTC with nanoseconds. */
+void eg_cli_boottime_rfc3339(uint64_t boot_ns, char *out, size_t size);
 
 #endif

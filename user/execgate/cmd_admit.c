@@ -1,196 +1,121 @@
 // SPDX-License-Identifier: Apache-2.0
 /* execgate admit / revoke: grants for processes, after an Allow. */
 #include <errno.h>
-#include <getopt.h>
-#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "core/ids.h"
-#include "execgate/cli.h"
 #include "execgate/commands.h"
-#include "loader/proc_id.h"
-#include "loader/runtime.h"
 
-#define TOKEN_TEXT_MAX 4096
+static const struct eg_cli_opt admit_opts[] = {
+    EG_OPT("pid", "PID", "the process the grant is for (a process id, not a thread id)"),
+    EG_OPT("scope", "LIST",
+	   "the access asked for: file.read,file.write,exec,terminal,watch,control"),
+    EG_OPT("now", "UNIX", "judge the token at this unix time (seconds) instead of the clock"),
+    EG_OPT("json", NULL, "print the verdict as one JSON object (schema_version 1)"),
+    EG_OPT_END,
+};
 
-static int read_token_text(const char *arg, char *buf, size_t size, size_t *len)
+static int run_admit(const struct eg_cli_cmd *cmd, int argc, char **argv)
 {
-	size_t n;
-
-	if (strcmp(arg, "-")) {
-		n = strlen(arg);
-		if (n >= size)
-			return -E2BIG;
-		memcpy(buf, arg, n);
-	} else {
-		n = fread(buf, 1, size - 1, stdin);
-		if (!feof(stdin))
-			return -E2BIG;
-	}
-	while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
-		n--;
-	buf[n] = '\0';
-	*len = n;
-	return 0;
-}
-
-static int verdict_exit(enum eg_verdict v)
-{
-	return v == EG_ALLOW ? EG_EXIT_OK : v == EG_REFRESH_ROUTE ? EG_EXIT_REFRESH : EG_EXIT_DENY;
-}
-
-static void print_verdict(const struct eg_decision *d, const struct eg_admit_result *res, int pid,
-			  bool json)
-{
-	char u[EG_UUID_TEXT_LEN];
-
-	if (!json) {
-		if (d->verdict == EG_ALLOW)
-			printf("allow\n");
-		else if (d->reason == EG_REASON_MALFORMED)
-			printf("%s: %s (%s)\n", eg_verdict_name(d->verdict),
-			       eg_reason_name(d->reason), eg_decode_err_name(d->decode_err));
-		else
-			printf("%s: %s\n", eg_verdict_name(d->verdict), eg_reason_name(d->reason));
-		return;
-	}
-	printf("{\"verdict\":\"%s\",\"reason\":\"%s\"", eg_verdict_name(d->verdict),
-	       eg_reason_name(d->reason));
-	if (d->reason == EG_REASON_MALFORMED)
-		printf(",\"decode_error\":\"%s\"", eg_decode_err_name(d->decode_err));
-	printf(",\"pid\":%d", pid);
-	if (res && res->had_record)
-		printf(",\"record\":{\"generation\":%llu,\"activation\":%u,\"epoch\":%llu,"
-		       "\"state\":\"%s\"}",
-		       (unsigned long long)res->record.generation, res->record.activation,
-		       (unsigned long long)res->record.epoch,
-		       res->record.state == EG_RECORD_RETIRED ? "retired" : "active");
-	if (res && res->granted) {
-		printf(",\"grant\":{\"sandbox\":\"%s\",\"proc\":",
-		       eg_cli_uuid(res->grant.key.sandbox, u));
-		eg_json_proc(stdout, &res->grant.key.proc);
-		printf(",\"generation\":%llu,\"epoch\":%llu,\"expiry_ns\":%llu,\"scope\":%u}",
-		       (unsigned long long)res->grant.generation,
-		       (unsigned long long)res->grant.epoch,
-		       (unsigned long long)res->grant.expiry_ns, res->grant.scope);
-	}
-	printf("}\n");
-}
-
-int cmd_admit(int argc, char **argv)
-{
-	static const struct option opts[] = {
-	    EG_CLI_DIRS_LONG_OPTS,
-	    {"pid", required_argument, NULL, 0},
-	    {"scope", required_argument, NULL, 0},
-	    {"now", required_argument, NULL, 0},
-	    {"json", no_argument, NULL, 0},
-	    {NULL, 0, NULL, 0},
-	};
-	static char text[TOKEN_TEXT_MAX];
-	static uint8_t raw[TOKEN_TEXT_MAX];
-	struct eg_request req = {.open_kind = EG_OPEN_NEW};
-	struct eg_admit_result res;
-	struct eg_cli_dirs dirs;
-	struct eg_runtime rt;
-	uint64_t now = 0;
-	size_t tlen, rlen = 0;
+	struct eg_admit_args a = {.req = {.open_kind = EG_OPEN_NEW}};
+	struct eg_verdict_result res;
+	struct eg_subject who = {.pidfd = -1};
+	struct eg_cli_parse p;
+	struct eg_worker *w;
+	const char *name, *val;
+	char err[EG_ERR_MAX], *text = NULL;
 	bool json = false;
-	char err[768];
-	const char *name;
-	int c, rc, pid = 0;
+	int c, rc;
 
-	eg_cli_dirs_init(&dirs);
-	optind = 1;
-	while ((c = eg_cli_getopt(argc, argv, opts, &dirs, &name)) == 0) {
-		if (!strcmp(name, "json")) {
+	eg_cli_parse_init(&p, cmd, argc, argv);
+	while ((c = eg_cli_next(&p, &name, &val)) == 1) {
+		if (!strcmp(name, "json"))
 			json = true;
-		} else if (!strcmp(name, "pid")) {
-			if (eg_parse_pid(optarg, &pid)) {
-				eg_cli_err("admit: --pid %s: not a process id", optarg);
-				return EG_EXIT_USAGE;
-			}
-		} else if (!strcmp(name, "scope")) {
-			if (eg_scope_parse(optarg, &req.scope)) {
-				eg_cli_err("admit: --scope %s: unknown scope", optarg);
-				return EG_EXIT_USAGE;
-			}
-		} else if (!strcmp(name, "now")) {
-			if (eg_parse_u64(optarg, UINT64_MAX / 1000000000ULL, &now) || !now) {
-				eg_cli_err("admit: --now %s: not a unix time", optarg);
-				return EG_EXIT_USAGE;
-			}
-		}
+		else if (!strcmp(name, "pid") && eg_parse_pid(val, &who.pid))
+			return eg_cli_usage(&p, "--pid %s: not a process id", val);
+		else if (!strcmp(name, "scope") && eg_scope_parse(val, &a.req.scope))
+			return eg_cli_usage(&p, "--scope %s: unknown scope", val);
+		else if (!strcmp(name, "now") &&
+			 (eg_cli_parse_u64(val, UINT64_MAX / 1000000000ULL, &a.now_unix) ||
+			  !a.now_unix))
+			return eg_cli_usage(&p, "--now %s: not a unix time", val);
 	}
-	if (c != -1 || optind != argc - 1 || !pid) {
-		eg_cli_err("admit: usage: admit --pid PID [--scope LIST] [--now UNIX] [--json] "
-			   "TOKEN|-");
-		return EG_EXIT_USAGE;
-	}
-	if (read_token_text(argv[optind], text, sizeof(text), &tlen)) {
-		eg_cli_err("admit: token: longer than %d bytes", TOKEN_TEXT_MAX - 1);
-		return EG_EXIT_USAGE;
-	}
-	if (eg_cap_text_to_bin(text, tlen, raw, sizeof(raw), &rlen) != EG_DECODE_OK) {
-		/* Not even base64url: a Deny, like any other malformed token. */
-		struct eg_decision d = {.verdict = EG_DENY,
-					.reason = EG_REASON_MALFORMED,
-					.decode_err = EG_DECODE_BAD_TEXT};
-
-		print_verdict(&d, NULL, pid, json);
-		return EG_EXIT_DENY;
-	}
-	if (eg_cli_runtime_open(&rt, &dirs, true))
-		return EG_EXIT_ERROR;
-	rc = eg_admit_pid(&rt, pid, raw, rlen, now, &req, &res, err, sizeof(err));
-	eg_runtime_close(&rt);
+	if (c < 0)
+		return p.exit;
+	if (!who.pid)
+		return eg_cli_usage(&p, "--pid is required");
+	if (p.npos != 1)
+		return eg_cli_usage(&p, "expected one TOKEN (or - for stdin)");
+	rc = eg_cli_read_token(p.pos[0], &text);
 	if (rc) {
-		eg_cli_err("admit: %s", err);
+		eg_cli_err("token: %s", rc == -E2BIG ? "longer than 64 KiB" : strerror(-rc));
+		return rc == -E2BIG ? EG_EXIT_USAGE : EG_EXIT_ERROR;
+	}
+	a.token_text = text;
+	rc = eg_cli_worker_open(&p, &w);
+	if (rc) {
+		free(text);
 		return EG_EXIT_ERROR;
 	}
-	print_verdict(&res.d, &res, pid, json);
-	return verdict_exit(res.d.verdict);
+	rc = eg_worker_admit(w, &who, &a, &res, err, sizeof(err));
+	eg_worker_close(w);
+	free(text);
+	if (rc) {
+		eg_cli_err("%s", err);
+		return EG_EXIT_ERROR;
+	}
+	eg_cli_print_verdict(stdout, &res, &a.req, json);
+	return eg_cli_verdict_exit(res.d.verdict);
 }
 
-int cmd_revoke(int argc, char **argv)
+const struct eg_cli_cmd eg_cmd_admit = {
+    .name = "admit",
+    .args = "--pid PID [--scope LIST] [--now UNIX] [--json] TOKEN|-",
+    .about = "Verifies the capability TOKEN and compares it with the installed record of its\n"
+	     "sandbox; on allow, writes a grant that lets process PID connect to the\n"
+	     "sandbox's bridge sockets until the token expires or the record is replaced.\n"
+	     "Prints the verdict (same form as check). Exit 0 allow, 3 refresh-route, 4 deny.",
+    .opts = admit_opts,
+    .dirs = true,
+    .run = run_admit,
+};
+
+static const struct eg_cli_opt revoke_opts[] = {
+    EG_OPT("pid", "PID", "the process whose grants go"),
+    EG_OPT("sandbox", "UUID", "the sandbox the grants are for"),
+    EG_OPT_END,
+};
+
+static int run_revoke(const struct eg_cli_cmd *cmd, int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    EG_CLI_DIRS_LONG_OPTS,
-	    {"pid", required_argument, NULL, 0},
-	    {"sandbox", required_argument, NULL, 0},
-	    {NULL, 0, NULL, 0},
-	};
-	struct eg_cli_dirs dirs;
-	struct eg_runtime rt;
+	struct eg_cli_parse p;
+	struct eg_worker *w;
 	__u8 sandbox[EG_ID_BYTES];
 	bool have_sandbox = false;
 	unsigned removed = 0;
-	char err[768], u[EG_UUID_TEXT_LEN];
-	const char *name;
+	char err[EG_ERR_MAX], u[EG_UUID_TEXT_LEN];
+	const char *name, *val;
 	int c, rc, pid = 0;
 
-	eg_cli_dirs_init(&dirs);
-	optind = 1;
-	while ((c = eg_cli_getopt(argc, argv, opts, &dirs, &name)) == 0) {
+	eg_cli_parse_init(&p, cmd, argc, argv);
+	while ((c = eg_cli_next(&p, &name, &val)) == 1) {
 		if (!strcmp(name, "pid")) {
-			if (eg_parse_pid(optarg, &pid)) {
-				eg_cli_err("revoke: --pid %s: not a process id", optarg);
-				return EG_EXIT_USAGE;
-			}
-		} else if (eg_uuid_parse(optarg, sandbox)) {
-			eg_cli_err("revoke: --sandbox %s: not a UUID", optarg);
-			return EG_EXIT_USAGE;
+			if (eg_parse_pid(val, &pid))
+				return eg_cli_usage(&p, "--pid %s: not a process id", val);
+		} else if (eg_uuid_from_text(val, sandbox)) {
+			return eg_cli_usage(&p, "--sandbox %s: not a UUID", val);
 		} else {
 			have_sandbox = true;
 		}
 	}
-	if (c != -1 || optind != argc || !pid || !have_sandbox) {
-		eg_cli_err("revoke: usage: revoke --pid PID --sandbox UUID");
-		return EG_EXIT_USAGE;
-	}
-	if (eg_cli_runtime_open(&rt, &dirs, false))
+	if (c < 0)
+		return p.exit;
+	if (!pid || !have_sandbox || p.npos)
+		return eg_cli_usage(&p, "expected --pid PID --sandbox UUID and nothing else");
+	if (eg_cli_worker_open(&p, &w))
 		return EG_EXIT_ERROR;
-	rc = eg_revoke(&rt, pid, sandbox, &removed, err, sizeof(err));
-	eg_runtime_close(&rt);
+	rc = eg_worker_revoke(w, pid, sandbox, &removed, err, sizeof(err));
+	eg_worker_close(w);
 	if (rc) {
 		eg_cli_err("%s", err);
 		return eg_cli_exit_for(rc);
@@ -199,3 +124,12 @@ int cmd_revoke(int argc, char **argv)
 	       eg_cli_uuid(sandbox, u));
 	return EG_EXIT_OK;
 }
+
+const struct eg_cli_cmd eg_cmd_revoke = {
+    .name = "revoke",
+    .args = "--pid PID --sandbox UUID",
+    .about = "Deletes every grant of process PID for the sandbox. Exit 7 when it had none.",
+    .opts = revoke_opts,
+    .dirs = true,
+    .run = run_revoke,
+};

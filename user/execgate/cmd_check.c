@@ -1,319 +1,211 @@
-/* SPDX-License-Identifier: Apache-2.0 */
-/* execgate check: decode + verify + compare one token against a runtime
- * record given on the command line, in pure userspace, with the same core
- * the loader uses. Exit 0 allow, 3 refresh-route, 4 deny, 2 usage, 1 keys. */
+// SPDX-License-Identifier: Apache-2.0
+/* execgate check: the verdict of admit, without a grant. Against the
+ * installed record of the token's sandbox (the worker), or, with --keys and
+ * the identity flags, against a record given on the command line, in pure
+ * userspace with the same core: what an issuer tests tokens with. */
 #include <errno.h>
-#include <getopt.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 #include "core/admission.h"
 #include "core/identity_opts.h"
 #include "core/ids.h"
 #include "execgate/commands.h"
 
-#define STDIN_MAX 65536
-
-enum {
-	OPT_KEYS = 0x100,
-	OPT_NO_RECORD,
-	OPT_NEED,
-	OPT_PORT,
-	OPT_ESTABLISHED,
-	OPT_NOW,
-	OPT_JSON,
-	OPT_IDENTITY,
-	OPT_HELP,
+static const struct eg_cli_opt check_opts[] = {
+    EG_OPT("keys", "DIR|FILE",
+	   "check offline: verification keys (*.pub files, or one); the record is "
+	   "the identity flags below"),
+    EG_OPT("sandbox", "UUID", "offline record: the sandbox"),
+    EG_OPT("worker", "UUID", "offline record: this worker's id"),
+    EG_OPT("generation", "N", "offline record: the execution generation it runs"),
+    EG_OPT("activation", "N", "offline record: the activation attempt"),
+    EG_OPT("pod-uid", "UUID", "offline record: the pod UID (firecracker-k8s)"),
+    EG_OPT("substrate", "NAME", "offline record: firecracker-host (default) or firecracker-k8s"),
+    EG_OPT("retired-below", "N", "offline record: generations below N are retired here"),
+    EG_OPT_MANY("profile-port", "N/tcp|udp", "offline record: a ServicePort of the execution"),
+    EG_OPT("no-record", NULL, "offline: no record here (refresh-route: no-record)"),
+    EG_OPT("need", "SCOPE",
+	   "the access asked for (file.read, file.write, exec, terminal, watch, "
+	   "control, serviceport)"),
+    EG_OPT("port", "N/tcp|udp", "ServicePort traffic to this port (implies --need serviceport)"),
+    EG_OPT("established", NULL, "a stream already open (an activation change keeps it)"),
+    EG_OPT("now", "UNIX", "judge the token at this unix time (seconds) instead of the clock"),
+    EG_OPT("json", NULL, "print the verdict as one JSON object (schema_version 1)"),
+    EG_OPT_END,
 };
 
-static const struct option opts[] = {
-    {"keys", required_argument, NULL, OPT_KEYS},
-    {"no-record", no_argument, NULL, OPT_NO_RECORD},
-    {"need", required_argument, NULL, OPT_NEED},
-    {"port", required_argument, NULL, OPT_PORT},
-    {"established", no_argument, NULL, OPT_ESTABLISHED},
-    {"now", required_argument, NULL, OPT_NOW},
-    {"json", no_argument, NULL, OPT_JSON},
-    EG_IDENTITY_LONG_OPTS(OPT_IDENTITY),
-    {"retired-below", required_argument, NULL, OPT_IDENTITY},
-    {"profile-port", required_argument, NULL, OPT_IDENTITY},
-    {"help", no_argument, NULL, OPT_HELP},
-    {0},
-};
-
-static const char usage_text[] =
-    "usage: execgate check --keys DIR|FILE --sandbox UUID --worker UUID --generation N\n"
-    "                      --activation N [--pod-uid UUID] [--substrate NAME]\n"
-    "                      [--retired-below N] [--profile-port N/tcp|udp]... [--no-record]\n"
-    "                      [--need SCOPE] [--port N/tcp|udp] [--established] [--now UNIX]\n"
-    "                      [--json] TOKEN|-\n";
-
-static int usage_error(const char *fmt, const char *a)
+static void from_identity(const struct eg_record *r, struct eg_exec_record *k)
 {
-	fprintf(stderr, "execgate check: ");
-	fprintf(stderr, fmt, a);
-	fputc('\n', stderr);
-	return EG_EXIT_USAGE;
+	memset(k, 0, sizeof(*k));
+	memcpy(k->sandbox, r->sandbox, EG_ID_BYTES);
+	memcpy(k->worker, r->worker, EG_ID_BYTES);
+	memcpy(k->pod_uid, r->pod_uid, EG_ID_BYTES);
+	k->substrate = r->substrate;
+	k->generation = r->generation;
+	k->activation = r->activation;
+	k->state = r->retired_below > r->generation ? EG_RECORD_RETIRED : EG_RECORD_ACTIVE;
 }
 
-/* The token text: the argument, or stdin for "-". One trailing newline is
- * dropped (what echo and here-strings add); nothing else is forgiven. */
-static int read_token(const char *arg, char **text, size_t *len)
+/* The offline check: keys from a directory, the record from the flags. */
+static int check_offline(const char *keys, const struct eg_identity_opts *id, bool no_record,
+			 const struct eg_admit_args *a, struct eg_verdict_result *res)
 {
-	size_t n = 0;
-	char *buf;
-
-	if (strcmp(arg, "-") != 0) {
-		*text = strdup(arg);
-		if (!*text)
-			return -ENOMEM;
-		n = strlen(arg);
-	} else {
-		buf = malloc(STDIN_MAX + 1);
-		if (!buf)
-			return -ENOMEM;
-		while (n <= STDIN_MAX) {
-			ssize_t r = read(STDIN_FILENO, buf + n, STDIN_MAX + 1 - n);
-
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r < 0) {
-				free(buf);
-				return -errno;
-			}
-			if (r == 0)
-				break;
-			n += (size_t)r;
-		}
-		if (n > STDIN_MAX) {
-			free(buf);
-			return -EFBIG;
-		}
-		*text = buf;
-	}
-	if (n && (*text)[n - 1] == '\n')
-		n--;
-	*len = n;
-	return 0;
-}
-
-static void json_id(const char *name, const uint8_t id[EG_ID_LEN], bool present)
-{
-	char uuid[EG_UUID_TEXT_LEN];
-
-	if (!present) {
-		printf("\"%s\":null", name);
-		return;
-	}
-	eg_uuid_format(id, uuid);
-	printf("\"%s\":\"%s\"", name, uuid);
-}
-
-/* Everything printed is a name from a fixed table, hex, a UUID or a
- * number: nothing needs escaping. */
-static void print_json(struct eg_decision d, const struct eg_identity_opts *id, bool have_rec,
-		       const struct eg_request *req, const struct eg_capability *cap)
-{
-	const struct eg_record *r = &id->rec;
-	char scope[160], kid[EG_KEY_ID_TEXT_LEN], token_id[2 * EG_ID_LEN + 1];
-	bool decoded = d.reason != EG_REASON_MALFORMED;
-	bool authenticated =
-	    decoded && d.reason != EG_REASON_UNKNOWN_KEY && d.reason != EG_REASON_BAD_SIGNATURE;
-
-	printf("{\"verdict\":\"%s\",\"reason\":\"%s\",", eg_verdict_name(d.verdict),
-	       eg_reason_name(d.reason));
-	if (d.reason == EG_REASON_MALFORMED)
-		printf("\"detail\":\"%s\",", eg_decode_err_name(d.decode_err));
-	else
-		printf("\"detail\":null,");
-	printf("\"record\":%s,", have_rec ? "true" : "false");
-	json_id("sandbox", r->sandbox, id->seen & EG_IDF_SANDBOX);
-	putchar(',');
-	json_id("worker", r->worker, have_rec);
-	printf(",\"substrate\":");
-	printf(have_rec ? "\"%s\"," : "null,", eg_substrate_name(r->substrate));
-	json_id("pod_uid", r->pod_uid, have_rec);
-	if (have_rec)
-		printf(",\"generation\":%llu,\"activation\":%u,\"retired_below\":%llu",
-		       (unsigned long long)r->generation, r->activation,
-		       (unsigned long long)r->retired_below);
-	else
-		printf(",\"generation\":null,\"activation\":null,\"retired_below\":null");
-	eg_scope_format(req->scope, scope, sizeof(scope));
-	printf(",\"need\":\"%s\",\"open\":\"%s\"", scope,
-	       req->open_kind == EG_OPEN_ESTABLISHED ? "established" : "new");
-	if (!decoded) {
-		printf(",\"token\":null}\n");
-		return;
-	}
-	eg_key_id_format(cap->key_id, kid);
-	eg_scope_format(cap->scope, scope, sizeof(scope));
-	printf(",\"token\":{\"authenticated\":%s,\"key_id\":\"%s\",",
-	       authenticated ? "true" : "false", kid);
-	sodium_bin2hex(token_id, sizeof(token_id), cap->token_id, EG_ID_LEN);
-	printf("\"token_id\":\"%s\"", token_id);
-	putchar(',');
-	json_id("sandbox", cap->sandbox, true);
-	putchar(',');
-	json_id("worker", cap->worker, true);
-	printf(",\"substrate\":\"%s\",", eg_substrate_name(cap->substrate));
-	json_id("pod_uid", cap->pod_uid, true);
-	printf(",\"generation\":%llu,\"activation\":%u,\"scope\":\"%s\",\"port\":%u,"
-	       "\"proto\":\"%s\",\"issued_at\":%llu,\"not_before\":%llu,\"expiry\":%llu}}\n",
-	       (unsigned long long)cap->generation, cap->activation, scope, cap->port,
-	       eg_proto_name(cap->proto), (unsigned long long)cap->issued_at,
-	       (unsigned long long)cap->not_before, (unsigned long long)cap->expiry);
-}
-
-static int exit_code(enum eg_verdict v)
-{
-	switch (v) {
-	case EG_ALLOW:
-		return EG_EXIT_OK;
-	case EG_REFRESH_ROUTE:
-		return EG_EXIT_REFRESH;
-	default:
-		return EG_EXIT_DENY;
-	}
-}
-
-int cmd_check(int argc, char **argv)
-{
-	struct eg_identity_opts id;
-	struct eg_request req = {.open_kind = EG_OPEN_NEW};
+	struct eg_admission adm = {.cache = NULL};
 	struct eg_capability cap;
-	struct eg_keyset *ks = NULL;
-	struct eg_admission adm;
-	struct eg_decision d;
-	const char *keys = NULL;
-	bool no_record = false, json = false, have_now = false;
+	struct eg_keyset *ks;
 	uint8_t raw[EG_CAP_LEN + 1];
-	char err[256], bad[4096], *text = NULL;
-	size_t text_len = 0, raw_len = 0;
-	uint64_t now = 0;
+	size_t raw_len = 0;
+	char bad[4096];
 	enum eg_key_err kerr;
 	enum eg_decode_err derr;
-	int c, idx, ret, rc = EG_EXIT_ERROR;
 
-	if (sodium_init() < 0) {
-		fprintf(stderr, "execgate check: libsodium: initialisation failed\n");
-		return EG_EXIT_ERROR;
-	}
-	eg_identity_opts_init(&id);
+	memset(res, 0, sizeof(*res));
 	memset(&cap, 0, sizeof(cap));
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":", opts, &idx)) != -1) {
-		switch (c) {
-		case OPT_KEYS:
-			keys = optarg;
-			break;
-		case OPT_NO_RECORD:
-			no_record = true;
-			break;
-		case OPT_NEED:
-			if (eg_scope_parse(optarg, &req.scope) != 0)
-				return usage_error("--need '%s': not a list of file.read, "
-						   "file.write, exec, terminal, watch, control, "
-						   "serviceport",
-						   optarg);
-			break;
-		case OPT_PORT:
-			if (eg_port_parse(optarg, &req.port, &req.proto) != 0)
-				return usage_error("--port '%s': not PORT/tcp or PORT/udp", optarg);
-			break;
-		case OPT_ESTABLISHED:
-			req.open_kind = EG_OPEN_ESTABLISHED;
-			break;
-		case OPT_NOW:
-			if (eg_parse_u64(optarg, UINT64_MAX, &now) != 0)
-				return usage_error("--now '%s': not a unix time in seconds",
-						   optarg);
-			have_now = true;
-			break;
-		case OPT_JSON:
-			json = true;
-			break;
-		case OPT_IDENTITY:
-			if (eg_identity_opt(&id, opts[idx].name, optarg, err, sizeof(err)) < 0)
-				return usage_error("%s", err);
-			break;
-		case OPT_HELP:
-			fputs(usage_text, stdout);
-			return EG_EXIT_OK;
-		case ':':
-			return usage_error("%s: missing value", argv[optind - 1]);
-		default:
-			return usage_error("%s: unknown option", argv[optind - 1]);
-		}
-	}
-	if (optind == argc)
-		return usage_error("missing TOKEN (or - for stdin)%s", "");
-	if (optind + 1 != argc)
-		return usage_error("%s: unexpected argument", argv[optind + 1]);
-	if (!keys)
-		return usage_error("missing --keys DIR|FILE%s", "");
-	if (eg_identity_opts_finish(&id, no_record ? 0 : EG_IDF_REQUIRED, err, sizeof(err)) != 0)
-		return usage_error("%s", err);
-	/* ServicePort traffic is, by definition, a use of the serviceport
-	 * scope. */
-	if (req.port)
-		req.scope |= EG_SCOPE_SERVICEPORT;
-	if (!have_now)
-		now = (uint64_t)time(NULL);
-
-	ret = read_token(argv[optind], &text, &text_len);
-	if (ret == -EFBIG)
-		return usage_error("stdin: token longer than %s bytes", "65536");
-	if (ret) {
-		fprintf(stderr, "execgate check: token: %s\n", strerror(-ret));
-		return EG_EXIT_ERROR;
-	}
-
 	ks = malloc(sizeof(*ks));
 	if (!ks) {
-		fprintf(stderr, "execgate check: %s\n", strerror(ENOMEM));
-		goto cleanup;
+		eg_cli_err("%s", strerror(ENOMEM));
+		return -ENOMEM;
 	}
 	eg_keyset_init(ks);
 	kerr = eg_keyset_load_path(ks, keys, bad, sizeof(bad));
 	if (kerr != EG_KEY_OK) {
-		fprintf(stderr, "execgate check: keys %s: %s\n", bad, eg_key_err_name(kerr));
-		goto cleanup;
+		eg_cli_err("keys %s: %s: %s", bad, eg_key_err_name(kerr), eg_key_err_detail(kerr));
+		free(ks);
+		return -EINVAL;
 	}
 	if (ks->n == 0) {
 		/* Every token would be unknown-key: a wrong path, not a verdict. */
-		fprintf(stderr, "execgate check: keys %s: no *.pub key files\n", keys);
-		goto cleanup;
+		eg_cli_err("keys %s: no *.pub key files", keys);
+		free(ks);
+		return -ENOENT;
 	}
 	adm.keys = ks;
-	adm.cache = NULL; /* one token, one check */
-
-	derr = eg_cap_text_to_bin(text, text_len, raw, sizeof(raw), &raw_len);
+	derr = eg_cap_text_to_bin(a->token_text, strlen(a->token_text), raw, sizeof(raw), &raw_len);
 	if (derr != EG_DECODE_OK)
-		d = (struct eg_decision){
+		res->d = (struct eg_decision){
 		    .verdict = EG_DENY, .reason = EG_REASON_MALFORMED, .decode_err = derr};
 	else
-		d = eg_admit(&adm, raw, raw_len, no_record ? NULL : &id.rec, now, &req, &cap);
-
-	if (json)
-		print_json(d, &id, !no_record, &req, &cap);
-	else if (d.verdict == EG_ALLOW)
-		printf("allow\n");
-	else if (d.reason == EG_REASON_MALFORMED)
-		printf("deny: malformed: %s\n", eg_decode_err_name(d.decode_err));
-	else
-		printf("%s: %s\n", eg_verdict_name(d.verdict), eg_reason_name(d.reason));
-	if (fflush(stdout) != 0) {
-		fprintf(stderr, "execgate check: stdout: %s\n", strerror(errno));
-		goto cleanup;
-	}
-	rc = exit_code(d.verdict);
-
-cleanup:
+		res->d = eg_admit(&adm, raw, raw_len, no_record ? NULL : &id->rec, a->now_unix,
+				  &a->req, &cap);
 	free(ks);
-	free(text);
-	return rc;
+	if (res->d.reason != EG_REASON_MALFORMED) {
+		res->decoded = true;
+		memcpy(res->cap_sandbox, cap.sandbox, EG_ID_BYTES);
+		memcpy(res->cap_token_id, cap.token_id, EG_ID_BYTES);
+		memcpy(res->cap_worker, cap.worker, EG_ID_BYTES);
+		res->cap_generation = cap.generation;
+		res->cap_activation = cap.activation;
+		res->cap_scope = cap.scope;
+		res->cap_expiry = cap.expiry;
+	}
+	res->had_record = !no_record;
+	if (!no_record)
+		from_identity(&id->rec, &res->record);
+	return 0;
 }
+
+static int run_check(const struct eg_cli_cmd *cmd, int argc, char **argv)
+{
+	struct eg_admit_args a = {.req = {.open_kind = EG_OPEN_NEW}};
+	struct eg_identity_opts id;
+	struct eg_verdict_result res;
+	struct eg_cli_parse p;
+	struct eg_worker *w;
+	const char *name, *val, *keys = NULL;
+	bool no_record = false, json = false, have_now = false;
+	char err[EG_ERR_MAX], *text = NULL;
+	int c, rc;
+
+	eg_identity_opts_init(&id);
+	eg_cli_parse_init(&p, cmd, argc, argv);
+	while ((c = eg_cli_next(&p, &name, &val)) == 1) {
+		rc = eg_identity_opt(&id, name, val, err, sizeof(err));
+		if (rc < 0)
+			return eg_cli_usage(&p, "%s", err);
+		if (rc == 1)
+			continue;
+		if (!strcmp(name, "keys")) {
+			keys = val;
+		} else if (!strcmp(name, "no-record")) {
+			no_record = true;
+		} else if (!strcmp(name, "need")) {
+			if (eg_scope_parse(val, &a.req.scope))
+				return eg_cli_usage(&p,
+						    "--need '%s': not a list of file.read, "
+						    "file.write, exec, terminal, watch, control, "
+						    "serviceport",
+						    val);
+		} else if (!strcmp(name, "port")) {
+			if (eg_port_parse(val, &a.req.port, &a.req.proto))
+				return eg_cli_usage(&p, "--port '%s': not PORT/tcp or PORT/udp",
+						    val);
+		} else if (!strcmp(name, "established")) {
+			a.req.open_kind = EG_OPEN_ESTABLISHED;
+		} else if (!strcmp(name, "now")) {
+			if (eg_cli_parse_u64(val, UINT64_MAX / 1000000000ULL, &a.now_unix))
+				return eg_cli_usage(&p, "--now '%s': not a unix time in seconds",
+						    val);
+			have_now = true;
+		} else if (!strcmp(name, "json")) {
+			json = true;
+		}
+	}
+	if (c < 0)
+		return p.exit;
+	if (p.npos != 1)
+		return eg_cli_usage(
+		    &p, p.npos ? "%s: unexpected argument" : "missing TOKEN (or - for stdin)%s",
+		    p.npos ? p.pos[1] : "");
+	if (!keys && (id.seen || no_record))
+		return eg_cli_usage(&p, "the record flags need --keys (an offline check); "
+					"without them check reads the installed record");
+	if (keys && eg_identity_opts_finish(&id, no_record ? 0 : EG_IDF_REQUIRED, err, sizeof(err)))
+		return eg_cli_usage(&p, "%s", err);
+	/* ServicePort traffic is, by definition, a use of the serviceport
+	 * scope. */
+	if (a.req.port)
+		a.req.scope |= EG_SCOPE_SERVICEPORT;
+	if (keys && !have_now)
+		a.now_unix = (uint64_t)time(NULL);
+	rc = eg_cli_read_token(p.pos[0], &text);
+	if (rc) {
+		eg_cli_err("token: %s", rc == -E2BIG ? "longer than 64 KiB" : strerror(-rc));
+		return rc == -E2BIG ? EG_EXIT_USAGE : EG_EXIT_ERROR;
+	}
+	a.token_text = text;
+	if (keys) {
+		rc = check_offline(keys, &id, no_record, &a, &res);
+	} else {
+		rc = eg_cli_worker_open(&p, &w);
+		if (!rc) {
+			rc = eg_worker_check(w, &a, &res, err, sizeof(err));
+			if (rc)
+				eg_cli_err("%s", err);
+			eg_worker_close(w);
+		}
+	}
+	free(text);
+	if (rc)
+		return EG_EXIT_ERROR;
+	eg_cli_print_verdict(stdout, &res, &a.req, json);
+	if (fflush(stdout)) {
+		eg_cli_err("stdout: %s", strerror(errno));
+		return EG_EXIT_ERROR;
+	}
+	return eg_cli_verdict_exit(res.d.verdict);
+}
+
+const struct eg_cli_cmd eg_cmd_check = {
+    .name = "check",
+    .args = "[--keys DIR|FILE <record flags>] [--need SCOPE] [--port N/tcp|udp] [--established]\n"
+	    "       [--now UNIX] [--json] TOKEN|-",
+    .about = "The verdict admit would give, without a grant: verifies TOKEN and compares it\n"
+	     "with the installed record of its sandbox. With --keys, offline: the keys come\n"
+	     "from DIR|FILE and the record from --sandbox, --worker, --generation and\n"
+	     "--activation (or --no-record); nothing is loaded or read from the kernel.\n"
+	     "Exit 0 allow, 3 refresh-route, 4 deny.",
+    .opts = check_opts,
+    .dirs = true,
+    .run = run_check,
+};

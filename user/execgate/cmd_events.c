@@ -1,19 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-/* execgate events: follows the denial ring buffer until SIGINT/SIGTERM. */
+/* execgate events: the denial ring buffer, followed until SIGINT/SIGTERM,
+ * --count N events, or (--drain) what is pending now. */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
-#include <stdio.h>
 #include <string.h>
-#include <unistd.h>
-#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "core/ids.h"
-#include "execgate/cli.h"
 #include "execgate/commands.h"
 #include "loader/kreason.h"
-#include "loader/maps.h"
-#include "loader/pins.h"
 
 static volatile sig_atomic_t stop;
 
@@ -22,6 +16,10 @@ static void on_signal(int sig)
 	(void)sig;
 	stop = 1;
 }
+
+/* Returned by the callback once --count is reached: libbpf then stops
+ * consuming, so the next event stays in the ring for the next reader. */
+#define EG_EVENTS_ENOUGH (-ECANCELED)
 
 struct follow {
 	bool json;
@@ -32,14 +30,18 @@ static int on_event(void *ctx, void *data, size_t size)
 {
 	struct follow *f = ctx;
 	const struct eg_event *ev = data;
-	char u[EG_UUID_TEXT_LEN];
+	char u[EG_UUID_TEXT_LEN], t[48];
 
+	if (f->remaining == 0)
+		return EG_EVENTS_ENOUGH;
 	if (size < sizeof(*ev))
 		return 0;
 	eg_uuid_format(ev->sandbox, u);
+	eg_cli_boottime_rfc3339(ev->ts_ns, t, sizeof(t));
 	if (f->json) {
-		printf("{\"ts_ns\":%llu,\"pid\":%u,\"tid\":%u,\"comm\":",
-		       (unsigned long long)ev->ts_ns, ev->pid, ev->tid);
+		printf("{\"schema_version\":1,\"time\":\"%s\",\"ts_ns\":%llu,\"pid\":%u,\"tid\":%u,"
+		       "\"comm\":",
+		       t, (unsigned long long)ev->ts_ns, ev->pid, ev->tid);
 		eg_json_strn(stdout, ev->comm, sizeof(ev->comm));
 		printf(",\"hook\":\"%s\",\"reason\":\"%s\",\"reason_code\":%u,\"sandbox\":\"%s\","
 		       "\"epoch\":%llu,\"path\":",
@@ -48,15 +50,19 @@ static int on_event(void *ctx, void *data, size_t size)
 		eg_json_strn(stdout, ev->path, sizeof(ev->path));
 		printf(",\"vsock\":{\"cid\":%u,\"port\":%u}}\n", ev->vsock.cid, ev->vsock.port);
 	} else {
-		printf("%llu.%09llu pid %u (%.*s) %s: %s sandbox %s epoch %llu ",
-		       (unsigned long long)(ev->ts_ns / 1000000000ULL),
-		       (unsigned long long)(ev->ts_ns % 1000000000ULL), ev->pid,
-		       (int)strnlen(ev->comm, sizeof(ev->comm)), ev->comm, eg_hook_name(ev->hook),
+		/* comm and path are the caller's bytes: escaped, so that an
+		 * event is always exactly one line. */
+		printf("%s pid %u (", t, ev->pid);
+		eg_cli_print_escaped(stdout, ev->comm, sizeof(ev->comm));
+		printf(") %s: %s sandbox %s epoch %llu ", eg_hook_name(ev->hook),
 		       eg_kreason_name(ev->reason), u, (unsigned long long)ev->epoch);
-		if (ev->path[0])
-			printf("path %.*s\n", (int)strnlen(ev->path, sizeof(ev->path)), ev->path);
-		else
+		if (ev->path[0]) {
+			printf("path ");
+			eg_cli_print_escaped(stdout, ev->path, sizeof(ev->path));
+			printf("\n");
+		} else {
 			printf("vsock %u:%u\n", ev->vsock.cid, ev->vsock.port);
+		}
 	}
 	fflush(stdout);
 	if (f->remaining > 0 && --f->remaining == 0)
@@ -64,50 +70,47 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-int cmd_events(int argc, char **argv)
-{
-	static const struct option opts[] = {
-	    EG_CLI_DIRS_LONG_OPTS,
-	    {"json", no_argument, NULL, 0},
-	    {"count", required_argument, NULL, 0},
-	    {NULL, 0, NULL, 0},
-	};
-	struct follow f = {.json = false, .remaining = -1};
-	struct sigaction sa;
-	struct eg_cli_dirs dirs;
-	struct ring_buffer *rb = NULL;
-	char path[EG_PIN_PATH_MAX];
-	uint64_t count;
-	const char *name;
-	int c, fd, rc = EG_EXIT_OK;
+static const struct eg_cli_opt events_opts[] = {
+    EG_OPT("json", NULL, "one JSON object per line (schema_version 1)"),
+    EG_OPT("count", "N", "exit 0 after exactly N events"),
+    EG_OPT("drain", NULL, "print the events pending now, then exit 0 (with --count: at most N)"),
+    EG_OPT_END,
+};
 
-	eg_cli_dirs_init(&dirs);
-	optind = 1;
-	while ((c = eg_cli_getopt(argc, argv, opts, &dirs, &name)) == 0) {
+static int run_events(const struct eg_cli_cmd *cmd, int argc, char **argv)
+{
+	struct follow f = {.json = false, .remaining = -1};
+	struct ring_buffer *rb = NULL;
+	struct eg_cli_parse p;
+	struct eg_worker *w;
+	struct sigaction sa;
+	const char *name, *val;
+	bool drain = false;
+	uint64_t count;
+	int c, n, rc = EG_EXIT_OK;
+
+	eg_cli_parse_init(&p, cmd, argc, argv);
+	while ((c = eg_cli_next(&p, &name, &val)) == 1) {
 		if (!strcmp(name, "json")) {
 			f.json = true;
-		} else if (eg_parse_u64(optarg, 1000000000, &count) || !count) {
-			eg_cli_err("events: --count %s: not a positive number", optarg);
-			return EG_EXIT_USAGE;
+		} else if (!strcmp(name, "drain")) {
+			drain = true;
+		} else if (eg_cli_parse_u64(val, 1000000000, &count) || !count) {
+			return eg_cli_usage(&p, "--count %s: not a positive number", val);
 		} else {
 			f.remaining = (long)count;
 		}
 	}
-	if (c != -1 || optind != argc) {
-		eg_cli_err("events: usage: events [--pin-dir DIR] [--json] [--count N]");
-		return EG_EXIT_USAGE;
-	}
-	if (eg_pin_path(path, sizeof(path), dirs.pin_dir, eg_map_names[EG_MAP_EVENTS]))
-		return EG_EXIT_USAGE;
-	fd = bpf_obj_get(path);
-	if (fd < 0) {
-		eg_cli_err("pin dir %s: not loaded (%s: %s)", dirs.pin_dir, path, strerror(errno));
+	if (c < 0)
+		return p.exit;
+	if (p.npos)
+		return eg_cli_usage(&p, "%s: unexpected argument", p.pos[0]);
+	if (eg_cli_worker_open(&p, &w))
 		return EG_EXIT_ERROR;
-	}
-	rb = ring_buffer__new(fd, on_event, &f, NULL);
+	rb = ring_buffer__new(eg_worker_events_fd(w), on_event, &f, NULL);
 	if (!rb) {
-		eg_cli_err("ring buffer %s: %s", path, strerror(errno));
-		close(fd);
+		eg_cli_err("ring buffer eg_events: %s", strerror(errno));
+		eg_worker_close(w);
 		return EG_EXIT_ERROR;
 	}
 	memset(&sa, 0, sizeof(sa));
@@ -117,15 +120,29 @@ int cmd_events(int argc, char **argv)
 	/* Line-buffered so a follower piped into another tool sees events at once. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	while (!stop) {
-		int n = ring_buffer__poll(rb, 200);
-
+		n = drain ? ring_buffer__consume(rb) : ring_buffer__poll(rb, 200);
+		if (n == EG_EVENTS_ENOUGH)
+			break;
 		if (n < 0 && n != -EINTR) {
-			eg_cli_err("ring buffer %s: %s", path, strerror(-n));
+			eg_cli_err("ring buffer eg_events: %s", strerror(-n));
 			rc = EG_EXIT_ERROR;
 			break;
 		}
+		if (drain)
+			break;
 	}
 	ring_buffer__free(rb);
-	close(fd);
+	eg_worker_close(w);
 	return rc;
 }
+
+const struct eg_cli_cmd eg_cmd_events = {
+    .name = "events",
+    .args = "[--json] [--count N] [--drain]",
+    .about = "Prints the kernel's denial events (pid, hook, reason, sandbox, epoch, path or\n"
+	     "VSOCK address) with their wall-clock time (RFC 3339, UTC, nanoseconds), until\n"
+	     "SIGINT/SIGTERM. Run one reader per worker: the ring buffer has one position.",
+    .opts = events_opts,
+    .dirs = true,
+    .run = run_events,
+};

@@ -1,32 +1,29 @@
 // SPDX-License-Identifier: Apache-2.0
-/* execgate install / retire: the runtime record of a sandbox's execution. */
+/* execgate install / retire / forget / list / show: the runtime record of a
+ * sandbox's execution. */
 #include <errno.h>
-#include <getopt.h>
-#include <stdio.h>
 #include <string.h>
 #include "core/identity_opts.h"
 #include "core/ids.h"
-#include "execgate/cli.h"
 #include "execgate/commands.h"
-#include "loader/proc_id.h"
-#include "loader/runtime.h"
 
-static void print_record_json(const struct eg_exec_record *r)
-{
-	char u[EG_UUID_TEXT_LEN];
-
-	printf("{\"sandbox\":\"%s\"", eg_cli_uuid(r->sandbox, u));
-	printf(",\"state\":\"%s\"", r->state == EG_RECORD_RETIRED ? "retired" : "active");
-	printf(",\"worker\":\"%s\"", eg_cli_uuid(r->worker, u));
-	printf(",\"pod_uid\":\"%s\"", eg_cli_uuid(r->pod_uid, u));
-	printf(",\"substrate\":\"%s\"", eg_substrate_name((uint8_t)r->substrate));
-	printf(",\"generation\":%llu,\"activation\":%u,\"epoch\":%llu,\"bridge\":",
-	       (unsigned long long)r->generation, r->activation, (unsigned long long)r->epoch);
-	eg_json_proc(stdout, &r->bridge);
-	printf(",\"vmm\":");
-	eg_json_proc(stdout, &r->vmm);
-	printf("}");
-}
+static const struct eg_cli_opt install_opts[] = {
+    EG_OPT("sandbox", "UUID", "the sandbox"),
+    EG_OPT("worker", "UUID", "this worker's id (tokens for another worker get refresh-route)"),
+    EG_OPT("generation", "N", "the execution generation now running here"),
+    EG_OPT("activation", "N", "the activation attempt of that generation"),
+    EG_OPT("pod-uid", "UUID", "the pod UID (substrate firecracker-k8s)"),
+    EG_OPT("substrate", "NAME", "firecracker-host (default) or firecracker-k8s"),
+    EG_OPT_MANY("profile-port", "N/tcp|udp", "a ServicePort the execution serves"),
+    EG_OPT("bridge-pid", "PID", "the bridge process of this execution (required)"),
+    EG_OPT("vmm-pid", "PID", "the VMM (Firecracker) process, for listener identity"),
+    EG_OPT_MANY("bridge-socket", "PATH",
+		"a Unix socket the bridge listens on (grant holders only)"),
+    EG_OPT_MANY("vmm-socket", "PATH", "a Unix socket of the VMM (the bridge only)"),
+    EG_OPT_MANY("vsock", "CID:PORT", "an AF_VSOCK address of the VMM (the bridge only; LSM tier)"),
+    EG_OPT("json", NULL, "print the outcome as one JSON object (schema_version 1)"),
+    EG_OPT_END,
+};
 
 static int parse_vsock(const char *s, struct eg_vsock_key *k)
 {
@@ -51,154 +48,187 @@ static int parse_vsock(const char *s, struct eg_vsock_key *k)
 	return 0;
 }
 
-int cmd_install(int argc, char **argv)
+static int add_socket(struct eg_cli_parse *p, const char *name, const char *val,
+		      struct eg_install_spec *s)
 {
-	static const struct option opts[] = {
-	    EG_CLI_DIRS_LONG_OPTS,
-	    EG_IDENTITY_LONG_OPTS(0),
-	    {"profile-port", required_argument, NULL, 0},
-	    {"bridge-pid", required_argument, NULL, 0},
-	    {"vmm-pid", required_argument, NULL, 0},
-	    {"bridge-socket", required_argument, NULL, 0},
-	    {"vmm-socket", required_argument, NULL, 0},
-	    {"vsock", required_argument, NULL, 0},
-	    {"json", no_argument, NULL, 0},
-	    {NULL, 0, NULL, 0},
-	};
-	static struct eg_install_req req;
-	struct eg_identity_opts id;
-	struct eg_install_result res;
-	struct eg_cli_dirs dirs;
-	struct eg_runtime rt;
-	char err[768], u[EG_UUID_TEXT_LEN];
-	bool json = false;
-	const char *name;
-	int c, rc, pid;
+	bool b = name[0] == 'b';
+	size_t *n = b ? &s->n_bridge_sockets : &s->n_vmm_sockets;
+	const char *why;
 
-	memset(&req, 0, sizeof(req));
-	eg_cli_dirs_init(&dirs);
+	if (eg_cli_check_path(val, &why))
+		return eg_cli_usage(p, "--%s: %s", name, why);
+	if (*n == EG_WORKER_MAX_ENDPOINTS)
+		return eg_cli_usage(p, "at most %d --%s", EG_WORKER_MAX_ENDPOINTS, name);
+	(b ? s->bridge_sockets : s->vmm_sockets)[(*n)++] = val;
+	return 0;
+}
+
+static void spec_identity(struct eg_install_spec *s, const struct eg_record *r)
+{
+	memcpy(s->sandbox, r->sandbox, EG_ID_BYTES);
+	memcpy(s->worker, r->worker, EG_ID_BYTES);
+	memcpy(s->pod_uid, r->pod_uid, EG_ID_BYTES);
+	s->substrate = r->substrate;
+	s->generation = r->generation;
+	s->activation = r->activation;
+	for (size_t i = 0; i < r->nports && i < EG_WORKER_MAX_PORTS; i++) {
+		s->ports[i].port = r->ports[i].port;
+		s->ports[i].proto = r->ports[i].proto;
+	}
+	s->n_ports = r->nports;
+}
+
+static int run_install(const struct eg_cli_cmd *cmd, int argc, char **argv)
+{
+	static struct eg_install_spec spec;
+	struct eg_install_report rep;
+	struct eg_identity_opts id;
+	struct eg_cli_parse p;
+	struct eg_worker *w;
+	char err[EG_ERR_MAX], u[EG_UUID_TEXT_LEN];
+	const char *name, *val;
+	bool json = false;
+	int c, rc;
+
+	memset(&spec, 0, sizeof(spec));
 	eg_identity_opts_init(&id);
-	optind = 1;
-	while ((c = eg_cli_getopt(argc, argv, opts, &dirs, &name)) == 0) {
-		rc = eg_identity_opt(&id, name, optarg, err, sizeof(err));
-		if (rc < 0) {
-			eg_cli_err("install: %s", err);
-			return EG_EXIT_USAGE;
-		}
+	eg_cli_parse_init(&p, cmd, argc, argv);
+	while ((c = eg_cli_next(&p, &name, &val)) == 1) {
+		rc = eg_identity_opt(&id, name, val, err, sizeof(err));
+		if (rc < 0)
+			return eg_cli_usage(&p, "%s", err);
 		if (rc == 1)
 			continue;
 		if (!strcmp(name, "json")) {
 			json = true;
 		} else if (!strcmp(name, "bridge-pid") || !strcmp(name, "vmm-pid")) {
-			if (eg_parse_pid(optarg, &pid)) {
-				eg_cli_err("install: --%s %s: not a process id", name, optarg);
-				return EG_EXIT_USAGE;
-			}
-			*(name[0] == 'b' ? &req.bridge_pid : &req.vmm_pid) = pid;
-		} else if (!strcmp(name, "bridge-socket") || !strcmp(name, "vmm-socket")) {
-			bool b = name[0] == 'b';
-			size_t *n = b ? &req.n_bridge_sockets : &req.n_vmm_sockets;
+			int pid;
 
-			if (*n == EG_INSTALL_MAX_ENDPOINTS) {
-				eg_cli_err("install: at most %d --%s", EG_INSTALL_MAX_ENDPOINTS,
-					   name);
-				return EG_EXIT_USAGE;
-			}
-			(b ? req.bridge_sockets : req.vmm_sockets)[(*n)++] = optarg;
+			if (eg_parse_pid(val, &pid))
+				return eg_cli_usage(&p, "--%s %s: not a process id", name, val);
+			*(name[0] == 'b' ? &spec.bridge_pid : &spec.vmm_pid) = pid;
+		} else if (!strcmp(name, "bridge-socket") || !strcmp(name, "vmm-socket")) {
+			rc = add_socket(&p, name, val, &spec);
+			if (rc)
+				return rc;
 		} else if (!strcmp(name, "vsock")) {
-			if (req.n_vsock == EG_INSTALL_MAX_ENDPOINTS ||
-			    parse_vsock(optarg, &req.vsock[req.n_vsock])) {
-				eg_cli_err(
-				    "install: --vsock %s: expected CID:PORT with CID 1 or > 2",
-				    optarg);
-				return EG_EXIT_USAGE;
-			}
-			req.n_vsock++;
+			if (spec.n_vsock == EG_WORKER_MAX_ENDPOINTS ||
+			    parse_vsock(val, &spec.vsock[spec.n_vsock]))
+				return eg_cli_usage(
+				    &p, "--vsock %s: expected CID:PORT with CID 1 or > 2", val);
+			spec.n_vsock++;
 		}
 	}
-	if (c != -1 || optind != argc) {
-		eg_cli_err("install: usage: install --sandbox UUID --worker UUID --generation N "
-			   "--activation N [--pod-uid UUID] [--substrate NAME] --bridge-pid PID "
-			   "[--vmm-pid PID] [--bridge-socket PATH]... [--vmm-socket PATH]... "
-			   "[--vsock CID:PORT]...");
-		return EG_EXIT_USAGE;
-	}
-	if (eg_identity_opts_finish(&id, EG_IDF_REQUIRED, err, sizeof(err))) {
-		eg_cli_err("install: %s", err);
-		return EG_EXIT_USAGE;
-	}
-	if (!req.bridge_pid) {
-		eg_cli_err("install: --bridge-pid is required");
-		return EG_EXIT_USAGE;
-	}
-	req.id = id.rec;
-	rc = eg_cli_runtime_open(&rt, &dirs, true);
-	if (rc)
-		return rc == -ENOENT ? EG_EXIT_ERROR : eg_cli_exit_for(rc);
-	rc = eg_install(&rt, &req, &res, err, sizeof(err));
-	eg_runtime_close(&rt);
+	if (c < 0)
+		return p.exit;
+	if (p.npos)
+		return eg_cli_usage(&p, "%s: unexpected argument", p.pos[0]);
+	if (eg_identity_opts_finish(&id, EG_IDF_REQUIRED, err, sizeof(err)))
+		return eg_cli_usage(&p, "%s", err);
+	if (!spec.bridge_pid)
+		return eg_cli_usage(&p, "--bridge-pid is required");
+	spec_identity(&spec, &id.rec);
+	if (eg_cli_worker_open(&p, &w))
+		return EG_EXIT_ERROR;
+	rc = eg_worker_install(w, &spec, &rep, err, sizeof(err));
+	eg_worker_close(w);
 	if (rc) {
 		eg_cli_err("%s", err);
 		return rc == -ESTALE ? EG_EXIT_STALE : EG_EXIT_ERROR;
 	}
 	if (json) {
-		printf("{\"result\":\"%s\",\"record\":", eg_install_kind_name(res.kind));
-		print_record_json(&res.after);
+		printf("{\"schema_version\":1,\"result\":\"%s\",\"record\":", rep.outcome_name);
+		eg_json_record(stdout, &rep.after);
 		printf(",\"previous_epoch\":%llu,\"endpoints_added\":%u,\"endpoints_claimed\":%u,"
 		       "\"inodes\":%u,\"grants_dropped\":%u}\n",
-		       res.had_before ? (unsigned long long)res.before.epoch : 0ULL,
-		       res.endpoints_added, res.endpoints_claimed, res.inodes, res.grants_dropped);
-	} else {
-		printf("sandbox %s: %s generation %llu attempt %u, epoch %llu",
-		       eg_cli_uuid(res.after.sandbox, u), eg_install_kind_name(res.kind),
-		       (unsigned long long)res.after.generation, res.after.activation,
-		       (unsigned long long)res.after.epoch);
-		if (res.had_before && res.before.epoch != res.after.epoch)
-			printf(" (was %llu)", (unsigned long long)res.before.epoch);
-		printf("; endpoints: %u added, %u claimed, %u inodes; bridge ", res.endpoints_added,
-		       res.endpoints_claimed, res.inodes);
-		eg_cli_print_proc(stdout, &res.after.bridge);
-		printf("\n");
+		       rep.had_before ? (unsigned long long)rep.before.epoch : 0ULL,
+		       rep.endpoints_added, rep.endpoints_claimed, rep.inodes, rep.grants_dropped);
+		return EG_EXIT_OK;
 	}
+	printf("sandbox %s: %s generation %llu attempt %u, epoch %llu",
+	       eg_cli_uuid(rep.after.sandbox, u), rep.outcome_name,
+	       (unsigned long long)rep.after.generation, rep.after.activation,
+	       (unsigned long long)rep.after.epoch);
+	if (rep.had_before && rep.before.epoch != rep.after.epoch)
+		printf(" (was %llu)", (unsigned long long)rep.before.epoch);
+	printf("; endpoints: %u added, %u claimed, %u inodes; bridge ", rep.endpoints_added,
+	       rep.endpoints_claimed, rep.inodes);
+	eg_cli_print_proc(stdout, &rep.after.bridge);
+	printf("\n");
 	return EG_EXIT_OK;
 }
 
-int cmd_retire(int argc, char **argv)
-{
-	static const struct option opts[] = {
-	    EG_CLI_DIRS_LONG_OPTS,
-	    {"sandbox", required_argument, NULL, 0},
-	    {NULL, 0, NULL, 0},
-	};
-	struct eg_exec_record after;
-	struct eg_cli_dirs dirs;
-	struct eg_runtime rt;
-	__u8 sandbox[EG_ID_BYTES];
-	bool have = false;
-	char err[768], u[EG_UUID_TEXT_LEN];
-	const char *name;
-	int c, rc;
+const struct eg_cli_cmd eg_cmd_install = {
+    .name = "install",
+    .args = "--sandbox UUID --worker UUID --generation N --activation N --bridge-pid PID\n"
+	    "       [--vmm-pid PID] [--bridge-socket PATH]... [--vmm-socket PATH]...\n"
+	    "       [--vsock CID:PORT]... [--pod-uid UUID] [--substrate NAME]\n"
+	    "       [--profile-port N/tcp|udp]... [--json]",
+    .about = "Installs the runtime record of the execution now running the sandbox here,\n"
+	     "and registers its endpoints. A newer generation replaces the record and kills\n"
+	     "every grant of the older one; an older one is refused (exit 6).",
+    .opts = install_opts,
+    .dirs = true,
+    .run = run_install,
+};
 
-	eg_cli_dirs_init(&dirs);
-	optind = 1;
-	while ((c = eg_cli_getopt(argc, argv, opts, &dirs, &name)) == 0) {
-		if (eg_uuid_parse(optarg, sandbox)) {
-			eg_cli_err("retire: --sandbox %s: not a UUID", optarg);
-			return EG_EXIT_USAGE;
-		}
-		have = true;
+static const struct eg_cli_opt sandbox_opts[] = {
+    EG_OPT("sandbox", "UUID", "the sandbox"),
+    EG_OPT("json", NULL, "print one JSON object (schema_version 1)"),
+    EG_OPT_END,
+};
+
+/* --sandbox UUID [--json]: the one shape of retire, forget and show. */
+static int parse_sandbox(struct eg_cli_parse *p, __u8 sandbox[EG_ID_BYTES], bool *json)
+{
+	const char *name, *val;
+	bool have = false;
+	int c;
+
+	while ((c = eg_cli_next(p, &name, &val)) == 1) {
+		if (!strcmp(name, "json"))
+			*json = true;
+		else if (eg_uuid_from_text(val, sandbox))
+			return eg_cli_usage(p, "--sandbox %s: not a UUID", val);
+		else
+			have = true;
 	}
-	if (c != -1 || optind != argc || !have) {
-		eg_cli_err("retire: usage: retire --sandbox UUID [--pin-dir DIR]");
-		return EG_EXIT_USAGE;
-	}
-	if (eg_cli_runtime_open(&rt, &dirs, false))
+	if (c < 0)
+		return p->exit;
+	if (p->npos)
+		return eg_cli_usage(p, "%s: unexpected argument", p->pos[0]);
+	if (!have)
+		return eg_cli_usage(p, "--sandbox is required");
+	return -1;
+}
+
+static int run_retire(const struct eg_cli_cmd *cmd, int argc, char **argv)
+{
+	struct eg_exec_record after;
+	struct eg_cli_parse p;
+	struct eg_worker *w;
+	__u8 sandbox[EG_ID_BYTES];
+	char err[EG_ERR_MAX], u[EG_UUID_TEXT_LEN];
+	bool json = false;
+	int rc;
+
+	eg_cli_parse_init(&p, cmd, argc, argv);
+	rc = parse_sandbox(&p, sandbox, &json);
+	if (rc >= 0)
+		return rc;
+	if (eg_cli_worker_open(&p, &w))
 		return EG_EXIT_ERROR;
-	rc = eg_retire(&rt, sandbox, &after, err, sizeof(err));
-	eg_runtime_close(&rt);
+	rc = eg_worker_retire(w, sandbox, &after, err, sizeof(err));
+	eg_worker_close(w);
 	if (rc) {
 		eg_cli_err("%s", err);
 		return eg_cli_exit_for(rc);
+	}
+	if (json) {
+		printf("{\"schema_version\":1,\"record\":");
+		eg_json_record(stdout, &after);
+		printf("}\n");
+		return EG_EXIT_OK;
 	}
 	printf("sandbox %s: retired generation %llu attempt %u, epoch %llu; its endpoints deny "
 	       "every connect\n",
@@ -206,3 +236,183 @@ int cmd_retire(int argc, char **argv)
 	       (unsigned long long)after.epoch);
 	return EG_EXIT_OK;
 }
+
+const struct eg_cli_cmd eg_cmd_retire = {
+    .name = "retire",
+    .args = "--sandbox UUID [--json]",
+    .about = "Marks the sandbox's record retired and moves its epoch: every endpoint of it\n"
+	     "denies every connect, every grant and stream of it is dead. The record stays\n"
+	     "(so a late install of an older generation is still refused) until forget.",
+    .opts = sandbox_opts,
+    .dirs = true,
+    .run = run_retire,
+};
+
+static int run_forget(const struct eg_cli_cmd *cmd, int argc, char **argv)
+{
+	struct eg_cli_parse p;
+	struct eg_worker *w;
+	__u8 sandbox[EG_ID_BYTES];
+	char err[EG_ERR_MAX], u[EG_UUID_TEXT_LEN];
+	unsigned endpoints = 0;
+	bool json = false;
+	int rc;
+
+	eg_cli_parse_init(&p, cmd, argc, argv);
+	rc = parse_sandbox(&p, sandbox, &json);
+	if (rc >= 0)
+		return rc;
+	if (eg_cli_worker_open(&p, &w))
+		return EG_EXIT_ERROR;
+	rc = eg_worker_forget(w, sandbox, &endpoints, err, sizeof(err));
+	eg_worker_close(w);
+	if (rc == -EBUSY) {
+		eg_cli_err("sandbox %s: still active: retire it first (execgate retire --sandbox "
+			   "%s)",
+			   eg_cli_uuid(sandbox, u), u);
+		return EG_EXIT_ERROR;
+	}
+	if (rc) {
+		eg_cli_err("%s", err);
+		return eg_cli_exit_for(rc);
+	}
+	if (json)
+		printf("{\"schema_version\":1,\"sandbox\":\"%s\",\"endpoints_removed\":%u}\n",
+		       eg_cli_uuid(sandbox, u), endpoints);
+	else
+		printf("sandbox %s: forgotten, %u endpoint%s removed\n", eg_cli_uuid(sandbox, u),
+		       endpoints, endpoints == 1 ? "" : "s");
+	return EG_EXIT_OK;
+}
+
+const struct eg_cli_cmd eg_cmd_forget = {
+    .name = "forget",
+    .args = "--sandbox UUID [--json]",
+    .about = "Deletes a retired sandbox's record, its endpoints and its grants. An active\n"
+	     "record is refused: retire it first. Exit 7 when there is no record.",
+    .opts = sandbox_opts,
+    .dirs = true,
+    .run = run_forget,
+};
+
+static void record_text(const struct eg_exec_record *r)
+{
+	char u[EG_UUID_TEXT_LEN], wk[EG_UUID_TEXT_LEN];
+
+	printf("%s %-7s generation %llu attempt %u epoch %llu worker %s substrate %s bridge ",
+	       eg_cli_uuid(r->sandbox, u), r->state == EG_RECORD_RETIRED ? "retired" : "active",
+	       (unsigned long long)r->generation, r->activation, (unsigned long long)r->epoch,
+	       eg_cli_uuid(r->worker, wk), eg_substrate_name((uint8_t)r->substrate));
+	eg_cli_print_proc(stdout, &r->bridge);
+}
+
+static int run_show(const struct eg_cli_cmd *cmd, int argc, char **argv)
+{
+	struct eg_sandbox_info info;
+	struct eg_cli_parse p;
+	struct eg_worker *w;
+	__u8 sandbox[EG_ID_BYTES];
+	char err[EG_ERR_MAX];
+	bool json = false;
+	int rc;
+
+	eg_cli_parse_init(&p, cmd, argc, argv);
+	rc = parse_sandbox(&p, sandbox, &json);
+	if (rc >= 0)
+		return rc;
+	if (eg_cli_worker_open(&p, &w))
+		return EG_EXIT_ERROR;
+	rc = eg_worker_show(w, sandbox, &info, err, sizeof(err));
+	eg_worker_close(w);
+	if (rc) {
+		eg_cli_err("%s", err);
+		return eg_cli_exit_for(rc);
+	}
+	if (json) {
+		printf("{\"schema_version\":1,\"record\":");
+		eg_json_record(stdout, &info.record);
+		printf(",\"endpoints\":%u,\"grants\":%u}\n", info.n_endpoints, info.n_grants);
+		return EG_EXIT_OK;
+	}
+	record_text(&info.record);
+	printf("\n  vmm ");
+	eg_cli_print_proc(stdout, &info.record.vmm);
+	printf("\n  %u endpoint%s, %u grant%s\n", info.n_endpoints,
+	       info.n_endpoints == 1 ? "" : "s", info.n_grants, info.n_grants == 1 ? "" : "s");
+	return EG_EXIT_OK;
+}
+
+const struct eg_cli_cmd eg_cmd_show = {
+    .name = "show",
+    .args = "--sandbox UUID [--json]",
+    .about = "One sandbox's record, and how many endpoints and grants point at it.\n"
+	     "Exit 7 when the sandbox has no record.",
+    .opts = sandbox_opts,
+    .dirs = true,
+    .run = run_show,
+};
+
+struct list_out {
+	bool json;
+	unsigned n;
+};
+
+static int list_one(const struct eg_exec_record *r, void *ctx)
+{
+	struct list_out *o = ctx;
+
+	if (o->json) {
+		printf("%s", o->n ? "," : "");
+		eg_json_record(stdout, r);
+	} else {
+		record_text(r);
+		printf("\n");
+	}
+	o->n++;
+	return 0;
+}
+
+static const struct eg_cli_opt list_opts[] = {
+    EG_OPT("json", NULL, "print one JSON object (schema_version 1)"),
+    EG_OPT_END,
+};
+
+static int run_list(const struct eg_cli_cmd *cmd, int argc, char **argv)
+{
+	struct list_out o = {0};
+	struct eg_cli_parse p;
+	struct eg_worker *w;
+	const char *name, *val;
+	char err[EG_ERR_MAX];
+	int c, rc;
+
+	eg_cli_parse_init(&p, cmd, argc, argv);
+	while ((c = eg_cli_next(&p, &name, &val)) == 1)
+		o.json = true;
+	if (c < 0)
+		return p.exit;
+	if (p.npos)
+		return eg_cli_usage(&p, "%s: unexpected argument", p.pos[0]);
+	if (eg_cli_worker_open(&p, &w))
+		return EG_EXIT_ERROR;
+	if (o.json)
+		printf("{\"schema_version\":1,\"records\":[");
+	rc = eg_worker_list(w, list_one, &o, err, sizeof(err));
+	eg_worker_close(w);
+	if (o.json)
+		printf("]}\n");
+	if (rc) {
+		eg_cli_err("%s", err);
+		return EG_EXIT_ERROR;
+	}
+	return EG_EXIT_OK;
+}
+
+const struct eg_cli_cmd eg_cmd_list = {
+    .name = "list",
+    .args = "[--json]",
+    .about = "Every runtime record on this worker, active and retired, one per line.",
+    .opts = list_opts,
+    .dirs = true,
+    .run = run_list,
+};

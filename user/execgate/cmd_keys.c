@@ -2,84 +2,88 @@
 /* execgate keys add FILE | remove KID | list: the worker's verification
  * key set in <state-dir>/keys. */
 #include <errno.h>
-#include <getopt.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sodium.h>
-#include "core/ids.h"
-#include "core/keyset.h"
-#include "execgate/cli.h"
 #include "execgate/commands.h"
-#include "loader/runtime.h"
 
-int cmd_keys(int argc, char **argv)
+static const struct eg_cli_opt keys_opts[] = {
+    EG_OPT("json", NULL, "list: print one JSON object (schema_version 1)"),
+    EG_OPT_END,
+};
+
+struct list_out {
+	bool json;
+	unsigned n;
+};
+
+static int list_one(const char *kid, const uint8_t pk[32], void *ctx)
 {
-	static const struct option opts[] = {
-	    EG_CLI_DIRS_LONG_OPTS,
-	    {"json", no_argument, NULL, 0},
-	    {NULL, 0, NULL, 0},
-	};
-	struct eg_cli_dirs dirs;
-	struct eg_keyset *ks;
-	char err[768], kid[EG_KEY_ID_TEXT_LEN], hex[2 * crypto_sign_PUBLICKEYBYTES + 1];
-	const char *verb;
-	bool json = false;
-	const char *name;
+	struct list_out *o = ctx;
+	char hex[65];
+
+	sodium_bin2hex(hex, sizeof(hex), pk, 32);
+	if (o->json)
+		printf("%s{\"kid\":\"%s\",\"public_key\":\"%s\"}", o->n ? "," : "", kid, hex);
+	else
+		printf("%s %s\n", kid, hex);
+	o->n++;
+	return 0;
+}
+
+static int run_keys(const struct eg_cli_cmd *cmd, int argc, char **argv)
+{
+	struct list_out o = {0};
+	struct eg_cli_parse p;
+	struct eg_worker *w;
+	char err[EG_ERR_MAX], kid[EG_KID_TEXT_LEN];
+	const char *name, *val, *verb;
 	int c, rc;
 
-	eg_cli_dirs_init(&dirs);
-	optind = 1;
-	while ((c = eg_cli_getopt(argc, argv, opts, &dirs, &name)) == 0)
-		json = true;
-	if (c != -1 || optind >= argc)
-		goto usage;
-	verb = argv[optind];
-	if (!strcmp(verb, "add") && optind + 2 == argc) {
-		rc = eg_keystore_add(dirs.state_dir, argv[optind + 1], kid, err, sizeof(err));
-		if (rc) {
-			eg_cli_err("%s", err);
-			return rc == -EINVAL ? EG_EXIT_ERROR : eg_cli_exit_for(rc);
-		}
-		printf("%s\n", kid);
-		return EG_EXIT_OK;
+	eg_cli_parse_init(&p, cmd, argc, argv);
+	while ((c = eg_cli_next(&p, &name, &val)) == 1)
+		o.json = true;
+	if (c < 0)
+		return p.exit;
+	verb = p.npos ? p.pos[0] : "";
+	if (!((!strcmp(verb, "add") && p.npos == 2) || (!strcmp(verb, "remove") && p.npos == 2) ||
+	      (!strcmp(verb, "list") && p.npos == 1)))
+		return eg_cli_usage(&p, "expected add FILE, remove KID or list");
+	if (eg_cli_worker_open(&p, &w))
+		return EG_EXIT_ERROR;
+	if (!strcmp(verb, "add")) {
+		rc = eg_worker_keys_add(w, p.pos[1], kid, err, sizeof(err));
+		if (rc >= 0)
+			/* 1: already present. Adding is idempotent, so a
+			 * re-run of a provisioning script succeeds. */
+			printf("%s%s\n", kid, rc == 1 ? " (already present)" : "");
+	} else if (!strcmp(verb, "remove")) {
+		rc = eg_worker_keys_remove(w, p.pos[1], err, sizeof(err));
+		if (!rc)
+			printf("removed %s\n", p.pos[1]);
+	} else {
+		if (o.json)
+			printf("{\"schema_version\":1,\"keys\":[");
+		rc = eg_worker_keys_list(w, list_one, &o);
+		if (o.json)
+			printf("]}\n");
 	}
-	if (!strcmp(verb, "remove") && optind + 2 == argc) {
-		rc = eg_keystore_remove(dirs.state_dir, argv[optind + 1], err, sizeof(err));
-		if (rc) {
-			eg_cli_err("%s", err);
-			return rc == -EINVAL ? EG_EXIT_USAGE : eg_cli_exit_for(rc);
-		}
-		printf("removed %s\n", argv[optind + 1]);
-		return EG_EXIT_OK;
+	eg_worker_close(w);
+	if (rc < 0) {
+		eg_cli_err("%s", err);
+		return rc == -EINVAL && !strcmp(verb, "remove") ? EG_EXIT_USAGE
+								: eg_cli_exit_for(rc);
 	}
-	if (!strcmp(verb, "list") && optind + 1 == argc) {
-		ks = calloc(1, sizeof(*ks));
-		if (!ks)
-			return EG_EXIT_ERROR;
-		rc = eg_keystore_load(dirs.state_dir, ks, err, sizeof(err));
-		if (rc) {
-			eg_cli_err("%s", err);
-			free(ks);
-			return EG_EXIT_ERROR;
-		}
-		if (json)
-			printf("[");
-		for (size_t i = 0; i < ks->n; i++) {
-			eg_key_id_format(ks->keys[i].kid, kid);
-			sodium_bin2hex(hex, sizeof(hex), ks->keys[i].pk, sizeof(ks->keys[i].pk));
-			if (json)
-				printf("%s{\"kid\":\"%s\",\"public_key\":\"%s\"}", i ? "," : "",
-				       kid, hex);
-			else
-				printf("%s %s\n", kid, hex);
-		}
-		if (json)
-			printf("]\n");
-		free(ks);
-		return EG_EXIT_OK;
-	}
-usage:
-	eg_cli_err("keys: usage: keys [--state-dir DIR] add FILE | remove KID | list [--json]");
-	return EG_EXIT_USAGE;
+	return EG_EXIT_OK;
 }
+
+const struct eg_cli_cmd eg_cmd_keys = {
+    .name = "keys",
+    .args = "add FILE | remove KID | list [--json]",
+    .about = "The verification keys capabilities are checked with, in <state-dir>/keys.\n"
+	     "add FILE takes a public key file (execgate-issue keygen writes KID.pub) and\n"
+	     "refuses a secret one; adding a key already present succeeds (exit 0).\n"
+	     "remove KID exits 7 when there is no such key.",
+    .opts = keys_opts,
+    .dirs = true,
+    .run = run_keys,
+};

@@ -1,108 +1,185 @@
 // SPDX-License-Identifier: Apache-2.0
-/* execgate load / unload: attach the tiers the kernel offers, pinned. */
+/* execgate load / unload / status / probe: the tiers the kernel offers,
+ * attached and pinned, and the report of what holds. */
 #include <errno.h>
-#include <getopt.h>
-#include <stdio.h>
 #include <string.h>
-#include "execgate/cli.h"
 #include "execgate/commands.h"
-#include "loader/pins.h"
 #include "loader/proc_id.h"
 #include "loader/tier.h"
 
-int cmd_load(int argc, char **argv)
+static const struct eg_cli_opt load_opts[] = {
+    EG_OPT("cgroup", "PATH",
+	   "the cgroup v2 directory whose processes the cgroup tier checks "
+	   "(default: the cgroup v2 root)"),
+    EG_OPT("require", "TIER",
+	   "fail (exit 5, nothing loaded) unless the kernel offers cgroup, lsm or "
+	   "full (both)"),
+    EG_OPT("json", NULL, "print the report as one JSON object (schema_version 1)"),
+    EG_OPT_END,
+};
+
+static int run_load(const struct eg_cli_cmd *cmd, int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    EG_CLI_DIRS_LONG_OPTS,
-	    {"cgroup", required_argument, NULL, 0},
-	    {"require", required_argument, NULL, 0},
-	    {"json", no_argument, NULL, 0},
-	    {NULL, 0, NULL, 0},
-	};
-	struct eg_cli_dirs dirs;
 	struct eg_tier_ctx ctx = {0};
-	const char *require = NULL;
+	struct eg_probe_record probed;
+	struct eg_cli_parse p;
+	const char *name, *val, *require = NULL;
+	char err[EG_ERR_MAX];
 	bool json = false;
-	char err[768];
-	const char *name;
 	int c, rc;
 
-	eg_cli_dirs_init(&dirs);
-	optind = 1;
-	while ((c = eg_cli_getopt(argc, argv, opts, &dirs, &name)) == 0) {
+	eg_cli_parse_init(&p, cmd, argc, argv);
+	while ((c = eg_cli_next(&p, &name, &val)) == 1) {
 		if (!strcmp(name, "cgroup"))
-			ctx.cgroup_path = optarg;
+			ctx.cgroup_path = val;
 		else if (!strcmp(name, "require"))
-			require = optarg;
+			require = val;
 		else if (!strcmp(name, "json"))
 			json = true;
 	}
-	if (c != -1 || optind != argc) {
-		eg_cli_err("load: usage: load [--pin-dir DIR] [--cgroup PATH] "
-			   "[--require cgroup|lsm|full] [--json]");
-		return EG_EXIT_USAGE;
-	}
-	if (require && strcmp(require, "full") && !eg_tier_find(require)) {
-		if (!strcmp(require, "lsm") || !strcmp(require, "cgroup")) {
-			eg_cli_err("--require %s: this build of execgate has no %s tier", require,
-				   require);
-			return EG_EXIT_UNSUPPORTED;
-		}
-		eg_cli_err("--require %s: unknown tier (cgroup, lsm, full)", require);
-		return EG_EXIT_USAGE;
-	}
+	if (c < 0)
+		return p.exit;
+	if (p.npos)
+		return eg_cli_usage(&p, "%s: unexpected argument", p.pos[0]);
 	rc = eg_proc_check_namespaces(err, sizeof(err));
 	if (rc) {
 		eg_cli_err("%s", err);
 		return EG_EXIT_ERROR;
 	}
-	ctx.pin_dir = dirs.pin_dir;
+	ctx.pin_dir = p.pin_dir;
+	ctx.state_dir = p.state_dir;
 	rc = eg_tiers_load(&ctx, require, err, sizeof(err));
 	if (rc) {
 		eg_cli_err("%s", err);
-		return rc == -EOPNOTSUPP ? EG_EXIT_UNSUPPORTED : EG_EXIT_ERROR;
+		return rc == -EOPNOTSUPP ? EG_EXIT_UNSUPPORTED
+		       : rc == -EINVAL	 ? EG_EXIT_USAGE
+					 : EG_EXIT_ERROR;
 	}
-	return eg_cli_report(&dirs, json, false) ? EG_EXIT_ERROR : EG_EXIT_OK;
+	eg_probe_record_read(p.state_dir, &probed);
+	rc = eg_tier_report(stdout, p.pin_dir, &probed, json, false);
+	if (rc) {
+		eg_cli_err("report: %s", strerror(-rc));
+		return EG_EXIT_ERROR;
+	}
+	return EG_EXIT_OK;
 }
 
-int cmd_unload(int argc, char **argv)
+const struct eg_cli_cmd eg_cmd_load = {
+    .name = "load",
+    .args = "[--cgroup PATH] [--require cgroup|lsm|full] [--json]",
+    .about = "Probes which enforcement tiers the kernel offers, then loads, attaches and pins\n"
+	     "each one (adopting programs already pinned, with no moment unguarded). Keeps\n"
+	     "what it probed in <state-dir>/probe, for status. Prints the status report.",
+    .opts = load_opts,
+    .dirs = true,
+    .run = run_load,
+};
+
+static const struct eg_cli_opt no_opts[] = {EG_OPT_END};
+
+static int run_unload(const struct eg_cli_cmd *cmd, int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    EG_CLI_DIRS_LONG_OPTS,
-	    {NULL, 0, NULL, 0},
-	};
-	struct eg_cli_dirs dirs;
 	struct eg_tier_ctx ctx = {0};
-	char err[768];
-	const char *name;
-	int c, rc, exit_code = EG_EXIT_OK;
+	struct eg_cli_parse p;
+	const char *name, *val;
+	char err[EG_ERR_MAX];
+	int c;
 
-	eg_cli_dirs_init(&dirs);
-	optind = 1;
-	/* It takes only the directories, which eg_cli_getopt handles. */
-	c = eg_cli_getopt(argc, argv, opts, &dirs, &name);
-	if (c != -1 || optind != argc) {
-		eg_cli_err("unload: usage: unload [--pin-dir DIR]");
-		return EG_EXIT_USAGE;
+	eg_cli_parse_init(&p, cmd, argc, argv);
+	c = eg_cli_next(&p, &name, &val); /* only the dirs, which it handles */
+	if (c < 0)
+		return p.exit;
+	if (p.npos)
+		return eg_cli_usage(&p, "%s: unexpected argument", p.pos[0]);
+	ctx.pin_dir = p.pin_dir;
+	if (eg_tiers_unload(&ctx, err, sizeof(err))) {
+		eg_cli_err("%s", err);
+		return EG_EXIT_ERROR;
 	}
-	ctx.pin_dir = dirs.pin_dir;
-	for (size_t i = 0; i < eg_tier_count; i++) {
-		rc = eg_tiers[i]->unload(&ctx, err, sizeof(err));
-		if (rc) {
-			eg_cli_err("%s", err);
-			exit_code = EG_EXIT_ERROR;
-		}
-	}
-	rc = eg_pins_remove_maps(dirs.pin_dir);
-	if (rc && rc != -ENOTEMPTY) {
-		eg_cli_err("pin dir %s: %s", dirs.pin_dir, strerror(-rc));
-		exit_code = EG_EXIT_ERROR;
-	} else if (rc == -ENOTEMPTY) {
-		eg_cli_err("pin dir %s: not empty after unload (foreign pins left in place)",
-			   dirs.pin_dir);
-		exit_code = EG_EXIT_ERROR;
-	}
-	if (exit_code == EG_EXIT_OK)
-		printf("unloaded %s\n", dirs.pin_dir);
-	return exit_code;
+	printf("unloaded %s\n", p.pin_dir);
+	return EG_EXIT_OK;
 }
+
+const struct eg_cli_cmd eg_cmd_unload = {
+    .name = "unload",
+    .args = "",
+    .about = "Detaches every program (their link pins go) and removes the map pins: all\n"
+	     "enforcement and every record, endpoint and grant end.",
+    .opts = no_opts,
+    .dirs = true,
+    .run = run_unload,
+};
+
+static const struct eg_cli_opt status_opts[] = {
+    EG_OPT("json", NULL, "print the report as one JSON object (schema_version 1)"),
+    EG_OPT_END,
+};
+
+static int run_status(const struct eg_cli_cmd *cmd, int argc, char **argv)
+{
+	struct eg_cli_parse p;
+	const char *name, *val;
+	bool json = false;
+	int c, rc;
+
+	eg_cli_parse_init(&p, cmd, argc, argv);
+	while ((c = eg_cli_next(&p, &name, &val)) == 1)
+		json = true;
+	if (c < 0)
+		return p.exit;
+	if (p.npos)
+		return eg_cli_usage(&p, "%s: unexpected argument", p.pos[0]);
+	rc = eg_status_write(p.pin_dir, p.state_dir, stdout, json);
+	if (rc && rc != -ENOENT)
+		eg_cli_err("%s", strerror(-rc));
+	return eg_cli_exit_for(rc);
+}
+
+const struct eg_cli_cmd eg_cmd_status = {
+    .name = "status",
+    .args = "[--json]",
+    .about = "Tiers, programs, guarantees (held or not, and why), counters and map fill.\n"
+	     "Changes nothing: what the kernel offers is what load probed. Exit 0 when\n"
+	     "loaded, 7 when nothing is loaded at the pin dir (the report is printed).",
+    .opts = status_opts,
+    .dirs = true,
+    .run = run_status,
+};
+
+static int run_probe(const struct eg_cli_cmd *cmd, int argc, char **argv)
+{
+	struct eg_tier_ctx ctx = {0};
+	struct eg_probe_record probed;
+	struct eg_cli_parse p;
+	const char *name, *val;
+	bool json = false;
+	int c, rc;
+
+	eg_cli_parse_init(&p, cmd, argc, argv);
+	while ((c = eg_cli_next(&p, &name, &val)) == 1)
+		json = true;
+	if (c < 0)
+		return p.exit;
+	if (p.npos)
+		return eg_cli_usage(&p, "%s: unexpected argument", p.pos[0]);
+	ctx.pin_dir = p.pin_dir;
+	eg_tiers_probe(&ctx, &probed);
+	rc = eg_tier_report(stdout, p.pin_dir, &probed, json, false);
+	if (rc && rc != -ENOENT) {
+		eg_cli_err("%s", strerror(-rc));
+		return EG_EXIT_ERROR;
+	}
+	return EG_EXIT_OK;
+}
+
+const struct eg_cli_cmd eg_cmd_probe = {
+    .name = "probe",
+    .args = "[--json]",
+    .about = "Probes now which tiers the kernel offers (loads probe programs and attaches one\n"
+	     "for an instant to a scratch child cgroup of the cgroup v2 root), and prints the\n"
+	     "report with every guarantee. Records nothing; exit 0 whether or not anything\n"
+	     "is loaded.",
+    .opts = status_opts,
+    .dirs = true,
+    .run = run_probe,
+};

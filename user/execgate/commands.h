@@ -4,6 +4,8 @@
 #ifndef EXECGATE_CLI_COMMANDS_H
 #define EXECGATE_CLI_COMMANDS_H
 
+#include "execgate/cli.h"
+
 enum eg_exit {
 	EG_EXIT_OK = 0,		 /* done; for check/admit: allow */
 	EG_EXIT_ERROR = 1,	 /* the operation failed: the message names object and reason */
@@ -12,18 +14,12 @@ enum eg_exit {
 	EG_EXIT_DENY = 4,	 /* check/admit: deny */
 	EG_EXIT_UNSUPPORTED = 5, /* load --require: the kernel cannot give that tier */
 	EG_EXIT_STALE = 6,	 /* install: older than what is installed, refused */
-	EG_EXIT_NOT_FOUND = 7,	 /* unknown sandbox / key / grant */
+	EG_EXIT_NOT_FOUND = 7,	 /* unknown sandbox / key / grant; status: nothing loaded */
 };
 
-int cmd_check(int argc, char **argv);
-int cmd_load(int argc, char **argv);
-int cmd_unload(int argc, char **argv);
-int cmd_status(int argc, char **argv);
-int cmd_keys(int argc, char **argv);
-int cmd_install(int argc, char **argv);
-int cmd_retire(int argc, char **argv);
-int cmd_admit(int argc, char **argv);
-int cmd_revoke(int argc, char **argv);
-int cmd_events(int argc, char **argv);
+/* One per subcommand, in the order `execgate --help` lists them. */
+extern const struct eg_cli_cmd eg_cmd_check, eg_cmd_load, eg_cmd_unload, eg_cmd_status,
+    eg_cmd_probe, eg_cmd_keys, eg_cmd_install, eg_cmd_retire, eg_cmd_forget, eg_cmd_list,
+    eg_cmd_show, eg_cmd_admit, eg_cmd_revoke, eg_cmd_events;
 
 #endif

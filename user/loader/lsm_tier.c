@@ -76,6 +76,11 @@ bool eg_lsm_unix_connect_needed(const struct eg_tier_ctx *ctx)
 {
 	char why[256];
 
+	/* status never probes: without a record of this boot it cannot
+	 * tell, and names the hook by its VSOCK role. */
+	if (ctx->probed)
+		return ctx->probed->present &&
+		       !ctx->probed->offered[eg_tier_index(&eg_tier_cgroup)];
 	return eg_tier_cgroup.probe(ctx, why, sizeof(why)) != 0;
 }
 
@@ -208,7 +213,10 @@ static int lsm_status(const struct eg_tier_ctx *ctx, struct eg_tier_status *st)
 	int rc;
 
 	memset(st, 0, sizeof(*st));
-	st->offered = lsm_probe_tier(ctx, st->why_not, sizeof(st->why_not)) == 0;
+	if (ctx->probed)
+		eg_tier_status_offered(ctx->probed, eg_tier_index(&eg_tier_lsm), st);
+	else
+		st->offered = lsm_probe_tier(ctx, st->why_not, sizeof(st->why_not)) == 0;
 	for (int i = 0; i < EG_LSM_PROG__COUNT; i++) {
 		struct eg_prog_status *p = &st->progs[st->nprogs];
 		struct bpf_link_info info;

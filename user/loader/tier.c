@@ -19,6 +19,15 @@ const struct eg_tier_ops *eg_tier_find(const char *name)
 	return NULL;
 }
 
+size_t eg_tier_index(const struct eg_tier_ops *t)
+{
+	size_t i = 0;
+
+	while (i < eg_tier_count && eg_tiers[i] != t)
+		i++;
+	return i;
+}
+
 void eg_guarantee_add(struct eg_guarantee *out, size_t *n, size_t max, const char *name,
 		      const char *summary, bool held, const char *reason)
 {

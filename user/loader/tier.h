@@ -19,14 +19,24 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <linux/types.h>
 #include "loader/pins.h"
+
+struct eg_probe_record;
 
 struct eg_tier_ctx {
 	const char *pin_dir;
 	/* load: the cgroup to attach cgroup programs to. NULL elsewhere;
 	 * probes then use the cgroup v2 root. */
 	const char *cgroup_path;
+	/* eg_tiers_load: where to keep what it probed (<state_dir>/probe), for
+	 * status. NULL: not kept. */
+	const char *state_dir;
+	/* status: what load probed. With it, status() only reads pins; NULL
+	 * (tests) makes status() probe, which loads programs and creates a
+	 * scratch cgroup. */
+	const struct eg_probe_record *probed;
 };
 
 #define EG_TIER_MAX_PROGS      8
@@ -81,12 +91,48 @@ extern const struct eg_tier_ops *const eg_tiers[];
 extern const size_t eg_tier_count;
 
 const struct eg_tier_ops *eg_tier_find(const char *name);
+/* t's index in eg_tiers[]. */
+size_t eg_tier_index(const struct eg_tier_ops *t);
+
+/* What the kernel offers, as probed by the last `load` (or execgated's
+ * start-up) in this boot: <state_dir>/probe, written temp + rename. status
+ * reads it and so never loads a probe program or creates a cgroup. */
+#define EG_TIER_MAX 8
+struct eg_probe_record {
+	bool present;	   /* a record of this boot was read */
+	char missing[160]; /* when !present: why (no file, another boot) */
+	bool offered[EG_TIER_MAX];
+	char why_not[EG_TIER_MAX][256];
+};
+/* Probes every tier (side effects: probe programs, a scratch cgroup). */
+void eg_tiers_probe(const struct eg_tier_ctx *ctx, struct eg_probe_record *out);
+int eg_probe_record_write(const char *state_dir, const struct eg_probe_record *r, char *err,
+			  size_t err_size);
+/* Always fills *out; present false (missing says why) when there is no
+ * record of this boot. */
+void eg_probe_record_read(const char *state_dir, struct eg_probe_record *out);
+/* st->offered / why_not from the record (why_not says "not probed" when
+ * there is none). */
+void eg_tier_status_offered(const struct eg_probe_record *r, size_t tier,
+			    struct eg_tier_status *st);
 
 /* `execgate load`: probes every tier, then loads (adopting existing pins)
  * each one the kernel offers. require is NULL, a tier name or "full".
  * -EINVAL for an unknown require word, -EOPNOTSUPP when a required tier (or
- * every tier) is not offered; nothing is touched before the probes pass. */
+ * every tier) is not offered; nothing is touched before the probes pass.
+ * -ENOENT/-ENOTDIR when ctx->cgroup_path is not a cgroup v2 directory. With
+ * ctx->state_dir, keeps what it probed there (eg_probe_record_write). */
 int eg_tiers_load(const struct eg_tier_ctx *ctx, const char *require, char *err, size_t err_size);
+/* `execgate unload`: every tier's links, then the map pins and pin_dir
+ * itself. -ENOTEMPTY when foreign pins are left. */
+int eg_tiers_unload(const struct eg_tier_ctx *ctx, char *err, size_t err_size);
+
+/* Tiers, programs, guarantees (and, with full, counters and map fill) for
+ * pin_dir, as text or JSON (schema_version 1), offered tiers from probed.
+ * Reads pins and maps only. 0 when loaded, -ENOENT when nothing is loaded
+ * (the report is written either way), other negative errnos on failure. */
+int eg_tier_report(FILE *out, const char *pin_dir, const struct eg_probe_record *probed, bool json,
+		   bool full);
 
 /* Appends one guarantee; used by the tiers' guarantees(). */
 void eg_guarantee_add(struct eg_guarantee *out, size_t *n, size_t max, const char *name,

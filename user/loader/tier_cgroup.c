@@ -250,7 +250,10 @@ static int cgroup_status(const struct eg_tier_ctx *ctx, struct eg_tier_status *s
 	int lfd, rc;
 
 	memset(st, 0, sizeof(*st));
-	st->offered = cgroup_probe(ctx, st->why_not, sizeof(st->why_not)) == 0;
+	if (ctx->probed)
+		eg_tier_status_offered(ctx->probed, eg_tier_index(&eg_tier_cgroup), st);
+	else
+		st->offered = cgroup_probe(ctx, st->why_not, sizeof(st->why_not)) == 0;
 	rc = eg_link_pin_path(pin, sizeof(pin), ctx->pin_dir, LINK_NAME);
 	if (rc)
 		return rc;

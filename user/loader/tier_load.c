@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+#include "loader/cgroup.h"
 #include "loader/pins.h"
 #include "loader/tier.h"
 
@@ -14,41 +16,80 @@ static bool required(const char *require, const struct eg_tier_ops *t)
 
 int eg_tiers_load(const struct eg_tier_ctx *ctx, const char *require, char *err, size_t err_size)
 {
-	bool offered[16] = {0}, any = false;
-	char why[512];
+	static struct eg_probe_record probed;
+	bool any = false;
 	int rc;
 
 	if (require && strcmp(require, "full") && !eg_tier_find(require)) {
 		snprintf(err, err_size, "--require %s: unknown tier (cgroup, lsm, full)", require);
 		return -EINVAL;
 	}
+	/* A cgroup that is not there is the operator's typo, not a kernel
+	 * without the tier: the cgroup probe would fail on it and the load
+	 * would say "not offered". */
+	if (ctx->cgroup_path) {
+		rc = eg_cgroup_open(ctx->cgroup_path, err, err_size);
+		if (rc < 0)
+			return rc;
+		close(rc);
+	}
 	/* Probe everything before touching anything: --require fails with
 	 * nothing loaded. */
+	eg_tiers_probe(ctx, &probed);
 	for (size_t i = 0; i < eg_tier_count; i++) {
 		const struct eg_tier_ops *t = eg_tiers[i];
 
-		offered[i] = t->probe(ctx, why, sizeof(why)) == 0;
-		if (!offered[i] && required(require, t)) {
+		if (!probed.offered[i] && required(require, t)) {
 			snprintf(err, err_size,
 				 "--require %s: tier %s is not offered by this kernel: %s", require,
-				 t->name, why);
+				 t->name, probed.why_not[i]);
 			return -EOPNOTSUPP;
 		}
-		any |= offered[i];
+		any |= probed.offered[i];
 	}
 	if (!any) {
-		snprintf(err, err_size, "load: no enforcement tier is offered by this kernel");
+		snprintf(err, err_size, "no enforcement tier is offered by this kernel");
 		return -EOPNOTSUPP;
 	}
 	rc = eg_pins_prepare(ctx->pin_dir, err, err_size);
 	if (rc)
 		return rc;
 	for (size_t i = 0; i < eg_tier_count; i++) {
-		if (!offered[i])
+		if (!probed.offered[i])
 			continue;
 		rc = eg_tiers[i]->load(ctx, err, err_size);
 		if (rc)
 			return rc;
 	}
+	/* Written last, so status never reads offered tiers that a failed
+	 * load did not reach; a stale record from an earlier load of this
+	 * boot still describes the same kernel. */
+	if (ctx->state_dir)
+		return eg_probe_record_write(ctx->state_dir, &probed, err, err_size);
 	return 0;
+}
+
+int eg_tiers_unload(const struct eg_tier_ctx *ctx, char *err, size_t err_size)
+{
+	char one[512];
+	int rc, first = 0;
+
+	/* Every tier, even after a failure: what can go, goes. */
+	for (size_t i = 0; i < eg_tier_count; i++) {
+		rc = eg_tiers[i]->unload(ctx, one, sizeof(one));
+		if (rc && !first) {
+			first = rc;
+			snprintf(err, err_size, "%s", one);
+		}
+	}
+	if (first)
+		return first;
+	rc = eg_pins_remove_maps(ctx->pin_dir);
+	if (rc == -ENOTEMPTY)
+		snprintf(err, err_size,
+			 "pin dir %s: not empty after unload (foreign pins left in place)",
+			 ctx->pin_dir);
+	else if (rc)
+		snprintf(err, err_size, "pin dir %s: %s", ctx->pin_dir, strerror(-rc));
+	return rc;
 }

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The CLI as a new operator meets it: every subcommand has --help with a
+ * description for every flag (stdout, exit 0); errors carry one prefix,
+ * `execgate: <command>: `; flags are taken by their full name only; and no
+ * single-valued flag may be given twice. The commands and flags are read
+ * from the binary's own help, so a flag added later is covered too. None of
+ * these reaches the kernel: each is refused before anything is opened. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <criterion/criterion.h>
+
+TestSuite(cli_flags, .timeout = 60);
+
+struct run {
+	int rc;
+	char out[16384], err[4096];
+};
+
+static void drain(int fd, char *buf, size_t size)
+{
+	size_t used = 0;
+	ssize_t n;
+
+	while ((n = read(fd, buf + used, size - 1 - used)) > 0 && used + 1 < size)
+		used += (size_t)n;
+	buf[used] = '\0';
+}
+
+/* execgate ARGV (NULL-terminated), stdout and stderr apart; no pin dir or
+ * state dir is given, and none is touched. */
+static void run(struct run *r, const char *const *args)
+{
+	const char *bin = getenv("EXECGATE_BIN");
+	const char *argv[32];
+	int o[2], e[2], st, n = 0;
+	pid_t pid;
+
+	cr_assert_not_null(bin, "EXECGATE_BIN must name the execgate binary");
+	argv[n++] = "execgate";
+	for (; *args && n < 31; args++)
+		argv[n++] = *args;
+	argv[n] = NULL;
+	cr_assert_eq(pipe(o), 0);
+	cr_assert_eq(pipe(e), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		dup2(o[1], 1);
+		dup2(e[1], 2);
+		close(o[0]);
+		close(e[0]);
+		execv(bin, (char *const *)argv);
+		_exit(127);
+	}
+	close(o[1]);
+	close(e[1]);
+	/* Small outputs: stderr after stdout cannot deadlock below 64 KiB. */
+	drain(o[0], r->out, sizeof(r->out));
+	drain(e[0], r->err, sizeof(r->err));
+	close(o[0]);
+	close(e[0]);
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	r->rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+#define RUN(r, ...) run((r), (const char *const[]){__VA_ARGS__, NULL})
+
+/* The subcommands `execgate --help` lists. */
+static size_t commands(char names[][32], size_t max)
+{
+	static struct run r;
+	size_t n = 0;
+
+	RUN(&r, "--help");
+	cr_assert_eq(r.rc, 0, "execgate --help: exit %d: %s", r.rc, r.err);
+	for (char *line = strtok(r.out, "\n"); line && n < max; line = strtok(NULL, "\n"))
+		if (line[0] == ' ' && line[1] == ' ' && line[2] != ' ')
+			sscanf(line + 2, "%31[a-z]", names[n++]);
+	return n;
+}
+
+struct flag {
+	char name[32];
+	char arg[32]; /* "" for a flag without a value */
+	bool repeat;
+	char help[160];
+};
+
+/* The flags `execgate CMD --help` documents, help text included. */
+static size_t flags(const char *cmd, struct flag *f, size_t max, struct run *r)
+{
+	size_t n = 0;
+	char *save;
+
+	RUN(r, cmd, "--help");
+	cr_assert_eq(r->rc, 0, "execgate %s --help: exit %d: %s", cmd, r->rc, r->err);
+	cr_assert_str_empty(r->err, "%s --help wrote to stderr: %s", cmd, r->err);
+	for (char *line = strtok_r(r->out, "\n", &save); line && n < max;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char left[64] = "", *sp;
+
+		if (strncmp(line, "  --", 4))
+			continue;
+		memset(&f[n], 0, sizeof(f[n]));
+		/* "  --name ARG   help" (ARG optional; the columns are spaces). */
+		snprintf(left, sizeof(left), "%.*s", (int)strcspn(line + 2, " "), line + 2);
+		snprintf(f[n].name, sizeof(f[n].name), "%.31s", left + 2);
+		sp = line + 2 + strlen(left);
+		if (sp[0] == ' ' && sp[1] != ' ')
+			sscanf(sp + 1, "%31s", f[n].arg);
+		sp += strspn(sp, " ");
+		if (f[n].arg[0])
+			sp += strlen(f[n].arg), sp += strspn(sp, " ");
+		snprintf(f[n].help, sizeof(f[n].help), "%.159s", sp);
+		f[n].repeat = strstr(line, "(repeatable)") != NULL;
+		n++;
+	}
+	return n;
+}
+
+/* A value each placeholder accepts, so that the first occurrence passes
+ * and the second is what is refused. */
+static const char *value_for(const char *arg)
+{
+	static const struct {
+		const char *arg, *value;
+	} v[] = {
+	    {"PID", "1"},
+	    {"UUID", "5f0c2c1e-7a4b-4c1d-9e3f-0000000000c1"},
+	    {"N", "3"},
+	    {"UNIX", "1700000000"},
+	    {"DIR", "/nonexistent-execgate-dir"},
+	    {"DIR|FILE", "/nonexistent-execgate-dir"},
+	    {"PATH", "/nonexistent-execgate-dir/s"},
+	    {"CID:PORT", "3:52"},
+	    {"LIST", "file.read"},
+	    {"SCOPE", "file.read"},
+	    {"TIER", "cgroup"},
+	    {"N/tcp|udp", "8080/tcp"},
+	    {"NAME", "firecracker-host"},
+	};
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		if (!strcmp(v[i].arg, arg))
+			return v[i].value;
+	cr_assert_fail("no test value for placeholder %s: add one", arg);
+	return NULL;
+}
+
+/* guarantees: none */
+Test(cli_flags, every_subcommand_has_help_with_every_flag_described)
+{
+	static char names[32][32];
+	static struct flag f[40];
+	static struct run r;
+	size_t n = commands(names, 32);
+
+	cr_assert_geq(n, 14, "execgate --help lists %zu commands", n);
+	for (size_t i = 0; i < n; i++) {
+		size_t nf = flags(names[i], f, 40, &r);
+		bool help = false;
+
+		RUN(&r, names[i], "--help");
+		cr_assert(strstr(r.out, "usage: execgate ") == r.out, "%s --help: %s", names[i],
+			  r.out);
+		for (size_t k = 0; k < nf; k++) {
+			cr_assert_gt(strlen(f[k].help), 8, "%s --%s: no description", names[i],
+				     f[k].name);
+			help |= !strcmp(f[k].name, "help");
+		}
+		cr_assert(help, "%s --help does not list --help", names[i]);
+		/* -h is the same. */
+		RUN(&r, names[i], "-h");
+		cr_assert_eq(r.rc, 0, "%s -h: exit %d", names[i], r.rc);
+	}
+}
+
+/* guarantees: none */
+Test(cli_flags, errors_carry_the_command_and_abbreviations_are_refused)
+{
+	static char names[32][32], want[256];
+	static struct flag f[40];
+	static struct run r, h;
+	size_t n = commands(names, 32);
+
+	for (size_t i = 0; i < n; i++) {
+		size_t nf = flags(names[i], f, 40, &h);
+
+		RUN(&r, names[i], "--no-such-flag");
+		snprintf(want, sizeof(want),
+			 "execgate: %s: --no-such-flag: unknown option (execgate %s --help)\n",
+			 names[i], names[i]);
+		cr_assert_eq(r.rc, 2, "%s --no-such-flag: exit %d", names[i], r.rc);
+		cr_assert_str_eq(r.err, want);
+		cr_assert_str_empty(r.out);
+		/* Every flag cut by one letter is a flag that does not exist
+		 * (getopt_long would take it as the flag). */
+		for (size_t k = 0; k < nf; k++) {
+			char cut[40];
+
+			if (strlen(f[k].name) < 3)
+				continue;
+			snprintf(cut, sizeof(cut), "--%.*s", (int)strlen(f[k].name) - 1, f[k].name);
+			RUN(&r, names[i], cut, "1");
+			snprintf(want, sizeof(want),
+				 "execgate: %s: %s: unknown option (execgate %s --help)\n",
+				 names[i], cut, names[i]);
+			cr_assert_eq(r.rc, 2, "%s %s: exit %d: %s", names[i], cut, r.rc, r.err);
+			cr_assert_str_eq(r.err, want);
+		}
+	}
+	/* The case from the issue. */
+	RUN(&r, "install", "--bridge-sock", "/tmp/x");
+	cr_assert_eq(r.rc, 2);
+	cr_assert_str_eq(
+	    r.err, "execgate: install: --bridge-sock: unknown option (execgate install --help)\n");
+}
+
+/* guarantees: none */
+Test(cli_flags, every_single_valued_flag_given_twice_is_refused)
+{
+	static char names[32][32], want[256];
+	static struct flag f[40];
+	static struct run r, h;
+	size_t n = commands(names, 32), tried = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t nf = flags(names[i], f, 40, &h);
+
+		for (size_t k = 0; k < nf; k++) {
+			char opt[40];
+			const char *v;
+
+			if (f[k].repeat || !strcmp(f[k].name, "help"))
+				continue;
+			snprintf(opt, sizeof(opt), "--%s", f[k].name);
+			if (f[k].arg[0]) {
+				v = value_for(f[k].arg);
+				RUN(&r, names[i], opt, v, opt, v);
+			} else {
+				RUN(&r, names[i], opt, opt);
+			}
+			snprintf(want, sizeof(want),
+				 "execgate: %s: --%s: given more than once (execgate %s --help)\n",
+				 names[i], f[k].name, names[i]);
+			cr_assert_eq(r.rc, 2, "%s %s twice: exit %d: %s", names[i], opt, r.rc,
+				     r.err);
+			cr_assert_str_eq(r.err, want);
+			tried++;
+		}
+	}
+	cr_assert_geq(tried, 40, "only %zu flags tried", tried);
+	/* The cases from the issue, with different values. */
+	RUN(&r, "install", "--bridge-pid", "1", "--bridge-pid", "2");
+	cr_assert_str_eq(
+	    r.err,
+	    "execgate: install: --bridge-pid: given more than once (execgate install --help)\n");
+	RUN(&r, "admit", "--pid", "1", "--pid", "2", "TOKEN");
+	cr_assert_str_eq(r.err,
+			 "execgate: admit: --pid: given more than once (execgate admit --help)\n");
+}
+
+/* guarantees: none */
+Test(cli_flags, socket_paths_with_control_characters_are_refused)
+{
+	static const char *const bad[] = {"/tmp/a\nb", "/tmp/a\tb", "/tmp/a\x1b[2Jb", "/tmp/\x7f",
+					  ""};
+	static const char *const opt[] = {"--bridge-socket", "--vmm-socket"};
+	static struct run r;
+
+	for (size_t o = 0; o < 2; o++)
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			RUN(&r, "install", opt[o], bad[i]);
+			cr_assert_eq(r.rc, 2, "%s %s: exit %d", opt[o], bad[i], r.rc);
+			cr_assert(strstr(r.err, opt[o]) == r.err + strlen("execgate: install: "),
+				  "%s", r.err);
+			cr_assert(strstr(r.err, bad[i][0] ? "control character" : "empty path"),
+				  "%s", r.err);
+		}
+}
