@@ -21,6 +21,7 @@
 #include <criterion/criterion.h>
 #include "not_offered.h"
 #include "harness.h"
+#include "core/keyset.h"
 #include "loader/cgroup.h"
 #include "loader/pins.h"
 #include "loader/proc_id.h"
@@ -150,7 +151,8 @@ int kh_run(char *out, size_t size, const char *prog, ...)
 
 void kh_keys(void)
 {
-	char out[512], pub[256];
+	char out[512], pub[256], seed[256];
+	uint8_t pk[crypto_sign_PUBLICKEYBYTES];
 	int rc;
 
 	rc = kh_issue(out, sizeof(out), "keygen", "--out", kh.keys_dir, NULL);
@@ -158,6 +160,11 @@ void kh_keys(void)
 	out[strcspn(out, "\n")] = '\0';
 	snprintf(kh.kid, sizeof(kh.kid), "%.31s", out);
 	snprintf(pub, sizeof(pub), "%s/%s.pub", kh.keys_dir, kh.kid);
+	snprintf(seed, sizeof(seed), "%s/%s.seed", kh.keys_dir, kh.kid);
+	/* keygen writes typed key files (core/key_file.h): the worker's
+	 * reader takes the .pub and refuses the .seed by its content. */
+	cr_assert_eq(eg_pubkey_read(pub, pk), EG_KEY_OK, "%s", pub);
+	cr_assert_eq(eg_pubkey_read(seed, pk), EG_KEY_FILE_SECRET, "%s", seed);
 	rc = kh_cli(out, sizeof(out), "keys", "add", pub, NULL);
 	cr_assert_eq(rc, 0, "execgate keys add: %s", out);
 }
