@@ -265,16 +265,16 @@ sys.exit(matrix(sys.argv[2], sys.argv[3], sys.argv[4:]))
 PY
 }
 
-# The loader's guarantee list, and what the host kernel offers: status on a
-# pin dir that does not exist lists every guarantee as not held, changing
-# nothing.
+# The loader's guarantee list, and what the host kernel offers: probe on a
+# pin dir that does not exist lists every guarantee as not held and probes
+# the tiers now (status would only report what a load recorded).
 status_json=$out_root/status-unloaded.json
 read_guarantees() {
 	local none=$out_root/none-$$
 	mkdir -p "$out_root"
-	"$build/execgate" status --json --pin-dir "/sys/fs/bpf/execgate-vmtest-none-$$" \
+	"$build/execgate" probe --json --pin-dir "/sys/fs/bpf/execgate-vmtest-none-$$" \
 		--state-dir "$none" >"$status_json" ||
-		die "execgate status --json on an empty pin dir failed"
+		die "execgate probe --json on an empty pin dir failed"
 	rm -rf "$none"
 }
 
