@@ -1,0 +1,74 @@
+# Operations: man pages (help2man), bash completion, deploy/kubernetes/.
+# Included by the Makefile; $(BUILD), $(BINS), $(DAEMON_OBJS), $(VERSION),
+# $(MANDIR) and $(BASHCOMPDIR) are defined by then.
+
+MAN_DIR := $(BUILD)/man
+# execgated(8) is built from the daemon binary's --help, so it exists once
+# user/daemon/ has sources; until then test-ops says so out loud.
+MAN_PAGES := $(MAN_DIR)/execgate.8 $(MAN_DIR)/execgate-issue.1 \
+	$(if $(DAEMON_OBJS),$(MAN_DIR)/execgated.8)
+# The page date is the last commit's, not the build's.
+MAN_DATE = $(shell git log -1 --format=%ct 2>/dev/null || date +%s)
+HELP2MAN = SOURCE_DATE_EPOCH=$(MAN_DATE) help2man --no-info
+
+.PHONY: man install-man install-bash-completion test-ops
+
+man: $(MAN_PAGES)
+
+# Each page: help2man over the binary (title, version, date), the
+# hand-written docs/man/<name>.h2m (NAME, DESCRIPTION, EXIT STATUS, FILES,
+# SEE ALSO) and the binary's --help kept verbatim (scripts/man-fragment.sh:
+# SYNOPSIS, and COMMANDS or OPTIONS).
+$(MAN_DIR)/%.h2m: $(BUILD)/% scripts/man-fragment.sh | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	./scripts/man-fragment.sh $(BUILD)/$* > $@
+
+MAN_SECTION_NAME = $(if $(filter %.1,$@),User Commands,System Administration)
+define man_page
+	$(HELP2MAN) --section $(subst .,,$(suffix $@)) --manual "$(MAN_SECTION_NAME)" \
+		--include docs/man/$(basename $(@F)).h2m --include $(MAN_DIR)/$(basename $(@F)).h2m \
+		--output $@ $(BUILD)/$(basename $(@F))
+endef
+
+$(MAN_DIR)/execgate.8: $(BUILD)/execgate docs/man/execgate.h2m $(MAN_DIR)/execgate.h2m
+	$(man_page)
+
+$(MAN_DIR)/execgate-issue.1: $(BUILD)/execgate-issue docs/man/execgate-issue.h2m $(MAN_DIR)/execgate-issue.h2m
+	$(man_page)
+
+$(MAN_DIR)/execgated.8: $(BUILD)/execgated docs/man/execgated.h2m $(MAN_DIR)/execgated.h2m
+	$(man_page)
+
+install: install-man install-bash-completion
+
+install-man: $(MAN_PAGES)
+	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8
+	install -m 0644 $(filter %.1,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 $(filter %.8,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man8/
+
+# One file; bash-completion loads completions by command name, hence the
+# links for the other two commands.
+install-bash-completion:
+	install -d $(DESTDIR)$(BASHCOMPDIR)
+	install -m 0644 deploy/bash-completion/execgate $(DESTDIR)$(BASHCOMPDIR)/execgate
+	ln -sf execgate $(DESTDIR)$(BASHCOMPDIR)/execgate-issue
+	ln -sf execgate $(DESTDIR)$(BASHCOMPDIR)/execgated
+
+OPS_DESTDIR := $(CURDIR)/$(BUILD)/ops-destdir
+test-ops: $(MAN_PAGES) $(BINS) | $(DEPS_STAMP)
+	@echo "test-ops: man pages"
+	./tests/ops/man-lint.sh $(VERSION) $(MAN_PAGES)
+	$(if $(DAEMON_OBJS),,@echo "test-ops: NOT TESTED: execgated(8): user/daemon/ has no sources, so no execgated to run help2man on")
+	@echo "test-ops: install-man, install-bash-completion into $(OPS_DESTDIR)"
+	rm -rf $(OPS_DESTDIR)
+	$(MAKE) --no-print-directory BUILD=$(BUILD) DESTDIR=$(OPS_DESTDIR) PREFIX=/usr install-man install-bash-completion >/dev/null
+	./tests/ops/man-lint.sh $(VERSION) $(addprefix $(OPS_DESTDIR)/usr/share/man/,$(join $(patsubst .%,man%/,$(suffix $(MAN_PAGES))),$(notdir $(MAN_PAGES))))
+	test -f $(OPS_DESTDIR)/usr/share/bash-completion/completions/execgate
+	test "$$(readlink $(OPS_DESTDIR)/usr/share/bash-completion/completions/execgate-issue)" = execgate
+	test "$$(readlink $(OPS_DESTDIR)/usr/share/bash-completion/completions/execgated)" = execgate
+	@echo "test-ops: bash completion"
+	bash ./tests/ops/test-completion.sh $(BUILD)
+	@echo "test-ops: deploy/kubernetes"
+	python3 ./tests/ops/test_kubernetes.py $(CURDIR) $(BUILD)/ops-k8s
+
+CHECK_EXTRA += test-ops
