@@ -71,7 +71,7 @@ int eg_proc_stat_start_ticks(pid_t pid, __u64 *ticks)
 
 static int status_field(pid_t pid, const char *name, char *out, size_t size)
 {
-	char path[64], buf[8192], *line;
+	char path[64], buf[8192], *line, *save = NULL;
 	size_t nlen = strlen(name);
 	int rc;
 
@@ -79,7 +79,8 @@ static int status_field(pid_t pid, const char *name, char *out, size_t size)
 	rc = read_file(path, buf, sizeof(buf));
 	if (rc < 0)
 		return rc == -ENOENT ? -ESRCH : rc;
-	for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+	/* strtok_r: the worker handle identifies processes from many threads. */
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		if (!strncmp(line, name, nlen) && line[nlen] == ':') {
 			line += nlen + 1;
 			line += strspn(line, " \t");
@@ -94,7 +95,7 @@ int eg_proc_check_namespaces(char *err, size_t err_size)
 {
 	char nspid[256], buf[256];
 	long long off_s = 0, off_ns = 0;
-	char *line;
+	char *line, *save = NULL;
 	int rc;
 
 	rc = status_field(getpid(), "NSpid", nspid, sizeof(nspid));
@@ -107,7 +108,7 @@ int eg_proc_check_namespaces(char *err, size_t err_size)
 	}
 	/* Without CONFIG_TIME_NS the file is absent: no offsets. */
 	if (read_file("/proc/self/timens_offsets", buf, sizeof(buf)) > 0) {
-		for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
+		for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
 			if (sscanf(line, "boottime %lld %lld", &off_s, &off_ns) == 2)
 				break;
 		if (off_s || off_ns) {
