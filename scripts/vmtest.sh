@@ -345,6 +345,13 @@ read -r -a labels <<<"${EXECGATE_VM_KERNELS:-debian-6.1 debian-6.12}"
 for l in "${labels[@]}"; do
 	tier_of "$l" >/dev/null
 	run_one "$l"
+	# qemu that never got as far as the guest (vng 255, no console output)
+	# is a boot failure, not a test result: one more boot, said loudly.
+	if grep -qs '^guest did not report' "$out_root/$l/error" &&
+		! [ -s "$out_root/$l/console.log" ]; then
+		log "$l: the VM did not start ($(cat "$out_root/$l/error")); booting it once more"
+		run_one "$l"
+	fi
 done
 
 bad=0

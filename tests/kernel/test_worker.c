@@ -63,6 +63,7 @@ static struct eg_verdict_result admit(struct eg_worker *w, pid_t pid, const char
 	return r;
 }
 
+/* guarantees: none */
 Test(worker, admit_through_the_handle_grants_a_real_connect)
 {
 	const char *bsock = kh_path("bridge.sock");
@@ -180,6 +181,7 @@ static void *admit_loop(void *p)
 	return NULL;
 }
 
+/* guarantees: none */
 Test(worker, many_threads_on_one_handle_while_installs_and_key_reloads_run)
 {
 	const char *bsock = kh_path("bridge.sock");
@@ -238,6 +240,7 @@ Test(worker, many_threads_on_one_handle_while_installs_and_key_reloads_run)
 	eg_worker_close(w);
 }
 
+/* guarantees: none */
 Test(worker, forget_removes_a_retired_sandbox_and_its_endpoints)
 {
 	const char *bsock = kh_path("bridge.sock");
@@ -279,6 +282,7 @@ static int count_key(const char *kid, const uint8_t pk[32], void *ctx)
 	return 0;
 }
 
+/* guarantees: none */
 Test(worker, keys_add_is_idempotent_and_remove_names_unknown_keys)
 {
 	char pub[256], kid[EG_KID_TEXT_LEN], kid2[EG_KID_TEXT_LEN], err[EG_ERR_MAX];
