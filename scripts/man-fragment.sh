@@ -6,7 +6,7 @@
 #   [SYNOPSIS]  the usage block: the "usage:" line and the indented lines
 #               after it;
 #   [COMMANDS]  for each subcommand that usage block names, its own --help;
-#   [OPTIONS]   without subcommands: the rest of --help.
+#   [OPTIONS]   without subcommands: --help from its first option line on.
 # A subcommand whose --help fails fails the page: the manual never silently
 # lacks a command. usage: man-fragment.sh BINARY
 set -eu
@@ -42,7 +42,7 @@ nusage=$(printf '%s\n' "$usage" | wc -l)
 # "       execgate-issue cap --key ...").
 cmds=$(printf '%s\n' "$help" | head -n "$nusage" | sed -n \
 	-e "1s/^[Uu]sage: *$prog \\([a-z][a-z-]*\\).*/\\1/p" \
-	-e "2,\$s/^[ \\t]*\\($prog[ \\t]\\{1,\\}\\)\\{0,1\\}\\([a-z][a-z-]*\\)\\([ \\t].*\\)\\{0,1\\}\$/\\2/p" | awk '!seen[$0]++')
+	-e "2,\$s/^[ \\t]*\\(${prog}[ \\t]\\{1,\\}\\)\\{0,1\\}\\([a-z][a-z-]*\\)\\([ \\t].*\\)\\{0,1\\}\$/\\2/p" | awk '!seen[$0]++')
 
 printf '[=SYNOPSIS]\n.nf\n'
 printf '%s\n' "$usage" | roff
@@ -60,7 +60,9 @@ if [ -n "$cmds" ]; then
 		printf '.fi\n'
 	done
 else
-	rest=$(printf '%s\n' "$help" | tail -n "+$((nusage + 1))" | sed '/./,$!d')
+	# From the first option line on: the text before it is what the
+	# hand-written DESCRIPTION says better.
+	rest=$(printf '%s\n' "$help" | tail -n "+$((nusage + 1))" | sed '/^[ \t]*-/,$!d')
 	if [ -n "$rest" ]; then
 		printf '[=OPTIONS]\n.nf\n'
 		printf '%s\n' "$rest" | roff

@@ -58,6 +58,9 @@ expect "execgate ins" "install"
 expect "execgate install --bri" "--bridge-pid --bridge-socket"
 expect "execgate --ver" "--version"
 expect "execgate re" "retire revoke"
+expect "execgate s" "show status"
+expect "execgate events --d" "--drain"
+expect "execgate forget --" "--help --json --pin-dir --sandbox --state-dir"
 expect "execgate load --require " "cgroup full lsm"
 expect "execgate load --require=l" "lsm"
 expect "execgate load --js" "--json"
@@ -74,6 +77,7 @@ expect "execgate-issue cap --not" "--not-before"
 expect "execgate-issue keygen --out $scratch/p" "$scratch/pins.d"
 expect "execgated --con" "--config"
 expect "execgated --config $scratch/ki" "$scratch/kid.pub"
+expect "execgated -c $scratch/ki" "$scratch/kid.pub"
 
 # Words of a shell list variable or function output, sorted, one line.
 sorted() { tr ' ' '\n' | sed '/^$/d' | sort -u | paste -sd ' '; }
