@@ -4,9 +4,9 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
-#include <bpf/libbpf.h>
 #include "core/ids.h"
 #include "execgate/commands.h"
+#include "execgate/ring.h"
 #include "loader/kreason.h"
 
 static volatile sig_atomic_t stop;
@@ -17,25 +17,19 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-/* Returned by the callback once --count is reached: libbpf then stops
- * consuming, so the next event stays in the ring for the next reader. */
-#define EG_EVENTS_ENOUGH (-ECANCELED)
-
 struct follow {
 	bool json;
 	long remaining; /* < 0: unlimited */
 };
 
-static int on_event(void *ctx, void *data, size_t size)
+static void on_event(void *ctx, const void *data, size_t size)
 {
 	struct follow *f = ctx;
 	const struct eg_event *ev = data;
 	char u[EG_UUID_TEXT_LEN], t[48];
 
-	if (f->remaining == 0)
-		return EG_EVENTS_ENOUGH;
 	if (size < sizeof(*ev))
-		return 0;
+		return;
 	eg_uuid_format(ev->sandbox, u);
 	eg_cli_boottime_rfc3339(ev->ts_ns, t, sizeof(t));
 	if (f->json) {
@@ -65,9 +59,8 @@ static int on_event(void *ctx, void *data, size_t size)
 		}
 	}
 	fflush(stdout);
-	if (f->remaining > 0 && --f->remaining == 0)
-		stop = 1;
-	return 0;
+	if (f->remaining > 0)
+		f->remaining--;
 }
 
 static const struct eg_cli_opt events_opts[] = {
@@ -80,14 +73,14 @@ static const struct eg_cli_opt events_opts[] = {
 static int run_events(const struct eg_cli_cmd *cmd, int argc, char **argv)
 {
 	struct follow f = {.json = false, .remaining = -1};
-	struct ring_buffer *rb = NULL;
+	struct eg_ring ring;
 	struct eg_cli_parse p;
 	struct eg_worker *w;
 	struct sigaction sa;
 	const char *name, *val;
 	bool drain = false;
 	uint64_t count;
-	int c, n, rc = EG_EXIT_OK;
+	int c, n, rc;
 
 	eg_cli_parse_init(&p, cmd, argc, argv);
 	while ((c = eg_cli_next(&p, &name, &val)) == 1) {
@@ -107,9 +100,9 @@ static int run_events(const struct eg_cli_cmd *cmd, int argc, char **argv)
 		return eg_cli_usage(&p, "%s: unexpected argument", p.pos[0]);
 	if (eg_cli_worker_open(&p, &w))
 		return EG_EXIT_ERROR;
-	rb = ring_buffer__new(eg_worker_events_fd(w), on_event, &f, NULL);
-	if (!rb) {
-		eg_cli_err("ring buffer eg_events: %s", strerror(errno));
+	rc = eg_ring_open(&ring, eg_worker_events_fd(w));
+	if (rc) {
+		eg_cli_err("ring buffer eg_events: %s", strerror(-rc));
 		eg_worker_close(w);
 		return EG_EXIT_ERROR;
 	}
@@ -119,19 +112,21 @@ static int run_events(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	/* Line-buffered so a follower piped into another tool sees events at once. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while (!stop) {
-		n = drain ? ring_buffer__consume(rb) : ring_buffer__poll(rb, 200);
-		if (n == EG_EVENTS_ENOUGH)
+	/* One record at a time: with --count the N+1th stays in the ring. */
+	while (!stop && f.remaining != 0) {
+		n = eg_ring_next(&ring, on_event, &f);
+		if (n)
+			continue;
+		if (drain)
 			break;
-		if (n < 0 && n != -EINTR) {
+		n = eg_ring_wait(&ring, 200);
+		if (n && n != -EINTR) {
 			eg_cli_err("ring buffer eg_events: %s", strerror(-n));
 			rc = EG_EXIT_ERROR;
 			break;
 		}
-		if (drain)
-			break;
 	}
-	ring_buffer__free(rb);
+	eg_ring_close(&ring);
 	eg_worker_close(w);
 	return rc;
 }
