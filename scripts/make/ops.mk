@@ -54,8 +54,14 @@ install-bash-completion:
 	ln -sf execgate $(DESTDIR)$(BASHCOMPDIR)/execgate-issue
 	ln -sf execgate $(DESTDIR)$(BASHCOMPDIR)/execgated
 
+# The daemon's own config parser, run on the config the Kubernetes
+# entrypoint renders (tests/ops/test_kubernetes.py).
+OPS_CONFIG_CHECK := $(if $(DAEMON_OBJS),$(BUILD)/ops-config-check)
+$(BUILD)/ops-config-check: tests/ops/config_check.c $(BUILD)/obj/daemon/config.o $(CORE_LIB)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(BUILD)/obj/daemon/config.o $(CORE_LIB) -lsodium
+
 OPS_DESTDIR := $(CURDIR)/$(BUILD)/ops-destdir
-test-ops: $(MAN_PAGES) $(BINS) | $(DEPS_STAMP)
+test-ops: $(MAN_PAGES) $(BINS) $(OPS_CONFIG_CHECK) | $(DEPS_STAMP)
 	@echo "test-ops: man pages"
 	./tests/ops/man-lint.sh $(VERSION) $(MAN_PAGES)
 	$(if $(DAEMON_OBJS),,@echo "test-ops: NOT TESTED: execgated(8): user/daemon/ has no sources, so no execgated to run help2man on")
@@ -69,6 +75,6 @@ test-ops: $(MAN_PAGES) $(BINS) | $(DEPS_STAMP)
 	@echo "test-ops: bash completion"
 	bash ./tests/ops/test-completion.sh $(BUILD)
 	@echo "test-ops: deploy/kubernetes"
-	python3 ./tests/ops/test_kubernetes.py $(CURDIR) $(BUILD)/ops-k8s
+	python3 ./tests/ops/test_kubernetes.py $(CURDIR) $(BUILD)/ops-k8s $(OPS_CONFIG_CHECK)
 
 CHECK_EXTRA += test-ops

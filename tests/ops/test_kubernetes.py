@@ -7,7 +7,10 @@ the ConfigMap's execgated.conf has exactly the daemon's keys and agrees with
 the mounts and the readiness probe, and the entrypoint's cgroup v2 discovery
 is run on unified, hybrid and legacy mountinfo.
 
-usage: test_kubernetes.py REPO_DIR SCRATCH_DIR"""
+With CONFIG_CHECK (tests/ops/config_check.c, built once user/daemon/ has
+sources), the rendered config is read by execgated's own parser too.
+
+usage: test_kubernetes.py REPO_DIR SCRATCH_DIR [CONFIG_CHECK]"""
 import os
 import subprocess
 import sys
@@ -66,6 +69,20 @@ MOUNTINFO = {
     "none": MOUNTINFO_HEAD
     + "30 22 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime - cgroup2 cgroup2 rw\n",
 }
+
+
+def daemon_reads(config_check, scratch, layout, text):
+    """execgated's parser on the rendered config: accepted, and every value read as written."""
+    path = os.path.join(scratch, layout, "rendered.conf")
+    with open(path, "w") as f:
+        f.write(text)
+    r = subprocess.run([config_check, path], capture_output=True, text=True)
+    want = parse_conf(text)
+    got = parse_conf(r.stdout) if r.returncode == 0 else {}
+    check(r.returncode == 0 and got == want,
+          f"entrypoint {layout}: execgated's config parser reads the rendered config as written"
+          + (f" ({r.stderr.strip()})" if r.returncode else
+             "" if got == want else f" (read {got}, wrote {want})"))
 
 
 def run_entrypoint(script, scratch, layout, machine_id, worker_env=None):
@@ -130,6 +147,10 @@ def check_pod_uid_snippet(repo, scratch):
 
 def main():
     repo, scratch = sys.argv[1], sys.argv[2]
+    config_check = sys.argv[3] if len(sys.argv) > 3 else None
+    if not config_check:
+        print("  NOT TESTED the rendered config against execgated's parser: no CONFIG_CHECK"
+              " (user/daemon/ has no sources yet)")
     os.makedirs(scratch, exist_ok=True)
     kdir = os.path.join(repo, "deploy", "kubernetes")
     docs = []
@@ -249,6 +270,8 @@ def main():
         check(f"cgroup {layout} at {root}" in r.stderr, f"entrypoint {layout}: names the layout")
         check(set(got) == CONF_KEYS and all("@" not in v for v in got.values()),
               f"entrypoint {layout}: every placeholder filled")
+        if config_check:
+            daemon_reads(config_check, scratch, layout, r.stdout)
     r = run_entrypoint(script, scratch, "legacy", mid)
     check(r.returncode == 1 and "cgroup v1 only" in r.stderr,
           f"entrypoint legacy: refused, needs cgroup v2 ({r.stderr.strip()})")
