@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 #include "daemon/http.h"
 #include "daemon/log.h"
 
@@ -130,6 +135,74 @@ json_t *egd_body_object(struct egd_call *c, enum MHD_Result *replied)
 	return o;
 }
 
+/* --- connections --------------------------------------------------------------- */
+
+/* MHD's own timeout counts inactivity, so a client sending one byte a
+ * second would hold a connection (and a pool slot) forever. The reaper
+ * gives every request phase -- from connect, or from the previous answer,
+ * until the request is complete -- connection_timeout seconds in total,
+ * and then shuts the socket down; MHD sees the hang-up and closes the
+ * connection the usual way. It shuts down a dup() of MHD's fd, so it can
+ * never hit a number MHD has closed and reused. */
+struct egd_conn {
+	struct egd_peer peer;
+	bool have_peer;
+	int fd;		   /* dup of the connection's socket */
+	double phase_start; /* ms, CLOCK_MONOTONIC */
+	atomic_bool busy;   /* answered or streaming: MHD's business now */
+	bool reaped;
+	struct egd_conn *prev, *next;
+};
+
+static struct egd_conn conns = {.prev = &conns, .next = &conns};
+static pthread_mutex_t conns_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_t reaper_thread;
+static atomic_bool reaper_stop;
+static bool reaper_started;
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void *reaper(void *arg)
+{
+	struct egd *d = arg;
+	double limit = (double)d->cfg.connection_timeout * 1e3;
+
+	while (!atomic_load(&reaper_stop)) {
+		double now;
+
+		usleep(250000);
+		now = now_ms();
+		pthread_mutex_lock(&conns_mu);
+		for (struct egd_conn *c = conns.next; c != &conns; c = c->next) {
+			if (c->reaped || atomic_load(&c->busy) || now - c->phase_start < limit)
+				continue;
+			c->reaped = true;
+			shutdown(c->fd, SHUT_RDWR);
+		}
+		pthread_mutex_unlock(&conns_mu);
+	}
+	return NULL;
+}
+
+static void set_busy(struct MHD_Connection *conn, bool busy)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	struct egd_conn *c = ci ? ci->socket_context : NULL;
+
+	if (!c)
+		return;
+	if (!busy)
+		c->phase_start = now_ms(); /* the next request's clock */
+	atomic_store(&c->busy, busy);
+}
+
 /* --- requests ------------------------------------------------------------------ */
 
 struct request {
@@ -145,6 +218,7 @@ static enum MHD_Result early(struct egd_call *c, struct request *rq, unsigned st
 			     const char *error, const char *fmt, const char *detail)
 {
 	rq->answered = true;
+	set_busy(c->conn, true);
 	return egd_reply_error(c, status, error, fmt, detail);
 }
 
@@ -203,7 +277,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 	(void)version;
 	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-	c.peer = ci ? ci->socket_context : NULL;
+	if (ci && ci->socket_context && ((struct egd_conn *)ci->socket_context)->have_peer)
+		c.peer = &((struct egd_conn *)ci->socket_context)->peer;
 	if (!rq) {
 		rq = calloc(1, sizeof(*rq));
 		if (!rq)
@@ -241,6 +316,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (rq->answered)
 		return MHD_YES;
 	rq->answered = true;
+	set_busy(conn, true);
 	if (rq->too_big)
 		return egd_reply_error(&c, MHD_HTTP_CONTENT_TOO_LARGE, "body too large",
 				       "more than %d bytes", EGD_BODY_MAX);
@@ -256,8 +332,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	struct request *rq = *con_cls;
 
 	(void)cls;
-	(void)conn;
 	(void)toe;
+	set_busy(conn, false);
 	if (!rq)
 		return;
 	free(rq->body);
@@ -269,7 +345,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 			  enum MHD_ConnectionNotificationCode code)
 {
 	struct egd *d = cls;
-	struct egd_peer *peer;
+	struct egd_conn *c;
 
 	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
 		const union MHD_ConnectionInfo *ci =
@@ -279,23 +355,38 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 					  memory_order_relaxed);
 		atomic_fetch_add_explicit((_Atomic uint64_t *)&d->metrics.connections_total, 1,
 					  memory_order_relaxed);
-		peer = malloc(sizeof(*peer));
-		if (peer && ci && egd_peer_read(ci->connect_fd, &d->cfg, peer) == 0) {
-			*socket_context = peer;
-		} else {
-			free(peer);
-			*socket_context = NULL; /* every request on it gets 403 */
-		}
+		*socket_context = NULL;
+		c = calloc(1, sizeof(*c));
+		if (!c)
+			return; /* every request on it gets 403 */
+		c->fd = ci ? fcntl(ci->connect_fd, F_DUPFD_CLOEXEC, 0) : -1;
+		/* No peer credentials: every request on it gets 403. */
+		c->have_peer = ci && egd_peer_read(ci->connect_fd, &d->cfg, &c->peer) == 0;
+		c->phase_start = now_ms();
+		pthread_mutex_lock(&conns_mu);
+		c->next = &conns;
+		c->prev = conns.prev;
+		conns.prev->next = c;
+		conns.prev = c;
+		pthread_mutex_unlock(&conns_mu);
+		*socket_context = c;
 		return;
 	}
 	atomic_fetch_sub_explicit((_Atomic uint64_t *)&d->metrics.connections_open, 1,
 				  memory_order_relaxed);
-	peer = *socket_context;
-	if (peer) {
-		egd_peer_release(peer);
-		free(peer);
-	}
+	c = *socket_context;
 	*socket_context = NULL;
+	if (!c)
+		return;
+	pthread_mutex_lock(&conns_mu);
+	c->prev->next = c->next;
+	c->next->prev = c->prev;
+	pthread_mutex_unlock(&conns_mu);
+	if (c->fd >= 0)
+		close(c->fd);
+	if (c->have_peer)
+		egd_peer_release(&c->peer);
+	free(c);
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
@@ -327,11 +418,18 @@ int egd_http_start(struct egd *d, char *err, size_t err_size)
 		snprintf(err, err_size, "http: libmicrohttpd did not start on %s", d->cfg.socket);
 		return -EIO;
 	}
+	if (pthread_create(&reaper_thread, NULL, reaper, d) == 0)
+		reaper_started = true;
 	return 0;
 }
 
 void egd_http_stop(struct egd *d)
 {
+	if (reaper_started) {
+		atomic_store(&reaper_stop, true);
+		pthread_join(reaper_thread, NULL);
+		reaper_started = false;
+	}
 	if (d->mhd) {
 		/* MHD closes the listen socket it was given. */
 		MHD_stop_daemon(d->mhd);

@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <dirent.h>
+#include <unistd.h>
+#include <criterion/criterion.h>
+#include "dd.h"
+#include "loader/cgroup.h"
+#include "not_offered.h"
+
+struct dd_env dd;
+static unsigned dd_seq;
+
+double dd_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static const char *daemon_bin(void)
+{
+	const char *b = getenv("EXECGATED_BIN");
+
+	return b && *b ? b : "build/execgated";
+}
+
+void dd_setup(void)
+{
+	char root[400];
+	unsigned n = dd_seq++;
+	struct rlimit rl;
+
+	memset(&kh, 0, sizeof(kh));
+	memset(&dd, 0, sizeof(dd));
+	if (geteuid() != 0)
+		kh_not_offered(KH_NEED_ROOT, "not running as root");
+	/* The 1000-connection test needs more than the usual 1024 fds. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	snprintf(kh.dir, sizeof(kh.dir), "/tmp/egd-%d-%u", (int)getpid(), n);
+	snprintf(kh.state_dir, sizeof(kh.state_dir), "%s/state", kh.dir);
+	snprintf(kh.keys_dir, sizeof(kh.keys_dir), "%s/issuer", kh.dir);
+	snprintf(kh.pin_dir, sizeof(kh.pin_dir), "/sys/fs/bpf/egd-%d-%u", (int)getpid(), n);
+	cr_assert_eq(mkdir(kh.dir, 0755), 0, "mkdir %s: %s", kh.dir, strerror(errno));
+	cr_assert_eq(mkdir(kh.keys_dir, 0700), 0, "mkdir %s", kh.keys_dir);
+	cr_assert_eq(eg_cgroup2_root(root, sizeof(root)), 0, "no cgroup v2 mount");
+	snprintf(kh.cgroup, sizeof(kh.cgroup), "%s/egd-%d-%u", root, (int)getpid(), n);
+	cr_assert_eq(mkdir(kh.cgroup, 0755), 0, "mkdir %s: %s", kh.cgroup, strerror(errno));
+	kh.cgroup_made = true;
+	snprintf(dd.config, sizeof(dd.config), "%s/execgated.conf", kh.dir);
+	snprintf(dd.socket, sizeof(dd.socket), "%s/api.sock", kh.dir);
+	snprintf(dd.log, sizeof(dd.log), "%s/execgated.log", kh.dir);
+	dd_start();
+	kh.loaded = true;
+}
+
+static void show_log(void)
+{
+	char buf[4096];
+	FILE *f = fopen(dd.log, "r");
+	size_t n;
+
+	if (!f)
+		return;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	cr_log_error("execgated log:\n%s", buf);
+}
+
+int dd_connect(void)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%.107s", dd.socket);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun))) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+void dd_start(void)
+{
+	FILE *f = fopen(dd.config, "w");
+	int status, fd;
+	pid_t pid;
+
+	cr_assert_not_null(f, "config %s", dd.config);
+	fprintf(f,
+		"# written by tests/daemon\n"
+		"pin_dir = %s\nstate_dir = %s\ncgroup = %s\nrequire = cgroup\nsocket = %s\n"
+		"worker_id = %s\nadmit_group = %d\nthreads = 2\nconnection_timeout = 3\n%s",
+		kh.pin_dir, kh.state_dir, kh.cgroup, dd.socket, DD_WORKER, DD_ADMIT_GID,
+		dd.extra);
+	fclose(f);
+	pid = fork();
+	cr_assert_geq(pid, 0, "fork");
+	if (pid == 0) {
+		int lfd = open(dd.log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+
+		dup2(lfd, 1);
+		dup2(lfd, 2);
+		execl(daemon_bin(), "execgated", "--config", dd.config, (char *)NULL);
+		_exit(127);
+	}
+	dd.pid = pid;
+	for (int i = 0; i < 1000; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			dd.pid = 0;
+			if (WIFEXITED(status) && WEXITSTATUS(status) == 5)
+				kh_not_offered(KH_NEED_CGROUP, "execgated: exit 5 (tier not offered)");
+			show_log();
+			cr_assert_fail("execgated exited at start-up: status 0x%x", status);
+		}
+		fd = dd_connect();
+		if (fd >= 0) {
+			close(fd);
+			return;
+		}
+		usleep(10000);
+	}
+	show_log();
+	cr_assert_fail("execgated: socket %s never answered", dd.socket);
+}
+
+int dd_stop(int sig)
+{
+	int status = 0;
+
+	if (!dd.pid)
+		return -1;
+	kill(dd.pid, sig);
+	for (int i = 0; i < 500; i++) {
+		if (waitpid(dd.pid, &status, WNOHANG) == dd.pid) {
+			dd.pid = 0;
+			return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		}
+		usleep(10000);
+	}
+	kill(dd.pid, SIGKILL);
+	waitpid(dd.pid, &status, 0);
+	dd.pid = 0;
+	return 128 + SIGKILL;
+}
+
+void dd_teardown(void)
+{
+	if (dd.pid)
+		dd_stop(SIGTERM);
+	kh_teardown();
+}
+
+/* --- HTTP ----------------------------------------------------------------------- */
+
+void dd_resp_free(struct dd_resp *r)
+{
+	free(r->body);
+	json_decref(r->json);
+	r->body = NULL;
+	r->json = NULL;
+}
+
+static struct dd_resp read_resp(int fd, int timeout_ms)
+{
+	struct dd_resp r = {.status = -ETIMEDOUT};
+	size_t cap = 8192, len = 0;
+	char *buf = malloc(cap), *sep;
+	double end = dd_now_ms() + timeout_ms;
+
+	for (;;) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		int left = (int)(end - dd_now_ms());
+		ssize_t n;
+
+		if (left <= 0 || poll(&p, 1, left) <= 0)
+			break;
+		if (len + 4096 > cap)
+			buf = realloc(buf, cap *= 2);
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			r.status = len ? 0 : -ECONNRESET;
+			break;
+		}
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	if (len >= 12 && !strncmp(buf, "HTTP/1.", 7))
+		r.status = atoi(buf + 9);
+	sep = strstr(buf, "\r\n\r\n");
+	if (sep) {
+		size_t hl = (size_t)(sep - buf);
+
+		snprintf(r.head, sizeof(r.head), "%.*s", (int)hl, buf);
+		r.body_len = len - hl - 4;
+		r.body = malloc(r.body_len + 1);
+		memcpy(r.body, sep + 4, r.body_len + 1);
+		r.json = json_loadb(r.body, r.body_len, 0, NULL);
+	} else {
+		r.body = strdup("");
+	}
+	free(buf);
+	return r;
+}
+
+struct dd_resp dd_raw(const void *bytes, size_t len, int timeout_ms)
+{
+	struct dd_resp r = {0};
+	int fd = dd_connect();
+
+	if (fd < 0) {
+		r.status = fd;
+		r.body = strdup("");
+		return r;
+	}
+	if (len && write(fd, bytes, len) != (ssize_t)len) {
+		r.status = -errno;
+		r.body = strdup("");
+		close(fd);
+		return r;
+	}
+	r = read_resp(fd, timeout_ms);
+	close(fd);
+	return r;
+}
+
+struct dd_resp dd_req(const char *method, const char *path, const char *body)
+{
+	size_t blen = body ? strlen(body) : 0, hlen;
+	char head[512], *msg;
+	struct dd_resp r;
+
+	hlen = (size_t)snprintf(head, sizeof(head),
+				"%s %s HTTP/1.1\r\nHost: execgated\r\nConnection: close\r\n"
+				"Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n",
+				method, path, blen);
+	msg = malloc(hlen + blen);
+	memcpy(msg, head, hlen);
+	if (blen)
+		memcpy(msg + hlen, body, blen);
+	r = dd_raw(msg, hlen + blen, 10000);
+	free(msg);
+	return r;
+}
+
+int dd_req_as(uid_t uid, gid_t gid, const char *method, const char *path, const char *body,
+	      char *what, size_t what_size)
+{
+	int pfd[2], status = -1;
+	char buf[300] = "";
+	pid_t pid;
+	ssize_t n;
+
+	cr_assert_eq(pipe(pfd), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		struct dd_resp r;
+		const char *w;
+
+		close(pfd[0]);
+		if (setgroups(0, NULL) || setgid(gid) || setuid(uid))
+			_exit(99);
+		r = dd_req(method, path, body);
+		w = dd_str(&r, "reason");
+		if (!*w)
+			w = dd_str(&r, "error");
+		n = snprintf(buf, sizeof(buf), "%d %s", r.status, w);
+		if (write(pfd[1], buf, (size_t)n) < 0)
+			_exit(98);
+		_exit(0);
+	}
+	close(pfd[1]);
+	n = read(pfd[0], buf, sizeof(buf) - 1);
+	close(pfd[0]);
+	waitpid(pid, NULL, 0);
+	if (n > 0) {
+		char *sp;
+
+		buf[n] = '\0';
+		status = atoi(buf);
+		sp = strchr(buf, ' ');
+		if (what)
+			snprintf(what, what_size, "%s", sp ? sp + 1 : "");
+	}
+	return status;
+}
+
+const char *dd_str(const struct dd_resp *r, const char *field)
+{
+	const char *s = json_string_value(json_object_get(r->json, field));
+
+	return s ? s : "";
+}
+
+long long dd_int(const struct dd_resp *r, const char *field)
+{
+	return json_integer_value(json_object_get(r->json, field));
+}
+
+char *dd_admit_body(const char *token, const char *scope, int pid)
+{
+	json_t *o = json_pack("{s:s}", "token", token);
+	char *s;
+
+	if (scope)
+		json_object_set_new(o, "scope", json_string(scope));
+	if (pid)
+		json_object_set_new(o, "pid", json_integer(pid));
+	s = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	return s;
+}
+
+struct dd_resp dd_install(const char *sandbox, unsigned gen, unsigned act, pid_t bridge,
+			  const char *bridge_sock)
+{
+	char path[128], body[1024];
+
+	snprintf(path, sizeof(path), "/v1/sandboxes/%s", sandbox);
+	snprintf(body, sizeof(body),
+		 "{\"worker\":\"%s\",\"generation\":%u,\"activation\":%u,\"bridge_pid\":%d,"
+		 "\"substrate\":\"firecracker-host\",\"bridge_sockets\":[\"%s\"]}",
+		 DD_WORKER, gen, act, (int)bridge, bridge_sock);
+	return dd_req("PUT", path, body);
+}
+
+void dd_keys(void)
+{
+	char out[512], pub[256], path[128];
+	struct dd_resp r;
+	FILE *f;
+	size_t n;
+	int rc;
+
+	rc = kh_issue(out, sizeof(out), "keygen", "--out", kh.keys_dir, NULL);
+	cr_assert_eq(rc, 0, "execgate-issue keygen: %s", out);
+	out[strcspn(out, "\n")] = '\0';
+	snprintf(kh.kid, sizeof(kh.kid), "%.31s", out);
+	snprintf(pub, sizeof(pub), "%s/%s.pub", kh.keys_dir, kh.kid);
+	f = fopen(pub, "r");
+	cr_assert_not_null(f, "%s", pub);
+	n = fread(out, 1, sizeof(out) - 1, f);
+	out[n] = '\0';
+	fclose(f);
+	snprintf(path, sizeof(path), "/v1/keys/%s", kh.kid);
+	r = dd_req("PUT", path, out);
+	cr_assert_eq(r.status, 201, "PUT %s: %d %s", path, r.status, r.body);
+	dd_resp_free(&r);
+}
+
+/* --- fds ------------------------------------------------------------------------- */
+
+int dd_fd_count(void)
+{
+	char path[64];
+	struct dirent *e;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)dd.pid);
+	d = opendir(path);
+	cr_assert_not_null(d, "%s", path);
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+int dd_fd_settle(int want, int ms)
+{
+	double end = dd_now_ms() + ms;
+	int n;
+
+	while ((n = dd_fd_count()) > want && dd_now_ms() < end)
+		usleep(20000);
+	return n;
+}

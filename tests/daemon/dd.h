@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Daemon-test environment, on top of the kernel tests' harness
+ * (tests/kernel/harness.h: scratch dirs, cgroup, issuer keys, tokens,
+ * children in the cgroup, teardown on failure).
+ *
+ * dd_setup() makes the scratch world with /sys/fs/bpf/egd-<pid>-<n> and
+ * /tmp/egd-<pid>-<n>, writes a config and starts a real execgated, which
+ * loads the programs itself; dd_teardown() stops it, then kh_teardown()
+ * unloads and removes everything. Requests go over the daemon's socket as
+ * raw HTTP/1.1 bytes, so the tests see exactly what a client sees. */
+#ifndef EXECGATE_TEST_DAEMON_DD_H
+#define EXECGATE_TEST_DAEMON_DD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <jansson.h>
+#include "harness.h"
+
+#define DD_SANDBOX  "5f0c2c1e-7a4b-4c1d-9e3f-000000000007"
+#define DD_SANDBOX2 "5f0c2c1e-7a4b-4c1d-9e3f-000000000008"
+#define DD_WORKER   "a0000000-0000-4000-8000-00000000000a"
+#define DD_WORKER_B "b0000000-0000-4000-8000-00000000000b"
+#define DD_ADMIT_GID 4242 /* admit_group of the test config */
+
+struct dd_env {
+	char config[200];
+	char socket[200];
+	char log[200];
+	pid_t pid; /* the running daemon, 0 when none */
+	char extra[512]; /* more config lines for the next start */
+};
+extern struct dd_env dd;
+
+void dd_setup(void);
+void dd_teardown(void);
+/* Writes the config (plus dd.extra) and starts the daemon; waits until its
+ * socket answers. */
+void dd_start(void);
+/* SIGTERM (or SIGKILL) and reap; returns the exit status (128+sig when
+ * killed). */
+int dd_stop(int sig);
+/* keygen, PUT /v1/keys/<kid>: kh.kid and the issuer seed are set. */
+void dd_keys(void);
+
+struct dd_resp {
+	int status; /* HTTP status, or -errno when no response came */
+	char head[2048];
+	char *body; /* NUL-terminated */
+	size_t body_len;
+	json_t *json; /* parsed body when it is JSON, else NULL */
+};
+void dd_resp_free(struct dd_resp *r);
+
+/* One request on a fresh connection ("Connection: close"). body may be
+ * NULL. */
+struct dd_resp dd_req(const char *method, const char *path, const char *body);
+/* Raw bytes on a fresh connection; reads until EOF or timeout_ms. */
+struct dd_resp dd_raw(const void *bytes, size_t len, int timeout_ms);
+/* dd_req in a child that runs as uid/gid (and no supplementary groups):
+ * returns the HTTP status, and the verdict's "reason" or "error" text in
+ * what (may be NULL). */
+int dd_req_as(uid_t uid, gid_t gid, const char *method, const char *path, const char *body,
+	      char *what, size_t what_size);
+
+/* Connects to the daemon socket; returns the fd. */
+int dd_connect(void);
+/* Open fds of the daemon. */
+int dd_fd_count(void);
+/* Waits (up to ms) for the daemon's fd count to drop to at most want;
+ * returns the last count. */
+int dd_fd_settle(int want, int ms);
+
+/* A JSON string field of r->json, or "" when absent. */
+const char *dd_str(const struct dd_resp *r, const char *field);
+long long dd_int(const struct dd_resp *r, const char *field);
+
+/* Body of an admit/check request for token (and scope). */
+char *dd_admit_body(const char *token, const char *scope, int pid);
+/* PUT /v1/sandboxes/<sandbox> with generation/activation, bridge_pid and
+ * one bridge socket; returns the response. */
+struct dd_resp dd_install(const char *sandbox, unsigned gen, unsigned act, pid_t bridge,
+			  const char *bridge_sock);
+
+double dd_now_ms(void);
+
+#endif

@@ -1,0 +1,479 @@
+// SPDX-License-Identifier: Apache-2.0
+/* execgated's API over its socket: every verdict, every error status,
+ * authorization by peer credentials, the record and key life cycles, and
+ * real enforcement after an admit. */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <criterion/criterion.h>
+#include "dd.h"
+
+TestSuite(daemon_api, .init = dd_setup, .fini = dd_teardown, .timeout = 90);
+
+static struct kh_child bridge;
+
+/* keys, a bridge process listening on bridge.sock, and S installed at
+ * generation 8 activation 1. */
+static void world(void)
+{
+	struct dd_resp r;
+
+	dd_keys();
+	kh_child_start(&bridge, false);
+	cr_assert_eq(kh_child_listen(&bridge, kh_path("bridge.sock")), 0);
+	r = dd_install(DD_SANDBOX, 8, 1, bridge.pid, kh_path("bridge.sock"));
+	cr_assert_eq(r.status, 200, "install: %d %s", r.status, r.body);
+	cr_assert_str_eq(dd_str(&r, "outcome"), "new");
+	dd_resp_free(&r);
+}
+
+static struct dd_resp verdict(const char *op, const char *token, const char *scope)
+{
+	char *body = dd_admit_body(token, scope, 0), path[32];
+	struct dd_resp r;
+
+	snprintf(path, sizeof(path), "/v1/%s", op);
+	r = dd_req("POST", path, body);
+	free(body);
+	return r;
+}
+
+static void expect(const char *op, const char *token, const char *scope, const char *v,
+		   const char *reason)
+{
+	struct dd_resp r = verdict(op, token, scope);
+
+	cr_assert_eq(r.status, 200, "%s: %d %s", op, r.status, r.body);
+	cr_expect_eq(dd_int(&r, "schema_version"), 1);
+	cr_expect_str_eq(dd_str(&r, "verdict"), v, "%s: %s", op, r.body);
+	cr_expect_str_eq(dd_str(&r, "reason"), reason, "%s: %s", op, r.body);
+	dd_resp_free(&r);
+}
+
+Test(daemon_api, every_verdict)
+{
+	char t8[1024], t7[1024], t9[1024], tb[1024], ts2[1024], texp[1024], tbad[1024];
+	char tother[1024];
+	char kid[32], out[256];
+	struct dd_resp r;
+	size_t n;
+
+	world();
+	kh_cap(t8, sizeof(t8), DD_SANDBOX, DD_WORKER, 8, 1, 120, 0);
+	kh_cap(t7, sizeof(t7), DD_SANDBOX, DD_WORKER, 7, 1, 120, 0);
+	kh_cap(t9, sizeof(t9), DD_SANDBOX, DD_WORKER, 9, 1, 120, 0);
+	kh_cap(tb, sizeof(tb), DD_SANDBOX, DD_WORKER_B, 8, 1, 120, 0);
+	kh_cap(ts2, sizeof(ts2), DD_SANDBOX2, DD_WORKER, 8, 1, 120, 0);
+	kh_cap(texp, sizeof(texp), DD_SANDBOX, DD_WORKER, 8, 1, 120, (long long)time(NULL) - 1000);
+
+	/* allow, then the same token from the verified-token cache */
+	r = verdict("admit", t8, "file.read");
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	cr_assert_str_eq(dd_str(&r, "verdict"), "allow", "%s", r.body);
+	cr_assert(json_is_false(json_object_get(r.json, "cache_hit")), "%s", r.body);
+	cr_assert_eq(dd_int(&r, "pid"), getpid(), "the grant is for the caller: %s", r.body);
+	cr_assert_not_null(json_object_get(r.json, "grant"), "%s", r.body);
+	dd_resp_free(&r);
+	r = verdict("admit", t8, "file.read");
+	cr_assert_str_eq(dd_str(&r, "verdict"), "allow", "%s", r.body);
+	cr_assert(json_is_true(json_object_get(r.json, "cache_hit")), "%s", r.body);
+	dd_resp_free(&r);
+	expect("check", t8, "exec", "allow", "ok");
+
+	/* refresh-route */
+	expect("admit", t9, "file.read", "refresh-route", "generation-mismatch");
+	expect("admit", t7, "file.read", "refresh-route", "generation-retired");
+	expect("check", tb, "file.read", "refresh-route", "worker-mismatch");
+	expect("admit", ts2, "file.read", "refresh-route", "no-record");
+
+	/* deny */
+	expect("admit", texp, "file.read", "deny", "expired");
+	expect("check", t8, "terminal", "deny", "scope-not-allowed");
+	expect("admit", "AAAA", "file.read", "deny", "malformed");
+	snprintf(tbad, sizeof(tbad), "%s", t8);
+	n = strlen(tbad);
+	tbad[n - 10] = tbad[n - 10] == 'A' ? 'B' : 'A'; /* inside the signature */
+	expect("admit", tbad, "file.read", "deny", "bad-signature");
+
+	/* a key the worker does not hold */
+	cr_assert_eq(kh_issue(out, sizeof(out), "keygen", "--out", kh.keys_dir, NULL), 0, "%s",
+		     out);
+	out[strcspn(out, "\n")] = '\0';
+	snprintf(kid, sizeof(kid), "%s", kh.kid);
+	snprintf(kh.kid, sizeof(kh.kid), "%.31s", out);
+	kh_cap(tother, sizeof(tother), DD_SANDBOX, DD_WORKER, 8, 1, 120, 0);
+	snprintf(kh.kid, sizeof(kh.kid), "%s", kid);
+	expect("admit", tother, "file.read", "deny", "unknown-key");
+
+	/* one journal line per denial and refresh-route, no token bytes */
+	{
+		char log[65536];
+		FILE *f = fopen(dd.log, "r");
+		size_t len = fread(log, 1, sizeof(log) - 1, f);
+
+		fclose(f);
+		log[len] = '\0';
+		cr_expect(strstr(log, "verdict=deny reason=expired"), "%s", log);
+		cr_expect(strstr(log, "verdict=refresh-route reason=generation-mismatch"), "%s",
+			  log);
+		cr_expect_null(strstr(log, t8), "a token in the log");
+		cr_expect_null(strstr(log, texp), "a token in the log");
+	}
+}
+
+Test(daemon_api, every_error_status)
+{
+	char big[70001], t8[1024], *body;
+	struct dd_resp r;
+
+	world();
+	kh_cap(t8, sizeof(t8), DD_SANDBOX, DD_WORKER, 8, 1, 120, 0);
+
+	/* 400 */
+	r = dd_req("POST", "/v1/admit", "not json");
+	cr_expect_eq(r.status, 400, "%s", r.body);
+	cr_expect_str_eq(dd_str(&r, "error"), "bad request");
+	cr_expect_neq(strlen(dd_str(&r, "reason")), 0);
+	dd_resp_free(&r);
+	r = dd_req("POST", "/v1/admit", "{}");
+	cr_expect_eq(r.status, 400, "missing token: %s", r.body);
+	dd_resp_free(&r);
+	r = dd_req("POST", "/v1/check", "{\"token\":\"x\",\"pid\":1}");
+	cr_expect_eq(r.status, 400, "check takes no pid: %s", r.body);
+	dd_resp_free(&r);
+	r = dd_req("POST", "/v1/admit", "{\"token\":\"x\",\"scope\":\"nope\"}");
+	cr_expect_eq(r.status, 400, "unknown scope: %s", r.body);
+	dd_resp_free(&r);
+	r = dd_req("PUT", "/v1/sandboxes/not-a-uuid", "{}");
+	cr_expect_eq(r.status, 400, "%s", r.body);
+	dd_resp_free(&r);
+	r = dd_req("PUT", "/v1/sandboxes/" DD_SANDBOX2, "{\"worker\":\"" DD_WORKER "\"}");
+	cr_expect_eq(r.status, 400, "incomplete install: %s", r.body);
+	dd_resp_free(&r);
+	r = dd_req("PUT", "/v1/sandboxes/" DD_SANDBOX2,
+		   "{\"worker\":\"" DD_WORKER "\",\"generation\":1,\"activation\":1,"
+		   "\"bridge_pid\":1,\"bogus\":true}");
+	cr_expect_eq(r.status, 400, "unknown field: %s", r.body);
+	dd_resp_free(&r);
+
+	/* 404 */
+	r = dd_req("GET", "/v1/nothing", NULL);
+	cr_expect_eq(r.status, 404, "%s", r.body);
+	cr_expect_str_eq(dd_str(&r, "error"), "not found");
+	dd_resp_free(&r);
+	r = dd_req("GET", "/v1/sandboxes/" DD_SANDBOX2, NULL);
+	cr_expect_eq(r.status, 404, "%s", r.body);
+	dd_resp_free(&r);
+	r = dd_req("POST", "/v1/sandboxes/" DD_SANDBOX2 "/retire", NULL);
+	cr_expect_eq(r.status, 404, "%s", r.body);
+	dd_resp_free(&r);
+	r = dd_req("DELETE", "/v1/keys/0123456789abcdef", NULL);
+	cr_expect_eq(r.status, 404, "%s", r.body);
+	dd_resp_free(&r);
+	body = dd_admit_body(t8, "file.read", 999999999);
+	r = dd_req("POST", "/v1/admit", body);
+	free(body);
+	cr_expect_eq(r.status, 404, "admit for a pid that does not exist: %s", r.body);
+	cr_expect_str_eq(dd_str(&r, "error"), "no such process", "%s", r.body);
+	dd_resp_free(&r);
+
+	/* 405 */
+	r = dd_req("GET", "/v1/admit", NULL);
+	cr_expect_eq(r.status, 405, "%s", r.body);
+	cr_expect(strstr(r.head, "Allow: POST"), "%s", r.head);
+	dd_resp_free(&r);
+	r = dd_req("DELETE", "/v1/status", NULL);
+	cr_expect_eq(r.status, 405, "%s", r.body);
+	dd_resp_free(&r);
+
+	/* 409 */
+	r = dd_install(DD_SANDBOX, 7, 1, bridge.pid, kh_path("bridge.sock"));
+	cr_expect_eq(r.status, 409, "older generation: %s", r.body);
+	cr_expect_str_eq(dd_str(&r, "error"), "stale install", "%s", r.body);
+	cr_expect_neq(strlen(dd_str(&r, "reason")), 0);
+	dd_resp_free(&r);
+	r = dd_req("DELETE", "/v1/sandboxes/" DD_SANDBOX, NULL);
+	cr_expect_eq(r.status, 409, "forget of an active record: %s", r.body);
+	dd_resp_free(&r);
+
+	/* 413: by Content-Length, and chunked */
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	r = dd_req("POST", "/v1/admit", big);
+	cr_expect_eq(r.status, 413, "%d %s", r.status, r.body);
+	cr_expect_str_eq(dd_str(&r, "error"), "body too large");
+	dd_resp_free(&r);
+	{
+		static char msg[80000];
+		int n = snprintf(msg, sizeof(msg),
+				 "POST /v1/admit HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+				 "Transfer-Encoding: chunked\r\n\r\n");
+
+		for (int i = 0; i < 17; i++)
+			n += snprintf(msg + n, sizeof(msg) - (size_t)n, "1000\r\n%.4096s\r\n", big);
+		n += snprintf(msg + n, sizeof(msg) - (size_t)n, "0\r\n\r\n");
+		r = dd_raw(msg, (size_t)n, 10000);
+		cr_expect_eq(r.status, 413, "chunked: %d %s", r.status, r.body);
+		dd_resp_free(&r);
+	}
+
+	/* 403: see authorization; 503: see test_bad_clients (connection limit) */
+}
+
+Test(daemon_api, authorization_by_peer_credentials)
+{
+	char t8[1024], what[256], *body, *body_pid;
+	int st;
+
+	world();
+	kh_cap(t8, sizeof(t8), DD_SANDBOX, DD_WORKER, 8, 1, 120, 0);
+	body = dd_admit_body(t8, "file.read", 0);
+	body_pid = dd_admit_body(t8, "file.read", getpid());
+
+	/* nobody, no group: 403 everywhere */
+	st = dd_req_as(65534, 65534, "POST", "/v1/admit", body, what, sizeof(what));
+	cr_expect_eq(st, 403, "nobody admit: %d %s", st, what);
+	st = dd_req_as(65534, 65534, "POST", "/v1/check", body, what, sizeof(what));
+	cr_expect_eq(st, 403, "nobody check: %d %s", st, what);
+	st = dd_req_as(65534, 65534, "GET", "/v1/sandboxes", NULL, what, sizeof(what));
+	cr_expect_eq(st, 403, "nobody list: %d %s", st, what);
+	st = dd_req_as(65534, 65534, "GET", "/metrics", NULL, what, sizeof(what));
+	cr_expect_eq(st, 403, "nobody metrics: %d %s", st, what);
+
+	/* admit_group: admit for itself, check, read; nothing else */
+	st = dd_req_as(65534, DD_ADMIT_GID, "POST", "/v1/admit", body, what, sizeof(what));
+	cr_expect_eq(st, 200, "admit_group admit: %d %s", st, what);
+	cr_expect_str_eq(what, "ok");
+	st = dd_req_as(65534, DD_ADMIT_GID, "POST", "/v1/check", body, what, sizeof(what));
+	cr_expect_eq(st, 200, "admit_group check: %d %s", st, what);
+	st = dd_req_as(65534, DD_ADMIT_GID, "POST", "/v1/admit", body_pid, what, sizeof(what));
+	cr_expect_eq(st, 403, "admit_group naming another pid: %d %s", st, what);
+	st = dd_req_as(65534, DD_ADMIT_GID, "GET", "/v1/sandboxes", NULL, what, sizeof(what));
+	cr_expect_eq(st, 200, "admit_group list: %d %s", st, what);
+	st = dd_req_as(65534, DD_ADMIT_GID, "POST", "/v1/sandboxes/" DD_SANDBOX "/retire", NULL,
+		       what, sizeof(what));
+	cr_expect_eq(st, 403, "admit_group retire: %d %s", st, what);
+	st = dd_req_as(65534, DD_ADMIT_GID, "DELETE", "/v1/keys/" "0123456789abcdef", NULL, what,
+		       sizeof(what));
+	cr_expect_eq(st, 403, "admit_group key delete: %d %s", st, what);
+	st = dd_req_as(65534, DD_ADMIT_GID, "PUT", "/v1/sandboxes/" DD_SANDBOX2, "{}", what,
+		       sizeof(what));
+	cr_expect_eq(st, 403, "admit_group install: %d %s", st, what);
+
+	/* root (admin) may name a pid */
+	{
+		struct dd_resp r = dd_req("POST", "/v1/admit", body_pid);
+
+		cr_expect_eq(r.status, 200, "%s", r.body);
+		cr_expect_str_eq(dd_str(&r, "verdict"), "allow", "%s", r.body);
+		dd_resp_free(&r);
+	}
+	free(body);
+	free(body_pid);
+}
+
+Test(daemon_api, record_and_key_life_cycle)
+{
+	char t8[1024], path[128], seed[256], text[512];
+	struct dd_resp r;
+	FILE *f;
+	size_t n;
+
+	world();
+	kh_cap(t8, sizeof(t8), DD_SANDBOX, DD_WORKER, 8, 1, 120, 0);
+
+	r = dd_req("GET", "/v1/sandboxes/" DD_SANDBOX, NULL);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	{
+		json_t *s = json_object_get(r.json, "sandbox");
+
+		cr_expect_str_eq(json_string_value(json_object_get(s, "sandbox")), DD_SANDBOX);
+		cr_expect_str_eq(json_string_value(json_object_get(s, "state")), "active");
+		cr_expect_eq(json_integer_value(json_object_get(s, "generation")), 8);
+		cr_expect_geq(json_integer_value(json_object_get(s, "endpoints")), 1, "%s", r.body);
+	}
+	dd_resp_free(&r);
+	r = dd_req("GET", "/v1/sandboxes", NULL);
+	cr_assert_eq(r.status, 200);
+	cr_expect_eq(json_array_size(json_object_get(r.json, "sandboxes")), 1, "%s", r.body);
+	dd_resp_free(&r);
+
+	/* a newer generation replaces: epoch moves */
+	r = dd_install(DD_SANDBOX, 9, 1, bridge.pid, kh_path("bridge.sock"));
+	cr_expect_eq(r.status, 200, "%s", r.body);
+	cr_expect_str_eq(dd_str(&r, "outcome"), "replaced", "%s", r.body);
+	dd_resp_free(&r);
+	expect("admit", t8, "file.read", "refresh-route", "generation-retired");
+
+	r = dd_req("POST", "/v1/sandboxes/" DD_SANDBOX "/retire", NULL);
+	cr_expect_eq(r.status, 200, "%s", r.body);
+	cr_expect_str_eq(json_string_value(json_object_get(json_object_get(r.json, "record"),
+							   "state")),
+			 "retired", "%s", r.body);
+	dd_resp_free(&r);
+	r = dd_req("DELETE", "/v1/sandboxes/" DD_SANDBOX, NULL);
+	cr_expect_eq(r.status, 200, "%s", r.body);
+	dd_resp_free(&r);
+	r = dd_req("GET", "/v1/sandboxes/" DD_SANDBOX, NULL);
+	cr_expect_eq(r.status, 404, "%s", r.body);
+	dd_resp_free(&r);
+
+	/* keys: listed, a secret refused, a wrong kid refused, removed */
+	r = dd_req("GET", "/v1/keys", NULL);
+	cr_assert_eq(r.status, 200);
+	cr_expect_str_eq(json_string_value(json_object_get(
+			     json_array_get(json_object_get(r.json, "keys"), 0), "kid")),
+			 kh.kid, "%s", r.body);
+	dd_resp_free(&r);
+	snprintf(seed, sizeof(seed), "%s/%s.seed", kh.keys_dir, kh.kid);
+	f = fopen(seed, "r");
+	cr_assert_not_null(f);
+	n = fread(text, 1, sizeof(text) - 1, f);
+	text[n] = '\0';
+	fclose(f);
+	snprintf(path, sizeof(path), "/v1/keys/%s", kh.kid);
+	r = dd_req("PUT", path, text);
+	cr_expect_eq(r.status, 400, "a secret key file: %s", r.body);
+	dd_resp_free(&r);
+	r = dd_req("PUT", "/v1/keys/0123456789abcdef", text);
+	cr_expect_eq(r.status, 400, "%s", r.body);
+	dd_resp_free(&r);
+	r = dd_req("DELETE", path, NULL);
+	cr_expect_eq(r.status, 200, "%s", r.body);
+	dd_resp_free(&r);
+	r = dd_req("GET", "/v1/keys", NULL);
+	cr_expect_eq(json_array_size(json_object_get(r.json, "keys")), 0, "%s", r.body);
+	dd_resp_free(&r);
+}
+
+Test(daemon_api, admit_opens_the_kernel_gate)
+{
+	char t8[1024], *body;
+	struct kh_child client;
+	struct dd_resp r;
+
+	world();
+	kh_cap(t8, sizeof(t8), DD_SANDBOX, DD_WORKER, 8, 1, 120, 0);
+	kh_child_start(&client, true);
+	cr_assert_eq(kh_child_connect(&client, kh_path("bridge.sock"), NULL, NULL), -EPERM);
+	body = dd_admit_body(t8, "file.read", client.pid);
+	r = dd_req("POST", "/v1/admit", body);
+	free(body);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	cr_assert_str_eq(dd_str(&r, "verdict"), "allow", "%s", r.body);
+	dd_resp_free(&r);
+	cr_expect_eq(kh_child_connect(&client, kh_path("bridge.sock"), NULL, NULL), 0);
+}
+
+/* Reads from fd until a line containing needle arrives (or ms pass). */
+static bool read_until(int fd, char *buf, size_t size, const char *needle, int ms)
+{
+	double end = dd_now_ms() + ms;
+	size_t len = 0;
+
+	buf[0] = '\0';
+	while (dd_now_ms() < end && len + 1 < size) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		ssize_t n;
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		n = read(fd, buf + len, size - 1 - len);
+		if (n <= 0)
+			return false;
+		len += (size_t)n;
+		buf[len] = '\0';
+		if (strstr(buf, needle))
+			return true;
+	}
+	return false;
+}
+
+Test(daemon_api, events_fan_out_to_every_reader)
+{
+	const char *req = "GET /v1/events HTTP/1.1\r\nHost: x\r\n\r\n";
+	char buf[3][16384], needle[64];
+	struct kh_child client;
+	int fds[3];
+
+	world();
+	for (int i = 0; i < 3; i++) {
+		fds[i] = dd_connect();
+		cr_assert_geq(fds[i], 0);
+		cr_assert_eq(write(fds[i], req, strlen(req)), (ssize_t)strlen(req));
+		cr_assert(read_until(fds[i], buf[i], sizeof(buf[i]), "\r\n\r\n", 3000),
+			  "stream %d: no header", i);
+		cr_assert(strstr(buf[i], "200 OK"), "%s", buf[i]);
+	}
+	kh_child_start(&client, true);
+	cr_assert_eq(kh_child_connect(&client, kh_path("bridge.sock"), NULL, NULL), -EPERM);
+	snprintf(needle, sizeof(needle), "\"pid\":%d,", (int)client.pid);
+	for (int i = 0; i < 3; i++) {
+		char *line, *end;
+		json_t *ev;
+
+		cr_assert(read_until(fds[i], buf[i], sizeof(buf[i]), needle, 5000),
+			  "reader %d got no event: %s", i, buf[i]);
+		line = strstr(buf[i], "{\"schema_version\"");
+		cr_assert_not_null(line, "%s", buf[i]);
+		end = strchr(line, '\n');
+		cr_assert_not_null(end);
+		ev = json_loadb(line, (size_t)(end - line), 0, NULL);
+		cr_assert_not_null(ev, "not JSON: %s", line);
+		cr_expect_str_eq(json_string_value(json_object_get(ev, "worker_id")), DD_WORKER);
+		cr_expect_str_eq(json_string_value(json_object_get(ev, "reason")), "deny-no-grant");
+		cr_expect_str_eq(json_string_value(json_object_get(ev, "sandbox")), DD_SANDBOX);
+		cr_expect_str_eq(json_string_value(json_object_get(ev, "path")),
+				 kh_path("bridge.sock"));
+		{
+			long long t = json_integer_value(json_object_get(ev, "time_unix_ns"));
+			long long now = (long long)time(NULL) * 1000000000LL;
+
+			cr_expect(t > now - 60000000000LL && t < now + 60000000000LL,
+				  "wall-clock time: %lld vs %lld", t, now);
+			cr_expect_not_null(json_object_get(ev, "time"));
+		}
+		json_decref(ev);
+		close(fds[i]);
+	}
+}
+
+Test(daemon_api, status_and_metrics)
+{
+	char out[8192], file[256];
+	struct dd_resp r;
+	FILE *f;
+	int rc;
+
+	world();
+	r = dd_req("GET", "/v1/status", NULL);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	cr_expect(json_is_true(json_object_get(r.json, "loaded")), "%s", r.body);
+	cr_expect_eq(dd_int(&r, "schema_version"), 1, "%s", r.body);
+	dd_resp_free(&r);
+
+	expect("check", "AAAA", "file.read", "deny", "malformed");
+	r = dd_req("GET", "/metrics", NULL);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	cr_expect(strstr(r.head, "text/plain; version=0.0.4"), "%s", r.head);
+	cr_expect(strstr(r.body, "execgate_admissions_total{op=\"check\",verdict=\"deny\","
+				 "reason=\"malformed\"} 1"),
+		  "%s", r.body);
+	cr_expect(strstr(r.body, "execgate_ringbuf_dropped_events_total "), "%s", r.body);
+	cr_expect(strstr(r.body, "execgate_map_entries{map=\"eg_records\"} 1"), "%s", r.body);
+	cr_expect(strstr(r.body, "execgate_token_cache_misses_total "), "%s", r.body);
+	cr_expect(strstr(r.body, "execgate_admission_duration_seconds_bucket{op=\"check\","
+				 "le=\"+Inf\"} 1"),
+		  "%s", r.body);
+	snprintf(file, sizeof(file), "%s/metrics.txt", kh.dir);
+	f = fopen(file, "w");
+	fwrite(r.body, 1, r.body_len, f);
+	fclose(f);
+	dd_resp_free(&r);
+	rc = kh_run(out, sizeof(out), "sh", "-c", "promtool check metrics < \"$0\"", file, NULL);
+	cr_expect_eq(rc, 0, "promtool check metrics: exit %d: %s", rc, out);
+}

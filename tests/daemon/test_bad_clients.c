@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Clients that misbehave: garbage, truncated and oversized requests, a
+ * client sending one byte a second, 1000 connections at once, clients that
+ * vanish mid-request. Each gets an error or a timeout; the daemon keeps
+ * answering others in bounded time, never crashes, and ends with the fds
+ * it started with. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <criterion/criterion.h>
+#include "dd.h"
+
+TestSuite(daemon_bad_clients, .init = dd_setup, .fini = dd_teardown, .timeout = 120);
+
+/* A good request answered, and how long it took. */
+static double good_request_ms(void)
+{
+	double t0 = dd_now_ms();
+	struct dd_resp r = dd_req("GET", "/v1/keys", NULL);
+
+	cr_assert_eq(r.status, 200, "a good client: %d %s", r.status, r.body);
+	dd_resp_free(&r);
+	return dd_now_ms() - t0;
+}
+
+static int baseline(void)
+{
+	good_request_ms();
+	return dd_fd_settle(0, 300);
+}
+
+static void alive(void)
+{
+	cr_assert_eq(kill(dd.pid, 0), 0, "execgated died");
+	good_request_ms();
+}
+
+static void send_close(const void *bytes, size_t len)
+{
+	int fd = dd_connect();
+
+	cr_assert_geq(fd, 0);
+	if (len)
+		cr_assert_eq(write(fd, bytes, len), (ssize_t)len);
+	close(fd);
+}
+
+Test(daemon_bad_clients, garbage_truncated_and_vanishing)
+{
+	static const char truncated_head[] = "POST /v1/admit HTTP/1.1\r\nHost: x\r\nContent-Le";
+	static const char truncated_body[] = "POST /v1/admit HTTP/1.1\r\nHost: x\r\n"
+					     "Content-Length: 100\r\n\r\n{\"token\":\"AA";
+	static const char full[] = "POST /v1/admit HTTP/1.1\r\nHost: x\r\nContent-Length: 29\r\n"
+				   "\r\n{\"token\":\"AAAA\",\"scope\":\"x\"}";
+	unsigned char junk[512];
+	struct dd_resp r;
+	int fds0, fds1;
+
+	dd_keys();
+	fds0 = baseline();
+
+	/* garbage: an error answer or a close, never a hang or a crash */
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = (unsigned char)(i * 37 + 11);
+	memcpy(junk + sizeof(junk) - 4, "\r\n\r\n", 4);
+	r = dd_raw(junk, sizeof(junk), 5000);
+	cr_expect(r.status == 400 || r.status == -ECONNRESET || r.status == 0,
+		  "garbage: status %d", r.status);
+	dd_resp_free(&r);
+	r = dd_raw("GET / HTTP/9.9\r\n\r\n", 18, 5000);
+	cr_expect(r.status >= 400 || r.status <= 0, "bad version: %d", r.status);
+	dd_resp_free(&r);
+	r = dd_raw("\0\0\0\0\r\n\r\n", 8, 5000);
+	cr_expect(r.status == 400 || r.status <= 0, "NULs: %d", r.status);
+	dd_resp_free(&r);
+	alive();
+
+	/* truncated, then gone; complete, then gone before the answer */
+	for (int i = 0; i < 50; i++) {
+		send_close(truncated_head, sizeof(truncated_head) - 1);
+		send_close(truncated_body, sizeof(truncated_body) - 1);
+		send_close(full, sizeof(full) - 1);
+		send_close(junk, sizeof(junk));
+		send_close("", 0);
+	}
+	alive();
+	fds1 = dd_fd_settle(fds0, 5000);
+	cr_expect_eq(fds1, fds0, "daemon fds: %d before, %d after the bad clients", fds0, fds1);
+}
+
+Test(daemon_bad_clients, one_byte_a_second_times_out)
+{
+	static const char req[] = "GET /v1/keys HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaa";
+	double t0, worst = 0;
+	bool closed = false;
+	int fd, fds0;
+
+	dd_keys();
+	fds0 = baseline();
+	fd = dd_connect();
+	cr_assert_geq(fd, 0);
+	t0 = dd_now_ms();
+	/* The test config says connection_timeout = 3. */
+	for (size_t i = 0; i < sizeof(req) - 1 && dd_now_ms() - t0 < 12000; i++) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		double ms;
+
+		if (send(fd, req + i, 1, MSG_NOSIGNAL) != 1 ||
+		    (poll(&p, 1, 0) == 1 && (p.revents & (POLLIN | POLLHUP)))) {
+			closed = true;
+			break;
+		}
+		ms = good_request_ms();
+		if (ms > worst)
+			worst = ms;
+		usleep(1000000 - (useconds_t)(ms * 1000 < 900000 ? ms * 1000 : 0));
+	}
+	close(fd);
+	cr_expect(closed, "the slow client was never cut off");
+	cr_expect_lt(dd_now_ms() - t0, 6500, "cut off after %.0f ms (timeout 3 s)",
+		     dd_now_ms() - t0);
+	cr_expect_lt(worst, 500, "a good client waited %.1f ms meanwhile", worst);
+	cr_expect_eq(dd_fd_settle(fds0, 5000), fds0, "fds after the slow client");
+}
+
+static int connect_nb(void)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%.107s", dd.socket);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sun, sizeof(sun))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Sends a request on each fd and counts the answers by kind. */
+static void request_all(int *fds, int n, int *ok, int *busy, int *closed)
+{
+	static const char req[] = "GET /v1/keys HTTP/1.1\r\nHost: x\r\n\r\n";
+	char buf[4096];
+
+	*ok = *busy = *closed = 0;
+	for (int i = 0; i < n; i++)
+		if (fds[i] >= 0 && send(fds[i], req, sizeof(req) - 1, MSG_NOSIGNAL) < 0) {
+			close(fds[i]);
+			fds[i] = -1;
+		}
+	for (int i = 0; i < n; i++) {
+		struct pollfd p = {.fd = fds[i], .events = POLLIN};
+		ssize_t got;
+
+		if (fds[i] < 0) {
+			(*closed)++;
+			continue;
+		}
+		if (poll(&p, 1, 5000) != 1 || (got = read(fds[i], buf, sizeof(buf) - 1)) <= 0) {
+			(*closed)++;
+			continue;
+		}
+		buf[got] = '\0';
+		if (strstr(buf, " 200 "))
+			(*ok)++;
+		else if (strstr(buf, " 503 "))
+			(*busy)++;
+		else
+			(*closed)++;
+	}
+}
+
+Test(daemon_bad_clients, thousand_connections)
+{
+	enum { N = 1000 };
+	static int fds[N];
+	int fds0, ok, busy, closed, opened = 0;
+	double worst = 0;
+
+	dd_keys();
+	fds0 = baseline();
+
+	/* Under the limit (1024 by default): all held open, good clients keep
+	 * their latency. */
+	for (int i = 0; i < N; i++)
+		opened += (fds[i] = connect_nb()) >= 0;
+	cr_assert_eq(opened, N, "connects: %d of %d", opened, N);
+	for (int i = 0; i < 20; i++) {
+		double ms = good_request_ms();
+
+		if (ms > worst)
+			worst = ms;
+	}
+	cr_expect_lt(worst, 250, "with %d idle connections a good client took %.1f ms", N, worst);
+	request_all(fds, N, &ok, &busy, &closed);
+	cr_expect_geq(ok + busy, N - 40, "answers: %d ok, %d 503, %d closed", ok, busy, closed);
+	for (int i = 0; i < N; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	cr_expect_eq(dd_fd_settle(fds0, 8000), fds0, "fds after 1000 connections");
+
+	/* Over a small limit: the excess gets 503 or a close, never a hang;
+	 * once they are gone, service is back. */
+	dd_stop(SIGTERM);
+	snprintf(dd.extra, sizeof(dd.extra), "max_connections = 64\n");
+	dd_start();
+	fds0 = baseline();
+	for (int i = 0; i < N; i++)
+		fds[i] = connect_nb();
+	request_all(fds, N, &ok, &busy, &closed);
+	cr_expect_gt(busy + closed, 0, "a limit of 64 was never enforced: %d ok", ok);
+	cr_expect_leq(ok, 64 + 1, "more answered than the limit: %d", ok);
+	cr_expect_gt(busy, 0, "no 503 (%d ok, %d closed)", ok, closed);
+	for (int i = 0; i < N; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	cr_expect_eq(dd_fd_settle(fds0, 8000), fds0, "fds after the overload");
+	alive();
+}
