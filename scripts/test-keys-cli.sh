@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Key files through the real binaries (issue 7 §4): keygen writes the typed
-# form, `keys add` and `check --keys` refuse every seed keygen writes, and
-# each malformed file is refused with its own reason. Runs without root
-# (only files under a temporary directory).
+# form, the worker's key reader (`check --keys`, offline) refuses every seed
+# keygen writes, and each malformed file is refused with its own reason;
+# the issuer reads only typed seeds. Needs no root and no loaded programs:
+# only files under a temporary directory. (`keys add` needs a loaded
+# worker: tests/kernel/test_keys_cli.c runs the same seed loop through it.)
 #   BUILD=build-keys scripts/test-keys-cli.sh [SEEDS]
 set -euo pipefail
 
@@ -61,46 +63,39 @@ S=cp/$KID.seed
 [ "$(mode_of "$P")" = 644 ] && [ "$(mode_of "$S")" = 600 ] && ok || fail "modes $(mode_of "$P") $(mode_of "$S")"
 cmp -s <("$ISSUE" pubkey --seed "$S") "$P" && ok || fail "pubkey --seed differs from the .pub"
 
-# --- keys add: the public key is stored as given ---------------------------
-out=$("$EXECGATE" keys --state-dir st add "$P")
-[ "$out" = "$KID" ] && ok || fail "keys add printed [$out], want $KID"
-cmp -s "st/keys/$KID.pub" "$P" && ok || fail "stored key differs from the .pub"
-[ "$(mode_of "st/keys/$KID.pub")" = 644 ] && ok || fail "stored mode $(mode_of "st/keys/$KID.pub")"
-[ -z "$(ls -A st/keys | grep -v "^$KID.pub$")" ] && ok || fail "left in st/keys: $(ls -A st/keys)"
+# check --keys FILE|DIR, offline: the worker's reader, without a worker.
+IDS=(--sandbox 5f0c1a2b-3c4d-4e5f-8091-a2b3c4d5e6f7 --worker aaaaaaaa-0000-4000-8000-00000000000a
+	--generation 1 --activation 1 --now 1767225600)
+TOKEN=$("$ISSUE" cap --key "$S" "${IDS[@]}" --scope file.read)
+verdict=$("$EXECGATE" check --keys "$P" "${IDS[@]}" "$TOKEN" || true)
+[ "$verdict" = allow ] && ok || fail "check --keys $P: [$verdict]"
 
 # --- no seed keygen writes is ever accepted --------------------------------
 SECRET_MSG="key-file-holds-secret: holds a secret key: refusing it; give the .pub file"
 refused=0
+mkdir wk
 for i in $(seq 1 "$SEEDS"); do
 	k=$("$ISSUE" keygen --out "g$i")
 	set +e
-	"$EXECGATE" keys --state-dir st add "g$i/$k.seed" >out 2>err
+	"$EXECGATE" check --keys "g$i/$k.seed" "${IDS[@]}" "$TOKEN" >out 2>err
 	rc=$?
-	# The old untyped form of the same seed.
+	# The old untyped form of the same seed, in a key directory.
 	read -r _ body <"g$i/$k.seed"
-	printf '%s\n' "$body" >"g$i/old.pub"
-	"$EXECGATE" keys --state-dir st add "g$i/old.pub" >out2 2>err2
+	printf '%s\n' "$body" >wk/old.pub
+	"$EXECGATE" check --keys wk "${IDS[@]}" "$TOKEN" >out2 2>err2
 	rc2=$?
 	set -e
 	# Bash matching, not grep: the loop is dominated by process starts.
 	if [ "$rc" -ne 1 ] || [[ $(<err) != *"$SECRET_MSG"* ]] || [ -s out ]; then
-		fail "seed $i ($k): keys add exit $rc [$(cat out err)]"
-	elif [ "$rc2" -ne 1 ] || [[ $(<err2) != *key-file-untyped* ]] || [ -s out2 ]; then
-		fail "seed $i ($k), untyped: keys add exit $rc2 [$(cat out2 err2)]"
+		fail "seed $i ($k): check --keys exit $rc [$(cat out err)]"
+	elif [ "$rc2" -ne 1 ] || [[ $(<err2) != *"wk/old.pub: key-file-untyped"* ]] || [ -s out2 ]; then
+		fail "seed $i ($k), untyped: check --keys exit $rc2 [$(cat out2 err2)]"
 	else
 		refused=$((refused + 1))
 	fi
 done
 rm -rf g[0-9]*
 [ "$refused" -eq "$SEEDS" ] && ok || fail "$refused of $SEEDS seeds refused"
-[ "$(ls -A st/keys)" = "$KID.pub" ] && ok || fail "a refused key reached st/keys: $(ls -A st/keys)"
-
-# The worker's reader refuses a seed in a key directory too.
-mkdir wk
-cp "$S" wk/x.pub
-expect_refused "check --keys with a seed" 1 "key-file-holds-secret" -- \
-	"$EXECGATE" check --keys wk --sandbox 5f0c1a2b-3c4d-4e5f-8091-a2b3c4d5e6f7 \
-	--worker aaaaaaaa-0000-4000-8000-00000000000a --generation 1 --activation 1 AAAA
 
 # --- each malformed public key file, its own reason ------------------------
 HEX=$(cut -d' ' -f2 "$P")
@@ -113,11 +108,11 @@ printf '%s %s\n' "$PUB_T" "${HEX^^}" >upper.pub
 printf '%s\n' "$HEX" >untyped.pub
 printf 'ssh-ed25519 %s\n' "$HEX" >ssh.pub
 : >empty.pub
-mkdir dir.pub
+mkfifo fifo.pub
 printf '%s %s\n' "$PUB_T" 0000000000000000000000000000000000000000000000000000000000000000 >zero.pub
 while read -r file want; do
-	expect_refused "keys add $file" 1 "key file $file: $want" -- \
-		"$EXECGATE" keys --state-dir st add "$file"
+	expect_refused "check --keys $file" 1 "execgate: check: keys $file: $want" -- \
+		"$EXECGATE" check --keys "$file" "${IDS[@]}" "$TOKEN"
 done <<EOF
 missing.pub key-file-missing: no such file
 crlf.pub key-file-crlf
@@ -129,15 +124,12 @@ upper.pub key-not-hex
 untyped.pub key-file-untyped: untyped bare hex
 ssh.pub key-file-unknown-type
 empty.pub key-file-empty
-dir.pub key-file-not-regular
+fifo.pub key-file-not-regular
 zero.pub all-zero-key
 EOF
-[ "$(ls -A st/keys)" = "$KID.pub" ] && ok || fail "a refused key reached st/keys: $(ls -A st/keys)"
 
 # --- the issuer reads seeds only in the typed form -------------------------
-ISSUE_ARGS=(--sandbox 5f0c1a2b-3c4d-4e5f-8091-a2b3c4d5e6f7
-	--worker aaaaaaaa-0000-4000-8000-00000000000a --generation 1 --activation 1
-	--scope file.read --now 1767225600)
+ISSUE_ARGS=("${IDS[@]}" --scope file.read)
 cp -p "$P" pub-as-seed
 chmod 600 pub-as-seed
 expect_refused "cap --key .pub" 1 "key-file-holds-public: holds a public key" -- \
@@ -162,10 +154,8 @@ sed -i "1s/^/$SEC_T /" old.seed
 cmp -s old.seed "$S" && ok || fail "converted seed differs from the typed seed"
 cmp -s <("$ISSUE" pubkey --seed old.seed) "$P" && ok || fail "converted seed: wrong public key"
 TOKEN=$("$ISSUE" cap --key old.seed "${ISSUE_ARGS[@]}")
-verdict=$("$EXECGATE" check --keys st/keys --sandbox 5f0c1a2b-3c4d-4e5f-8091-a2b3c4d5e6f7 \
-	--worker aaaaaaaa-0000-4000-8000-00000000000a --generation 1 --activation 1 \
-	--now 1767225600 "$TOKEN" || true)
+verdict=$("$EXECGATE" check --keys "$P" "${IDS[@]}" "$TOKEN" || true)
 [ "$verdict" = allow ] && ok || fail "token from the converted seed: [$verdict]"
 
-echo "test-keys-cli: $pass passed, $fails failed ($SEEDS keygen seeds refused by keys add)"
+echo "test-keys-cli: $pass passed, $fails failed ($SEEDS keygen seeds refused by check --keys)"
 [ "$fails" -eq 0 ]

@@ -74,6 +74,7 @@ static void listing(char *out, size_t size)
 	closedir(d);
 }
 
+/* guarantees: none */
 Test(keystore, add_text_stores_the_typed_line_0644)
 {
 	char pub[EG_KEY_FILE_LINE_MAX], sec[EG_KEY_FILE_LINE_MAX], kid[EG_KEY_ID_TEXT_LEN];
@@ -110,6 +111,7 @@ Test(keystore, add_text_stores_the_typed_line_0644)
 	cr_assert_eq(ks.n, 1);
 }
 
+/* guarantees: none */
 Test(keystore, add_text_refuses_secret_untyped_and_malformed)
 {
 	char pub[EG_KEY_FILE_LINE_MAX], sec[EG_KEY_FILE_LINE_MAX], kid[EG_KEY_ID_TEXT_LEN];
@@ -133,6 +135,7 @@ Test(keystore, add_text_refuses_secret_untyped_and_malformed)
 	cr_assert_str_eq(names, "", "nothing stored");
 }
 
+/* guarantees: none */
 Test(keystore, add_file_names_the_file_and_the_reason)
 {
 	char pub[EG_KEY_FILE_LINE_MAX], sec[EG_KEY_FILE_LINE_MAX], kid[EG_KEY_ID_TEXT_LEN];

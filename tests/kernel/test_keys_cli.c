@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+/* `execgate keys add` against a loaded worker (issue 7 §4): it never takes
+ * a seed keygen wrote, whatever its bytes, nor the old untyped form, and
+ * it stores the public key exactly as keygen wrote it. */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "harness.h"
+
+TestSuite(keys_cli, .init = kh_setup, .fini = kh_teardown, .timeout = 120);
+
+#define SEEDS 100
+
+static void read_text(const char *path, char *out, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	cr_assert_geq(fd, 0, "%s", path);
+	n = read(fd, out, size - 1);
+	close(fd);
+	cr_assert_geq(n, 0);
+	out[n] = '\0';
+}
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	cr_assert_not_null(f, "%s", path);
+	fputs(text, f);
+	cr_assert_eq(fclose(f), 0);
+}
+
+/* guarantees: none */
+Test(keys_cli, keys_add_stores_the_pub_and_refuses_every_seed)
+{
+	char out[1024], path[300], stored[300], a[200], b[200], dir[200], kid[32];
+	struct stat st;
+	unsigned refused = 0;
+	int rc;
+
+	kh_keys();
+	snprintf(path, sizeof(path), "%s/%s.pub", kh.keys_dir, kh.kid);
+	snprintf(stored, sizeof(stored), "%s/keys/%s.pub", kh.state_dir, kh.kid);
+	read_text(path, a, sizeof(a));
+	read_text(stored, b, sizeof(b));
+	cr_assert_str_eq(b, a, "stored as keygen wrote it");
+	cr_assert_eq(stat(stored, &st), 0);
+	cr_assert_eq(st.st_mode & 07777, 0644);
+
+	for (unsigned i = 0; i < SEEDS; i++) {
+		snprintf(dir, sizeof(dir), "%s/g%u", kh.dir, i);
+		rc = kh_issue(out, sizeof(out), "keygen", "--out", dir, NULL);
+		cr_assert_eq(rc, 0, "keygen: %s", out);
+		out[strcspn(out, "\n")] = '\0';
+		snprintf(kid, sizeof(kid), "%.31s", out);
+		snprintf(path, sizeof(path), "%s/%s.seed", dir, kid);
+		rc = kh_cli(out, sizeof(out), "keys", "add", path, NULL);
+		cr_assert_eq(rc, 1, "seed %u: keys add exit %d: %s", i, rc, out);
+		cr_assert_not_null(strstr(out,
+					  "key-file-holds-secret: holds a secret key: refusing "
+					  "it; give the .pub file"),
+				   "seed %u: %s", i, out);
+		/* The same seed in the old untyped form. */
+		read_text(path, a, sizeof(a));
+		snprintf(path, sizeof(path), "%s/old.pub", dir);
+		write_text(path, a + strlen("execgate-ed25519-secret-v1 "));
+		rc = kh_cli(out, sizeof(out), "keys", "add", path, NULL);
+		cr_assert_eq(rc, 1, "seed %u untyped: keys add exit %d: %s", i, rc, out);
+		cr_assert_not_null(strstr(out, "key-file-untyped"), "seed %u: %s", i, out);
+		snprintf(path, sizeof(path), "%s/keys/%s.pub", kh.state_dir, kid);
+		cr_assert_neq(access(path, F_OK), 0, "seed %u: reached the key set", i);
+		refused++;
+	}
+	cr_log_info("keys add refused %u of %u keygen seeds", refused, SEEDS);
+
+	/* Only the one public key is in the set. */
+	rc = kh_cli(out, sizeof(out), "keys", "list", NULL);
+	cr_assert_eq(rc, 0, "%s", out);
+	cr_assert_eq(strncmp(out, kh.kid, strlen(kh.kid)), 0, "%s", out);
+	cr_assert_eq(strchr(out, '\n') - out + 1, (long)strlen(out), "one key: %s", out);
+
+	/* A missing file is named as missing. */
+	snprintf(path, sizeof(path), "%s/nope.pub", kh.dir);
+	rc = kh_cli(out, sizeof(out), "keys", "add", path, NULL);
+	cr_assert_eq(rc, 1, "%s", out);
+	cr_assert_not_null(strstr(out, "key-file-missing: no such file"), "%s", out);
+}
