@@ -25,6 +25,18 @@ trap demo_cleanup EXIT
 trap 'echo "$DEMO: interrupted, cleaning up" >&2; exit 130' INT TERM
 
 say() { printf '%s\n' "$*"; }
+# show_cmd CMD...: the command as it can be pasted into a root shell, with
+# the real paths and flags this run uses (shell-quoted).
+show_cmd() {
+	printf '$'
+	printf ' %q' "$@"
+	printf '\n'
+}
+# shown CMD...: show_cmd, then run it.
+shown() {
+	show_cmd "$@"
+	"$@"
+}
 # check STEP EXPECTED GOT: one summary row, from a real result.
 check() {
 	local mark=PASS

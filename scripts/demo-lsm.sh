@@ -105,7 +105,7 @@ VMM_SOCK="$TMP/vmm.sock"
 
 say "== LSM tier on $(uname -r) (active LSMs: $(cat /sys/kernel/security/lsm)) =="
 mkdir "$CG"
-say "\$ execgate load --cgroup $CG --require lsm"
+show_cmd "$EXECGATE" load --cgroup "$CG" --require lsm "${EG[@]}"
 "$EXECGATE" load --cgroup "$CG" --require lsm "${EG[@]}" | grep -E '^tier|^    lsm/'
 
 actor vmm outside
@@ -116,7 +116,9 @@ actor impostor outside
 ask vmm vlisten "$PORT" >/dev/null
 ask vmm listen "$VMM_SOCK" >/dev/null
 say "VMM stand-in: pid ${PID[vmm]}, VSOCK port $PORT and $VMM_SOCK; bridge 7: pid ${PID[bridge7]}"
-say "\$ execgate install --sandbox S --worker A --generation 7 --activation 1 --bridge-pid ${PID[bridge7]} --vmm-pid ${PID[vmm]} --vmm-socket vmm.sock --vsock 1:$PORT"
+show_cmd "$EXECGATE" install --sandbox $S --worker $A --generation 7 --activation 1 \
+	--bridge-pid "${PID[bridge7]}" --vmm-pid "${PID[vmm]}" --vmm-socket "$VMM_SOCK" \
+	--vsock "1:$PORT" "${EG[@]}"
 "$EXECGATE" install --sandbox $S --worker $A --generation 7 --activation 1 \
 	--bridge-pid "${PID[bridge7]}" --vmm-pid "${PID[vmm]}" --vmm-socket "$VMM_SOCK" \
 	--vsock "1:$PORT" "${EG[@]}" >/dev/null
@@ -133,6 +135,9 @@ ask bridge7 connect "$VMM_SOCK" >/dev/null
 ask bridge7 send ping >/dev/null
 check "bridge 7 stream, echo" "received ping" "$(ask bridge7 recv)"
 say "    ... execution 8 is installed (epoch moves) ..."
+show_cmd "$EXECGATE" install --sandbox $S --worker $A --generation 8 --activation 1 \
+	--bridge-pid "${PID[bridge8]}" --vmm-pid "${PID[vmm]}" --vmm-socket "$VMM_SOCK" \
+	--vsock "1:$PORT" "${EG[@]}"
 "$EXECGATE" install --sandbox $S --worker $A --generation 8 --activation 1 \
 	--bridge-pid "${PID[bridge8]}" --vmm-pid "${PID[vmm]}" --vmm-socket "$VMM_SOCK" \
 	--vsock "1:$PORT" "${EG[@]}" >/dev/null
@@ -150,6 +155,7 @@ check "bridge 8 -> replaced listener" "refused EPERM" "$(ask bridge8 connect "$V
 
 say
 say "== what the kernel counted =="
+show_cmd "$EXECGATE" status "${EG[@]}"
 "$EXECGATE" status "${EG[@]}" | sed -n '/^counters:/,/^maps:/p' | grep -v -E ' 0$|^maps:'
 say
 demo_summary "LSM tier summary" "LSM-tier steps"
