@@ -58,7 +58,7 @@ struct eg_request {
 struct eg_decision {
 	enum eg_verdict verdict;
 	enum eg_reason reason;
-	int decode_err; /* enum eg_decode_err, set when reason == EG_REASON_MALFORMED */
+	unsigned decode_err; /* enum eg_decode_err, set when reason == EG_REASON_MALFORMED */
 };
 
 const char *eg_verdict_name(enum eg_verdict v); /* "allow" "refresh-route" "deny" */
