@@ -112,8 +112,7 @@ void dd_start(void)
 		"# written by tests/daemon\n"
 		"pin_dir = %s\nstate_dir = %s\ncgroup = %s\nrequire = cgroup\nsocket = %s\n"
 		"worker_id = %s\nadmit_group = %d\nthreads = 2\nconnection_timeout = 3\n%s",
-		kh.pin_dir, kh.state_dir, kh.cgroup, dd.socket, DD_WORKER, DD_ADMIT_GID,
-		dd.extra);
+		kh.pin_dir, kh.state_dir, kh.cgroup, dd.socket, DD_WORKER, DD_ADMIT_GID, dd.extra);
 	fclose(f);
 	pid = fork();
 	cr_assert_geq(pid, 0, "fork");
@@ -130,7 +129,8 @@ void dd_start(void)
 		if (waitpid(pid, &status, WNOHANG) == pid) {
 			dd.pid = 0;
 			if (WIFEXITED(status) && WEXITSTATUS(status) == 5)
-				kh_not_offered(KH_NEED_CGROUP, "execgated: exit 5 (tier not offered)");
+				kh_not_offered(KH_NEED_CGROUP,
+					       "execgated: exit 5 (tier not offered)");
 			show_log();
 			cr_assert_fail("execgated exited at start-up: status 0x%x", status);
 		}

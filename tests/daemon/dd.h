@@ -17,17 +17,17 @@
 #include <jansson.h>
 #include "harness.h"
 
-#define DD_SANDBOX  "5f0c2c1e-7a4b-4c1d-9e3f-000000000007"
-#define DD_SANDBOX2 "5f0c2c1e-7a4b-4c1d-9e3f-000000000008"
-#define DD_WORKER   "a0000000-0000-4000-8000-00000000000a"
-#define DD_WORKER_B "b0000000-0000-4000-8000-00000000000b"
+#define DD_SANDBOX   "5f0c2c1e-7a4b-4c1d-9e3f-000000000007"
+#define DD_SANDBOX2  "5f0c2c1e-7a4b-4c1d-9e3f-000000000008"
+#define DD_WORKER    "a0000000-0000-4000-8000-00000000000a"
+#define DD_WORKER_B  "b0000000-0000-4000-8000-00000000000b"
 #define DD_ADMIT_GID 4242 /* admit_group of the test config */
 
 struct dd_env {
 	char config[200];
 	char socket[200];
 	char log[200];
-	pid_t pid; /* the running daemon, 0 when none */
+	pid_t pid;	 /* the running daemon, 0 when none */
 	char extra[512]; /* more config lines for the next start */
 };
 extern struct dd_env dd;

@@ -257,8 +257,10 @@ Test(daemon_api, authorization_by_peer_credentials)
 	st = dd_req_as(65534, DD_ADMIT_GID, "POST", "/v1/sandboxes/" DD_SANDBOX "/retire", NULL,
 		       what, sizeof(what));
 	cr_expect_eq(st, 403, "admit_group retire: %d %s", st, what);
-	st = dd_req_as(65534, DD_ADMIT_GID, "DELETE", "/v1/keys/" "0123456789abcdef", NULL, what,
-		       sizeof(what));
+	st = dd_req_as(65534, DD_ADMIT_GID, "DELETE",
+		       "/v1/keys/"
+		       "0123456789abcdef",
+		       NULL, what, sizeof(what));
 	cr_expect_eq(st, 403, "admit_group key delete: %d %s", st, what);
 	st = dd_req_as(65534, DD_ADMIT_GID, "PUT", "/v1/sandboxes/" DD_SANDBOX2, "{}", what,
 		       sizeof(what));
@@ -311,9 +313,9 @@ Test(daemon_api, record_and_key_life_cycle)
 
 	r = dd_req("POST", "/v1/sandboxes/" DD_SANDBOX "/retire", NULL);
 	cr_expect_eq(r.status, 200, "%s", r.body);
-	cr_expect_str_eq(json_string_value(json_object_get(json_object_get(r.json, "record"),
-							   "state")),
-			 "retired", "%s", r.body);
+	cr_expect_str_eq(
+	    json_string_value(json_object_get(json_object_get(r.json, "record"), "state")),
+	    "retired", "%s", r.body);
 	dd_resp_free(&r);
 	r = dd_req("DELETE", "/v1/sandboxes/" DD_SANDBOX, NULL);
 	cr_expect_eq(r.status, 200, "%s", r.body);

@@ -71,8 +71,8 @@ Test(daemon_bad_clients, garbage_truncated_and_vanishing)
 		junk[i] = (unsigned char)(i * 37 + 11);
 	memcpy(junk + sizeof(junk) - 4, "\r\n\r\n", 4);
 	r = dd_raw(junk, sizeof(junk), 5000);
-	cr_expect(r.status == 400 || r.status == -ECONNRESET || r.status == 0,
-		  "garbage: status %d", r.status);
+	cr_expect(r.status == 400 || r.status == -ECONNRESET || r.status == 0, "garbage: status %d",
+		  r.status);
 	dd_resp_free(&r);
 	r = dd_raw("GET / HTTP/9.9\r\n\r\n", 18, 5000);
 	cr_expect(r.status >= 400 || r.status <= 0, "bad version: %d", r.status);

@@ -147,7 +147,7 @@ json_t *egd_body_object(struct egd_call *c, enum MHD_Result *replied)
 struct egd_conn {
 	struct egd_peer peer;
 	bool have_peer;
-	int fd;		   /* dup of the connection's socket */
+	int fd;		    /* dup of the connection's socket */
 	double phase_start; /* ms, CLOCK_MONOTONIC */
 	atomic_bool busy;   /* answered or streaming: MHD's business now */
 	bool reaped;

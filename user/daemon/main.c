@@ -50,6 +50,25 @@ static void usage(FILE *f)
 		   "programs stay attached).\n");
 }
 
+static void print_config(const struct egd_config *c)
+{
+	printf("config = %s\nworker_id = %s\npin_dir = %s\nstate_dir = %s\ncgroup = %s\n"
+	       "require = %s\nsocket = %s\n",
+	       c->file, c->worker_id_text, c->pin_dir, c->state_dir,
+	       c->cgroup[0] ? c->cgroup : "(cgroup v2 root)", c->require[0] ? c->require : "(none)",
+	       c->socket);
+	if (c->has_admin_gid)
+		printf("admin_group = %u\n", (unsigned)c->admin_gid);
+	else
+		printf("admin_group = (none: root only)\n");
+	if (c->has_admit_gid)
+		printf("admit_group = %u\n", (unsigned)c->admit_gid);
+	else
+		printf("admit_group = (none)\n");
+	printf("threads = %u\nmax_connections = %u\nconnection_timeout = %u\n", c->threads,
+	       c->max_connections, c->connection_timeout);
+}
+
 static void mkdirs(const char *path, mode_t mode)
 {
 	char buf[EGD_PATH_MAX];
@@ -192,6 +211,7 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"config", required_argument, NULL, 'c'},
+	    {"check-config", no_argument, NULL, 'C'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
@@ -202,7 +222,7 @@ int main(int argc, char **argv)
 	char err[EG_ERR_MAX], keys_dir[EGD_PATH_MAX + 8];
 	static struct egd d = {.listen_fd = -1};
 	int c, rc, sfd = -1, ifd = -1, exit_code = EXIT_ERROR;
-	bool config_given = false;
+	bool config_given = false, check_only = false;
 	sigset_t mask;
 
 	while ((c = getopt_long(argc, argv, "c:hV", opts, NULL)) != -1) {
@@ -214,6 +234,9 @@ int main(int argc, char **argv)
 			}
 			config_given = true;
 			config = optarg;
+			break;
+		case 'C':
+			check_only = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -235,6 +258,10 @@ int main(int argc, char **argv)
 	if (egd_config_load(config, &d.cfg, err, sizeof(err))) {
 		fprintf(stderr, "execgated: %s\n", err);
 		return EXIT_USAGE;
+	}
+	if (check_only) {
+		print_config(&d.cfg);
+		return 0;
 	}
 	raise_nofile();
 	signal(SIGPIPE, SIG_IGN);

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Operating execgated: the config's one-line errors and exit 2, --help,
+ * --version, the documented example config, the systemd unit
+ * (systemd-analyze verify), and key reload on SIGHUP and on a change in
+ * the key directory. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <criterion/criterion.h>
+#include <execgate/execgate.h>
+#include "dd.h"
+
+static const char *bin(void)
+{
+	const char *b = getenv("EXECGATED_BIN");
+
+	return b && *b ? b : "build/execgated";
+}
+
+/* Runs execgated --config on text; returns the exit code, output in out. */
+static int with_config(const char *text, char *out, size_t size)
+{
+	char path[] = "/tmp/egd-config-XXXXXX";
+	int fd = mkstemp(path), rc;
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	rc = kh_run(out, size, bin(), "--check-config", "--config", path, NULL);
+	/* The message names the file: make it stable for the asserts. */
+	{
+		char *p = strstr(out, path);
+
+		if (p) {
+			memmove(p + 4, p + strlen(path), strlen(p + strlen(path)) + 1);
+			memcpy(p, "FILE", 4);
+		}
+	}
+	unlink(path);
+	return rc;
+}
+
+#define WID "worker_id = a0000000-0000-4000-8000-00000000000a\n"
+
+Test(daemon_config, one_line_errors_exit_2)
+{
+	char out[1024];
+
+	cr_expect_eq(with_config(WID "bogus = 1\n", out, sizeof(out)), 2, "%s", out);
+	cr_expect_str_eq(out, "execgated: config FILE:2: bogus: unknown key\n");
+	cr_expect_eq(with_config(WID "# c\n\npin_dir = relative\n", out, sizeof(out)), 2);
+	cr_expect_str_eq(out,
+			 "execgated: config FILE:4: pin_dir = relative: not an absolute path\n");
+	cr_expect_eq(with_config(WID "require = most\n", out, sizeof(out)), 2);
+	cr_expect_str_eq(
+	    out, "execgated: config FILE:2: require = most: not one of cgroup, lsm, full\n");
+	cr_expect_eq(with_config(WID "threads = 0\n", out, sizeof(out)), 2);
+	cr_expect_str_eq(out, "execgated: config FILE:2: threads = 0: not a number in 1..64\n");
+	cr_expect_eq(with_config(WID WID, out, sizeof(out)), 2);
+	cr_expect_str_eq(out, "execgated: config FILE:2: worker_id: given twice\n");
+	cr_expect_eq(with_config("worker_id = nope\n", out, sizeof(out)), 2);
+	cr_expect_str_eq(out, "execgated: config FILE:1: worker_id = nope: not a UUID\n");
+	cr_expect_eq(with_config("socket = /run/x.sock\n", out, sizeof(out)), 2);
+	cr_expect_str_eq(out, "execgated: config FILE:1: worker_id: missing (the worker's UUID)\n");
+	cr_expect_eq(with_config(WID "admit_group = no-such-group-egd\n", out, sizeof(out)), 2);
+	cr_expect_str_eq(out, "execgated: config FILE:2: admit_group = no-such-group-egd: no "
+			      "such group\n");
+	cr_expect_eq(with_config(WID "socket\n", out, sizeof(out)), 2);
+	cr_expect_str_eq(out, "execgated: config FILE:2: expected key = value\n");
+	cr_expect_eq(with_config(WID
+				 "socket = /run/"
+				 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+				 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.sock\n",
+				 out, sizeof(out)),
+		     2, "a socket path longer than sun_path: %s", out);
+
+	cr_expect_eq(kh_run(out, sizeof(out), bin(), "--config", "/nonexistent/egd.conf", NULL), 2);
+	cr_expect_str_eq(out,
+			 "execgated: config /nonexistent/egd.conf: No such file or directory\n");
+	/* The environment names the file when --config does not. */
+	setenv("EXECGATE_CONFIG", "/nonexistent/env.conf", 1);
+	cr_expect_eq(kh_run(out, sizeof(out), bin(), NULL), 2);
+	cr_expect_str_eq(out,
+			 "execgated: config /nonexistent/env.conf: No such file or directory\n");
+	unsetenv("EXECGATE_CONFIG");
+}
+
+Test(daemon_config, defaults_help_version)
+{
+	char out[4096], want[64];
+
+	cr_expect_eq(with_config(WID, out, sizeof(out)), 0, "%s", out);
+	cr_expect(strstr(out, "socket = /run/execgate/api.sock\n"), "%s", out);
+	cr_expect(strstr(out, "pin_dir = /sys/fs/bpf/execgate\n"), "%s", out);
+	cr_expect(strstr(out, "state_dir = /var/lib/execgate\n"), "%s", out);
+	cr_expect_eq(kh_run(out, sizeof(out), bin(), "--version", NULL), 0);
+	snprintf(want, sizeof(want), "execgated %s\n", EXECGATE_VERSION);
+	cr_expect_str_eq(out, want);
+	cr_expect_eq(kh_run(out, sizeof(out), bin(), "--help", NULL), 0);
+	cr_expect(strstr(out, "--config FILE"), "%s", out);
+	cr_expect_eq(kh_run(out, sizeof(out), bin(), "--bogus", NULL), 2);
+}
+
+/* The shipped example parses (its group names are site-specific: numeric
+ * gids stand in). */
+Test(daemon_config, example_config_parses)
+{
+	char out[4096], cmd[1024];
+	int rc;
+
+	snprintf(cmd, sizeof(cmd),
+		 "sed -e 's/^admit_group = .*/admit_group = 4242/' "
+		 "-e 's/^#admin_group = .*/admin_group = 4243/' deploy/execgated.conf > "
+		 "/tmp/egd-example-%d.conf && %s --check-config --config /tmp/egd-example-%d.conf; "
+		 "rc=$?; rm -f /tmp/egd-example-%d.conf; exit $rc",
+		 (int)getpid(), bin(), (int)getpid(), (int)getpid());
+	rc = kh_run(out, sizeof(out), "sh", "-c", cmd, NULL);
+	cr_expect_eq(rc, 0, "deploy/execgated.conf: %s", out);
+	cr_expect(strstr(out, "admin_group = 4243"), "%s", out);
+}
+
+Test(daemon_config, systemd_unit_verifies)
+{
+	char out[4096], cmd[1024];
+	const char *unit = getenv("EXECGATE_UNIT");
+	int rc;
+
+	if (!unit || !*unit)
+		unit = "deploy/systemd/execgated.service";
+	/* verify wants ExecStart to exist: point it at the built binary. The
+	 * man page comes with `make install`, so --man=no. */
+	snprintf(
+	    cmd, sizeof(cmd),
+	    "d=$(mktemp -d) && sed 's|/usr/local/bin/execgated|%s|' %s > $d/execgated.service "
+	    "&& systemd-analyze verify --man=no $d/execgated.service; rc=$?; rm -rf $d; exit $rc",
+	    bin(), unit);
+	rc = kh_run(out, sizeof(out), "sh", "-c", cmd, NULL);
+	cr_expect_eq(rc, 0, "systemd-analyze verify: %s", out);
+	cr_expect_str_eq(out, "", "systemd-analyze verify has remarks: %s", out);
+	rc = kh_run(out, sizeof(out), "grep", "-c",
+		    "^CapabilityBoundingSet=CAP_BPF CAP_PERFMON CAP_NET_ADMIN CAP_SYS_ADMIN "
+		    "CAP_SYS_PTRACE$",
+		    unit, NULL);
+	cr_expect_eq(rc, 0, "capabilities: %s", out);
+	rc = kh_run(out, sizeof(out), "grep", "-c", "^Type=notify$", unit, NULL);
+	cr_expect_eq(rc, 0, "Type=notify: %s", out);
+}
+
+TestSuite(daemon_keys, .init = dd_setup, .fini = dd_teardown, .timeout = 60);
+
+static size_t keys_held(void)
+{
+	struct dd_resp r = dd_req("GET", "/v1/keys", NULL);
+	size_t n = json_array_size(json_object_get(r.json, "keys"));
+
+	dd_resp_free(&r);
+	return n;
+}
+
+static long long metric(const char *line_prefix)
+{
+	struct dd_resp r = dd_req("GET", "/metrics", NULL);
+	const char *p = strstr(r.body, line_prefix);
+	long long v = p ? atoll(p + strlen(line_prefix)) : -1;
+
+	dd_resp_free(&r);
+	return v;
+}
+
+Test(daemon_keys, reload_on_directory_change_and_sighup)
+{
+	char out[1024], pub[256], kid2[32];
+	double end;
+	long long before;
+	int rc;
+
+	dd_keys();
+	cr_assert_eq(keys_held(), 1);
+	/* Another writer (the CLI) adds a key: inotify reloads. */
+	rc = kh_issue(out, sizeof(out), "keygen", "--out", kh.keys_dir, NULL);
+	cr_assert_eq(rc, 0, "%s", out);
+	out[strcspn(out, "\n")] = '\0';
+	snprintf(kid2, sizeof(kid2), "%.31s", out);
+	snprintf(pub, sizeof(pub), "%s/%s.pub", kh.keys_dir, kid2);
+	rc = kh_cli(out, sizeof(out), "keys", "add", pub, NULL);
+	cr_assert_eq(rc, 0, "execgate keys add: %s", out);
+	end = dd_now_ms() + 3000;
+	while (keys_held() != 2 && dd_now_ms() < end)
+		usleep(20000);
+	cr_expect_eq(keys_held(), 2, "the key directory change was not picked up");
+
+	before = metric("execgate_key_reloads_total{result=\"ok\"} ");
+	cr_assert_geq(before, 1);
+	cr_assert_eq(kill(dd.pid, SIGHUP), 0);
+	end = dd_now_ms() + 3000;
+	while (metric("execgate_key_reloads_total{result=\"ok\"} ") == before && dd_now_ms() < end)
+		usleep(20000);
+	cr_expect_eq(metric("execgate_key_reloads_total{result=\"ok\"} "), before + 1,
+		     "SIGHUP did not reload");
+	cr_expect_eq(keys_held(), 2);
+	cr_expect_eq(kill(dd.pid, 0), 0, "SIGHUP killed the daemon");
+}
