@@ -127,9 +127,10 @@ Test(lsm_cli, require_lsm_fails_clearly_or_loads,
 		cr_assert_not(kh_promised(KH_NEED_LSM), "this VM kernel must offer BPF LSM: %s",
 			      p.reason);
 		cr_assert_eq(rc, 5, "exit %d: %s", rc, out);
-		snprintf(want, sizeof(want),
-			 "execgate: load: --require lsm: tier lsm is not offered by this kernel: %s",
-			 p.reason);
+		snprintf(
+		    want, sizeof(want),
+		    "execgate: load: --require lsm: tier lsm is not offered by this kernel: %s",
+		    p.reason);
 		cr_assert_not_null(strstr(out, want), "want \"%s\" in: %s", want, out);
 		cr_assert_neq(access(pin, F_OK), 0, "a refused load left %s", pin);
 		cr_assert_neq(access(pin_dir, F_OK), 0, "a refused load created %s", pin_dir);
