@@ -54,6 +54,10 @@ struct eg_worker_config {
 	const char *state_dir;	     /* NULL: EG_WORKER_DEFAULT_STATE_DIR */
 	size_t token_cache_capacity; /* 0: 4096 entries; rounded up to a power of two */
 	bool skip_namespace_check;   /* tests only: do not require the initial PID/time ns */
+	/* This worker's id, as the control plane names it (UUID text), for
+	 * signed verdicts. NULL: <state_dir>/node.worker, written by
+	 * eg_node_key_init; without either, verdicts are not signed. */
+	const char *worker_id;
 };
 
 /* Opens the pinned maps and loads <state_dir>/keys. -ENOENT when nothing
@@ -83,6 +87,8 @@ struct eg_admit_args {
 	uint64_t now_unix;     /* 0: the real clock */
 };
 
+#define EG_SIGNED_VERDICT_TEXT_MAX 256
+
 struct eg_verdict_result {
 	struct eg_decision d;
 	bool cache_hit; /* the signature check was served by the token cache */
@@ -99,6 +105,10 @@ struct eg_verdict_result {
 	bool granted;		      /* admit only: the grant was written */
 	struct eg_grant grant;
 	struct eg_proc_id subject; /* admit only: who the grant is for */
+	/* refresh-route and deny of a token that decoded, when the worker has
+	 * a node key and a worker id: the verdict signed by the node key,
+	 * base64url (docs/capability.md "Signed verdicts"); "" otherwise. */
+	char signed_verdict[EG_SIGNED_VERDICT_TEXT_MAX];
 };
 
 /* Decode, verify (or token-cache hit), compare against the installed
@@ -210,6 +220,37 @@ int eg_worker_keys_reload(struct eg_worker *w, char *err, size_t err_size);
 /* Calls fn for each key held; fn returns nonzero to stop. */
 int eg_worker_keys_list(struct eg_worker *w,
 			int (*fn)(const char *kid, const uint8_t pk[32], void *ctx), void *ctx);
+
+/* --- node key and signed verdicts ------------------------------------------ */
+
+/* Creates the worker's node key in state_dir if missing (node.seed 0600,
+ * node.pub 0644, typed key-file form), and with worker_id (UUID text, may
+ * be NULL) records the worker's id in node.worker. Idempotent: an existing
+ * key is kept (*created false); a different worker id than the one
+ * recorded is refused (-EEXIST). pub_path gets the public key file. */
+int eg_node_key_init(const char *state_dir, const char *worker_id, char *pub_path,
+		     size_t pub_path_size, bool *created, char *err, size_t err_size);
+
+/* A signed verdict, decoded. */
+struct eg_verdict_claim {
+	enum eg_verdict verdict;
+	enum eg_reason reason;
+	bool has_record;
+	char node_key_id[EG_KID_TEXT_LEN];
+	__u8 token_id[EG_ID_BYTES];
+	__u8 sandbox[EG_ID_BYTES];
+	__u8 worker[EG_ID_BYTES];
+	__u64 generation;
+	__u32 activation;
+	__u64 issued_at; /* unix seconds */
+};
+
+/* Verifies signed-verdict text against a node public key file (typed
+ * form). 0 when the signature is valid; -EBADMSG (err names the decoder's
+ * reason: bad-length, bad-signature, wrong-key, ...) or -EINVAL (the key
+ * file) otherwise. out is written only on 0. */
+int eg_verdict_verify(const char *node_pub_file, const char *text, struct eg_verdict_claim *out,
+		      char *err, size_t err_size);
 
 /* --- observation ------------------------------------------------------------ */
 

@@ -304,3 +304,64 @@ Test(worker, keys_add_is_idempotent_and_remove_names_unknown_keys)
 	cr_assert_eq(n, 1);
 	eg_worker_close(w);
 }
+
+/* guarantees: none */
+Test(worker, refresh_and_deny_verdicts_are_signed_by_the_node_key)
+{
+	char pub[4200], other_pub[4200], tok[512], err[EG_ERR_MAX], wid[EG_UUID_TEXT_LEN];
+	const char *bsock = kh_path("bridge.sock");
+	struct eg_install_spec spec;
+	struct eg_install_report rep;
+	struct eg_verdict_claim claim;
+	struct eg_verdict_result r;
+	struct eg_admit_args a = {0};
+	struct eg_worker *w;
+	bool created;
+	pid_t bridge = kh_listener_start(bsock);
+
+	kh_keys();
+	cr_assert_eq(
+	    eg_node_key_init(kh.state_dir, WORKER, pub, sizeof(pub), &created, err, sizeof(err)), 0,
+	    "%s", err);
+	cr_assert(created);
+	cr_assert_eq(
+	    eg_node_key_init(kh.state_dir, WORKER, pub, sizeof(pub), &created, err, sizeof(err)), 0,
+	    "again: %s", err);
+	cr_assert(!created, "an existing node key is kept");
+	cr_assert_eq(
+	    eg_node_key_init(kh.state_dir, SANDBOX, pub, sizeof(pub), &created, err, sizeof(err)),
+	    -EEXIST, "another worker id");
+	w = open_worker();
+	spec_for(&spec, 8, bridge, bsock);
+	cr_assert_eq(eg_worker_install(w, &spec, &rep, err, sizeof(err)), 0, "%s", err);
+
+	kh_cap(tok, sizeof(tok), SANDBOX, WORKER, 8, 1, 120, 0);
+	a.token_text = tok;
+	cr_assert_eq(eg_worker_check(w, &a, &r, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(r.d.verdict, EG_ALLOW);
+	cr_assert_str_eq(r.signed_verdict, "", "allow is never signed");
+
+	kh_cap(tok, sizeof(tok), SANDBOX, WORKER, 7, 1, 120, 0);
+	cr_assert_eq(eg_worker_check(w, &a, &r, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(r.d.verdict, EG_REFRESH_ROUTE);
+	cr_assert_neq(r.signed_verdict[0], '\0', "refresh-route is signed");
+	cr_assert_eq(eg_verdict_verify(pub, r.signed_verdict, &claim, err, sizeof(err)), 0, "%s",
+		     err);
+	cr_assert_eq(claim.verdict, EG_REFRESH_ROUTE);
+	cr_assert_eq(claim.reason, r.d.reason);
+	cr_assert(claim.has_record);
+	cr_assert_eq(claim.generation, 8, "the identity this worker has installed");
+	cr_assert_eq(memcmp(claim.token_id, r.cap_token_id, EG_ID_BYTES), 0);
+	eg_uuid_to_text(claim.worker, wid);
+	cr_assert_str_eq(wid, WORKER);
+
+	/* Another worker's node key does not verify it; a truncated one fails. */
+	snprintf(other_pub, sizeof(other_pub), "%s/%s.pub", kh.keys_dir, kh.kid);
+	cr_assert_eq(eg_verdict_verify(other_pub, r.signed_verdict, &claim, err, sizeof(err)),
+		     -EBADMSG);
+	cr_assert(strstr(err, "wrong-key"), "%s", err);
+	r.signed_verdict[strlen(r.signed_verdict) - 4] = '\0';
+	cr_assert_eq(eg_verdict_verify(pub, r.signed_verdict, &claim, err, sizeof(err)), -EBADMSG);
+	cr_assert(strstr(err, "bad-length"), "%s", err);
+	eg_worker_close(w);
+}

@@ -82,8 +82,13 @@ static int decide(struct eg_worker *w, const struct eg_proc_id *subject,
 	res->d = eg_authenticate(&adm, raw, len, now, &cap, &hit);
 	pthread_rwlock_unlock(&w->keys_lock);
 	if (res->d.reason != EG_REASON_OK) {
-		if (res->d.reason != EG_REASON_MALFORMED)
+		/* unknown-key and bad-signature decoded: say which token was
+		 * refused, signed, though nothing in it is authenticated. */
+		if (res->d.reason != EG_REASON_MALFORMED) {
 			atomic_fetch_add(&w->cache_misses, 1);
+			fill_cap(res, &cap);
+			eg_wk_sign_verdict(w, res, now);
+		}
 		return 0;
 	}
 	atomic_fetch_add(hit ? &w->cache_hits : &w->cache_misses, 1);
@@ -138,6 +143,8 @@ out:
 	pthread_mutex_unlock(stripe);
 	memset(&res->record.lock, 0, sizeof(res->record.lock));
 	memset(&res->grant.lock, 0, sizeof(res->grant.lock));
+	if (!rc)
+		eg_wk_sign_verdict(w, res, now);
 	return rc;
 }
 

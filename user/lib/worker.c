@@ -91,6 +91,9 @@ int eg_worker_open(const struct eg_worker_config *cfg, struct eg_worker **out, c
 	rc = eg_keystore_load(w->state_dir, w->keys, err, err_size);
 	if (rc)
 		goto fail;
+	rc = eg_wk_node_key_load(w, cfg->worker_id, err, err_size);
+	if (rc)
+		goto fail;
 	*out = w;
 	return 0;
 fail:
@@ -109,6 +112,7 @@ void eg_worker_close(struct eg_worker *w)
 	eg_token_cache_free(w->cache);
 	if (w->keys)
 		sodium_memzero(w->keys, sizeof(*w->keys));
+	sodium_memzero(w->node_sk, sizeof(w->node_sk));
 	free(w->keys);
 	if (w->locks_ready) {
 		pthread_rwlock_destroy(&w->keys_lock);

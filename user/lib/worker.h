@@ -36,6 +36,12 @@ struct eg_worker {
 	pthread_mutex_t write_lock;
 	int state_lock_fd;
 	bool locks_ready;
+
+	/* Node key (node_key.c): signs refresh-route and deny verdicts. */
+	bool have_node_key;
+	uint8_t node_sk[crypto_sign_SECRETKEYBYTES];
+	uint8_t node_kid[EG_KEY_ID_LEN];
+	__u8 worker_id[EG_ID_BYTES];
 };
 
 /* Every call accepts err == NULL: its message then goes to a scratch
@@ -51,5 +57,11 @@ pthread_mutex_t *eg_wk_stripe(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTE
 /* Takes the writer locks (mutex, then flock); 0 or -errno with err set. */
 int eg_wk_write_begin(struct eg_worker *w, char *err, size_t err_size);
 void eg_wk_write_end(struct eg_worker *w);
+
+/* Loads <state_dir>/node.seed and the worker id (config, else node.worker);
+ * without either, verdicts stay unsigned (0). */
+int eg_wk_node_key_load(struct eg_worker *w, const char *worker_id, char *err, size_t err_size);
+/* Fills res->signed_verdict for a refresh-route or deny of a decoded token. */
+void eg_wk_sign_verdict(struct eg_worker *w, struct eg_verdict_result *res, uint64_t now);
 
 #endif
