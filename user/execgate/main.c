@@ -40,15 +40,16 @@ int main(int argc, char **argv)
 		printf("execgate %s\n", EXECGATE_VERSION);
 		return EG_EXIT_OK;
 	}
-	if (sodium_init() < 0) {
-		fprintf(stderr, "execgate: libsodium: initialisation failed\n");
-		return EG_EXIT_ERROR;
-	}
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[1], commands[i]->name)) {
-			eg_cli_command = commands[i]->name;
-			return commands[i]->run(commands[i], argc - 1, argv + 1);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (strcmp(argv[1], commands[i]->name))
+			continue;
+		eg_cli_command = commands[i]->name;
+		if (sodium_init() < 0) {
+			eg_cli_err("libsodium: initialisation failed");
+			return EG_EXIT_ERROR;
 		}
+		return commands[i]->run(commands[i], argc - 1, argv + 1);
+	}
 	fprintf(stderr, "execgate: %s: unknown command\n", argv[1]);
 	usage(stderr);
 	return EG_EXIT_USAGE;

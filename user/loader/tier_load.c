@@ -64,9 +64,17 @@ int eg_tiers_load(const struct eg_tier_ctx *ctx, const char *require, char *err,
 	/* Written last, so status never reads offered tiers that a failed
 	 * load did not reach; a stale record from an earlier load of this
 	 * boot still describes the same kernel. */
-	if (ctx->state_dir)
-		return eg_probe_record_write(ctx->state_dir, &probed, err, err_size);
-	return 0;
+	if (ctx->state_dir) {
+		char why[512];
+
+		rc = eg_probe_record_write(ctx->state_dir, &probed, why, sizeof(why));
+		if (rc)
+			snprintf(err, err_size,
+				 "tiers loaded and enforcing, but the probe record for status was "
+				 "not kept: %s",
+				 why);
+	}
+	return rc;
 }
 
 int eg_tiers_unload(const struct eg_tier_ctx *ctx, char *err, size_t err_size)
