@@ -1,0 +1,505 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Admission over execgated's socket against the same call in-process, in
+ * one run (scratch pin dir, cgroup and state dir; root):
+ *   raw          crypto_sign_verify_detached over a capability's signed bytes;
+ *   lib fresh    eg_worker_admit of a token the handle's cache never saw;
+ *   lib cached   eg_worker_admit of a token it holds;
+ *   sock fresh   POST /v1/admit of a token the daemon never saw, one client on
+ *                a keep-alive connection;
+ *   sock cached  the same for a token the daemon's cache holds.
+ * Single-client samples are interleaved round by round (rotating order), so
+ * noise hits all alike. Then 1, 2, 4 and 16 concurrent clients (threads,
+ * each with its own connection) for fresh and cached tokens: throughput
+ * and median latency.
+ * Targets (issue 7; printed, not asserted): sock fresh <= 1.3x lib fresh;
+ * sock cached <= 0.5x raw; throughput grows from 1 to 2 clients.
+ * BENCH_ROUNDS overrides the number of single-client rounds. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <sodium.h>
+#include <execgate/execgate.h>
+#include "core/capability.h"
+#include "core/ids.h"
+#include "core/key_file.h"
+#include "core/keyset.h"
+#include "loader/cgroup.h"
+#include "loader/pins.h"
+#include "loader/tier.h"
+
+#define NCACHED	    16
+#define CONC_FRESH  3000 /* fresh admits per concurrency level */
+#define CONC_CACHED 20000
+#define WARMUP	    50
+
+static const int levels[] = {1, 2, 4, 16};
+#define NLEVELS (sizeof(levels) / sizeof(levels[0]))
+
+static char dir[128], pin_dir[128], cgroup[512], sock_path[200], conf[200];
+static pid_t daemon_pid;
+static struct eg_worker *lib;
+static bool cgroup_made;
+
+struct token {
+	uint8_t raw[EG_CAP_LEN];
+	uint8_t msg[EG_CAP_SIGNED_LEN];
+	char text[EG_CAP_TEXT_MAX];
+	char *body; /* the POST /v1/admit request, whole */
+	size_t body_len;
+};
+static struct token *tokens;
+static size_t ntokens;
+static atomic_size_t next_fresh;
+static uint8_t pk[crypto_sign_PUBLICKEYBYTES];
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static void cleanup(void)
+{
+	struct eg_tier_ctx ctx = {.pin_dir = pin_dir};
+	char out[EG_PIN_PATH_MAX + 16];
+
+	if (daemon_pid > 0) {
+		kill(daemon_pid, SIGTERM);
+		waitpid(daemon_pid, NULL, 0);
+		daemon_pid = 0;
+	}
+	if (lib)
+		eg_worker_close(lib);
+	lib = NULL;
+	if (pin_dir[0]) {
+		for (size_t i = 0; i < eg_tier_count; i++)
+			eg_tiers[i]->unload(&ctx, out, sizeof(out));
+		eg_pins_remove_maps(pin_dir);
+	}
+	if (cgroup_made)
+		rmdir(cgroup);
+	if (dir[0]) {
+		snprintf(out, sizeof(out), "rm -rf %s", dir);
+		if (system(out))
+			fprintf(stderr, "bench-daemon: could not remove %s\n", dir);
+	}
+}
+
+static void die(const char *what, const char *detail)
+{
+	fprintf(stderr, "bench-daemon: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
+	cleanup();
+	exit(1);
+}
+
+/* --- the client side --------------------------------------------------------- */
+
+static int connect_daemon(void)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%.107s", sock_path);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sun, sizeof(sun))) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* One request on a keep-alive connection; returns whether the answer was
+ * 200 with verdict allow. */
+static bool round_trip(int fd, const char *req, size_t len)
+{
+	char buf[8192];
+	size_t got = 0, need = 0;
+	char *hend = NULL;
+
+	if (write(fd, req, len) != (ssize_t)len)
+		return false;
+	for (;;) {
+		ssize_t n = read(fd, buf + got, sizeof(buf) - 1 - got);
+
+		if (n <= 0)
+			return false;
+		got += (size_t)n;
+		buf[got] = '\0';
+		if (!hend) {
+			char *cl;
+
+			hend = strstr(buf, "\r\n\r\n");
+			if (!hend)
+				continue;
+			cl = strcasestr(buf, "Content-Length:");
+			if (!cl)
+				return false;
+			need = (size_t)(hend - buf) + 4 + strtoul(cl + 15, NULL, 10);
+		}
+		if (got >= need)
+			break;
+	}
+	return !strncmp(buf, "HTTP/1.1 200", 12) && strstr(hend, "\"verdict\":\"allow\"");
+}
+
+/* --- set-up ------------------------------------------------------------------ */
+
+static void make_tokens(size_t n, const uint8_t sk[crypto_sign_SECRETKEYBYTES],
+			const uint8_t sandbox[16], const uint8_t worker[16])
+{
+	struct eg_capability cap;
+	uint64_t t0 = (uint64_t)time(NULL);
+
+	memset(&cap, 0, sizeof(cap));
+	cap.version = EG_CAP_VERSION;
+	cap.substrate = EG_SUBSTRATE_FC_HOST;
+	memcpy(cap.sandbox, sandbox, 16);
+	memcpy(cap.worker, worker, 16);
+	cap.generation = 7;
+	cap.activation = 1;
+	cap.scope = EG_SCOPE_FILE_READ | EG_SCOPE_EXEC;
+	cap.issued_at = cap.not_before = t0 - 1;
+	cap.expiry = t0 - 1 + EG_CAP_MAX_TTL;
+	eg_key_id(pk, cap.key_id);
+	tokens = calloc(n, sizeof(*tokens));
+	if (!tokens)
+		die("out of memory", NULL);
+	for (size_t i = 0; i < n; i++) {
+		struct token *t = &tokens[i];
+		char head[256];
+		int hl, bl;
+		char body[512];
+
+		randombytes_buf(cap.token_id, EG_ID_LEN);
+		eg_cap_encode_body(&cap, t->raw);
+		eg_cap_signed_message(t->raw, t->msg);
+		crypto_sign_detached(cap.signature, NULL, t->msg, EG_CAP_SIGNED_LEN, sk);
+		eg_cap_encode(&cap, t->raw);
+		eg_cap_to_text(t->raw, t->text);
+		bl = snprintf(body, sizeof(body), "{\"token\":\"%s\",\"scope\":\"file.read\"}",
+			      t->text);
+		hl = snprintf(head, sizeof(head),
+			      "POST /v1/admit HTTP/1.1\r\nHost: execgated\r\n"
+			      "Content-Type: application/json\r\nContent-Length: %d\r\n\r\n",
+			      bl);
+		t->body = malloc((size_t)(hl + bl));
+		memcpy(t->body, head, (size_t)hl);
+		memcpy(t->body + hl, body, (size_t)bl);
+		t->body_len = (size_t)(hl + bl);
+	}
+	ntokens = n;
+}
+
+static struct token *fresh_token(void)
+{
+	size_t i = atomic_fetch_add(&next_fresh, 1);
+
+	if (i >= ntokens)
+		die("ran out of fresh tokens", NULL);
+	return &tokens[i];
+}
+
+static void start_daemon(const char *bin)
+{
+	FILE *f = fopen(conf, "w");
+	char log[256];
+
+	if (!f)
+		die("config", strerror(errno));
+	fprintf(f,
+		"pin_dir = %s\nstate_dir = %s/state\ncgroup = %s\nsocket = %s\n"
+		"worker_id = a0000000-0000-4000-8000-00000000000a\nthreads = 4\n",
+		pin_dir, dir, cgroup, sock_path);
+	fclose(f);
+	snprintf(log, sizeof(log), "%s/execgated.log", dir);
+	daemon_pid = fork();
+	if (daemon_pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execl(bin, "execgated", "--config", conf, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 1000; i++) {
+		int fd = connect_daemon();
+
+		if (fd >= 0) {
+			close(fd);
+			return;
+		}
+		if (waitpid(daemon_pid, NULL, WNOHANG) == daemon_pid) {
+			daemon_pid = 0;
+			die("execgated exited at start-up; log", log);
+		}
+		usleep(10000);
+	}
+	die("execgated never answered", sock_path);
+}
+
+/* --- measurements ---------------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, size_t n)
+{
+	qsort(v, n, sizeof(double), cmp_double);
+	return v[n / 2];
+}
+
+static double pct(double *v, size_t n, double p)
+{
+	return v[(size_t)(p * (double)(n - 1))]; /* v sorted by median() */
+}
+
+enum { S_RAW, S_LIB_FRESH, S_LIB_CACHED, S_SOCK_FRESH, S_SOCK_CACHED, S__COUNT };
+static const char *const s_names[S__COUNT] = {"raw verify", "lib fresh", "lib cached",
+					       "sock fresh", "sock cached"};
+
+struct conc {
+	bool fresh;
+	int ops;
+	int fd;
+	double *lat;
+	int ok;
+};
+
+static void *client(void *arg)
+{
+	struct conc *c = arg;
+
+	for (int i = 0; i < c->ops; i++) {
+		struct token *t = c->fresh ? fresh_token() : &tokens[i % NCACHED];
+		double a = now_ns();
+
+		c->ok += round_trip(c->fd, t->body, t->body_len);
+		c->lat[i] = now_ns() - a;
+	}
+	return NULL;
+}
+
+/* Returns ops per second; *p50 the median latency in ns. */
+static double concurrent(int clients, bool fresh, int total, double *p50)
+{
+	struct conc c[16];
+	pthread_t th[16];
+	double t0, t1, *all;
+	int per = total / clients, ok = 0;
+	size_t n = 0;
+
+	all = calloc((size_t)total, sizeof(double));
+	for (int i = 0; i < clients; i++) {
+		c[i] = (struct conc){.fresh = fresh, .ops = per, .fd = connect_daemon()};
+		c[i].lat = calloc((size_t)per, sizeof(double));
+		if (c[i].fd < 0)
+			die("connect", strerror(errno));
+	}
+	t0 = now_ns();
+	for (int i = 0; i < clients; i++)
+		pthread_create(&th[i], NULL, client, &c[i]);
+	for (int i = 0; i < clients; i++)
+		pthread_join(th[i], NULL);
+	t1 = now_ns();
+	for (int i = 0; i < clients; i++) {
+		ok += c[i].ok;
+		memcpy(all + n, c[i].lat, (size_t)per * sizeof(double));
+		n += (size_t)per;
+		free(c[i].lat);
+		close(c[i].fd);
+	}
+	if (ok != per * clients)
+		die("a concurrent admit did not allow", NULL);
+	*p50 = median(all, n);
+	free(all);
+	return (double)(per * clients) / ((t1 - t0) / 1e9);
+}
+
+int main(void)
+{
+	const char *env = getenv("BENCH_ROUNDS");
+	size_t rounds = env ? strtoul(env, NULL, 10) : 1000;
+	const char *bin = getenv("EXECGATED_BIN");
+	struct eg_worker_config wcfg = {0};
+	struct eg_install_spec spec;
+	struct eg_install_report rep;
+	uint8_t sk[crypto_sign_SECRETKEYBYTES], sandbox[16], worker[16];
+	char err[EG_ERR_MAX], root[400], keytext[EG_KEY_FILE_LINE_MAX], kid[EG_KID_TEXT_LEN];
+	double *s[S__COUNT], med[S__COUNT], tput[2][NLEVELS], lat[2][NLEVELS];
+	struct eg_subject self;
+	int fd, sink = 0;
+	size_t ns = 0;
+
+	if (!bin || !*bin)
+		bin = "build/execgated";
+	if (geteuid() != 0) {
+		fprintf(stderr, "bench-daemon: needs root (scratch pins and cgroup)\n");
+		return 1;
+	}
+	if (sodium_init() < 0)
+		die("libsodium", NULL);
+	if (rounds < 50)
+		rounds = 50;
+
+	/* Scratch world; the daemon loads the programs into it. */
+	snprintf(dir, sizeof(dir), "/tmp/egbd-%d", (int)getpid());
+	snprintf(pin_dir, sizeof(pin_dir), "/sys/fs/bpf/egbd-%d", (int)getpid());
+	snprintf(sock_path, sizeof(sock_path), "%s/api.sock", dir);
+	snprintf(conf, sizeof(conf), "%s/execgated.conf", dir);
+	if (mkdir(dir, 0755) || eg_cgroup2_root(root, sizeof(root)))
+		die("scratch dir / cgroup v2", strerror(errno));
+	snprintf(cgroup, sizeof(cgroup), "%s/egbd-%d", root, (int)getpid());
+	if (mkdir(cgroup, 0755))
+		die("scratch cgroup", strerror(errno));
+	cgroup_made = true;
+	start_daemon(bin);
+
+	/* The in-process handle on the same pins and state: the baseline. */
+	snprintf(root, sizeof(root), "%s/state", dir);
+	wcfg.pin_dir = pin_dir;
+	wcfg.state_dir = root;
+	if (eg_worker_open(&wcfg, &lib, err, sizeof(err)))
+		die("eg_worker_open", err);
+	crypto_sign_keypair(pk, sk);
+	if (eg_key_file_encode(EG_KEY_ALG_ED25519, EG_KEY_KIND_PUBLIC, pk, sizeof(pk), keytext,
+			       sizeof(keytext)) < 0)
+		die("key file", NULL);
+	if (eg_worker_keys_add_text(lib, keytext, strlen(keytext), NULL, kid, err, sizeof(err)) <
+	    0)
+		die("keys add", err);
+	randombytes_buf(sandbox, sizeof(sandbox));
+	eg_uuid_from_text("a0000000-0000-4000-8000-00000000000a", worker);
+	memset(&spec, 0, sizeof(spec));
+	memcpy(spec.sandbox, sandbox, 16);
+	memcpy(spec.worker, worker, 16);
+	spec.substrate = 2;
+	spec.generation = 7;
+	spec.activation = 1;
+	spec.bridge_pid = getpid();
+	if (eg_worker_install(lib, &spec, &rep, err, sizeof(err)))
+		die("install", err);
+	/* The daemon sees the key through inotify on <state>/keys. */
+	if (kill(daemon_pid, SIGHUP))
+		die("SIGHUP", strerror(errno));
+	usleep(300000);
+
+	make_tokens(NCACHED + 2 * (rounds + WARMUP) + NLEVELS * CONC_FRESH + 64, sk, sandbox,
+		    worker);
+	atomic_store(&next_fresh, NCACHED);
+	self.pid = getpid();
+	self.pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	fd = connect_daemon();
+	if (fd < 0)
+		die("connect", strerror(errno));
+	/* Warm both caches with the cached set. */
+	for (int i = 0; i < NCACHED; i++) {
+		struct eg_admit_args a = {.token_text = tokens[i].text,
+					  .req = {.scope = EG_SCOPE_FILE_READ}};
+		struct eg_verdict_result res;
+
+		if (eg_worker_admit(lib, &self, &a, &res, err, sizeof(err)) ||
+		    res.d.verdict != EG_ALLOW)
+			die("in-process admit did not allow", err);
+		if (!round_trip(fd, tokens[i].body, tokens[i].body_len))
+			die("admit over the socket did not allow; log", dir);
+	}
+
+	for (int k = 0; k < S__COUNT; k++)
+		s[k] = calloc(rounds, sizeof(double));
+	for (size_t r = 0; r < rounds + WARMUP; r++) {
+		struct token *fl = fresh_token(), *fs = fresh_token(), *c = &tokens[r % NCACHED];
+
+		for (int j = 0; j < S__COUNT; j++) {
+			int k = (int)((r + (size_t)j) % S__COUNT);
+			struct eg_verdict_result res;
+			struct eg_admit_args a = {.req = {.scope = EG_SCOPE_FILE_READ}};
+			double t0, t1;
+			bool ok = true;
+
+			t0 = now_ns();
+			switch (k) {
+			case S_RAW:
+				sink += crypto_sign_verify_detached(fl->raw + EG_OFF_SIGNATURE,
+								    fl->msg, EG_CAP_SIGNED_LEN, pk);
+				break;
+			case S_LIB_FRESH:
+			case S_LIB_CACHED:
+				a.token_text = k == S_LIB_FRESH ? fl->text : c->text;
+				ok = !eg_worker_admit(lib, &self, &a, &res, err, sizeof(err)) &&
+				     res.d.verdict == EG_ALLOW &&
+				     res.cache_hit == (k == S_LIB_CACHED);
+				break;
+			case S_SOCK_FRESH:
+				ok = round_trip(fd, fs->body, fs->body_len);
+				break;
+			case S_SOCK_CACHED:
+				ok = round_trip(fd, c->body, c->body_len);
+				break;
+			}
+			t1 = now_ns();
+			if (!ok)
+				die("an admission did not allow:", s_names[k]);
+			if (r >= WARMUP)
+				s[k][r - WARMUP] = t1 - t0;
+		}
+	}
+	close(fd);
+	if (sink)
+		die("raw verify failed", NULL);
+	ns = rounds;
+
+	for (size_t l = 0; l < NLEVELS; l++) {
+		tput[0][l] = concurrent(levels[l], true, CONC_FRESH, &lat[0][l]);
+		tput[1][l] = concurrent(levels[l], false, CONC_CACHED, &lat[1][l]);
+	}
+
+	printf("bench-daemon: %zu interleaved rounds, one keep-alive client; libsodium %s, "
+	       "execgated with 4 threads, %ld CPUs\n",
+	       ns, sodium_version_string(), sysconf(_SC_NPROCESSORS_ONLN));
+	printf("%-12s %12s %12s %12s\n", "", "median ns", "p10 ns", "p90 ns");
+	for (int k = 0; k < S__COUNT; k++) {
+		med[k] = median(s[k], ns);
+		printf("%-12s %12.0f %12.0f %12.0f\n", s_names[k], med[k], pct(s[k], ns, 0.1),
+		       pct(s[k], ns, 0.9));
+	}
+	printf("\n%-8s %16s %14s %16s %14s\n", "clients", "fresh admits/s", "fresh p50 us",
+	       "cached admits/s", "cached p50 us");
+	for (size_t l = 0; l < NLEVELS; l++)
+		printf("%-8d %16.0f %14.1f %16.0f %14.1f\n", levels[l], tput[0][l],
+		       lat[0][l] / 1e3, tput[1][l], lat[1][l] / 1e3);
+	printf("\nsock fresh / lib fresh  = %.3f (median)  target <= 1.3\n",
+	       med[S_SOCK_FRESH] / med[S_LIB_FRESH]);
+	printf("sock cached / raw verify = %.3f (median)  target <= 0.5\n",
+	       med[S_SOCK_CACHED] / med[S_RAW]);
+	printf("throughput 2 / 1 clients = %.2f fresh, %.2f cached  target > 1\n",
+	       tput[0][1] / tput[0][0], tput[1][1] / tput[1][0]);
+
+	for (int k = 0; k < S__COUNT; k++)
+		free(s[k]);
+	for (size_t i = 0; i < ntokens; i++)
+		free(tokens[i].body);
+	free(tokens);
+	if (self.pidfd >= 0)
+		close(self.pidfd);
+	sodium_memzero(sk, sizeof(sk));
+	cleanup();
+	return 0;
+}
