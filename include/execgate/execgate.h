@@ -195,9 +195,8 @@ int eg_worker_show(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],
 		   struct eg_sandbox_info *out, char *err, size_t err_size);
 /* Calls fn for every record (order unspecified); fn returns nonzero to
  * stop, which is returned. */
-int eg_worker_list(struct eg_worker *w,
-		   int (*fn)(const struct eg_exec_record *rec, void *ctx), void *ctx, char *err,
-		   size_t err_size);
+int eg_worker_list(struct eg_worker *w, int (*fn)(const struct eg_exec_record *rec, void *ctx),
+		   void *ctx, char *err, size_t err_size);
 
 /* --- verification keys ------------------------------------------------------ */
 
@@ -206,8 +205,8 @@ int eg_worker_list(struct eg_worker *w,
 /* Adds a public key file (typed key-file form, docs/capability.md). 0 when
  * added, 1 when that key was already present (idempotent), -EINVAL with
  * the reason (a secret key, CRLF, wrong length, ...). */
-int eg_worker_keys_add(struct eg_worker *w, const char *file, char kid[EG_KID_TEXT_LEN],
-		       char *err, size_t err_size);
+int eg_worker_keys_add(struct eg_worker *w, const char *file, char kid[EG_KID_TEXT_LEN], char *err,
+		       size_t err_size);
 /* The same, from a key file's contents (PUT /v1/keys/{kid}); when
  * expect_kid is non-NULL the key must have that id. */
 int eg_worker_keys_add_text(struct eg_worker *w, const char *text, size_t len,
