@@ -66,6 +66,13 @@ void eg_cli_print_verdict(FILE *f, const struct eg_verdict_result *r, const stru
 		eg_json_record(f, &r->record);
 	else
 		fprintf(f, "null");
+	/* Signed by the node key (refresh-route and deny, docs/capability.md):
+	 * base64url, nothing to escape. */
+	fprintf(f, ",\"signed_verdict\":");
+	if (r->signed_verdict[0])
+		fprintf(f, "\"%s\"", r->signed_verdict);
+	else
+		fprintf(f, "null");
 	fprintf(f, ",\"subject\":");
 	if (r->subject.tgid)
 		eg_json_proc(f, &r->subject);
