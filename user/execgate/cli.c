@@ -92,7 +92,8 @@ static const struct eg_cli_opt *find(const struct eg_cli_parse *p, const char *n
 {
 	size_t n = 0;
 
-	for (const struct eg_cli_opt *o = p->cmd->opts; o && o->name; o++, n++)
+	for (const struct eg_cli_opt *o = p->cmd->opts; o && o->name && n < EG_CLI_MAX_OPTS;
+	     o++, n++)
 		if (strlen(o->name) == len && !strncmp(o->name, name, len)) {
 			*idx = n;
 			return o;

@@ -116,7 +116,11 @@ void eg_json_record(FILE *f, const struct eg_exec_record *r);
 
 /* The verdict of admit and of check: one text form ("allow",
  * "refresh-route: REASON", "deny: REASON", "deny: malformed: DETAIL") and
- * one JSON object (schema_version 1, docs/operators.md). */
+ * one JSON object, the same keys for both: schema_version (1), verdict,
+ * reason, detail (decode error or null), request {scope, port, proto,
+ * open}, token (its contents once verified, else null), cache_hit, record
+ * (the record compared with, or null), signed_verdict (or null), subject
+ * and grant (admit; null for check). */
 void eg_cli_print_verdict(FILE *f, const struct eg_verdict_result *r, const struct eg_request *req,
 			  bool json);
 

@@ -89,7 +89,9 @@ static int check_offline(const char *keys, const struct eg_identity_opts *id, bo
 		res->d = eg_admit(&adm, raw, raw_len, no_record ? NULL : &id->rec, a->now_unix,
 				  &a->req, &cap);
 	free(ks);
-	if (res->d.reason != EG_REASON_MALFORMED) {
+	/* As the worker does: contents only from a verified token. */
+	if (res->d.reason != EG_REASON_MALFORMED && res->d.reason != EG_REASON_UNKNOWN_KEY &&
+	    res->d.reason != EG_REASON_BAD_SIGNATURE) {
 		res->decoded = true;
 		memcpy(res->cap_sandbox, cap.sandbox, EG_ID_BYTES);
 		memcpy(res->cap_token_id, cap.token_id, EG_ID_BYTES);

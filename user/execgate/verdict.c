@@ -42,15 +42,13 @@ void eg_cli_print_verdict(FILE *f, const struct eg_verdict_result *r, const stru
 	fprintf(f, ",\"request\":{\"scope\":\"%s\",\"port\":%u,\"proto\":\"%s\",\"open\":\"%s\"}",
 		scope, req->port, eg_proto_name(req->proto),
 		req->open_kind == EG_OPEN_ESTABLISHED ? "established" : "new");
+	/* The token's contents only once its signature verified: before that
+	 * they are anyone's claims. */
 	fprintf(f, ",\"token\":");
 	if (r->decoded) {
 		sodium_bin2hex(hex, sizeof(hex), r->cap_token_id, EG_ID_BYTES);
 		eg_scope_format(r->cap_scope, scope, sizeof(scope));
-		fprintf(f, "{\"authenticated\":%s,\"token_id\":\"%s\",",
-			d->reason != EG_REASON_UNKNOWN_KEY && d->reason != EG_REASON_BAD_SIGNATURE
-			    ? "true"
-			    : "false",
-			hex);
+		fprintf(f, "{\"token_id\":\"%s\",", hex);
 		json_uuid(f, "sandbox", r->cap_sandbox);
 		fputc(',', f);
 		json_uuid(f, "worker", r->cap_worker);
