@@ -75,7 +75,9 @@ Test(daemon_api, every_verdict)
 	cr_assert_eq(r.status, 200, "%s", r.body);
 	cr_assert_str_eq(dd_str(&r, "verdict"), "allow", "%s", r.body);
 	cr_assert(json_is_false(json_object_get(r.json, "cache_hit")), "%s", r.body);
-	cr_assert_eq(dd_int(&r, "pid"), getpid(), "the grant is for the caller: %s", r.body);
+	cr_assert_eq(
+	    json_integer_value(json_object_get(json_object_get(r.json, "subject"), "tgid")),
+	    getpid(), "the grant is for the caller: %s", r.body);
 	cr_assert_not_null(json_object_get(r.json, "grant"), "%s", r.body);
 	dd_resp_free(&r);
 	r = verdict("admit", t8, "file.read");
@@ -98,6 +100,23 @@ Test(daemon_api, every_verdict)
 	n = strlen(tbad);
 	tbad[n - 10] = tbad[n - 10] == 'A' ? 'B' : 'A'; /* inside the signature */
 	expect("admit", tbad, "file.read", "deny", "bad-signature");
+
+	/* refresh-route carries the node key's signature; a token whose
+	 * signature failed shows none of its claims */
+	r = verdict("admit", t9, "file.read");
+	cr_expect(json_is_string(json_object_get(r.json, "signed_verdict")), "%s", r.body);
+	cr_expect_str_eq(
+	    json_string_value(json_object_get(json_object_get(r.json, "token"), "sandbox")),
+	    DD_SANDBOX, "%s", r.body);
+	dd_resp_free(&r);
+	r = verdict("admit", tbad, "file.read");
+	cr_expect(json_is_null(json_object_get(r.json, "token")), "%s", r.body);
+	dd_resp_free(&r);
+	r = verdict("check", t8, "file.read");
+	cr_expect(json_is_null(json_object_get(r.json, "signed_verdict")), "%s", r.body);
+	cr_expect(json_is_null(json_object_get(r.json, "grant")), "check grants nothing: %s",
+		  r.body);
+	dd_resp_free(&r);
 
 	/* a key the worker does not hold */
 	cr_assert_eq(kh_issue(out, sizeof(out), "keygen", "--out", kh.keys_dir, NULL), 0, "%s",

@@ -102,8 +102,9 @@ static void log_verdict(struct egd_call *c, bool admit, const struct eg_verdict_
 
 	if (res->d.verdict == EG_ALLOW)
 		return;
-	if (res->decoded)
-		eg_uuid_format(res->cap_sandbox, u);
+	if (res->decoded && res->d.reason != EG_REASON_MALFORMED &&
+	    res->d.reason != EG_REASON_UNKNOWN_KEY && res->d.reason != EG_REASON_BAD_SIGNATURE)
+		eg_uuid_format(res->cap_sandbox, u); /* only what a signature vouches for */
 	egd_log(res->d.verdict == EG_DENY ? EGD_LOG_WARNING : EGD_LOG_NOTICE,
 		"%s: sandbox=%s verdict=%s reason=%s%s%s pid=%d caller_uid=%u",
 		admit ? "admit" : "check", u, eg_verdict_name(res->d.verdict),
@@ -161,7 +162,7 @@ static enum MHD_Result verdict(struct egd_call *c, bool admit)
 		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error", "%s",
 				       err[0] ? err : strerror(-rc));
 	log_verdict(c, admit, &res, admit ? who.pid : 0);
-	return egd_reply_json(c, MHD_HTTP_OK, egd_json_verdict(&res, admit ? who.pid : 0));
+	return egd_reply_json(c, MHD_HTTP_OK, egd_json_verdict(&res, &a.req));
 }
 
 enum MHD_Result egd_h_admit(struct egd_call *c)

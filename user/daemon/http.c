@@ -412,7 +412,7 @@ int egd_http_start(struct egd *d, char *err, size_t err_size)
 				  MHD_OPTION_THREAD_POOL_SIZE, d->cfg.threads,
 				  MHD_OPTION_CONNECTION_LIMIT, hard, MHD_OPTION_CONNECTION_TIMEOUT,
 				  d->cfg.connection_timeout, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-				  (size_t)(32 * 1024), MHD_OPTION_NOTIFY_COMPLETED, on_completed, d,
+				  (size_t)(16 * 1024), MHD_OPTION_NOTIFY_COMPLETED, on_completed, d,
 				  MHD_OPTION_NOTIFY_CONNECTION, on_connection, d, MHD_OPTION_END);
 	if (!d->mhd) {
 		snprintf(err, err_size, "http: libmicrohttpd did not start on %s", d->cfg.socket);

@@ -14,63 +14,77 @@ json_t *egd_json_uuid(const __u8 id[EG_ID_BYTES])
 
 json_t *egd_json_proc(const struct eg_proc_id *p)
 {
-	return json_pack("{s:I,s:I,s:I,s:I}", "pid", (json_int_t)p->tgid, "start_ticks",
+	return json_pack("{s:I,s:I,s:I,s:I}", "tgid", (json_int_t)p->tgid, "start_ticks",
 			 (json_int_t)p->start_ticks, "exe_dev", (json_int_t)p->exe_dev, "exe_ino",
 			 (json_int_t)p->exe_ino);
 }
 
 json_t *egd_json_record(const struct eg_exec_record *r)
 {
-	json_t *o, *ports = json_array();
+	json_t *ports = json_array();
 
 	for (__u32 i = 0; i < r->nports && i < EG_RECORD_PORTS; i++)
 		json_array_append_new(ports, json_pack("{s:i,s:s}", "port", (int)r->ports[i].port,
 						       "proto", eg_proto_name(r->ports[i].proto)));
-	o = json_pack(
-	    "{s:o,s:s,s:o,s:s,s:o,s:I,s:I,s:I,s:o,s:o,s:o}", "sandbox", egd_json_uuid(r->sandbox),
+	return json_pack(
+	    "{s:o,s:s,s:o,s:o,s:s,s:I,s:I,s:I,s:o,s:o,s:o}", "sandbox", egd_json_uuid(r->sandbox),
 	    "state", r->state == EG_RECORD_RETIRED ? "retired" : "active", "worker",
-	    egd_json_uuid(r->worker), "substrate", eg_substrate_name((uint8_t)r->substrate),
-	    "pod_uid", egd_json_uuid(r->pod_uid), "generation", (json_int_t)r->generation,
+	    egd_json_uuid(r->worker), "pod_uid", egd_json_uuid(r->pod_uid), "substrate",
+	    eg_substrate_name((uint8_t)r->substrate), "generation", (json_int_t)r->generation,
 	    "activation", (json_int_t)r->activation, "epoch", (json_int_t)r->epoch, "bridge",
 	    egd_json_proc(&r->bridge), "vmm", egd_json_proc(&r->vmm), "ports", ports);
-	return o;
 }
 
-json_t *egd_json_verdict(const struct eg_verdict_result *res, pid_t pid)
+static json_t *or_null(json_t *v, bool present)
+{
+	if (present)
+		return v;
+	json_decref(v);
+	return json_null();
+}
+
+/* The keys and shapes of `execgate admit/check --json` (user/execgate/
+ * verdict.c), so a caller parses the CLI and the API alike. */
+json_t *egd_json_verdict(const struct eg_verdict_result *res, const struct eg_request *req)
 {
 	const struct eg_decision *d = &res->d;
-	json_t *o;
+	/* The token's contents only once its signature verified: before
+	 * that they are anyone's claims. */
+	bool verified = res->decoded && d->reason != EG_REASON_MALFORMED &&
+			d->reason != EG_REASON_UNKNOWN_KEY && d->reason != EG_REASON_BAD_SIGNATURE;
+	char scope[160], cap_scope[160], hex[2 * EG_ID_BYTES + 1];
+	json_t *token = NULL, *grant = NULL;
 
-	o = json_pack("{s:i,s:s,s:s,s:b}", "schema_version", 1, "verdict",
-		      eg_verdict_name(d->verdict), "reason", eg_reason_name(d->reason), "cache_hit",
-		      res->cache_hit);
-	if (!o)
-		return NULL;
-	if (d->reason == EG_REASON_MALFORMED)
-		json_object_set_new(o, "decode_error",
-				    json_string(eg_decode_err_text(d->decode_err)));
-	if (pid > 0)
-		json_object_set_new(o, "pid", json_integer(pid));
-	if (res->decoded)
-		json_object_set_new(o, "capability",
-				    json_pack("{s:o,s:o,s:I,s:I,s:I}", "sandbox",
-					      egd_json_uuid(res->cap_sandbox), "worker",
-					      egd_json_uuid(res->cap_worker), "generation",
-					      (json_int_t)res->cap_generation, "activation",
-					      (json_int_t)res->cap_activation, "expiry",
-					      (json_int_t)res->cap_expiry));
-	if (res->had_record)
-		json_object_set_new(o, "record", egd_json_record(&res->record));
+	eg_scope_format(req->scope, scope, sizeof(scope));
+	if (verified) {
+		for (int i = 0; i < EG_ID_BYTES; i++)
+			snprintf(hex + 2 * i, 3, "%02x", res->cap_token_id[i]);
+		eg_scope_format(res->cap_scope, cap_scope, sizeof(cap_scope));
+		token = json_pack("{s:s,s:o,s:o,s:I,s:I,s:s,s:I}", "token_id", hex, "sandbox",
+				  egd_json_uuid(res->cap_sandbox), "worker",
+				  egd_json_uuid(res->cap_worker), "generation",
+				  (json_int_t)res->cap_generation, "activation",
+				  (json_int_t)res->cap_activation, "scope", cap_scope, "expiry",
+				  (json_int_t)res->cap_expiry);
+	}
 	if (res->granted)
-		json_object_set_new(o, "grant",
-				    json_pack("{s:o,s:o,s:I,s:I,s:I,s:I}", "sandbox",
-					      egd_json_uuid(res->grant.key.sandbox), "proc",
-					      egd_json_proc(&res->grant.key.proc), "generation",
-					      (json_int_t)res->grant.generation, "epoch",
-					      (json_int_t)res->grant.epoch, "expiry_ns",
-					      (json_int_t)res->grant.expiry_ns, "scope",
-					      (json_int_t)res->grant.scope));
-	return o;
+		grant = json_pack(
+		    "{s:o,s:I,s:I,s:I,s:I}", "sandbox", egd_json_uuid(res->grant.key.sandbox),
+		    "generation", (json_int_t)res->grant.generation, "epoch",
+		    (json_int_t)res->grant.epoch, "expiry_ns", (json_int_t)res->grant.expiry_ns,
+		    "scope", (json_int_t)res->grant.scope);
+	return json_pack(
+	    "{s:i,s:s,s:s,s:o,s:{s:s,s:i,s:s,s:s},s:o,s:b,s:o,s:o,s:o,s:o}", "schema_version", 1,
+	    "verdict", eg_verdict_name(d->verdict), "reason", eg_reason_name(d->reason), "detail",
+	    d->reason == EG_REASON_MALFORMED ? json_string(eg_decode_err_text(d->decode_err))
+					     : json_null(),
+	    "request", "scope", scope, "port", (int)req->port, "proto", eg_proto_name(req->proto),
+	    "open", req->open_kind == EG_OPEN_ESTABLISHED ? "established" : "new", "token",
+	    token ? token : json_null(), "cache_hit", res->cache_hit, "record",
+	    or_null(egd_json_record(&res->record), res->had_record), "signed_verdict",
+	    res->signed_verdict[0] ? json_string(res->signed_verdict) : json_null(), "subject",
+	    or_null(egd_json_proc(&res->subject), res->subject.tgid != 0), "grant",
+	    grant ? grant : json_null());
 }
 
 int egd_get_u64(json_t *o, const char *name, bool required, uint64_t max, uint64_t *out,

@@ -10,7 +10,7 @@ json_t *egd_json_uuid(const __u8 id[EG_ID_BYTES]);
 json_t *egd_json_proc(const struct eg_proc_id *p);
 json_t *egd_json_record(const struct eg_exec_record *r);
 /* The verdict object of POST /v1/admit and /v1/check. */
-json_t *egd_json_verdict(const struct eg_verdict_result *res, pid_t pid);
+json_t *egd_json_verdict(const struct eg_verdict_result *res, const struct eg_request *req);
 
 /* Strict field readers: absent -> *present false (when allowed), wrong
  * type or range -> -EINVAL with why. */

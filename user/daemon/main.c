@@ -294,8 +294,24 @@ int main(int argc, char **argv)
 	}
 	snprintf(keys_dir, sizeof(keys_dir), "%s/keys", d.cfg.state_dir);
 	mkdirs(keys_dir, 0755);
+	/* The node key signs refresh-route and deny verdicts, so that only an
+	 * authenticated refresh signal moves a caller's route (DESIGN §4). */
+	{
+		char pub[EGD_PATH_MAX + 16];
+		bool created = false;
+
+		rc = eg_node_key_init(d.cfg.state_dir, d.cfg.worker_id_text, pub, sizeof(pub),
+				      &created, err, sizeof(err));
+		if (rc) {
+			egd_log(EGD_LOG_ERR, "node key: %s", err);
+			goto out;
+		}
+		if (created)
+			egd_log(EGD_LOG_NOTICE, "node key: created, public key in %s", pub);
+	}
 	wcfg.pin_dir = d.cfg.pin_dir;
 	wcfg.state_dir = d.cfg.state_dir;
+	wcfg.worker_id = d.cfg.worker_id_text;
 	rc = eg_worker_open(&wcfg, &d.worker, err, sizeof(err));
 	if (rc) {
 		egd_log(EGD_LOG_ERR, "%s", err);
