@@ -1,6 +1,6 @@
 #!/bin/sh
-# make bench: capability admission (pure userspace) then the connect_unix
-# program in the kernel (root: scratch cgroups and pins, removed afterwards).
+# make bench: capability admission (pure userspace), the connect_unix
+# program in the kernel, then admission through execgated's socket (root: scratch cgroups and pins, removed afterwards).
 # Prints figures and targets; asserts nothing.
 set -eu
 BUILD=${BUILD:-build}
@@ -17,6 +17,13 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 1
 fi
 "$BUILD/bench-kernel"
+
+# execgated: admit over its socket against the in-process call, 1-16 clients.
+if [ -x "$BUILD/bench-daemon" ] && [ -x "$BUILD/execgated" ]; then
+	echo
+	echo "== execgated: admission over the API socket =="
+	EXECGATED_BIN="$PWD/$BUILD/execgated" "$BUILD/bench-daemon"
+fi
 
 # The LSM tier needs BPF LSM and vsock_loopback: where this kernel lacks them,
 # the same binary runs in a virtme-ng VM (Debian 6.12, lsm=...,bpf).
