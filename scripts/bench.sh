@@ -1,6 +1,7 @@
 #!/bin/sh
 # make bench: capability admission (pure userspace), the connect_unix
-# program in the kernel, then admission through execgated's socket (root: scratch cgroups and pins, removed afterwards).
+# program in the kernel, then admission through execgated's socket (root:
+# scratch cgroups and pins, removed afterwards).
 # Prints figures and targets; asserts nothing.
 set -eu
 BUILD=${BUILD:-build}
