@@ -71,8 +71,8 @@ const char *eg_route_outcome_name(enum eg_route_outcome o)
 	return (unsigned)o < EG_ROUTE__COUNT ? outcome_names[o] : "unknown";
 }
 
-int eg_node_key_init(struct eg_node_key *k, const uint8_t worker[EG_ID_LEN],
-		     const uint8_t pk[crypto_sign_PUBLICKEYBYTES])
+int eg_route_node_key_init(struct eg_node_key *k, const uint8_t worker[EG_ID_LEN],
+			   const uint8_t pk[crypto_sign_PUBLICKEYBYTES])
 {
 	if (sodium_is_zero(worker, EG_ID_LEN) || eg_key_check(pk) != EG_KEY_OK)
 		return -EINVAL;

@@ -90,8 +90,8 @@ struct eg_node_keys {
 
 /* Fills k from a worker id and a public key (kid computed). 0, or -EINVAL
  * for a zero worker id or a key eg_key_check refuses. */
-int eg_node_key_init(struct eg_node_key *k, const uint8_t worker[EG_ID_LEN],
-		     const uint8_t pk[crypto_sign_PUBLICKEYBYTES]);
+int eg_route_node_key_init(struct eg_node_key *k, const uint8_t worker[EG_ID_LEN],
+			   const uint8_t pk[crypto_sign_PUBLICKEYBYTES]);
 
 /* Stable: the names appear in logs. */
 enum eg_route_outcome {
