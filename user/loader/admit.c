@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* admit / revoke / grant garbage collection: the writers of eg_grants. */
+/* revoke / grant garbage collection and counting: the walkers of eg_grants.
+ * Grants are written by the worker handle's admit (user/lib/admit.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,101 +10,6 @@
 #include "core/ids.h"
 #include "loader/proc_id.h"
 #include "loader/runtime.h"
-
-static uint64_t realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static int write_grant(struct eg_runtime *rt, struct eg_grant *g)
-{
-	unsigned dropped;
-	int rc;
-
-	rc = eg_grant_write(&rt->maps, g);
-	if (rc == -E2BIG || rc == -ENOMEM || rc == -ENOSPC) {
-		/* Full: dead grants are the only thing that can go. */
-		eg_grants_gc(rt, NULL, &dropped);
-		rc = eg_grant_write(&rt->maps, g);
-	}
-	return rc;
-}
-
-int eg_admit_pid(struct eg_runtime *rt, pid_t pid, const uint8_t *raw, size_t len,
-		 uint64_t now_unix, const struct eg_request *req, struct eg_admit_result *res,
-		 char *err, size_t err_size)
-{
-	struct eg_admission adm = {0};
-	struct eg_keyset *ks = NULL;
-	struct eg_record rec;
-	struct eg_proc_id proc;
-	uint64_t now_real_ns, boot_ns, expiry_real_ns;
-	char s[EG_UUID_TEXT_LEN];
-	int rc;
-
-	memset(res, 0, sizeof(*res));
-	/* The process first: a verdict for a process that is not there is
-	 * worth nothing, and its identity must be fixed before the grant. */
-	rc = eg_proc_identify(pid, &proc, err, err_size);
-	if (rc)
-		return rc;
-	ks = calloc(1, sizeof(*ks));
-	if (!ks)
-		return -ENOMEM;
-	rc = eg_keystore_load(rt->state_dir, ks, err, err_size);
-	if (rc)
-		goto out;
-
-	/* The record to compare with is the one of the sandbox the token
-	 * names; a token that does not decode is denied by eg_admit. */
-	if (eg_cap_decode(raw, len, &res->cap) == EG_DECODE_OK) {
-		rc = eg_record_read(&rt->maps, res->cap.sandbox, &res->record);
-		if (rc && rc != -ENOENT) {
-			snprintf(err, err_size, "sandbox %s: reading eg_records: %s",
-				 (eg_uuid_format(res->cap.sandbox, s), s), strerror(-rc));
-			goto out;
-		}
-		res->had_record = rc == 0;
-	}
-	if (res->had_record)
-		eg_record_from_kernel(&res->record, &rec);
-
-	now_real_ns = now_unix ? now_unix * 1000000000ULL : realtime_ns();
-	boot_ns = eg_boottime_ns();
-	adm.keys = ks;
-	res->d = eg_admit(&adm, raw, len, res->had_record ? &rec : NULL,
-			  now_real_ns / 1000000000ULL, req, &res->cap);
-	rc = 0;
-	if (res->d.verdict != EG_ALLOW)
-		goto out;
-
-	/* The grant dies with the token: expiry mapped from the wall clock to
-	 * CLOCK_BOOTTIME, which is what BPF reads and which never jumps. It
-	 * carries the epoch of the record just compared: if an install moved
-	 * the epoch since, the grant is born dead (fail closed). */
-	memset(&res->grant, 0, sizeof(res->grant));
-	res->grant.scope = res->cap.scope;
-	res->grant.key.proc = proc;
-	memcpy(res->grant.key.sandbox, res->cap.sandbox, EG_ID_BYTES);
-	res->grant.generation = res->record.generation;
-	res->grant.epoch = res->record.epoch;
-	expiry_real_ns = res->cap.expiry * 1000000000ULL;
-	res->grant.expiry_ns =
-	    expiry_real_ns > now_real_ns ? boot_ns + (expiry_real_ns - now_real_ns) : boot_ns;
-	rc = write_grant(rt, &res->grant);
-	if (rc) {
-		snprintf(err, err_size, "grant for pid %d: writing eg_grants: %s", (int)pid,
-			 strerror(-rc));
-		goto out;
-	}
-	res->granted = true;
-out:
-	free(ks);
-	return rc;
-}
 
 /* Walks eg_grants calling fn on every entry; fn returns true to delete. */
 static int grants_walk(struct eg_runtime *rt,

@@ -101,25 +101,7 @@ int eg_forget(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], unsigned *
 int eg_endpoints_count(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], unsigned *count);
 int eg_grants_count(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], unsigned *n);
 
-/* --- admit / revoke ------------------------------------------------------- */
-
-struct eg_admit_result {
-	struct eg_decision d;
-	struct eg_capability cap; /* zero unless the token decoded */
-	bool had_record;
-	struct eg_exec_record record;
-	bool granted; /* Allow: grant written */
-	struct eg_grant grant;
-};
-
-/* Verifies and compares the token against the installed record of its
- * sandbox, and on Allow writes a grant for pid at the record's epoch with
- * expiry = token expiry (CLOCK_BOOTTIME). now_unix: seconds, or 0 for the
- * real clock. Returns 0 with res->d holding the verdict, or a negative errno
- * (err set) when no verdict could be reached or the grant not written. */
-int eg_admit_pid(struct eg_runtime *rt, pid_t pid, const uint8_t *raw, size_t len,
-		 uint64_t now_unix, const struct eg_request *req, struct eg_admit_result *res,
-		 char *err, size_t err_size);
+/* --- grants --------------------------------------------------------------- */
 
 /* Deletes every grant of tgid pid for sandbox. -ENOENT when there was none. */
 int eg_revoke(struct eg_runtime *rt, pid_t pid, const __u8 sandbox[EG_ID_BYTES], unsigned *removed,
