@@ -3,11 +3,9 @@
  * (user/loader/keystore.c), then the set is re-read whole and swapped in
  * under the write lock, and the token cache is flushed. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include "lib/worker.h"
 
@@ -47,23 +45,28 @@ int eg_worker_keys_reload(struct eg_worker *w, char *err, size_t err_size)
 	return reload_locked(w, err, err_size);
 }
 
+/* The shared tail of both adds: store (idempotent), then re-read. */
+static int add_locked(struct eg_worker *w, int stored, char *err, size_t err_size)
+{
+	int rc = stored == -EEXIST ? 0 : stored; /* present is what was asked */
+
+	if (!rc)
+		rc = reload_locked(w, err, err_size);
+	return rc ? rc : stored == -EEXIST ? 1 : 0;
+}
+
 int eg_worker_keys_add(struct eg_worker *w, const char *file, char kid[EG_KID_TEXT_LEN], char *err,
 		       size_t err_size)
 {
-	int rc, added;
+	int rc;
 
 	EG_WK_ERRBUF(err, err_size);
 	rc = eg_wk_write_begin(w, err, err_size);
 	if (rc)
 		return rc;
-	rc = eg_keystore_add(w->state_dir, file, kid, err, err_size);
-	added = rc == 0;
-	if (rc == -EEXIST)
-		rc = 0; /* idempotent: the key is there, which is what was asked */
-	if (!rc)
-		rc = reload_locked(w, err, err_size);
+	rc = add_locked(w, eg_keystore_add(w->state_dir, file, kid, err, err_size), err, err_size);
 	eg_wk_write_end(w);
-	return rc ? rc : added ? 0 : 1;
+	return rc;
 }
 
 int eg_worker_keys_add_text(struct eg_worker *w, const char *text, size_t len,
@@ -71,50 +74,32 @@ int eg_worker_keys_add_text(struct eg_worker *w, const char *text, size_t len,
 			    size_t err_size)
 {
 	uint8_t pk[crypto_sign_PUBLICKEYBYTES], id[EG_KEY_ID_LEN];
-	char tmp[4200], found[EG_KEY_ID_TEXT_LEN];
+	char found[EG_KEY_ID_TEXT_LEN];
 	enum eg_key_err kerr;
-	int fd, rc;
+	int rc;
 
 	EG_WK_ERRBUF(err, err_size);
-	/* The key-file reader is the one strict parser of the format, so the
-	 * text takes the same path a file does: a private temp file (O_EXCL,
-	 * 0600, in the state dir so no other user can swap it). */
-	if (mkdir(w->state_dir, 0700) && errno != EEXIST) {
-		rc = -errno;
-		snprintf(err, err_size, "state dir %s: %s", w->state_dir, strerror(-rc));
-		return rc;
-	}
-	snprintf(tmp, sizeof(tmp), "%s/.key-upload-XXXXXX", w->state_dir);
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		rc = -errno;
-		snprintf(err, err_size, "state dir %s: %s", w->state_dir, strerror(-rc));
-		return rc;
-	}
-	rc = write(fd, text, len) == (ssize_t)len ? 0 : -EIO;
-	close(fd);
-	if (rc) {
-		unlink(tmp);
-		snprintf(err, err_size, "key upload: writing %s: short write", tmp);
-		return rc;
-	}
-	kerr = eg_pubkey_read(tmp, pk);
-	if (kerr == EG_KEY_OK)
-		kerr = eg_key_check(pk);
+	/* The key-file decoder is the one strict parser of the format (and
+	 * refuses a secret by its type); the id is checked before anything
+	 * is stored. */
+	kerr = eg_pubkey_parse(text, len, pk);
 	if (kerr != EG_KEY_OK) {
-		unlink(tmp);
-		snprintf(err, err_size, "key: %s", eg_key_err_name(kerr));
+		snprintf(err, err_size, "key: %s: %s", eg_key_err_name(kerr),
+			 eg_key_err_detail(kerr));
 		return -EINVAL;
 	}
 	eg_key_id(pk, id);
 	eg_key_id_format(id, found);
 	if (expect_kid && strcmp(expect_kid, found)) {
-		unlink(tmp);
 		snprintf(err, err_size, "key %s: the key given has id %s", expect_kid, found);
 		return -EINVAL;
 	}
-	rc = eg_worker_keys_add(w, tmp, kid, err, err_size);
-	unlink(tmp);
+	rc = eg_wk_write_begin(w, err, err_size);
+	if (rc)
+		return rc;
+	rc = add_locked(w, eg_keystore_add_text(w->state_dir, text, len, kid, err, err_size), err,
+			err_size);
+	eg_wk_write_end(w);
 	return rc;
 }
 
