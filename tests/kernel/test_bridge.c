@@ -21,10 +21,12 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <linux/vm_sockets.h>
 #include <criterion/criterion.h>
 #include "execgate/connect.h"
 #include "execgate/execgate.h"
 #include "harness.h"
+#include "test_lsm_common.h"
 
 #define SANDBOX	 "5f0c2c1e-7a4b-4c1d-9e3f-0000000000b9"
 #define OTHER	 "5f0c2c1e-7a4b-4c1d-9e3f-0000000000ba"
@@ -537,6 +539,92 @@ Test(bridge, lease_follows_the_record_and_vsock_refusals_make_no_socket)
 	cr_assert_eq(rc, -ESTALE, "%s", err);
 	rc = eg_connect_vsock(w, sb, 3, 52, 1000, &v, err, sizeof(err));
 	cr_assert_eq(rc, -ESTALE, "%s", err);
+	eg_worker_close(w);
+}
+
+/* An AF_VSOCK echo listener on CID 1 (vsock_loopback), VM only. */
+static pid_t vsock_echo_start(unsigned port)
+{
+	int ready[2];
+	char c = 0;
+	pid_t pid;
+
+	cr_assert_eq(pipe2(ready, O_CLOEXEC), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		struct sockaddr_vm svm = {
+		    .svm_family = AF_VSOCK, .svm_cid = VMADDR_CID_ANY, .svm_port = port};
+		int lfd = socket(AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0), fd;
+		char buf[256];
+		ssize_t n;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (lfd < 0 || bind(lfd, (struct sockaddr *)&svm, sizeof(svm)) || listen(lfd, 8))
+			_exit(92);
+		if (write(ready[1], &c, 1) != 1)
+			_exit(93);
+		while ((fd = accept(lfd, NULL, NULL)) >= 0) {
+			while ((n = recv(fd, buf, sizeof(buf), 0)) > 0)
+				if (send(fd, buf, (size_t)n, MSG_NOSIGNAL) != n)
+					break;
+			close(fd);
+		}
+		_exit(0);
+	}
+	close(ready[1]);
+	kh_track(pid);
+	cr_assert_eq(read(ready[0], &c, 1), 1, "vsock listener on port %u did not start", port);
+	close(ready[0]);
+	return pid;
+}
+
+/* guarantees: none */
+Test(bridge, vsock_connect_to_the_records_cid_inside_the_vm)
+{
+	PATHS;
+	unsigned port;
+	pid_t vmm;
+	struct eg_worker *w;
+	struct eg_install_spec sp;
+	struct eg_install_report rep;
+	struct eg_conn *v = NULL;
+	__u8 sb[EG_ID_BYTES];
+	char err[EG_ERR_MAX], buf[8];
+	int rc;
+
+	/* Real VSOCK connections: CID 1 through vsock_loopback, matrix VM
+	 * only (never a VSOCK socket on the host). */
+	eg_test_require_vm_vsock();
+	(void)bsock;
+	(void)vsock;
+	port = 30000 + (unsigned)getpid() % 20000;
+	vmm = vsock_echo_start(port);
+	w = open_worker();
+	memset(&sp, 0, sizeof(sp));
+	cr_assert_eq(eg_uuid_from_text(SANDBOX, sp.sandbox), 0);
+	cr_assert_eq(eg_uuid_from_text(WORKER, sp.worker), 0);
+	sp.substrate = 2;
+	sp.generation = 8;
+	sp.activation = 1;
+	sp.bridge_pid = getpid(); /* this process connects: the LSM tier admits only the bridge */
+	sp.vmm_pid = vmm;
+	sp.vsock[0].cid = VMADDR_CID_LOCAL;
+	sp.vsock[0].port = port;
+	sp.n_vsock = 1;
+	cr_assert_eq(eg_worker_install(w, &sp, &rep, err, sizeof(err)), 0, "install: %s", err);
+	memcpy(sb, sp.sandbox, EG_ID_BYTES);
+
+	rc = eg_connect_vsock(w, sb, VMADDR_CID_LOCAL, port, 3000, &v, err, sizeof(err));
+	cr_assert_eq(rc, 0, "%s", err);
+	cr_assert_eq(eg_conn_info(v)->cid, VMADDR_CID_LOCAL);
+	cr_assert_eq(eg_conn_send(v, "ping", 4, err, sizeof(err)), 4, "%s", err);
+	cr_assert_eq(eg_conn_recv(v, buf, 4, err, sizeof(err)), 4, "%s", err);
+	cr_assert_arr_eq(buf, "ping", 4);
+	eg_conn_close(v);
+	/* The same CID with a port the record does not have: no socket. */
+	rc = eg_connect_vsock(w, sb, VMADDR_CID_LOCAL, port + 1, 3000, &v, err, sizeof(err));
+	cr_assert_eq(rc, -EPERM, "%s", err);
 	eg_worker_close(w);
 }
 
