@@ -171,9 +171,16 @@ int eg_connect_unix(struct eg_worker *w, const struct eg_connect_target *t, stru
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun))) {
 		rc = errno == EAGAIN || errno == EINPROGRESS ? -ETIMEDOUT : -errno;
-		snprintf(err, err_size, "%s: %s", what,
-			 rc == -ETIMEDOUT ? "listener backlog full until the timeout"
-					  : strerror(errno));
+		if (rc == -ETIMEDOUT)
+			snprintf(err, err_size, "%s: listener backlog full until the timeout",
+				 what);
+		else if (rc == -EPERM || rc == -EACCES)
+			/* execgate's hooks (`execgate events` names the reason)
+			 * or another LSM: nothing was sent either way. */
+			snprintf(err, err_size, "%s: refused by the kernel (%s)", what,
+				 strerror(errno));
+		else
+			snprintf(err, err_size, "%s: %s", what, strerror(errno));
 		goto cleanup;
 	}
 

@@ -75,7 +75,9 @@ int eg_connect_vsock(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES], __u32
 	svm.svm_port = port;
 	if (connect(fd, (struct sockaddr *)&svm, sizeof(svm))) {
 		rc = -errno;
-		snprintf(err, err_size, "%s: %s", what, strerror(errno));
+		snprintf(err, err_size, "%s: %s%s%s", what,
+			 rc == -EPERM || rc == -EACCES ? "refused by the kernel (" : "",
+			 strerror(errno), rc == -EPERM || rc == -EACCES ? ")" : "");
 		close(fd);
 		return rc;
 	}
