@@ -422,6 +422,9 @@ Test(daemon_api, events_fan_out_to_every_reader)
 	int fds[3];
 
 	world();
+	/* The child first: forked after the streams, it would hold their
+	 * sockets open and the daemon could never see the readers go. */
+	kh_child_start(&client, true);
 	for (int i = 0; i < 3; i++) {
 		fds[i] = dd_connect();
 		cr_assert_geq(fds[i], 0);
@@ -430,7 +433,6 @@ Test(daemon_api, events_fan_out_to_every_reader)
 			  "stream %d: no header", i);
 		cr_assert(strstr(buf[i], "200 OK"), "%s", buf[i]);
 	}
-	kh_child_start(&client, true);
 	cr_assert_eq(kh_child_connect(&client, kh_path("bridge.sock"), NULL, NULL), -EPERM);
 	snprintf(needle, sizeof(needle), "\"pid\":%d,", (int)client.pid);
 	for (int i = 0; i < 3; i++) {
@@ -460,6 +462,26 @@ Test(daemon_api, events_fan_out_to_every_reader)
 		}
 		json_decref(ev);
 		close(fds[i]);
+	}
+
+	/* Readers that went away are noticed (within a second) and freed. */
+	{
+		double end = dd_now_ms() + 4000;
+		char last[128] = "";
+		bool gone = false;
+
+		while (!gone && dd_now_ms() < end) {
+			struct dd_resp r = dd_req("GET", "/metrics", NULL);
+			const char *p = r.body ? strstr(r.body, "\nexecgate_event_readers ") : NULL;
+
+			gone = p && !strncmp(p, "\nexecgate_event_readers 0\n", 26);
+			if (p)
+				snprintf(last, sizeof(last), "%.40s", p + 1);
+			dd_resp_free(&r);
+			if (!gone)
+				usleep(100000);
+		}
+		cr_expect(gone, "event readers still counted after their clients closed: %s", last);
 	}
 }
 

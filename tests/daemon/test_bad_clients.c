@@ -82,6 +82,30 @@ Test(daemon_bad_clients, garbage_truncated_and_vanishing)
 	dd_resp_free(&r);
 	alive();
 
+	/* A path that is not UTF-8 (raw, %-escaped, or a sequence the reason's
+	 * %.64s cuts in two) still gets its JSON error, the bytes as \xNN. */
+	{
+		static const char *const bad_paths[][2] = {
+		    {"GET /v1/\xff HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "404"},
+		    {"GET /v1/%ff HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "404"},
+		    {"GET /v1/sandboxes/"
+		     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa%c3%a9 "
+		     "HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+		     "400"},
+		};
+
+		for (size_t i = 0; i < sizeof(bad_paths) / sizeof(bad_paths[0]); i++) {
+			r = dd_raw(bad_paths[i][0], strlen(bad_paths[i][0]), 5000);
+			cr_expect_eq(r.status, atoi(bad_paths[i][1]), "path %zu: %d %s", i,
+				     r.status, r.body ? r.body : "");
+			cr_expect_not_null(r.json, "path %zu: not JSON: %s", i,
+					   r.body ? r.body : "");
+			cr_expect(strstr(dd_str(&r, "reason"), "\\x"), "path %zu: %s", i,
+				  dd_str(&r, "reason"));
+			dd_resp_free(&r);
+		}
+	}
+
 	/* truncated, then gone; complete, then gone before the answer */
 	for (int i = 0; i < 50; i++) {
 		send_close(truncated_head, sizeof(truncated_head) - 1);
@@ -95,24 +119,27 @@ Test(daemon_bad_clients, garbage_truncated_and_vanishing)
 	cr_expect_eq(fds1, fds0, "daemon fds: %d before, %d after the bad clients", fds0, fds1);
 }
 
-Test(daemon_bad_clients, one_byte_a_second_times_out)
+/* head at once, then slow one byte a second: cut off after the 3 s
+ * connection_timeout of the test config, while a good client is served
+ * in bounded time every second. */
+static void slow_client(const char *head, const char *slow)
 {
-	static const char req[] = "GET /v1/keys HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaa";
+	size_t len = strlen(slow);
 	double t0, worst = 0;
 	bool closed = false;
 	int fd, fds0;
 
-	dd_keys();
 	fds0 = baseline();
 	fd = dd_connect();
 	cr_assert_geq(fd, 0);
+	if (*head)
+		cr_assert_eq(write(fd, head, strlen(head)), (ssize_t)strlen(head));
 	t0 = dd_now_ms();
-	/* The test config says connection_timeout = 3. */
-	for (size_t i = 0; i < sizeof(req) - 1 && dd_now_ms() - t0 < 12000; i++) {
+	for (size_t i = 0; i < len && dd_now_ms() - t0 < 12000; i++) {
 		struct pollfd p = {.fd = fd, .events = POLLIN};
 		double ms;
 
-		if (send(fd, req + i, 1, MSG_NOSIGNAL) != 1 ||
+		if (send(fd, slow + i, 1, MSG_NOSIGNAL) != 1 ||
 		    (poll(&p, 1, 0) == 1 && (p.revents & (POLLIN | POLLHUP)))) {
 			closed = true;
 			break;
@@ -128,6 +155,16 @@ Test(daemon_bad_clients, one_byte_a_second_times_out)
 		     dd_now_ms() - t0);
 	cr_expect_lt(worst, 500, "a good client waited %.1f ms meanwhile", worst);
 	cr_expect_eq(dd_fd_settle(fds0, 5000), fds0, "fds after the slow client");
+}
+
+Test(daemon_bad_clients, one_byte_a_second_times_out)
+{
+	dd_keys();
+	/* In the header, */
+	slow_client("", "GET /v1/keys HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaa");
+	/* and in the body, after a complete header. */
+	slow_client("POST /v1/check HTTP/1.1\r\nHost: x\r\nContent-Length: 40\r\n\r\n",
+		    "{\"token\":\"AAAAAAAAAAAAAAAAAAAAAAAAA\"}");
 }
 
 static int connect_nb(void)

@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Operating execgated: the config's one-line errors and exit 2, --help,
  * --version, the documented example config, the systemd unit
- * (systemd-analyze verify), and key reload on SIGHUP and on a change in
- * the key directory. */
+ * (systemd-analyze verify), key reload on SIGHUP and on a change in the
+ * key directory (each flushing the verified-token cache), and sd_notify
+ * READY=1 / STOPPING=1. */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 #include <criterion/criterion.h>
 #include <execgate/execgate.h>
@@ -202,4 +206,153 @@ Test(daemon_keys, reload_on_directory_change_and_sighup)
 		     "SIGHUP did not reload");
 	cr_expect_eq(keys_held(), 2);
 	cr_expect_eq(kill(dd.pid, 0), 0, "SIGHUP killed the daemon");
+}
+
+static struct kh_child bridge;
+
+/* A record for DD_SANDBOX at generation 8, and a check of t8 that says
+ * whether the verified-token cache served it. */
+static void sandbox_world(void)
+{
+	struct dd_resp r;
+
+	kh_child_start(&bridge, false);
+	cr_assert_eq(kh_child_listen(&bridge, kh_path("bridge.sock")), 0);
+	r = dd_install(DD_SANDBOX, 8, 1, bridge.pid, kh_path("bridge.sock"));
+	cr_assert_eq(r.status, 200, "install: %d %s", r.status, r.body);
+	dd_resp_free(&r);
+}
+
+static void check_is(const char *token, const char *verdict, const char *reason, int cache_hit)
+{
+	char *body = dd_admit_body(token, "file.read", 0);
+	struct dd_resp r = dd_req("POST", "/v1/check", body);
+
+	free(body);
+	cr_assert_eq(r.status, 200, "check: %d %s", r.status, r.body);
+	cr_expect_str_eq(dd_str(&r, "verdict"), verdict, "%s", r.body);
+	cr_expect_str_eq(dd_str(&r, "reason"), reason, "%s", r.body);
+	if (cache_hit >= 0)
+		cr_expect_eq(json_is_true(json_object_get(r.json, "cache_hit")), cache_hit,
+			     "cache_hit: %s", r.body);
+	dd_resp_free(&r);
+}
+
+static void wait_reloads(long long want)
+{
+	double end = dd_now_ms() + 3000;
+
+	while (metric("execgate_key_reloads_total{result=\"ok\"} ") < want && dd_now_ms() < end)
+		usleep(20000);
+	cr_assert_geq(metric("execgate_key_reloads_total{result=\"ok\"} "), want, "no key reload");
+}
+
+/* The reload count once no reload has come for 300 ms. */
+static long long settled_reloads(void)
+{
+	long long n = metric("execgate_key_reloads_total{result=\"ok\"} "), m;
+	double end = dd_now_ms() + 3000;
+
+	for (;;) {
+		usleep(300000);
+		m = metric("execgate_key_reloads_total{result=\"ok\"} ");
+		if (m == n || dd_now_ms() > end)
+			return m;
+		n = m;
+	}
+}
+
+/* A token the cache holds must not outlive its key, whichever way the key
+ * set changes: a file removed behind the daemon's back (inotify), a key
+ * put back over the API, a SIGHUP. */
+Test(daemon_keys, every_reload_flushes_the_token_cache)
+{
+	char t8[1024], pub[300], text[512], path[128];
+	long long reloads;
+	struct dd_resp r;
+	double end;
+	FILE *f;
+	size_t n;
+
+	dd_keys();
+	sandbox_world();
+	kh_cap(t8, sizeof(t8), DD_SANDBOX, DD_WORKER, 8, 1, 120, 0);
+	check_is(t8, "allow", "ok", 0);
+	check_is(t8, "allow", "ok", 1);
+
+	/* inotify: the key file goes, the cached verdict goes with it */
+	snprintf(pub, sizeof(pub), "%s/keys/%s.pub", kh.state_dir, kh.kid);
+	f = fopen(pub, "r");
+	cr_assert_not_null(f, "%s", pub);
+	n = fread(text, 1, sizeof(text) - 1, f);
+	text[n] = '\0';
+	fclose(f);
+	cr_assert_eq(unlink(pub), 0, "%s", pub);
+	end = dd_now_ms() + 3000;
+	while (keys_held() != 0 && dd_now_ms() < end)
+		usleep(20000);
+	cr_assert_eq(keys_held(), 0, "the removed key file was not picked up");
+	check_is(t8, "deny", "unknown-key", 0);
+
+	/* back over the API: verified afresh, then cached again */
+	snprintf(path, sizeof(path), "/v1/keys/%s", kh.kid);
+	r = dd_req("PUT", path, text);
+	cr_assert_eq(r.status, 201, "%d %s", r.status, r.body);
+	dd_resp_free(&r);
+	/* The PUT wrote into the watched directory: let that reload land. */
+	reloads = settled_reloads();
+	check_is(t8, "allow", "ok", 0);
+	check_is(t8, "allow", "ok", 1);
+
+	/* SIGHUP: same keys, cache flushed all the same. */
+	cr_assert_eq(kill(dd.pid, SIGHUP), 0);
+	wait_reloads(reloads + 1);
+	check_is(t8, "allow", "ok", 0);
+}
+
+TestSuite(daemon_notify, .init = dd_setup, .fini = dd_teardown, .timeout = 60);
+
+/* The next datagram on fd, or "" after ms. */
+static void notify_next(int fd, char *out, size_t size, int ms)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	ssize_t n;
+
+	out[0] = '\0';
+	if (poll(&p, 1, ms) != 1)
+		return;
+	n = recv(fd, out, size - 1, 0);
+	out[n > 0 ? n : 0] = '\0';
+}
+
+/* Type=notify: READY=1 once the socket answers, STOPPING=1 on SIGTERM. */
+Test(daemon_notify, ready_and_stopping)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	char msg[256];
+	int fd, st;
+
+	cr_assert_eq(dd_stop(SIGTERM), 0);
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	cr_assert_geq(fd, 0);
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%.90s/notify.sock", kh.dir);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&sun, sizeof(sun)), 0, "bind %s", sun.sun_path);
+	setenv("NOTIFY_SOCKET", sun.sun_path, 1);
+	dd_start();
+	unsetenv("NOTIFY_SOCKET");
+	notify_next(fd, msg, sizeof(msg), 3000);
+	cr_expect_str_eq(msg, "READY=1");
+	{
+		struct dd_resp r = dd_req("GET", "/v1/keys", NULL);
+
+		cr_expect_eq(r.status, 200, "READY=1 before the API answers: %d", r.status);
+		dd_resp_free(&r);
+	}
+	st = dd_stop(SIGTERM);
+	cr_expect_eq(st, 0, "SIGTERM exit %d", st);
+	notify_next(fd, msg, sizeof(msg), 3000);
+	cr_expect_str_eq(msg, "STOPPING=1");
+	notify_next(fd, msg, sizeof(msg), 200);
+	cr_expect_str_eq(msg, "", "more notifications: %s", msg);
+	close(fd);
 }

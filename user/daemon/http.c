@@ -100,18 +100,38 @@ enum MHD_Result egd_reply_json(struct egd_call *c, unsigned status, json_t *o)
 	return egd_reply_buf(c, status, "application/json", text, len + 1);
 }
 
+/* A reason quotes the client (a path segment, a field name) and the kernel
+ * (socket paths): bytes outside printable ASCII become \xNN, so that text
+ * that is not UTF-8, or a UTF-8 sequence cut by a %.64s, still makes a JSON
+ * answer (jansson refuses such strings, and the client would get none). */
+static void printable(const char *in, char *out, size_t size)
+{
+	size_t o = 0;
+
+	for (; *in && o + 5 < size; in++) {
+		unsigned char ch = (unsigned char)*in;
+
+		if (ch >= 0x20 && ch < 0x7f && ch != '\\')
+			out[o++] = (char)ch;
+		else
+			o += (size_t)snprintf(out + o, size - o, "\\x%02x", ch);
+	}
+	out[o] = '\0';
+}
+
 enum MHD_Result egd_reply_error(struct egd_call *c, unsigned status, const char *error,
 				const char *reason_fmt, ...)
 {
-	char reason[EG_ERR_MAX];
+	char reason[EG_ERR_MAX], text[EG_ERR_MAX];
 	va_list ap;
 
 	va_start(ap, reason_fmt);
 	vsnprintf(reason, sizeof(reason), reason_fmt, ap);
 	va_end(ap);
+	printable(reason, text, sizeof(text));
 	return egd_reply_json(
 	    c, status,
-	    json_pack("{s:i,s:s,s:s}", "schema_version", 1, "error", error, "reason", reason));
+	    json_pack("{s:i,s:s,s:s}", "schema_version", 1, "error", error, "reason", text));
 }
 
 json_t *egd_body_object(struct egd_call *c, enum MHD_Result *replied)
