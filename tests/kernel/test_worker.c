@@ -260,6 +260,11 @@ Test(worker, forget_removes_a_retired_sandbox_and_its_endpoints)
 	cr_assert_eq(eg_worker_show(w, spec.sandbox, &info, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(info.record.generation, 3);
 	cr_assert_geq(info.n_endpoints, 1);
+	/* The library refuses what the CLI refuses: a control character. */
+	spec.bridge_sockets[0] = "/tmp/evil\nsandbox 0 allow";
+	cr_assert_eq(eg_worker_install(w, &spec, &rep, err, sizeof(err)), -EINVAL);
+	cr_assert(strstr(err, "control character 0x0a"), "%s", err);
+	spec.bridge_sockets[0] = bsock;
 	cr_assert_eq(eg_worker_forget(w, spec.sandbox, &endpoints, err, sizeof(err)), -EBUSY);
 	cr_assert(strstr(err, "retire it first"), "%s", err);
 	cr_assert_eq(kh_child_connect(&other, bsock, NULL, NULL), -EPERM, "guarded");

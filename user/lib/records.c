@@ -32,6 +32,19 @@ static enum eg_install_outcome outcome_of(enum eg_install_kind k)
 	return EG_INSTALLED_UNCHANGED;
 }
 
+/* A path with a newline or another control character would forge lines in
+ * logs and events; no real socket path needs one. */
+static int check_path(const char *role, const char *path, char *err, size_t err_size)
+{
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++)
+		if (*p < 0x20 || *p == 0x7f) {
+			snprintf(err, err_size, "%s socket: byte %zu is control character 0x%02x",
+				 role, (size_t)(p - (const unsigned char *)path), *p);
+			return -EINVAL;
+		}
+	return 0;
+}
+
 static int spec_to_req(const struct eg_install_spec *spec, struct eg_install_req *req, char *err,
 		       size_t err_size)
 {
@@ -56,6 +69,12 @@ static int spec_to_req(const struct eg_install_spec *spec, struct eg_install_req
 	req->id.nports = (uint8_t)spec->n_ports;
 	req->bridge_pid = spec->bridge_pid;
 	req->vmm_pid = spec->vmm_pid;
+	for (size_t i = 0; i < spec->n_bridge_sockets; i++)
+		if (check_path("bridge", spec->bridge_sockets[i], err, err_size))
+			return -EINVAL;
+	for (size_t i = 0; i < spec->n_vmm_sockets; i++)
+		if (check_path("vmm", spec->vmm_sockets[i], err, err_size))
+			return -EINVAL;
 	for (size_t i = 0; i < spec->n_bridge_sockets; i++)
 		req->bridge_sockets[i] = spec->bridge_sockets[i];
 	req->n_bridge_sockets = spec->n_bridge_sockets;
