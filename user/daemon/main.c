@@ -286,6 +286,9 @@ int main(int argc, char **argv)
 	}
 	tctx.pin_dir = d.cfg.pin_dir;
 	tctx.cgroup_path = d.cfg.cgroup[0] ? d.cfg.cgroup : NULL;
+	/* where status finds what this load probed: without it, GET /v1/status
+	 * would say "not probed" */
+	tctx.state_dir = d.cfg.state_dir;
 	rc = eg_tiers_load(&tctx, d.cfg.require[0] ? d.cfg.require : NULL, err, sizeof(err));
 	if (rc) {
 		egd_log(EGD_LOG_ERR, "load: %s", err);
