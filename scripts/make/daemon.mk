@@ -5,11 +5,13 @@
 # tests/daemon/ drives a real execgated over its socket and reuses the
 # kernel tests' harness (scratch cgroup, pins, keys, tokens, children).
 
-DAEMON_TEST_SRCS := $(wildcard tests/daemon/*.c) tests/kernel/harness.c tests/kernel/not_offered.c
+# user/daemon/json.c too: test_json.c compares the verdict's two forms.
+DAEMON_TEST_SRCS := $(wildcard tests/daemon/*.c) tests/kernel/harness.c tests/kernel/not_offered.c \
+	user/daemon/json.c
 
 .PHONY: test-daemon install-daemon
 
-$(BUILD)/test-daemon: $(DAEMON_TEST_SRCS) $(wildcard tests/daemon/*.h tests/kernel/*.h) $(LIB) | $(DEPS_STAMP)
+$(BUILD)/test-daemon: $(DAEMON_TEST_SRCS) $(wildcard tests/daemon/*.h tests/kernel/*.h user/daemon/*.h) $(LIB) | $(DEPS_STAMP)
 	$(CC) $(CPPFLAGS) -Itests -Itests/kernel $(CFLAGS) $(WARN) -o $@ $(DAEMON_TEST_SRCS) $(LIB) \
 		-lcriterion -ljansson $(LDLIBS)
 

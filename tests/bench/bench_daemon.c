@@ -6,7 +6,10 @@
  *   lib cached   eg_worker_admit of a token it holds;
  *   sock fresh   POST /v1/admit of a token the daemon never saw, one client on
  *                a keep-alive connection;
- *   sock cached  the same for a token the daemon's cache holds.
+ *   sock cached  the same for a token the daemon's cache holds;
+ *   lib/sock check  a cached check (no grant, no process read): what the
+ *                socket and HTTP add to a verdict;
+ *   sock floor   GET /v1/keys: the round trip with no verdict at all.
  * Single-client samples are interleaved round by round (rotating order), so
  * noise hits all alike. Then 1, 2, 4 and 16 concurrent clients (threads,
  * each with its own connection) for fresh and cached tokens: throughput
@@ -133,8 +136,8 @@ static int connect_daemon(void)
 }
 
 /* One request on a keep-alive connection; returns whether the answer was
- * 200 with verdict allow. */
-static bool round_trip(int fd, const char *req, size_t len)
+ * 200 with verdict allow (any 200 when floor). */
+static bool round_trip_as(int fd, const char *req, size_t len, bool floor)
 {
 	char buf[8192];
 	size_t got = 0, need = 0;
@@ -168,11 +171,17 @@ static bool round_trip(int fd, const char *req, size_t len)
 		if (got >= need)
 			break;
 	}
-	if (strncmp(buf, "HTTP/1.1 200", 12) || !strstr(hend, "\"verdict\":\"allow\"")) {
+	if (strncmp(buf, "HTTP/1.1 200", 12) ||
+	    (!floor && !strstr(hend, "\"verdict\":\"allow\""))) {
 		fprintf(stderr, "bench-daemon: answer: %.300s\n", buf);
 		return false;
 	}
 	return true;
+}
+
+static bool round_trip(int fd, const char *req, size_t len)
+{
+	return round_trip_as(fd, req, len, false);
 }
 
 /* --- set-up ------------------------------------------------------------------ */
@@ -302,11 +311,14 @@ enum {
 	S_SOCK_CACHED,
 	S_LIB_CHECK,  /* cached, no grant: what the HTTP layer adds to a check */
 	S_SOCK_CHECK, /* the same over the socket */
+	S_SOCK_FLOOR, /* GET /v1/keys: the socket and HTTP alone, no verdict */
 	S__COUNT
 };
 static const char *const s_names[S__COUNT] = {
-    "raw verify", "lib fresh", "lib cached", "sock fresh", "sock cached", "lib check", "sock check",
+    "raw verify",  "lib fresh", "lib cached", "sock fresh",
+    "sock cached", "lib check", "sock check", "sock floor",
 };
+static const char floor_req[] = "GET /v1/keys HTTP/1.1\r\nHost: execgated\r\n\r\n";
 
 struct conc {
 	bool fresh;
@@ -500,6 +512,9 @@ int main(void)
 			case S_SOCK_CHECK:
 				ok = round_trip(fd, c->check, c->check_len);
 				break;
+			case S_SOCK_FLOOR:
+				ok = round_trip_as(fd, floor_req, sizeof(floor_req) - 1, true);
+				break;
 			}
 			t1 = now_ns();
 			if (!ok) {
@@ -542,6 +557,10 @@ int main(void)
 	       med[S_SOCK_CACHED] / med[S_RAW]);
 	printf("throughput 2 / 1 clients = %.2f fresh, %.2f cached  target > 1\n",
 	       tput[0][1] / tput[0][0], tput[1][1] / tput[1][0]);
+	printf("(what the socket adds: sock check - lib check = %.0f ns; the floor, an answer\n"
+	       " without a verdict, is %.0f ns = %.2fx a raw verify)\n",
+	       med[S_SOCK_CHECK] - med[S_LIB_CHECK], med[S_SOCK_FLOOR],
+	       med[S_SOCK_FLOOR] / med[S_RAW]);
 
 	for (int k = 0; k < S__COUNT; k++)
 		free(s[k]);

@@ -3,6 +3,7 @@
  * The grant of an admit goes to the connecting process (its pidfd from
  * auth.c); only an admin may name another process with "pid". */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "core/ids.h"
@@ -10,7 +11,8 @@
 #include "daemon/json.h"
 #include "daemon/log.h"
 
-#define TOKEN_TEXT_MAX 4096
+#define TOKEN_TEXT_MAX	 4096
+#define VERDICT_TEXT_MAX 4096
 
 static uint64_t mono_ns(void)
 {
@@ -113,6 +115,22 @@ static void log_verdict(struct egd_call *c, bool admit, const struct eg_verdict_
 		(int)pid, (unsigned)c->peer->uid);
 }
 
+/* Straight into the answer's buffer (json.h says why); the jansson form
+ * only if that ever does not fit. */
+static enum MHD_Result reply_verdict(struct egd_call *c, const struct eg_verdict_result *res,
+				     const struct eg_request *req)
+{
+	char *buf = malloc(VERDICT_TEXT_MAX);
+	int n = buf ? egd_verdict_text(res, req, buf, VERDICT_TEXT_MAX - 1) : -ENOMEM;
+
+	if (n < 0) {
+		free(buf);
+		return egd_reply_json(c, MHD_HTTP_OK, egd_json_verdict(res, req));
+	}
+	buf[n++] = '\n';
+	return egd_reply_buf(c, MHD_HTTP_OK, "application/json", buf, (size_t)n);
+}
+
 static enum MHD_Result verdict(struct egd_call *c, bool admit)
 {
 	struct eg_verdict_result res;
@@ -162,7 +180,7 @@ static enum MHD_Result verdict(struct egd_call *c, bool admit)
 		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error", "%s",
 				       err[0] ? err : strerror(-rc));
 	log_verdict(c, admit, &res, admit ? who.pid : 0);
-	return egd_reply_json(c, MHD_HTTP_OK, egd_json_verdict(&res, &a.req));
+	return reply_verdict(c, &res, &a.req);
 }
 
 enum MHD_Result egd_h_admit(struct egd_call *c)

@@ -12,6 +12,14 @@ json_t *egd_json_record(const struct eg_exec_record *r);
 /* The verdict object of POST /v1/admit and /v1/check. */
 json_t *egd_json_verdict(const struct eg_verdict_result *res, const struct eg_request *req);
 
+/* The same verdict object as text, written straight into buf (what
+ * json_dumps(egd_json_verdict(), JSON_COMPACT) gives, byte for byte; the
+ * tests compare them). The hot path of every admit and check: building and
+ * dumping the jansson tree costs more than a cached verdict itself. The
+ * length, or -ENOSPC when buf is too small. */
+int egd_verdict_text(const struct eg_verdict_result *res, const struct eg_request *req, char *buf,
+		     size_t size);
+
 /* Strict field readers: absent -> *present false (when allowed), wrong
  * type or range -> -EINVAL with why. */
 int egd_get_u64(json_t *o, const char *name, bool required, uint64_t max, uint64_t *out,
