@@ -105,7 +105,9 @@ enum eg_route_outcome {
 	EG_ROUTE_IGNORED_BAD_SIGNATURE, /* the signature does not verify */
 	EG_ROUTE_IGNORED_NOT_REFRESH,	/* a deny: never turns into a refresh */
 	EG_ROUTE_IGNORED_MISMATCH,	/* other sandbox, token id or worker than the attempt */
-	EG_ROUTE_IGNORED_STALE,		/* issued_at outside the window (too old, in the future) */
+	/* issued_at outside the window, or its replay slot already taken by a
+	 * later second (a caller's clock went back) */
+	EG_ROUTE_IGNORED_STALE,
 	EG_ROUTE_IGNORED_BAD_FRESH,   /* fresh route zero-worker, or older than the rejected one */
 	EG_ROUTE_IGNORED_REPLAYED,    /* this verdict was used before */
 	EG_ROUTE_IGNORED_REPLAY_FULL, /* replay set full for that second: fail closed */
