@@ -900,7 +900,7 @@ Test(bridge, bridge_forwards_for_an_admitted_client_and_cuts_streams_on_retire)
 	__u8 sb[EG_ID_BYTES];
 	long long cut_ms;
 	pid_t bridge;
-	int fd, fd2;
+	int fd, fd2, fd3;
 
 	kh_keys();
 	w = open_worker();
@@ -927,7 +927,24 @@ Test(bridge, bridge_forwards_for_an_admitted_client_and_cuts_streams_on_retire)
 	cr_assert(strstr(log, want), "%s", log);
 	cr_assert(strstr(log, "vsock port 52 (assigned 1073741824)"), "%s", log);
 
-	/* A second stream from the same client, then retire: both are cut. */
+	/* A half-close passes through: the client's end of input reaches the
+	 * VMM, which answers and closes; the stream ends on its own. */
+	fd3 = client_connect(&cl, bsock);
+	cr_assert_geq(fd3, 0, "%s", strerror(-fd3));
+	fd_recv_exact(fd3, GREETING);
+	cr_assert_eq(send(fd3, "abc", 3, MSG_NOSIGNAL), 3);
+	cr_assert_eq(shutdown(fd3, SHUT_WR), 0);
+	fd_recv_exact(fd3, "abc");
+	wait_eof(fd3, 2000);
+	close(fd3);
+	cr_assert(listener_seen(&fc, &s, 2000));
+	cr_assert_str_eq(s.line, "CONNECT 52\n");
+	cr_assert_eq(s.bytes, 3);
+	cr_assert(wait_log("connection 2: closed (client->vmm 3 bytes, vmm->client 17 bytes)\n",
+			   2000, log, sizeof(log)),
+		  "%s", log);
+
+	/* A third stream from the same client, then retire: 1 and 3 are cut. */
 	fd2 = client_connect(&cl, bsock);
 	cr_assert_geq(fd2, 0, "%s", strerror(-fd2));
 	fd_recv_exact(fd2, GREETING);
@@ -941,7 +958,7 @@ Test(bridge, bridge_forwards_for_an_admitted_client_and_cuts_streams_on_retire)
 		 "connection 1: revoked: connect %s: sandbox " SANDBOX ": retired (epoch 2)",
 		 vsock);
 	cr_assert(wait_log(want, 2000, log, sizeof(log)), "%s", log);
-	cr_assert(strstr(log, "connection 2: revoked: "), "%s", log);
+	cr_assert(strstr(log, "connection 3: revoked: "), "%s", log);
 	/* The VMM side of both streams was closed too: the ping, nothing after. */
 	cr_assert(listener_seen(&fc, &s, 2000));
 	cr_assert(listener_seen(&fc, &s2, 2000));

@@ -115,6 +115,11 @@ static void forward(struct stream *s)
 			p[1].events |= POLLOUT;
 		if (down->len > down->off)
 			p[0].events |= POLLOUT;
+		/* Nothing wanted from a side: leave it out, or a peer that hung
+		 * up would wake poll (POLLHUP) again and again. */
+		for (int i = 0; i < 2; i++)
+			if (!p[i].events)
+				p[i].fd = -1;
 		n = poll(p, 2, left > 0 ? (int)left : 0);
 		if (n < 0 && errno != EINTR) {
 			end = "closed: poll failed";
