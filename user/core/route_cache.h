@@ -29,7 +29,10 @@
  * dead and is reset; nothing outlives the window. A second with more than
  * per_second verdicts refuses the rest (IGNORED_REPLAY_FULL): fail closed,
  * never forget a live verdict. A verdict enters the set only after every
- * other check passed, so forgeries cannot fill it.
+ * other check passed, so forgeries cannot fill it. Known limit: Ed25519 is
+ * deterministic, so two operations carrying one capability and refused by
+ * one worker in the same second get the same verdict; the second is
+ * IGNORED_REPLAYED (fail closed: see the replay rules below).
  *
  * Threads: the route table is split into stripes of buckets, one mutex per
  * stripe; the replay set has its own mutex; the version counter is atomic.
