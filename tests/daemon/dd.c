@@ -111,8 +111,10 @@ void dd_start(void)
 	fprintf(f,
 		"# written by tests/daemon\n"
 		"pin_dir = %s\nstate_dir = %s\ncgroup = %s\nrequire = cgroup\nsocket = %s\n"
-		"worker_id = %s\nadmit_group = %d\nthreads = 2\nconnection_timeout = 3\n%s",
-		kh.pin_dir, kh.state_dir, kh.cgroup, dd.socket, DD_WORKER, DD_ADMIT_GID, dd.extra);
+		"worker_id = %s\nadmit_group = %d\nadmin_group = %d\nthreads = 2\n"
+		"connection_timeout = 3\n%s",
+		kh.pin_dir, kh.state_dir, kh.cgroup, dd.socket, DD_WORKER, DD_ADMIT_GID,
+		DD_ADMIN_GID, dd.extra);
 	fclose(f);
 	pid = fork();
 	cr_assert_geq(pid, 0, "fork");
@@ -266,8 +268,8 @@ struct dd_resp dd_req(const char *method, const char *path, const char *body)
 	return r;
 }
 
-int dd_req_as(uid_t uid, gid_t gid, const char *method, const char *path, const char *body,
-	      char *what, size_t what_size)
+static int req_as(uid_t uid, gid_t gid, const gid_t *supp, size_t nsupp, const char *method,
+		  const char *path, const char *body, char *what, size_t what_size)
 {
 	int pfd[2], status = -1;
 	char buf[300] = "";
@@ -282,7 +284,7 @@ int dd_req_as(uid_t uid, gid_t gid, const char *method, const char *path, const 
 		const char *w;
 
 		close(pfd[0]);
-		if (setgroups(0, NULL) || setgid(gid) || setuid(uid))
+		if (setgroups(nsupp, supp) || setgid(gid) || setuid(uid))
 			_exit(99);
 		r = dd_req(method, path, body);
 		w = dd_str(&r, "reason");
@@ -307,6 +309,18 @@ int dd_req_as(uid_t uid, gid_t gid, const char *method, const char *path, const 
 			snprintf(what, what_size, "%s", sp ? sp + 1 : "");
 	}
 	return status;
+}
+
+int dd_req_as(uid_t uid, gid_t gid, const char *method, const char *path, const char *body,
+	      char *what, size_t what_size)
+{
+	return req_as(uid, gid, NULL, 0, method, path, body, what, what_size);
+}
+
+int dd_req_as_member(uid_t uid, gid_t supp, const char *method, const char *path, const char *body,
+		     char *what, size_t what_size)
+{
+	return req_as(uid, 65534, &supp, 1, method, path, body, what, what_size);
 }
 
 const char *dd_str(const struct dd_resp *r, const char *field)

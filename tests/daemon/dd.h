@@ -22,6 +22,7 @@
 #define DD_WORKER    "a0000000-0000-4000-8000-00000000000a"
 #define DD_WORKER_B  "b0000000-0000-4000-8000-00000000000b"
 #define DD_ADMIT_GID 4242 /* admit_group of the test config */
+#define DD_ADMIN_GID 4243 /* admin_group of the test config */
 
 struct dd_env {
 	char config[200];
@@ -62,6 +63,11 @@ struct dd_resp dd_raw(const void *bytes, size_t len, int timeout_ms);
  * what (may be NULL). */
 int dd_req_as(uid_t uid, gid_t gid, const char *method, const char *path, const char *body,
 	      char *what, size_t what_size);
+
+/* The same as uid with primary group nobody and supp as its one
+ * supplementary group (SO_PEERGROUPS). */
+int dd_req_as_member(uid_t uid, gid_t supp, const char *method, const char *path, const char *body,
+		     char *what, size_t what_size);
 
 /* Connects to the daemon socket; returns the fd. */
 int dd_connect(void);

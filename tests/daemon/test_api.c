@@ -285,6 +285,25 @@ Test(daemon_api, authorization_by_peer_credentials)
 		       sizeof(what));
 	cr_expect_eq(st, 403, "admit_group install: %d %s", st, what);
 
+	/* admit_group as a supplementary group counts the same */
+	st = dd_req_as_member(65534, DD_ADMIT_GID, "POST", "/v1/check", body, what, sizeof(what));
+	cr_expect_eq(st, 200, "admit_group (supplementary) check: %d %s", st, what);
+	st = dd_req_as_member(65534, DD_ADMIT_GID, "DELETE", "/v1/keys/0123456789abcdef", NULL,
+			      what, sizeof(what));
+	cr_expect_eq(st, 403, "admit_group (supplementary) key delete: %d %s", st, what);
+
+	/* admin_group, primary or supplementary: past authorization on admin
+	 * routes (404: no such key), and may name a pid */
+	st = dd_req_as(65534, DD_ADMIN_GID, "DELETE", "/v1/keys/0123456789abcdef", NULL, what,
+		       sizeof(what));
+	cr_expect_eq(st, 404, "admin_group key delete: %d %s", st, what);
+	st = dd_req_as_member(65534, DD_ADMIN_GID, "DELETE", "/v1/keys/0123456789abcdef", NULL,
+			      what, sizeof(what));
+	cr_expect_eq(st, 404, "admin_group (supplementary) key delete: %d %s", st, what);
+	st = dd_req_as(65534, DD_ADMIN_GID, "POST", "/v1/admit", body_pid, what, sizeof(what));
+	cr_expect_eq(st, 200, "admin_group admit for a pid: %d %s", st, what);
+	cr_expect_str_eq(what, "ok");
+
 	/* root (admin) may name a pid */
 	{
 		struct dd_resp r = dd_req("POST", "/v1/admit", body_pid);

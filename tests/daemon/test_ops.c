@@ -105,6 +105,7 @@ Test(daemon_config, defaults_help_version)
 	cr_expect_str_eq(out, want);
 	cr_expect_eq(kh_run(out, sizeof(out), bin(), "--help", NULL), 0);
 	cr_expect(strstr(out, "--config FILE"), "%s", out);
+	cr_expect(strstr(out, "--check-config"), "%s", out);
 	cr_expect_eq(kh_run(out, sizeof(out), bin(), "--bogus", NULL), 2);
 }
 

@@ -36,13 +36,15 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: execgated [--config FILE]\n"
+	fprintf(f, "usage: execgated [--config FILE] [--check-config]\n"
 		   "\n"
 		   "The execgate worker service: loads (or adopts) the enforcement programs, then\n"
 		   "serves the HTTP/JSON API (docs/api.md) on a Unix socket.\n"
 		   "\n"
 		   "  -c, --config FILE  key=value configuration (default: $EXECGATE_CONFIG, else\n"
 		   "                     " EGD_DEFAULT_CONFIG ")\n"
+		   "      --check-config parse the config, print the settings it resolves to and\n"
+		   "                     exit (nothing is loaded)\n"
 		   "  -h, --help         this text\n"
 		   "  -V, --version      print the version\n"
 		   "\n"

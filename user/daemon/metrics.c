@@ -187,7 +187,7 @@ void egd_metrics_write(struct egd *d, FILE *out)
 	family(out, "execgate_events_total", "counter", "Denial events read from the ring buffer.");
 	fprintf(out, "execgate_events_total %llu\n", (unsigned long long)es.events);
 	family(out, "execgate_event_stream_skipped_total", "counter",
-	       "Events a slow reader of GET /v1/events missed (the daemon keeps the last "
-	       "newest ones).");
+	       "Events slow readers of GET /v1/events missed (the daemon keeps the newest "
+	       "4096 lines).");
 	fprintf(out, "execgate_event_stream_skipped_total %llu\n", (unsigned long long)es.skipped);
 }
