@@ -26,6 +26,7 @@
 #include "execgate/connect.h"
 #include "execgate/execgate.h"
 #include "harness.h"
+#include "lib/connect_int.h" /* eg_cn_peer_cred: the pre-6.5 path */
 #include "not_offered.h"
 #include "test_lsm_common.h"
 
@@ -320,7 +321,51 @@ Test(bridge, verified_connects_on_both_hops_and_the_assigned_port)
 	cr_assert_eq(rc, 0, "connect bridge: %s", err);
 	cr_assert_arr_eq(&eg_conn_info(c)->peer, &want_bridge, sizeof(want_bridge));
 	cr_assert_eq(eg_conn_info(c)->assigned_port, 0, "no handshake on the bridge hop");
+	/* SO_PEERCRED + pidfd_open (kernels before 6.5) finds the same process. */
+	{
+		struct eg_proc_id via_cred;
+		int pidfd = -1;
+
+		rc = eg_cn_peer_cred(eg_conn_fd(c), "peer", &pidfd, &via_cred, err, sizeof(err));
+		cr_assert_eq(rc, 0, "%s", err);
+		cr_assert_arr_eq(&via_cred, &want_bridge, sizeof(want_bridge));
+		close(pidfd);
+	}
 	eg_conn_close(c);
+	{
+		int a = accept4(blfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (a >= 0)
+			close(a);
+	}
+
+	/* What verification costs: plain connect() vs eg_connect_unix on the
+	 * same socket (both accepted and closed each round). */
+	{
+		struct sockaddr_un sun = {.sun_family = AF_UNIX};
+		const int n = 300;
+		long long t0, t1, t2;
+
+		snprintf(sun.sun_path, sizeof(sun.sun_path), "%.107s", bsock);
+		t0 = now_ms();
+		for (int i = 0; i < n; i++) {
+			int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+			cr_assert_eq(connect(fd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+			close(fd);
+			close(accept4(blfd, NULL, NULL, SOCK_CLOEXEC));
+		}
+		t1 = now_ms();
+		for (int i = 0; i < n; i++) {
+			cr_assert_eq(eg_connect_unix(w, &t, &c, err, sizeof(err)), 0, "%s", err);
+			eg_conn_close(c);
+			close(accept4(blfd, NULL, NULL, SOCK_CLOEXEC));
+		}
+		t2 = now_ms();
+		cr_log_info("connect: plain %.1f us, verified (SO_PEERPIDFD, /proc, record "
+			    "twice) %.1f us per connection",
+			    (double)(t1 - t0) * 1000 / n, (double)(t2 - t1) * 1000 / n);
+	}
 
 	/* Roles are not interchangeable: the bridge socket is no VMM socket. */
 	t = target(EG_ROLE_VMM, bsock, true);

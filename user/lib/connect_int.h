@@ -27,6 +27,10 @@ int eg_cn_record(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES], const cha
  * through it. 0 with *pidfd owned by the caller, or -errno with err. */
 int eg_cn_peer(int fd, const char *what, int *pidfd, struct eg_proc_id *id, bool *via_peerpidfd,
 	       char *err, size_t err_size);
+/* The same, SO_PEERCRED + pidfd_open only: the path of kernels before 6.5,
+ * callable on newer ones so that tests reach it. */
+int eg_cn_peer_cred(int fd, const char *what, int *pidfd, struct eg_proc_id *id, char *err,
+		    size_t err_size);
 
 /* 0 while the process behind pidfd lives, -ESRCH after it exited. */
 int eg_cn_pidfd_alive(int pidfd);

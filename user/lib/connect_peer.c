@@ -56,42 +56,13 @@ int eg_cn_pidfd_alive(int pidfd)
 	return errno == ESRCH ? -ESRCH : -errno;
 }
 
-int eg_cn_peer(int fd, const char *what, int *pidfd, struct eg_proc_id *id, bool *via_peerpidfd,
-	       char *err, size_t err_size)
+/* Identifies the process behind pfd (taken over) into *pidfd / *id. */
+static int identify(int pfd, const char *what, int *pidfd, struct eg_proc_id *id, char *err,
+		    size_t err_size)
 {
-	socklen_t len = sizeof(int);
-	struct ucred cred;
 	char why[EG_ERR_MAX];
-	int pfd = -1, rc;
+	int rc = eg_proc_identify_pidfd(pfd, id, why, sizeof(why));
 
-	*pidfd = -1;
-	*via_peerpidfd = false;
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pfd, &len) == 0 && pfd >= 0) {
-		*via_peerpidfd = true;
-	} else if (errno == ENOPROTOOPT || errno == EINVAL) {
-		/* Before 6.5: the pid the kernel recorded at listen()/connect(),
-		 * opened now. A pid reused in between is caught below: its start
-		 * time is another. */
-		len = sizeof(cred);
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) || cred.pid <= 0) {
-			rc = cred.pid <= 0 ? -ESRCH : -errno;
-			snprintf(err, err_size, "%s: SO_PEERCRED: %s", what,
-				 cred.pid <= 0 ? "no peer process" : strerror(errno));
-			return rc;
-		}
-		pfd = (int)syscall(SYS_pidfd_open, cred.pid, 0);
-		if (pfd < 0) {
-			rc = -errno;
-			snprintf(err, err_size, "%s: listener pid %d: pidfd_open: %s", what,
-				 (int)cred.pid, strerror(errno));
-			return rc;
-		}
-	} else {
-		rc = -errno;
-		snprintf(err, err_size, "%s: SO_PEERPIDFD: %s", what, strerror(errno));
-		return rc;
-	}
-	rc = eg_proc_identify_pidfd(pfd, id, why, sizeof(why));
 	if (rc) {
 		snprintf(err, err_size, "%s: the peer process: %s", what, why);
 		close(pfd);
@@ -99,6 +70,52 @@ int eg_cn_peer(int fd, const char *what, int *pidfd, struct eg_proc_id *id, bool
 	}
 	*pidfd = pfd;
 	return 0;
+}
+
+int eg_cn_peer_cred(int fd, const char *what, int *pidfd, struct eg_proc_id *id, char *err,
+		    size_t err_size)
+{
+	struct ucred cred = {0};
+	socklen_t len = sizeof(cred);
+	int pfd, rc;
+
+	/* The pid the kernel recorded at listen()/connect(), opened now. A
+	 * pid reused in between is caught by the comparison: its start time
+	 * is another. */
+	*pidfd = -1;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) || cred.pid <= 0) {
+		rc = cred.pid <= 0 ? -ESRCH : -errno;
+		snprintf(err, err_size, "%s: SO_PEERCRED: %s", what,
+			 cred.pid <= 0 ? "no peer process" : strerror(errno));
+		return rc;
+	}
+	pfd = (int)syscall(SYS_pidfd_open, cred.pid, 0);
+	if (pfd < 0) {
+		rc = -errno;
+		snprintf(err, err_size, "%s: peer pid %d: pidfd_open: %s", what, (int)cred.pid,
+			 strerror(errno));
+		return rc;
+	}
+	return identify(pfd, what, pidfd, id, err, err_size);
+}
+
+int eg_cn_peer(int fd, const char *what, int *pidfd, struct eg_proc_id *id, bool *via_peerpidfd,
+	       char *err, size_t err_size)
+{
+	socklen_t len = sizeof(int);
+	int pfd = -1, rc;
+
+	*pidfd = -1;
+	*via_peerpidfd = false;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pfd, &len) == 0 && pfd >= 0) {
+		*via_peerpidfd = true;
+		return identify(pfd, what, pidfd, id, err, err_size);
+	}
+	if (errno == ENOPROTOOPT || errno == EINVAL) /* before 6.5 */
+		return eg_cn_peer_cred(fd, what, pidfd, id, err, err_size);
+	rc = -errno;
+	snprintf(err, err_size, "%s: SO_PEERPIDFD: %s", what, strerror(errno));
+	return rc;
 }
 
 struct eg_conn *eg_cn_new(int fd, int peer_pidfd, const char *name)
