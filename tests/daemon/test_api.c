@@ -14,6 +14,8 @@
 
 TestSuite(daemon_api, .init = dd_setup, .fini = dd_teardown, .timeout = 90);
 
+#define EGD_KEPT 4096 /* lines the daemon keeps for slow readers (events.h) */
+
 static struct kh_child bridge;
 
 /* keys, a bridge process listening on bridge.sock, and S installed at
@@ -502,6 +504,101 @@ Test(daemon_api, events_fan_out_to_every_reader)
 		}
 		cr_expect(gone, "event readers still counted after their clients closed: %s", last);
 	}
+}
+
+/* Reads fd until needle has streamed past (or ms pass); copies up to 200
+ * bytes from the needle on into out. */
+static bool stream_until(int fd, const char *needle, int ms, char *out, size_t size)
+{
+	static char buf[65536 + 256];
+	double end = dd_now_ms() + ms;
+	size_t keep = 0;
+
+	while (dd_now_ms() < end) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		ssize_t n;
+		char *hit;
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		n = read(fd, buf + keep, sizeof(buf) - 1 - keep);
+		if (n <= 0)
+			return false;
+		keep += (size_t)n;
+		buf[keep] = '\0';
+		hit = strstr(buf, needle);
+		if (hit && strchr(hit, '\n')) {
+			snprintf(out, size, "%.*s", (int)(strchr(hit, '\n') - hit), hit);
+			return true;
+		}
+		if (hit)
+			continue; /* the rest of its line is on the way */
+		/* Keep a tail that may hold the start of needle. */
+		if (keep > 256) {
+			memmove(buf, buf + keep - 256, 256);
+			keep = 256;
+		}
+	}
+	return false;
+}
+
+static long long metric_value(const char *name)
+{
+	struct dd_resp r = dd_req("GET", "/metrics", NULL);
+	char want[128];
+	const char *p;
+	long long v = -1;
+
+	snprintf(want, sizeof(want), "\n%s ", name);
+	p = r.body ? strstr(r.body, want) : NULL;
+	if (p)
+		v = atoll(p + strlen(want));
+	dd_resp_free(&r);
+	return v;
+}
+
+/* A reader that does not keep up loses the oldest lines, never the
+ * daemon's memory: one gap line says how many it missed. */
+Test(daemon_api, slow_event_reader_gets_a_gap_line)
+{
+	const char *req = "GET /v1/events HTTP/1.1\r\nHost: x\r\n\r\n";
+	struct kh_loop_result res;
+	struct kh_loop loop;
+	char head[4096], gap[256];
+	double end;
+	int fd;
+
+	world();
+	kh_loop_start(&loop, kh_path("bridge.sock"), 0.5, NULL, NULL);
+	fd = dd_connect();
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+	cr_assert(read_until(fd, head, sizeof(head), "\r\n\r\n", 3000), "no header");
+	/* Denied connects, thousands of them, while the reader reads nothing. */
+	kh_loop_go(&loop);
+	res = kh_loop_wait(&loop);
+	cr_log_info("denied connects: %lu", res.eperm);
+	cr_assert_gt(res.eperm, 2 * EGD_KEPT, "only %lu denied connects", res.eperm);
+	end = dd_now_ms() + 5000;
+	while (metric_value("execgate_events_total") < 2 * EGD_KEPT && dd_now_ms() < end)
+		usleep(50000);
+	cr_assert_geq(metric_value("execgate_events_total"), 2 * EGD_KEPT,
+		      "events read from the ring buffer: %lld (dropped %lld)",
+		      metric_value("execgate_events_total"),
+		      metric_value("execgate_ringbuf_dropped_events_total"));
+	cr_assert(
+	    stream_until(fd, "{\"schema_version\":1,\"kind\":\"gap\"", 10000, gap, sizeof(gap)),
+	    "no gap line");
+	{
+		json_t *o = json_loads(gap, 0, NULL);
+
+		cr_assert_not_null(o, "not JSON: %s", gap);
+		cr_expect_str_eq(json_string_value(json_object_get(o, "worker_id")), DD_WORKER);
+		cr_expect_gt(json_integer_value(json_object_get(o, "missed")), 0, "%s", gap);
+		json_decref(o);
+	}
+	cr_expect_gt(metric_value("execgate_event_stream_skipped_total"), 0);
+	close(fd);
 }
 
 Test(daemon_api, status_and_metrics)
