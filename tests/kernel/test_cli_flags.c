@@ -79,7 +79,7 @@ static size_t commands(char names[][32], size_t max)
 	cr_assert_eq(r.rc, 0, "execgate --help: exit %d: %s", r.rc, r.err);
 	for (char *line = strtok(r.out, "\n"); line && n < max; line = strtok(NULL, "\n"))
 		if (line[0] == ' ' && line[1] == ' ' && line[2] != ' ')
-			sscanf(line + 2, "%31[a-z]", names[n++]);
+			sscanf(line + 2, "%31[a-z-]", names[n++]);
 	return n;
 }
 
@@ -135,6 +135,7 @@ static const char *value_for(const char *arg)
 	    {"UNIX", "1700000000"},
 	    {"DIR", "/nonexistent-execgate-dir"},
 	    {"DIR|FILE", "/nonexistent-execgate-dir"},
+	    {"FILE", "/nonexistent-execgate-dir/node.pub"},
 	    {"PATH", "/nonexistent-execgate-dir/s"},
 	    {"CID:PORT", "3:52"},
 	    {"LIST", "file.read"},
