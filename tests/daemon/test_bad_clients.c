@@ -11,8 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <criterion/criterion.h>
 #include "dd.h"
@@ -259,5 +262,85 @@ Test(daemon_bad_clients, thousand_connections)
 		if (fds[i] >= 0)
 			close(fds[i]);
 	cr_expect_eq(dd_fd_settle(fds0, 8000), fds0, "fds after the overload");
+	alive();
+}
+
+static long long metric_value(const char *name)
+{
+	struct dd_resp r = dd_req("GET", "/metrics", NULL);
+	char want[128];
+	const char *p;
+	long long v = -1;
+
+	snprintf(want, sizeof(want), "\n%s ", name);
+	p = r.body ? strstr(r.body, want) : NULL;
+	if (p)
+		v = atoll(p + strlen(want));
+	dd_resp_free(&r);
+	return v;
+}
+
+/* Anyone may connect, but 1000 connections from a user without a role
+ * (nobody) must not take the service from the callers with one: they get
+ * their share (max_connections / 8) and the rest are closed at once. */
+Test(daemon_bad_clients, unprivileged_flood_leaves_room)
+{
+	enum { N = 1000 };
+	int fds0, pfd[2], held = 0, st;
+	double worst = 0;
+	pid_t pid;
+
+	dd_stop(SIGTERM);
+	snprintf(dd.extra, sizeof(dd.extra), "max_connections = 64\n");
+	dd_start();
+	dd_keys();
+	fds0 = baseline();
+	cr_assert_eq(pipe(pfd), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		static int fds[N];
+		int opened = 0;
+
+		close(pfd[0]);
+		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+			_exit(99);
+		/* Gone with the test, even if an assert ends it first (set
+		 * after setuid, which clears it). */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() == 1)
+			_exit(97);
+		for (int i = 0; i < N; i++)
+			opened += (fds[i] = connect_nb()) >= 0;
+		if (write(pfd[1], &opened, sizeof(opened)) != sizeof(opened))
+			_exit(98);
+		pause();
+		_exit(0);
+	}
+	close(pfd[1]);
+	cr_assert_eq(read(pfd[0], &held, sizeof(held)), (ssize_t)sizeof(held));
+	close(pfd[0]);
+	cr_expect_geq(held, N - 40, "nobody connected %d times", held);
+	usleep(300000);
+
+	/* root, and a member of admit_group, are served all the while */
+	for (int i = 0; i < 20; i++) {
+		double ms = good_request_ms();
+
+		if (ms > worst)
+			worst = ms;
+	}
+	cr_expect_lt(worst, 250, "with %d unprivileged connections a good client took %.1f ms",
+		     held, worst);
+	st = dd_req_as(65534, DD_ADMIT_GID, "GET", "/v1/sandboxes", NULL, NULL, 0);
+	cr_expect_eq(st, 200, "admit_group during the flood: %d", st);
+	cr_expect_leq(metric_value("execgate_connections_unprivileged"), 64 / 8,
+		      "more unprivileged connections held than their share");
+	cr_expect_geq(metric_value("execgate_connections_refused_total"), held - 64 / 8 - 40,
+		      "refused: %lld of %d", metric_value("execgate_connections_refused_total"),
+		      held);
+
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	cr_expect_eq(dd_fd_settle(fds0, 8000), fds0, "fds after the flood");
 	alive();
 }

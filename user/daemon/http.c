@@ -171,6 +171,7 @@ struct egd_conn {
 	double phase_start; /* ms, CLOCK_MONOTONIC */
 	atomic_bool busy;   /* answered or streaming: MHD's business now */
 	bool reaped;
+	bool unprivileged; /* no role: counted in connections_unprivileged */
 	struct egd_conn *prev, *next;
 };
 
@@ -280,8 +281,13 @@ static enum MHD_Result on_header(struct egd_call *c, struct request *rq, const c
 	if (clen && strtoull(clen, NULL, 10) > EGD_BODY_MAX)
 		return early(c, rq, MHD_HTTP_CONTENT_TOO_LARGE, "body too large",
 			     "more than %s bytes", "65536");
+	/* Callers without a role never get here (403 above) and hold a share
+	 * of their own (on_connection): they cannot make this 503 for others. */
 	if (atomic_load_explicit((_Atomic uint64_t *)&c->d->metrics.connections_open,
-				 memory_order_relaxed) > c->d->cfg.max_connections)
+				 memory_order_relaxed) -
+		atomic_load_explicit((_Atomic uint64_t *)&c->d->metrics.connections_unprivileged,
+				     memory_order_relaxed) >
+	    c->d->cfg.max_connections)
 		return early(c, rq, MHD_HTTP_SERVICE_UNAVAILABLE, "overloaded", "%s",
 			     "too many connections, retry later");
 	return MHD_YES;
@@ -361,6 +367,11 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	*con_cls = NULL;
 }
 
+static uint64_t unprivileged_share(const struct egd_config *cfg)
+{
+	return cfg->max_connections / 8 ? cfg->max_connections / 8 : 1;
+}
+
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
 			  enum MHD_ConnectionNotificationCode code)
 {
@@ -383,6 +394,26 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 		/* No peer credentials: every request on it gets 403. */
 		c->have_peer = ci && egd_peer_read(ci->connect_fd, &d->cfg, &c->peer) == 0;
 		c->phase_start = now_ms();
+		if (!c->have_peer || c->peer.role == EGD_ROLE_NONE) {
+			/* Anyone may connect, but a caller without a role can
+			 * only ever be told 403: it gets one eighth of the
+			 * connections, so that a local flood of them leaves the
+			 * sandbox managers room (and no 503). Beyond its share
+			 * the connection is shut down at once, as the reaper
+			 * does. */
+			uint64_t n = atomic_fetch_add_explicit(
+			    (_Atomic uint64_t *)&d->metrics.connections_unprivileged, 1,
+			    memory_order_relaxed);
+
+			c->unprivileged = true;
+			if (n >= unprivileged_share(&d->cfg) && c->fd >= 0) {
+				c->reaped = true;
+				shutdown(c->fd, SHUT_RDWR);
+				atomic_fetch_add_explicit(
+				    (_Atomic uint64_t *)&d->metrics.connections_refused, 1,
+				    memory_order_relaxed);
+			}
+		}
 		pthread_mutex_lock(&conns_mu);
 		c->next = &conns;
 		c->prev = conns.prev;
@@ -402,6 +433,9 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 	c->prev->next = c->next;
 	c->next->prev = c->prev;
 	pthread_mutex_unlock(&conns_mu);
+	if (c->unprivileged)
+		atomic_fetch_sub_explicit((_Atomic uint64_t *)&d->metrics.connections_unprivileged,
+					  1, memory_order_relaxed);
 	if (c->fd >= 0)
 		close(c->fd);
 	if (c->have_peer)
@@ -421,8 +455,10 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 
 int egd_http_start(struct egd *d, char *err, size_t err_size)
 {
-	/* The hard limit has headroom over max_connections, so that a
-	 * connection beyond it still gets a 503 answer instead of a reset. */
+	/* The hard limit has headroom over max_connections (which counts the
+	 * callers with a role) for the unprivileged share and then some, so
+	 * that a connection beyond it still gets a 503 answer instead of a
+	 * reset. */
 	unsigned hard = d->cfg.max_connections + d->cfg.max_connections / 8 + 16;
 
 	d->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |

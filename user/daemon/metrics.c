@@ -174,6 +174,15 @@ void egd_metrics_write(struct egd *d, FILE *out)
 	family(out, "execgate_connections_total", "counter", "Client connections accepted.");
 	fprintf(out, "execgate_connections_total %llu\n",
 		(unsigned long long)LOAD(&m->connections_total));
+	family(out, "execgate_connections_unprivileged", "gauge",
+	       "Client connections open now from callers without a role (403 on every request).");
+	fprintf(out, "execgate_connections_unprivileged %llu\n",
+		(unsigned long long)LOAD(&m->connections_unprivileged));
+	family(out, "execgate_connections_refused_total", "counter",
+	       "Connections from callers without a role closed at once: beyond their share "
+	       "(max_connections / 8).");
+	fprintf(out, "execgate_connections_refused_total %llu\n",
+		(unsigned long long)LOAD(&m->connections_refused));
 	family(out, "execgate_key_reloads_total", "counter",
 	       "Key-set reloads (SIGHUP, key directory changes), by result.");
 	fprintf(out, "execgate_key_reloads_total{result=\"ok\"} %llu\n",
