@@ -6,7 +6,7 @@ MAN_DIR := $(BUILD)/man
 # execgated(8) is built from the daemon binary's --help, so it exists once
 # user/daemon/ has sources; until then test-ops says so out loud.
 MAN_PAGES := $(MAN_DIR)/execgate.8 $(MAN_DIR)/execgate-issue.1 \
-	$(if $(DAEMON_OBJS),$(MAN_DIR)/execgated.8)
+	$(if $(DAEMON_OBJS),$(MAN_DIR)/execgated.8) $(MAN_DIR)/execgate-bridge.8
 # The page date is the last commit's, not the build's.
 MAN_DATE = $(shell git log -1 --format=%ct 2>/dev/null || date +%s)
 HELP2MAN = SOURCE_DATE_EPOCH=$(MAN_DATE) help2man --no-info
@@ -39,6 +39,9 @@ $(MAN_DIR)/execgate-issue.1: $(BUILD)/execgate-issue docs/man/execgate-issue.h2m
 $(MAN_DIR)/execgated.8: $(BUILD)/execgated docs/man/execgated.h2m $(MAN_DIR)/execgated.h2m
 	$(man_page)
 
+$(MAN_DIR)/execgate-bridge.8: $(BUILD)/execgate-bridge docs/man/execgate-bridge.h2m $(MAN_DIR)/execgate-bridge.h2m
+	$(man_page)
+
 install: install-man install-bash-completion
 
 install-man: $(MAN_PAGES)
@@ -53,6 +56,7 @@ install-bash-completion:
 	install -m 0644 deploy/bash-completion/execgate $(DESTDIR)$(BASHCOMPDIR)/execgate
 	ln -sf execgate $(DESTDIR)$(BASHCOMPDIR)/execgate-issue
 	ln -sf execgate $(DESTDIR)$(BASHCOMPDIR)/execgated
+	ln -sf execgate $(DESTDIR)$(BASHCOMPDIR)/execgate-bridge
 
 # The daemon's own config parser, run on the config the Kubernetes
 # entrypoint renders (tests/ops/test_kubernetes.py).

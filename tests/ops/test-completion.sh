@@ -78,6 +78,11 @@ expect "execgate-issue keygen --out $scratch/p" "$scratch/pins.d"
 expect "execgated --con" "--config"
 expect "execgated --config $scratch/ki" "$scratch/kid.pub"
 expect "execgated -c $scratch/ki" "$scratch/kid.pub"
+expect "execgate-bridge --vm" "--vmm-socket"
+expect "execgate-bridge --vsock" "--vsock-port"
+expect "execgate verdict " "verify"
+expect "execgate node-key " "init"
+expect "execgate verdict verify --node-key $scratch/ki" "$scratch/kid.pub"
 
 # Words of a shell list variable or function output, sorted, one line.
 sorted() { tr ' ' '\n' | sed '/^$/d' | sort -u | paste -sd ' '; }
@@ -132,6 +137,8 @@ elif compgen -G 'user/daemon/*.c' >/dev/null; then
 else
 	echo "  NOT TESTED execgated: no $BUILD/execgated (user/daemon/ has no sources yet)"
 fi
+
+flags_cover "execgate-bridge" "$_execgate_bridge_flags" "$BUILD/execgate-bridge" --help
 
 if ((fails)); then
 	echo "test-completion: $fails FAILED"
