@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -128,41 +130,75 @@ int eg_proc_check_namespaces(char *err, size_t err_size)
  * (a layer's device: container images, /usr in virtme-ng guests) and btrfs
  * (a per-subvolume device). Mount ids are global, so the target's own
  * mountinfo finds mounts of other mount namespaces too. */
-static int fd_sb_dev(pid_t pid, int fd, __u32 *dev)
+/* The kernel's s_dev of a mount, which BPF sees as exe_file's i_sb->s_dev
+ * and which on overlayfs or btrfs is not what stat() reports. Read from
+ * pid's mountinfo, the line of mount mnt_id. */
+static int mount_sb_dev(pid_t pid, __u64 mnt_id, __u32 *dev)
 {
 	char path[64], *line = NULL;
-	long mnt_id = -1, id;
+	unsigned long long id;
 	unsigned maj, min;
 	size_t cap = 0;
 	int rc = -ENOENT;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
 	while (getline(&line, &cap, f) > 0)
-		if (sscanf(line, "mnt_id: %ld", &mnt_id) == 1)
-			break;
-	fclose(f);
-	snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)pid);
-	f = mnt_id >= 0 ? fopen(path, "re") : NULL;
-	while (f && getline(&line, &cap, f) > 0)
-		if (sscanf(line, "%ld %*d %u:%u", &id, &maj, &min) == 3 && id == mnt_id) {
+		if (sscanf(line, "%llu %*d %u:%u", &id, &maj, &min) == 3 && id == mnt_id) {
 			*dev = maj << 20 | min;
 			rc = 0;
 			break;
 		}
-	if (f)
-		fclose(f);
+	fclose(f);
 	free(line);
 	return rc;
+}
+
+/* mnt_id -> s_dev, so that an admission does not read a whole mountinfo
+ * (most of the cost of identifying a process, measured with perf in the
+ * daemon). Mount ids are global; one reused after an unmount could map to
+ * the old device, which gives an identity the kernel never sees: a grant
+ * that matches nothing, so the cache can fail closed, never open. */
+#define MNT_CACHE 32
+static struct {
+	__u64 mnt_id;
+	__u32 dev;
+	bool used;
+} mnt_cache[MNT_CACHE];
+static unsigned mnt_cache_next;
+static pthread_mutex_t mnt_cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int exe_sb_dev(pid_t pid, __u64 mnt_id, __u32 *dev)
+{
+	int rc;
+
+	pthread_mutex_lock(&mnt_cache_lock);
+	for (unsigned i = 0; i < MNT_CACHE; i++)
+		if (mnt_cache[i].used && mnt_cache[i].mnt_id == mnt_id) {
+			*dev = mnt_cache[i].dev;
+			pthread_mutex_unlock(&mnt_cache_lock);
+			return 0;
+		}
+	pthread_mutex_unlock(&mnt_cache_lock);
+	rc = mount_sb_dev(pid, mnt_id, dev);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&mnt_cache_lock);
+	mnt_cache[mnt_cache_next].mnt_id = mnt_id;
+	mnt_cache[mnt_cache_next].dev = *dev;
+	mnt_cache[mnt_cache_next].used = true;
+	mnt_cache_next = (mnt_cache_next + 1) % MNT_CACHE;
+	pthread_mutex_unlock(&mnt_cache_lock);
+	return 0;
 }
 
 int eg_proc_identify(pid_t pid, struct eg_proc_id *out, char *err, size_t err_size)
 {
 	char path[64], val[64];
-	struct stat st;
+	struct statx stx;
 	int pidfd, exe, rc;
 	long tgid;
 
@@ -170,6 +206,9 @@ int eg_proc_identify(pid_t pid, struct eg_proc_id *out, char *err, size_t err_si
 		snprintf(err, err_size, "pid %d: not a process id", (int)pid);
 		return -EINVAL;
 	}
+	/* pidfd_open succeeds only for a thread-group leader, so a success
+	 * is also the answer to "is this a process"; /proc/PID/status is read
+	 * only to word the refusal. */
 	pidfd = pidfd_open_(pid);
 	if (pidfd < 0) {
 		rc = -errno;
@@ -189,19 +228,6 @@ int eg_proc_identify(pid_t pid, struct eg_proc_id *out, char *err, size_t err_si
 		return rc == -ENOENT ? -ESRCH : rc;
 	}
 	memset(out, 0, sizeof(*out));
-	rc = status_field(pid, "Tgid", val, sizeof(val));
-	if (rc) {
-		snprintf(err, err_size, "pid %d: reading /proc/%d/status: %s", (int)pid, (int)pid,
-			 strerror(-rc));
-		goto out;
-	}
-	tgid = strtol(val, NULL, 10);
-	if (tgid != pid) {
-		snprintf(err, err_size, "pid %d: is a thread of process %ld, not a process",
-			 (int)pid, tgid);
-		rc = -EINVAL;
-		goto out;
-	}
 	rc = eg_proc_stat_start_ticks(pid, &out->start_ticks);
 	if (rc) {
 		snprintf(err, err_size, "pid %d: reading /proc/%d/stat: %s", (int)pid, (int)pid,
@@ -210,7 +236,7 @@ int eg_proc_identify(pid_t pid, struct eg_proc_id *out, char *err, size_t err_si
 	}
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	exe = open(path, O_PATH | O_CLOEXEC);
-	if (exe < 0 || fstat(exe, &st)) {
+	if (exe < 0 || statx(exe, "", AT_EMPTY_PATH, STATX_INO | STATX_MNT_ID, &stx)) {
 		rc = errno == ENOENT ? -ESRCH : -errno;
 		snprintf(err, err_size, "pid %d: %s: %s", (int)pid, path,
 			 errno == ENOENT ? "no executable (kernel thread or exited)"
@@ -219,11 +245,11 @@ int eg_proc_identify(pid_t pid, struct eg_proc_id *out, char *err, size_t err_si
 			close(exe);
 		goto out;
 	}
-	out->tgid = (__u32)pid;
-	out->exe_ino = st.st_ino;
-	if (fd_sb_dev(pid, exe, &out->exe_dev))
-		out->exe_dev = eg_kernel_dev(st.st_dev);
 	close(exe);
+	out->tgid = (__u32)pid;
+	out->exe_ino = stx.stx_ino;
+	if (!(stx.stx_mask & STATX_MNT_ID) || exe_sb_dev(pid, stx.stx_mnt_id, &out->exe_dev))
+		out->exe_dev = eg_kernel_dev(makedev(stx.stx_dev_major, stx.stx_dev_minor));
 	rc = pidfd_alive(pidfd);
 	if (rc) {
 		snprintf(err, err_size, "pid %d: exited while its identity was read", (int)pid);
