@@ -77,7 +77,18 @@ const char *eg_worker_state_dir(const struct eg_worker *w);
 struct eg_subject {
 	pid_t pid;
 	int pidfd; /* -1 when not known */
+	/* An identity read before with eg_worker_identify for this pidfd (a
+	 * server reads its peer once per connection): admit then only checks
+	 * that the pidfd is still alive. NULL: read it now. */
+	const struct eg_proc_id *known;
 };
+
+/* The identity BPF will compare for who: (tgid, start time, executable
+ * dev+inode), read from /proc and confirmed through the pidfd. If the
+ * process exec()s later, a grant for the identity read before names a
+ * binary it no longer runs, and the kernel refuses it: reuse fails closed. */
+int eg_worker_identify(const struct eg_subject *who, struct eg_proc_id *out, char *err,
+		       size_t err_size);
 
 struct eg_admit_args {
 	const char *token_text; /* base64url text form, or NULL to use token/len */

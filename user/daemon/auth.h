@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <sys/types.h>
+#include <execgate/abi.h>
 #include "daemon/config.h"
 
 enum egd_role {
@@ -27,6 +28,12 @@ struct egd_peer {
 	int pidfd;		/* -1 when the process was already gone */
 	bool pidfd_from_socket; /* SO_PEERPIDFD, else pidfd_open */
 	enum egd_role role;
+	/* The peer's identity, read at its first admit on this connection
+	 * and reused while the pidfd lives (eg_subject.known): a keep-alive
+	 * client pays the /proc reads once. A peer that exec()s gets grants
+	 * for the binary it left, which the kernel refuses: it reconnects. */
+	bool id_known;
+	struct eg_proc_id id;
 };
 
 /* 0, or -errno when the socket has no peer credentials. */

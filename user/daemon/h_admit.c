@@ -164,6 +164,14 @@ static enum MHD_Result verdict(struct egd_call *c, bool admit)
 	memset(&res, 0, sizeof(res));
 	err[0] = '\0';
 	t0 = mono_ns();
+	if (admit && !has_pid && who.pidfd >= 0) {
+		/* A failure here is left to the admit below, which reads again
+		 * and answers with the reason. */
+		if (!c->peer->id_known && !eg_worker_identify(&who, &c->peer->id, err, sizeof(err)))
+			c->peer->id_known = true;
+		if (c->peer->id_known)
+			who.known = &c->peer->id;
+	}
 	rc = admit ? eg_worker_admit(c->d->worker, &who, &a, &res, err, sizeof(err))
 		   : eg_worker_check(c->d->worker, &a, &res, err, sizeof(err));
 	if (!rc)

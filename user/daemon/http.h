@@ -23,8 +23,8 @@
 struct egd_call {
 	struct egd *d;
 	struct MHD_Connection *conn;
-	const struct egd_peer *peer;
-	const char *arg; /* the {uuid} / {kid} path segment, or "" */
+	struct egd_peer *peer; /* per connection: admit caches the identity here */
+	const char *arg;       /* the {uuid} / {kid} path segment, or "" */
 	const char *body;
 	size_t body_len;
 	const char *allow; /* 405: the Allow header */

@@ -159,11 +159,25 @@ int eg_worker_admit(struct eg_worker *w, const struct eg_subject *who,
 	memset(res, 0, sizeof(*res));
 	/* The process first: a verdict for a process that is not there is
 	 * worth nothing, and its identity must be fixed before the grant. */
-	rc = who->pidfd >= 0 ? eg_proc_identify_pidfd(who->pidfd, &proc, err, err_size)
-			     : eg_proc_identify(who->pid, &proc, err, err_size);
+	if (who->known && who->pidfd >= 0) {
+		proc = *who->known;
+		rc = eg_proc_pidfd_alive(who->pidfd);
+		if (rc)
+			snprintf(err, err_size, "pid %u: the process has exited", proc.tgid);
+	} else {
+		rc = eg_worker_identify(who, &proc, err, err_size);
+	}
 	if (rc)
 		return rc;
 	return decide(w, &proc, a, res, err, err_size);
+}
+
+int eg_worker_identify(const struct eg_subject *who, struct eg_proc_id *out, char *err,
+		       size_t err_size)
+{
+	EG_WK_ERRBUF(err, err_size);
+	return who->pidfd >= 0 ? eg_proc_identify_pidfd(who->pidfd, out, err, err_size)
+			       : eg_proc_identify(who->pid, out, err, err_size);
 }
 
 int eg_worker_check(struct eg_worker *w, const struct eg_admit_args *a,

@@ -23,6 +23,11 @@ static int pidfd_alive(int pidfd)
 	return syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0 ? 0 : -errno;
 }
 
+int eg_proc_pidfd_alive(int pidfd)
+{
+	return pidfd_alive(pidfd) ? -ESRCH : 0;
+}
+
 __u32 eg_kernel_dev(dev_t st_dev)
 {
 	/* include/linux/kdev_t.h: MKDEV(ma, mi) = ma << MINORBITS | mi, MINORBITS 20 */

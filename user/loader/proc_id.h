@@ -24,6 +24,9 @@ int eg_proc_identify(pid_t pid, struct eg_proc_id *out, char *err, size_t err_si
  * -ESRCH when it has exited, -EBADF when fd is not a pidfd. */
 int eg_proc_identify_pidfd(int pidfd, struct eg_proc_id *out, char *err, size_t err_size);
 
+/* 0 while the process a pidfd names lives, -ESRCH once it has exited. */
+int eg_proc_pidfd_alive(int pidfd);
+
 /* The pieces, exposed for tests and diagnostics. */
 int eg_proc_stat_start_ticks(pid_t pid, __u64 *ticks);
 __u32 eg_kernel_dev(dev_t st_dev); /* userspace st_dev -> kernel s_dev */
