@@ -222,9 +222,14 @@ Test(daemon_api, every_error_status)
 	dd_resp_free(&r);
 
 	/* 413: by Content-Length, and chunked */
-	memset(big, 'a', sizeof(big) - 1);
-	big[sizeof(big) - 1] = '\0';
-	r = dd_req("POST", "/v1/admit", big);
+	/* Only the header: the answer must come from Content-Length alone.
+	 * (Sending the whole body too races the daemon's early close against
+	 * our write, and the answer can be lost on the way: seen once.) */
+	snprintf(big, sizeof(big),
+		 "POST /v1/admit HTTP/1.1\r\nHost: execgated\r\nConnection: close\r\n"
+		 "Content-Type: application/json\r\nContent-Length: %d\r\n\r\n",
+		 1 << 20);
+	r = dd_raw(big, strlen(big), 10000);
 	cr_expect_eq(r.status, 413, "%d %s", r.status, r.body);
 	cr_expect_str_eq(dd_str(&r, "error"), "body too large");
 	dd_resp_free(&r);
@@ -234,6 +239,8 @@ Test(daemon_api, every_error_status)
 				 "POST /v1/admit HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
 				 "Transfer-Encoding: chunked\r\n\r\n");
 
+		memset(big, 'a', 4096);
+		big[4096] = '\0';
 		for (int i = 0; i < 17; i++)
 			n += snprintf(msg + n, sizeof(msg) - (size_t)n, "1000\r\n%.4096s\r\n", big);
 		n += snprintf(msg + n, sizeof(msg) - (size_t)n, "0\r\n\r\n");
