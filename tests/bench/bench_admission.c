@@ -75,7 +75,7 @@ int main(void)
 	struct eg_request req = {.scope = EG_SCOPE_FILE_READ};
 	struct eg_keyset ks;
 	struct eg_token_cache *cache;
-	struct eg_admission adm;
+	struct eg_admission adm = {0};
 	const uint64_t t0 = 1767225600;
 	volatile int sink = 0;
 	/* 0 raw, 1 fresh, 2 cached */
