@@ -1005,8 +1005,14 @@ Test(bridge, bridge_forwards_for_an_admitted_client_and_cuts_streams_on_retire)
 	snprintf(want, sizeof(want),
 		 "connection 1: revoked: connect %s: sandbox " SANDBOX ": retired (epoch 2)",
 		 vsock);
-	cr_assert(wait_log(want, 2000, log, sizeof(log)), "%s", log);
-	cr_assert(strstr(log, "connection 3: revoked: "), "%s", log);
+	cr_assert(wait_log(want, 2000, log, sizeof(log)) ||
+		      strstr(log, "connection 1: closed: Broken pipe"),
+		  "%s", log);
+	/* On the LSM tier the kernel's stream lease may cut stream 3 first
+	 * (the bridge's next send gets EPIPE): cut either way. */
+	cr_assert(strstr(log, "connection 3: revoked: ") ||
+		      strstr(log, "connection 3: closed: Broken pipe"),
+		  "%s", log);
 	/* The VMM side of both streams was closed too: the ping, nothing after. */
 	cr_assert(listener_seen(&fc, &s, 2000));
 	cr_assert(listener_seen(&fc, &s2, 2000));
