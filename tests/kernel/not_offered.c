@@ -12,6 +12,7 @@ static const char *const need_names[] = {
     [KH_NEED_ANY] = "any enforcement tier",
     [KH_NEED_VSOCK] = "local VSOCK (vsock_loopback, VM only)",
     [KH_NEED_ROOT] = "root",
+    [KH_NEED_NO_LSM] = "a kernel without BPF LSM (the demo's VM step)",
 };
 
 static bool env_is(const char *name, const char *value)
@@ -39,6 +40,8 @@ static bool promised(const char *tier, enum kh_need need)
 		return true;
 	case KH_NEED_VSOCK:
 		return false;
+	case KH_NEED_NO_LSM:
+		return !strcmp(tier, "cgroup");
 	}
 	return true;
 }

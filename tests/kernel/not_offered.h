@@ -26,6 +26,9 @@ enum kh_need {
 	KH_NEED_ANY,	/* either tier */
 	KH_NEED_VSOCK,	/* vsock_loopback: only inside a matrix VM, never on a host */
 	KH_NEED_ROOT,
+	/* a kernel WITHOUT usable BPF LSM: the demo then runs its LSM steps in
+	 * a VM, the path test_cli_demo checks (promised by tier cgroup) */
+	KH_NEED_NO_LSM,
 };
 
 /* Whether EXECGATE_EXPECT_TIER promises need on this kernel. */
