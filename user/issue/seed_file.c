@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "core/fd_io.h"
 #include "core/key_file.h"
 #include "issue/issue.h"
 
@@ -43,21 +44,6 @@ cleanup:
 	return ret;
 }
 
-static int write_all(int fd, const char *p, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int file_create_new(const char *dir, const char *name, const char *content, size_t len,
 		    unsigned mode)
 {
@@ -74,7 +60,7 @@ int file_create_new(const char *dir, const char *name, const char *content, size
 		return -errno;
 	ret = fchmod(fd, mode) ? -errno : 0;
 	if (!ret)
-		ret = write_all(fd, content, len);
+		ret = eg_write_all(fd, content, len);
 	if (!ret && fsync(fd) != 0)
 		ret = -errno;
 	if (close(fd) != 0 && !ret)

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <sodium.h>
+#include "core/fd_io.h"
 #include "core/key_file.h"
 #include "core/signed_verdict.h"
 #include "lib/worker.h"
@@ -38,8 +39,12 @@ static int publish(const char *dir, const char *name, const char *content, mode_
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (fchmod(fd, mode) || write(fd, content, len) != (ssize_t)len || fsync(fd))
-		rc = -errno ? -errno : -EIO;
+	if (fchmod(fd, mode))
+		rc = -errno;
+	else
+		rc = eg_write_all(fd, content, len);
+	if (!rc && fsync(fd))
+		rc = -errno;
 	close(fd);
 	if (!rc && link(tmp, dst))
 		rc = -errno;

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <sodium.h>
+#include "core/fd_io.h"
 #include "core/key_file.h"
 #include "loader/runtime.h"
 
@@ -23,21 +24,6 @@ static int keys_dir(const char *state_dir, char *out, size_t size, bool create)
 			return -errno;
 		if (mkdir(out, 0700) && errno != EEXIST)
 			return -errno;
-	}
-	return 0;
-}
-
-static int write_all(int fd, const char *p, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		p += n;
-		len -= (size_t)n;
 	}
 	return 0;
 }
@@ -80,7 +66,7 @@ static int store_key(const char *state_dir, const uint8_t pk[crypto_sign_PUBLICK
 	}
 	rc = fchmod(fd, 0644) ? -errno : 0;
 	if (!rc)
-		rc = write_all(fd, line, (size_t)n);
+		rc = eg_write_all(fd, line, (size_t)n);
 	if (!rc && fsync(fd))
 		rc = -errno;
 	if (close(fd) && !rc)
