@@ -178,13 +178,16 @@ static const struct eg_cli_opt sandbox_opts[] = {
     EG_OPT_END,
 };
 
-/* --sandbox UUID [--json]: the one shape of retire, forget and show. */
-static int parse_sandbox(struct eg_cli_parse *p, __u8 sandbox[EG_ID_BYTES], bool *json)
+/* --sandbox UUID [--json]: the one shape of retire, forget and show.
+ * Parses and opens the worker: -1 with *w open, else the exit code. */
+static int open_sandbox(struct eg_cli_parse *p, const struct eg_cli_cmd *cmd, int argc, char **argv,
+			__u8 sandbox[EG_ID_BYTES], bool *json, struct eg_worker **w)
 {
 	const char *name, *val;
 	bool have = false;
 	int c;
 
+	eg_cli_parse_init(p, cmd, argc, argv);
 	while ((c = eg_cli_next(p, &name, &val)) == 1) {
 		if (!strcmp(name, "json"))
 			*json = true;
@@ -199,7 +202,7 @@ static int parse_sandbox(struct eg_cli_parse *p, __u8 sandbox[EG_ID_BYTES], bool
 		return eg_cli_usage(p, "%s: unexpected argument", p->pos[0]);
 	if (!have)
 		return eg_cli_usage(p, "--sandbox is required");
-	return -1;
+	return eg_cli_worker_open(p, w) ? EG_EXIT_ERROR : -1;
 }
 
 static int run_retire(const struct eg_cli_cmd *cmd, int argc, char **argv)
@@ -212,12 +215,9 @@ static int run_retire(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	bool json = false;
 	int rc;
 
-	eg_cli_parse_init(&p, cmd, argc, argv);
-	rc = parse_sandbox(&p, sandbox, &json);
+	rc = open_sandbox(&p, cmd, argc, argv, sandbox, &json, &w);
 	if (rc >= 0)
 		return rc;
-	if (eg_cli_worker_open(&p, &w))
-		return EG_EXIT_ERROR;
 	rc = eg_worker_retire(w, sandbox, &after, err, sizeof(err));
 	eg_worker_close(w);
 	if (rc) {
@@ -258,12 +258,9 @@ static int run_forget(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	bool json = false;
 	int rc;
 
-	eg_cli_parse_init(&p, cmd, argc, argv);
-	rc = parse_sandbox(&p, sandbox, &json);
+	rc = open_sandbox(&p, cmd, argc, argv, sandbox, &json, &w);
 	if (rc >= 0)
 		return rc;
-	if (eg_cli_worker_open(&p, &w))
-		return EG_EXIT_ERROR;
 	rc = eg_worker_forget(w, sandbox, &endpoints, err, sizeof(err));
 	eg_worker_close(w);
 	if (rc == -EBUSY) {
@@ -316,12 +313,9 @@ static int run_show(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	bool json = false;
 	int rc;
 
-	eg_cli_parse_init(&p, cmd, argc, argv);
-	rc = parse_sandbox(&p, sandbox, &json);
+	rc = open_sandbox(&p, cmd, argc, argv, sandbox, &json, &w);
 	if (rc >= 0)
 		return rc;
-	if (eg_cli_worker_open(&p, &w))
-		return EG_EXIT_ERROR;
 	rc = eg_worker_show(w, sandbox, &info, err, sizeof(err));
 	eg_worker_close(w);
 	if (rc) {
