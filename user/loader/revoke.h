@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Stream revocation: after install moves a sandbox's epoch, or retire runs,
+ * every established stream admitted at an older epoch of that sandbox is
+ * stopped, on every tier (DESIGN §7). The BPF LSM stream leases stop I/O
+ * where they exist; this cuts the streams themselves, so the cgroup tier
+ * (no LSM) stops them too.
+ *
+ * One entry point, called by install.c and eg_retire after the new record
+ * is published, runs each revoker of a small table (revoke.c), one per kind
+ * of stream: Unix (revoke_unix.c), TCP (revoke_tcp.c). A revoker finds the
+ * stale streams from the kernel's own evidence (socket tags in eg_sk_tags
+ * and the like), cuts them, and counts what it cut and what it saw but
+ * could not reach. */
+#ifndef EXECGATE_LOADER_REVOKE_H
+#define EXECGATE_LOADER_REVOKE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "execgate/abi.h"
+
+struct eg_runtime;
+
+enum eg_revoke_kind {
+	EG_REVOKE_UNIX = 0,
+	EG_REVOKE_TCP = 1,
+	EG_REVOKE__COUNT,
+};
+
+/* What is stale: a stream of sandbox whose tag's epoch is not
+ * current_epoch, or every stream of it when retired. */
+struct eg_revoke_target {
+	__u8 sandbox[EG_ID_BYTES];
+	__u64 current_epoch;
+	bool retired;
+};
+
+struct eg_revoke_count {
+	unsigned cut;	      /* stale streams stopped (both directions) */
+	unsigned unreachable; /* stale streams seen but not stopped (holder gone, no access) */
+	int error;	      /* 0, or the revoker's negative errno: counts may be short */
+	const char *method;   /* how they were found, e.g. "iter/task_file"; NULL: not run */
+};
+
+struct eg_revoke_report {
+	struct eg_revoke_count kind[EG_REVOKE__COUNT];
+	char err[256]; /* the first revoker error, one line; "" when none */
+};
+
+/* One row of the table: finds and cuts the stale streams of one kind.
+ * Returns 0 or a negative errno (err set); counts what it did either way. */
+struct eg_revoker {
+	const char *name; /* "unix", "tcp" */
+	enum eg_revoke_kind kind;
+	int (*run)(struct eg_runtime *rt, const struct eg_revoke_target *t,
+		   struct eg_revoke_count *out, char *err, size_t err_size);
+};
+
+extern const struct eg_revoker eg_revoker_unix; /* revoke_unix.c */
+
+/* Runs every revoker for (sandbox, current_epoch, retired) and fills rep.
+ * Returns 0 when every revoker ran, else the first negative errno (rep->err
+ * says which and why); the record change that called it stands either way. */
+int eg_revoke_stale(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], __u64 current_epoch,
+		    bool retired, struct eg_revoke_report *rep);
+
+/* Sum over kinds. */
+unsigned eg_revoke_total_cut(const struct eg_revoke_report *rep);
+unsigned eg_revoke_total_unreachable(const struct eg_revoke_report *rep);
+
+#endif
