@@ -34,15 +34,16 @@
 #define EG_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
 #endif
 
-/* A process as the kernel sees it. start_ticks is task->start_boottime in
- * USER_HZ ticks, the unit of /proc/PID/stat field 22 (loader and BPF both
- * divide by EG_NSEC_PER_TICK). exe_dev is the kernel's s_dev encoding
+/* A process as the kernel sees it. start_boottime_ns is the group leader's
+ * task->start_boottime in ns (CLOCK_BOOTTIME), for now rounded down to a
+ * USER_HZ tick by loader and BPF alike (the precision of /proc/PID/stat
+ * field 22). exe_dev is the kernel's s_dev encoding
  * (MAJOR << 20 | MINOR), not userspace st_dev. tgid is in the initial PID
  * namespace. */
 struct eg_proc_id {
 	__u32 tgid;
 	__u32 exe_dev;
-	__u64 start_ticks;
+	__u64 start_boottime_ns;
 	__u64 exe_ino;
 };
 EG_STATIC_ASSERT(sizeof(struct eg_proc_id) == 24, "eg_proc_id size");
@@ -236,5 +237,93 @@ struct eg_event {
 	__u32 pad;
 };
 EG_STATIC_ASSERT(sizeof(struct eg_event) == 184, "eg_event size");
+
+/* ---- TCP / ServicePort tier (bpf/cgroup_inet.bpf.c, bpf/iter_tcp_revoke.bpf.c) ----
+ * A guest address registered by `install --service-addr` is an endpoint of
+ * role EG_ROLE_SERVICE in eg_inet_endpoints (value: struct eg_endpoint, so
+ * the same locked copy reads it). A connect or unconnected sendmsg from the
+ * attached cgroup to it needs a live grant in eg_service_grants for that
+ * (process, sandbox, port, protocol), written by `admit` after an Allow of a
+ * ServicePort capability. Admitted sockets carry an eg_inet_tags entry; a
+ * stream whose tag's epoch is no longer its record's is destroyed by the
+ * revoker (user/loader/revoke_tcp.c). Locked values follow the torn-read
+ * rule at the top of this file. */
+#define EG_ROLE_SERVICE	      3 /* enum eg_endpoint_role: a guest ServicePort address */
+#define EG_MAX_INET_ENDPOINTS 16384
+#define EG_MAX_SERVICE_GRANTS 131072
+#define EG_MAX_INET_NETNS     4096
+
+enum eg_inet_hook {
+	EG_HOOK_CONNECT4 = 6, /* enum eg_hook continues here: append only */
+	EG_HOOK_CONNECT6 = 7,
+	EG_HOOK_SENDMSG4 = 8,
+	EG_HOOK_SENDMSG6 = 9,
+};
+
+/* map eg_inet_endpoints: guest address -> struct eg_endpoint (role
+ * EG_ROLE_SERVICE). addr holds the address in network byte order: 4 bytes
+ * for AF_INET (rest zero), 16 for AF_INET6. A v4-mapped v6 address
+ * (::ffff:a.b.c.d) is looked up as AF_INET. */
+struct eg_inet_key {
+	__u32 family; /* AF_INET (2) or AF_INET6 (10) */
+	__u32 pad;
+	__u8 addr[16];
+};
+EG_STATIC_ASSERT(sizeof(struct eg_inet_key) == 24, "eg_inet_key size");
+
+/* map eg_service_grants: (process, sandbox, port, protocol) -> grant. Live
+ * iff its epoch and generation are the record's and expiry_ns has not
+ * passed, as in eg_grants. */
+struct eg_service_grant_key {
+	struct eg_proc_id proc;
+	__u8 sandbox[EG_ID_BYTES];
+	__u16 port; /* host byte order */
+	__u8 proto; /* IPPROTO_TCP (6) / IPPROTO_UDP (17) */
+	__u8 pad[5];
+};
+EG_STATIC_ASSERT(sizeof(struct eg_service_grant_key) == 48, "eg_service_grant_key size");
+
+struct eg_service_grant {
+	struct bpf_spin_lock lock;
+	__u32 pad;
+	struct eg_service_grant_key key; /* == map key, checked by readers */
+	__u64 generation;
+	__u64 epoch;
+	__u64 expiry_ns; /* bpf_ktime_get_boot_ns() domain */
+};
+EG_STATIC_ASSERT(sizeof(struct eg_service_grant) == 80, "eg_service_grant size");
+
+enum eg_inet_tag_state {
+	EG_INET_CONNECTING = 1,	 /* admitted by connect4/6 */
+	EG_INET_ESTABLISHED = 2, /* sockops saw the handshake complete */
+	/* sockops saw an established stream to a guest address that no
+	 * connect check admitted (a socket made outside the cgroup): its
+	 * epoch is 0, so the next revocation cuts it. */
+	EG_INET_UNADMITTED = 3,
+};
+
+/* sk_storage eg_inet_tags: the execution an inet socket was admitted to.
+ * Created whole by the connect check; sockops only moves state. */
+struct eg_inet_tag {
+	__u8 sandbox[EG_ID_BYTES];
+	__u64 epoch;
+	__u64 generation;
+	__u16 port;
+	__u8 proto;
+	__u8 state; /* enum eg_inet_tag_state */
+	__u32 pad;
+};
+EG_STATIC_ASSERT(sizeof(struct eg_inet_tag) == 40, "eg_inet_tag size");
+
+/* map eg_inet_netns: network namespace (bpf_get_netns_cookie) -> the last
+ * process admitted there. iter/tcp and sock_diag see one namespace each;
+ * the revoker visits every namespace listed here (through /proc/<tgid>/ns/net,
+ * checked against the cookie). Plain values: each field is written whole. */
+struct eg_inet_netns {
+	__u32 tgid;
+	__u32 pad;
+	__u64 last_ns; /* bpf_ktime_get_boot_ns() of the last admitted connect */
+};
+EG_STATIC_ASSERT(sizeof(struct eg_inet_netns) == 16, "eg_inet_netns size");
 
 #endif

@@ -400,13 +400,14 @@ Test(bridge, impostor_on_the_vmm_path_is_refused_before_anything_is_sent)
 	cr_assert_eq(rc, -EPERM, "rc %d: %s", rc, err);
 	cr_assert_null(c);
 	snprintf(id, sizeof(id), "pid %u (start %llu, exe %u:%u/%llu)", vmm_id.tgid,
-		 (unsigned long long)vmm_id.start_ticks, vmm_id.exe_dev >> 20,
+		 (unsigned long long)vmm_id.start_boottime_ns, vmm_id.exe_dev >> 20,
 		 vmm_id.exe_dev & 0xfffff, (unsigned long long)vmm_id.exe_ino);
 	snprintf(want, sizeof(want),
 		 "connect %s: listener is pid %u (start %llu, exe %u:%u/%llu), expected the VMM "
 		 "of sandbox " SANDBOX " (%s): another process",
-		 vsock, imp_id.tgid, (unsigned long long)imp_id.start_ticks, imp_id.exe_dev >> 20,
-		 imp_id.exe_dev & 0xfffff, (unsigned long long)imp_id.exe_ino, id);
+		 vsock, imp_id.tgid, (unsigned long long)imp_id.start_boottime_ns,
+		 imp_id.exe_dev >> 20, imp_id.exe_dev & 0xfffff, (unsigned long long)imp_id.exe_ino,
+		 id);
 	cr_assert_str_eq(err, want);
 	cr_assert(listener_seen(&imp, &s, 2000), "the impostor was connected to and closed");
 	cr_assert_eq(s.bytes, 0, "the impostor received %llu bytes", s.bytes);

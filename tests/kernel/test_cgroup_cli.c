@@ -205,13 +205,14 @@ Test(cgroup_cli, bpftool_dump_shows_named_fields)
 	kh_child_start(&bridge, true);
 	install("7", bridge.pid, fc, kh_path("bridge.sock"), vsock);
 	id = kh_proc_id(bridge.pid);
-	snprintf(cmd, sizeof(cmd),
-		 "bpftool -j map dump pinned %s/eg_records | jq -e '.[0].formatted.value | "
-		 ".generation == 7 and .epoch == 1 and .activation == 1 and .state == 1 and "
-		 ".bridge.tgid == %u and .bridge.start_ticks == %llu and .bridge.exe_ino == %llu "
-		 "and .bridge.exe_dev == %u and .vmm.tgid == %d and (.sandbox | length) == 16'",
-		 kh.pin_dir, id.tgid, (unsigned long long)id.start_ticks,
-		 (unsigned long long)id.exe_ino, id.exe_dev, (int)fc);
+	snprintf(
+	    cmd, sizeof(cmd),
+	    "bpftool -j map dump pinned %s/eg_records | jq -e '.[0].formatted.value | "
+	    ".generation == 7 and .epoch == 1 and .activation == 1 and .state == 1 and "
+	    ".bridge.tgid == %u and .bridge.start_boottime_ns == %llu and .bridge.exe_ino == %llu "
+	    "and .bridge.exe_dev == %u and .vmm.tgid == %d and (.sandbox | length) == 16'",
+	    kh.pin_dir, id.tgid, (unsigned long long)id.start_boottime_ns,
+	    (unsigned long long)id.exe_ino, id.exe_dev, (int)fc);
 	rc = kh_run(out, sizeof(out), "sh", "-c", cmd, NULL);
 	cr_assert_eq(rc, 0, "%s\n-> %s", cmd, out);
 	cr_assert_str_eq(out, "true\n");

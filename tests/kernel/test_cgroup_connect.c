@@ -138,7 +138,7 @@ static void write_grant(pid_t pid, const struct eg_exec_record *rec, __u64 expir
 
 	memset(&g, 0, sizeof(g));
 	g.key.proc = kh_proc_id(pid);
-	g.key.proc.start_ticks += start_delta;
+	g.key.proc.start_boottime_ns += start_delta;
 	memcpy(g.key.sandbox, rec->sandbox, EG_ID_BYTES);
 	g.generation = rec->generation;
 	g.epoch = rec->epoch;
@@ -250,11 +250,11 @@ Test(cgroup, same_pid_with_another_start_time_is_denied)
 
 	/* What a reused PID looks like: same tgid and binary, other start. */
 	rec = record();
-	rec.bridge.start_ticks += 1;
+	rec.bridge.start_boottime_ns += 1;
 	cr_assert_eq(eg_record_write(&kh.maps, &rec), 0);
 	cr_assert_eq(kh_child_connect(&bridge, vmm, NULL, NULL), -EPERM, "bridge, start + 1");
 	cr_assert_eq(kh_counter(EG_K_DENY_NOT_BRIDGE), 1);
-	rec.bridge.start_ticks -= 1;
+	rec.bridge.start_boottime_ns -= 1;
 	cr_assert_eq(eg_record_write(&kh.maps, &rec), 0);
 	cr_assert_eq(kh_child_connect(&bridge, vmm, NULL, NULL), 0, "bridge, exact identity");
 

@@ -93,7 +93,7 @@ Test(cgroup_stress, record_flips_never_tear)
 		/* X_k: right tgid, wrong start time; uncorrelated epoch. */
 		w.epoch = 1000000000ULL + k;
 		w.activation = (__u32)k + 1;
-		w.bridge.start_ticks = bid.start_ticks + 1000;
+		w.bridge.start_boottime_ns = bid.start_boottime_ns + 1000;
 		cr_assert_eq(eg_record_write(&kh.maps, &w), 0);
 		/* Y_k: right start time, wrong tgid. A mix of X and Y can name
 		 * the loop child exactly, with an epoch no allowed state has. */

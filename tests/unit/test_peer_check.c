@@ -5,7 +5,7 @@
 #include "core/peer_check.h"
 
 static const struct eg_proc_id vmm = {
-    .tgid = 4243, .exe_dev = (8u << 20) | 1, .start_ticks = 123400, .exe_ino = 99};
+    .tgid = 4243, .exe_dev = (8u << 20) | 1, .start_boottime_ns = 123400, .exe_ino = 99};
 
 Test(peer_check, each_field_counts)
 {
@@ -15,7 +15,7 @@ Test(peer_check, each_field_counts)
 	f.tgid = 4242;
 	cr_assert_eq(eg_peer_diff(&vmm, &f), EG_PEER_OTHER_PID);
 	f = vmm;
-	f.start_ticks++;
+	f.start_boottime_ns++;
 	cr_assert_eq(eg_peer_diff(&vmm, &f), EG_PEER_OTHER_START);
 	f = vmm;
 	f.exe_ino = 100;
@@ -24,7 +24,7 @@ Test(peer_check, each_field_counts)
 	f.exe_dev = (8u << 20) | 2;
 	cr_assert_eq(eg_peer_diff(&vmm, &f), EG_PEER_OTHER_EXE);
 	f.tgid = 1;
-	f.start_ticks = 1;
+	f.start_boottime_ns = 1;
 	cr_assert_eq(eg_peer_diff(&vmm, &f),
 		     EG_PEER_OTHER_PID | EG_PEER_OTHER_START | EG_PEER_OTHER_EXE);
 }
@@ -44,7 +44,7 @@ Test(peer_check, reasons)
 Test(peer_check, refusal_names_both_identities)
 {
 	struct eg_proc_id found = {
-	    .tgid = 4242, .exe_dev = (259u << 20) | 3, .start_ticks = 123456, .exe_ino = 77};
+	    .tgid = 4242, .exe_dev = (259u << 20) | 3, .start_boottime_ns = 123456, .exe_ino = 77};
 	char text[512], id[96];
 
 	cr_assert_eq(eg_peer_id_text(&vmm, id, sizeof(id)), 35);

@@ -9,7 +9,7 @@ unsigned eg_peer_diff(const struct eg_proc_id *expected, const struct eg_proc_id
 
 	if (expected->tgid != found->tgid)
 		d |= EG_PEER_OTHER_PID;
-	if (expected->start_ticks != found->start_ticks)
+	if (expected->start_boottime_ns != found->start_boottime_ns)
 		d |= EG_PEER_OTHER_START;
 	if (expected->exe_dev != found->exe_dev || expected->exe_ino != found->exe_ino)
 		d |= EG_PEER_OTHER_EXE;
@@ -31,7 +31,7 @@ int eg_peer_id_text(const struct eg_proc_id *id, char *out, size_t size)
 {
 	/* exe_dev is the kernel's s_dev encoding: MAJOR << 20 | MINOR. */
 	return snprintf(out, size, "pid %u (start %llu, exe %u:%u/%llu)", id->tgid,
-			(unsigned long long)id->start_ticks, id->exe_dev >> 20,
+			(unsigned long long)id->start_boottime_ns, id->exe_dev >> 20,
 			id->exe_dev & ((1u << 20) - 1), (unsigned long long)id->exe_ino);
 }
 

@@ -15,9 +15,9 @@ json_t *egd_json_uuid(const __u8 id[EG_ID_BYTES])
 
 json_t *egd_json_proc(const struct eg_proc_id *p)
 {
-	return json_pack("{s:I,s:I,s:I,s:I}", "tgid", (json_int_t)p->tgid, "start_ticks",
-			 (json_int_t)p->start_ticks, "exe_dev", (json_int_t)p->exe_dev, "exe_ino",
-			 (json_int_t)p->exe_ino);
+	return json_pack("{s:I,s:I,s:I,s:I}", "tgid", (json_int_t)p->tgid, "start_boottime_ns",
+			 (json_int_t)p->start_boottime_ns, "exe_dev", (json_int_t)p->exe_dev,
+			 "exe_ino", (json_int_t)p->exe_ino);
 }
 
 json_t *egd_json_record(const struct eg_exec_record *r)
@@ -125,8 +125,9 @@ static void put_uuid(struct text *t, const char *key, const __u8 id[EG_ID_BYTES]
 
 static void put_proc(struct text *t, const char *key, const struct eg_proc_id *p)
 {
-	put(t, "\"%s\":{\"tgid\":%lld,\"start_ticks\":%lld,\"exe_dev\":%lld,\"exe_ino\":%lld}", key,
-	    (long long)p->tgid, (long long)p->start_ticks, (long long)p->exe_dev,
+	put(t,
+	    "\"%s\":{\"tgid\":%lld,\"start_boottime_ns\":%lld,\"exe_dev\":%lld,\"exe_ino\":%lld}",
+	    key, (long long)p->tgid, (long long)p->start_boottime_ns, (long long)p->exe_dev,
 	    (long long)p->exe_ino);
 }
 

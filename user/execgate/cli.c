@@ -279,8 +279,9 @@ const char *eg_cli_uuid(const __u8 *id, char *buf)
 
 void eg_cli_print_proc(FILE *f, const struct eg_proc_id *p)
 {
-	fprintf(f, "tgid %u start %llu exe %u:%u/%llu", p->tgid, (unsigned long long)p->start_ticks,
-		p->exe_dev >> 20, p->exe_dev & 0xfffff, (unsigned long long)p->exe_ino);
+	fprintf(f, "tgid %u start %llu exe %u:%u/%llu", p->tgid,
+		(unsigned long long)p->start_boottime_ns, p->exe_dev >> 20, p->exe_dev & 0xfffff,
+		(unsigned long long)p->exe_ino);
 }
 
 void eg_cli_print_escaped(FILE *f, const char *s, size_t max)
@@ -318,8 +319,9 @@ void eg_json_str(FILE *f, const char *s)
 
 void eg_json_proc(FILE *f, const struct eg_proc_id *p)
 {
-	fprintf(f, "{\"tgid\":%u,\"start_ticks\":%llu,\"exe_dev\":%u,\"exe_ino\":%llu}", p->tgid,
-		(unsigned long long)p->start_ticks, p->exe_dev, (unsigned long long)p->exe_ino);
+	fprintf(f, "{\"tgid\":%u,\"start_boottime_ns\":%llu,\"exe_dev\":%u,\"exe_ino\":%llu}",
+		p->tgid, (unsigned long long)p->start_boottime_ns, p->exe_dev,
+		(unsigned long long)p->exe_ino);
 }
 
 void eg_json_record(FILE *f, const struct eg_exec_record *r)

@@ -25,8 +25,8 @@ static const char *sandbox_text(const __u8 *id, char buf[EG_UUID_TEXT_LEN])
 
 static bool proc_eq(const struct eg_proc_id *a, const struct eg_proc_id *b)
 {
-	return a->tgid == b->tgid && a->start_ticks == b->start_ticks && a->exe_ino == b->exe_ino &&
-	       a->exe_dev == b->exe_dev;
+	return a->tgid == b->tgid && a->start_boottime_ns == b->start_boottime_ns &&
+	       a->exe_ino == b->exe_ino && a->exe_dev == b->exe_dev;
 }
 
 /* Same route, processes and profile: installing it again changes nothing. */

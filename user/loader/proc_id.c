@@ -205,6 +205,7 @@ int eg_proc_identify(pid_t pid, struct eg_proc_id *out, char *err, size_t err_si
 	char path[64], val[64];
 	struct statx stx;
 	int pidfd, exe, rc;
+	__u64 ticks;
 	long tgid;
 
 	if (pid <= 0) {
@@ -233,7 +234,7 @@ int eg_proc_identify(pid_t pid, struct eg_proc_id *out, char *err, size_t err_si
 		return rc == -ENOENT ? -ESRCH : rc;
 	}
 	memset(out, 0, sizeof(*out));
-	rc = eg_proc_stat_start_ticks(pid, &out->start_ticks);
+	rc = eg_proc_stat_start_ticks(pid, &ticks);
 	if (rc) {
 		snprintf(err, err_size, "pid %d: reading /proc/%d/stat: %s", (int)pid, (int)pid,
 			 strerror(-rc));
@@ -252,6 +253,7 @@ int eg_proc_identify(pid_t pid, struct eg_proc_id *out, char *err, size_t err_si
 	}
 	close(exe);
 	out->tgid = (__u32)pid;
+	out->start_boottime_ns = ticks * EG_NSEC_PER_TICK;
 	out->exe_ino = stx.stx_ino;
 	if (!(stx.stx_mask & STATX_MNT_ID) || exe_sb_dev(pid, stx.stx_mnt_id, &out->exe_dev))
 		out->exe_dev = eg_kernel_dev(makedev(stx.stx_dev_major, stx.stx_dev_minor));
