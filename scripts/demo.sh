@@ -261,4 +261,6 @@ show_cmd "$EXECGATE" list "${EG[@]}"
 "$EXECGATE" list "${EG[@]}" | sed 's/^/   /'
 
 say
+say "######## part 4: two workers, end to end (its own summary) ########"; BUILD=$BUILD "$ROOT/scripts/demo-two-workers.sh" || FAILS=$((FAILS + 1))
+say
 demo_summary summary steps
