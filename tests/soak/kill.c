@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Scenario 1: `execgate install`, `retire` and `admit` SIGKILLed at random
+ * points, over and over, while a process in the cgroup that holds no grant
+ * and is not the bridge probes both endpoints without a pause.
+ *
+ * Reference log: the record as last seen, and every (generation, epoch)
+ * pair a record ever had. After each kill the record must be exactly the
+ * one before the command or the one the command writes (never a mix), the
+ * grant of the admitted process must be absent or a whole grant of a pair
+ * in the log, both endpoints must still be registered, and the prober must
+ * have been refused (EPERM) at every connect, including after the kill. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "soak.h"
+
+struct probe_stats {
+	volatile unsigned long n[2], allowed[2], eperm[2], other[2];
+	volatile int other_errno;
+	volatile int stop;
+};
+
+#define MAX_PAIRS 8192
+
+static struct {
+	__u64 gen, epoch;
+} pairs[MAX_PAIRS];
+static size_t npairs;
+
+static void pair_add(const struct eg_exec_record *r)
+{
+	for (size_t i = 0; i < npairs; i++)
+		if (pairs[i].gen == r->generation && pairs[i].epoch == r->epoch)
+			return;
+	if (npairs < MAX_PAIRS) {
+		pairs[npairs].gen = r->generation;
+		pairs[npairs].epoch = r->epoch;
+		npairs++;
+	}
+}
+
+static bool pair_known(__u64 gen, __u64 epoch)
+{
+	for (size_t i = 0; i < npairs; i++)
+		if (pairs[i].gen == gen && pairs[i].epoch == epoch)
+			return true;
+	return false;
+}
+
+static void prober(struct probe_stats *st, const char *paths[2])
+{
+	soak_enter(-1);
+	while (!st->stop)
+		for (int i = 0; i < 2; i++) {
+			int rc = soak_connect(paths[i]);
+
+			if (rc == 0)
+				st->allowed[i]++;
+			else if (rc == -EPERM)
+				st->eperm[i]++;
+			else {
+				st->other[i]++;
+				st->other_errno = -rc;
+			}
+			__atomic_add_fetch(&st->n[i], 1, __ATOMIC_SEQ_CST);
+		}
+	_exit(0);
+}
+
+enum op { OP_INSTALL, OP_RETIRE, OP_ADMIT, OP_COUNT };
+static const char *const op_names[] = {"install", "retire", "admit"};
+
+struct world {
+	__u8 sb[EG_ID_BYTES];
+	char sb_text[EG_UUID_TEXT_LEN];
+	const char *bsock, *vsock;
+	pid_t d[2], holder;
+	struct eg_proc_id did[2], hid;
+	int grants_fd;
+};
+
+static void show(struct world *w, struct eg_sandbox_info *info)
+{
+	char err[EG_ERR_MAX];
+
+	if (eg_worker_show(se.w, w->sb, info, err, sizeof(err)))
+		soak_fail("kill: show: %s", err);
+}
+
+/* Spawns the command for op and returns its pid; *pred is what the record
+ * becomes if the command finishes. */
+static pid_t start(struct world *w, enum op op, const struct eg_exec_record *cur,
+		   struct eg_exec_record *pred, char *token)
+{
+	char gen[24], bpid[16], vpid[16];
+	unsigned pick;
+
+	*pred = *cur;
+	if (op == OP_INSTALL) {
+		const char *args[] = {"install",   "--sandbox",
+				      w->sb_text,  "--worker",
+				      SOAK_WORKER, "--generation",
+				      gen,	   "--activation",
+				      "1",	   "--bridge-pid",
+				      bpid,	   "--vmm-pid",
+				      vpid,	   "--bridge-socket",
+				      w->bsock,	   "--vmm-socket",
+				      w->vsock,	   NULL};
+
+		/* Bridge and VMM swap on every generation: a record mixed from
+		 * two installs names one process twice or an odd generation
+		 * with the even one's processes. */
+		pred->generation = cur->generation + 1;
+		pick = (unsigned)(pred->generation & 1);
+		pred->state = EG_RECORD_ACTIVE;
+		pred->activation = 1;
+		pred->epoch = cur->epoch + 1;
+		pred->bridge = w->did[pick];
+		pred->vmm = w->did[!pick];
+		snprintf(gen, sizeof(gen), "%llu", (unsigned long long)pred->generation);
+		snprintf(bpid, sizeof(bpid), "%d", (int)w->d[pick]);
+		snprintf(vpid, sizeof(vpid), "%d", (int)w->d[!pick]);
+		return soak_cli_spawn(-1, args);
+	}
+	if (op == OP_RETIRE) {
+		const char *args[] = {"retire", "--sandbox", w->sb_text, NULL};
+
+		if (cur->state == EG_RECORD_ACTIVE) {
+			pred->state = EG_RECORD_RETIRED;
+			pred->epoch = cur->epoch + 1;
+		}
+		return soak_cli_spawn(-1, args);
+	}
+	{
+		const char *args[] = {"admit", "--pid", bpid, token, NULL};
+
+		soak_token(token, w->sb, cur->generation, 1, 120);
+		snprintf(bpid, sizeof(bpid), "%d", (int)w->holder);
+		return soak_cli_spawn(-1, args);
+	}
+}
+
+static void wait_probes(struct probe_stats *st)
+{
+	unsigned long n0 = st->n[0], n1 = st->n[1];
+	uint64_t deadline = soak_now_ns() + 5000000000ULL;
+
+	/* A connect that started after the kill, on both endpoints. */
+	while ((st->n[0] < n0 + 2 || st->n[1] < n1 + 2) && soak_now_ns() < deadline)
+		usleep(50);
+	if (st->n[0] < n0 + 2 || st->n[1] < n1 + 2)
+		soak_fail("kill: the prober stopped probing");
+}
+
+int soak_kill(struct soak_result *r, unsigned kills, double max_seconds)
+{
+	struct probe_stats *st;
+	struct world w = {0};
+	struct eg_install_spec spec = {0};
+	struct eg_install_report rep;
+	struct eg_sandbox_info info;
+	struct eg_exec_record cur, pred;
+	struct eg_grant_key gkey;
+	char err[EG_ERR_MAX], token[EG_CAP_TEXT_MAX];
+	char bsock[200], vsock[200];
+	const char *paths[2];
+	uint64_t t0 = soak_now_ns(), dur[OP_COUNT] = {0}, deadline;
+	unsigned long completed = 0, by_op[OP_COUNT] = {0}, grants_seen = 0;
+	unsigned n_endpoints;
+	pid_t probe;
+	bool torn_shown = false;
+
+	r->name = "kill";
+	soak_sandbox(w.sb, 1, 1);
+	eg_uuid_to_text(w.sb, w.sb_text);
+	snprintf(bsock, sizeof(bsock), "%s/k-bridge.sock", se.dir);
+	snprintf(vsock, sizeof(vsock), "%s/k-vmm.sock", se.dir);
+	w.bsock = paths[0] = bsock;
+	w.vsock = paths[1] = vsock;
+	soak_listener(bsock, vsock);
+	for (int i = 0; i < 2; i++) {
+		struct eg_subject s = {.pid = w.d[i] = soak_dummy(), .pidfd = -1};
+
+		if (eg_worker_identify(&s, &w.did[i], err, sizeof(err)))
+			soak_fail("kill: identify: %s", err);
+	}
+	w.holder = soak_dummy();
+	{
+		struct eg_subject s = {.pid = w.holder, .pidfd = -1};
+
+		if (eg_worker_identify(&s, &w.hid, err, sizeof(err)))
+			soak_fail("kill: identify: %s", err);
+	}
+	w.grants_fd = soak_map("eg_grants");
+	memset(&gkey, 0, sizeof(gkey));
+	gkey.proc = w.hid;
+	memcpy(gkey.sandbox, w.sb, EG_ID_BYTES);
+
+	/* Generation 1, not killed: from here on both endpoints are
+	 * registered, so a connect that gets through is unguarded. */
+	memcpy(spec.sandbox, w.sb, EG_ID_BYTES);
+	memcpy(spec.worker, se.worker, EG_ID_BYTES);
+	spec.substrate = 2;
+	spec.generation = 1;
+	spec.activation = 1;
+	spec.bridge_pid = w.d[1];
+	spec.vmm_pid = w.d[0];
+	spec.bridge_sockets[0] = bsock;
+	spec.n_bridge_sockets = 1;
+	spec.vmm_sockets[0] = vsock;
+	spec.n_vmm_sockets = 1;
+	if (eg_worker_install(se.w, &spec, &rep, err, sizeof(err)))
+		soak_fail("kill: install: %s", err);
+	show(&w, &info);
+	cur = info.record;
+	n_endpoints = info.n_endpoints;
+	pair_add(&cur);
+
+	st = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (st == MAP_FAILED)
+		soak_fail("mmap: %s", strerror(errno));
+	memset((void *)st, 0, sizeof(*st));
+	probe = soak_fork();
+	if (probe == 0)
+		prober(st, paths);
+	wait_probes(st);
+
+	/* How long each command takes when left alone: the kill delay is
+	 * drawn from [0, 1.5 x that], so kills land before, inside and
+	 * (sometimes) after the writes. */
+	for (int round = 0; round < 2; round++)
+		for (int k = 0; k < OP_COUNT; k++) {
+			/* admit last: after a retire it would be refresh-route */
+			static const enum op order[] = {OP_RETIRE, OP_INSTALL, OP_ADMIT};
+			enum op op = order[k];
+			uint64_t a = soak_now_ns(), d;
+			int status;
+			pid_t pid = start(&w, op, &cur, &pred, token);
+
+			waitpid(pid, &status, 0);
+			soak_reap(pid);
+			d = soak_now_ns() - a;
+			if (d > dur[op])
+				dur[op] = d;
+			if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+				soak_fail("kill: warm-up %s: exit %d", op_names[op],
+					  WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+			show(&w, &info);
+			cur = info.record;
+			pair_add(&cur);
+		}
+
+	deadline = t0 + (uint64_t)(max_seconds * 1e9);
+	for (unsigned i = 0; i < kills && soak_now_ns() < deadline; i++) {
+		enum op op = (enum op)soak_rand(OP_COUNT);
+		struct timespec ts;
+		uint64_t delay = soak_rand(dur[op] * 3 / 2 + 1);
+		struct eg_grant g;
+		int status;
+		pid_t pid = start(&w, op, &cur, &pred, token);
+
+		ts.tv_sec = (time_t)(delay / 1000000000ULL);
+		ts.tv_nsec = (long)(delay % 1000000000ULL);
+		nanosleep(&ts, NULL);
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		soak_reap(pid);
+		r->runs++;
+		by_op[op]++;
+		if (WIFEXITED(status))
+			completed++;
+
+		show(&w, &info);
+		r->decisions++;
+		if (!memcmp(&info.record, &pred, sizeof(pred))) {
+			cur = pred;
+			pair_add(&cur);
+		} else if (memcmp(&info.record, &cur, sizeof(cur)) ||
+			   (WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+			r->torn++;
+			if (!torn_shown) {
+				fprintf(
+				    stderr,
+				    "soak: kill %u (%s, exit %d): record gen %llu epoch %llu "
+				    "state %u is neither before (gen %llu epoch %llu) nor after "
+				    "(gen %llu epoch %llu)\n",
+				    i, op_names[op], WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+				    (unsigned long long)info.record.generation,
+				    (unsigned long long)info.record.epoch, info.record.state,
+				    (unsigned long long)cur.generation,
+				    (unsigned long long)cur.epoch,
+				    (unsigned long long)pred.generation,
+				    (unsigned long long)pred.epoch);
+				torn_shown = true;
+			}
+			cur = info.record; /* go on from what is there */
+			pair_add(&cur);
+		}
+		if (info.n_endpoints < n_endpoints)
+			r->unguarded++; /* an endpoint vanished: connects would pass */
+
+		/* The grant: absent (fail closed) or whole. */
+		if (bpf_map_lookup_elem_flags(w.grants_fd, &gkey, &g, BPF_F_LOCK) == 0) {
+			grants_seen++;
+			r->decisions++;
+			if (memcmp(&g.key, &gkey, sizeof(gkey)) ||
+			    !pair_known(g.generation, g.epoch) ||
+			    g.scope != (EG_SCOPE_FILE_READ | EG_SCOPE_EXEC) || !g.expiry_ns)
+				r->torn++;
+		} else if (errno != ENOENT) {
+			soak_fail("kill: reading eg_grants: %s", strerror(errno));
+		}
+		wait_probes(st);
+	}
+	st->stop = 1;
+	soak_reap(probe);
+	for (int i = 0; i < 2; i++) {
+		r->decisions += st->n[i];
+		r->unguarded += st->allowed[i];
+		r->other += st->other[i];
+	}
+	r->seconds = (double)(soak_now_ns() - t0) / 1e9;
+	snprintf(r->note, sizeof(r->note),
+		 "%lu kills (install %lu, retire %lu, admit %lu; %lu finished before the kill); "
+		 "kill delay up to 1.5x of %.1f/%.1f/%.1f ms; %lu probe connects refused "
+		 "(bridge %lu, vmm %lu)%s%s; record ended at generation %llu epoch %llu; grant "
+		 "present at %lu checks",
+		 r->runs, by_op[0], by_op[1], by_op[2], completed, (double)dur[0] / 1e6,
+		 (double)dur[1] / 1e6, (double)dur[2] / 1e6, st->eperm[0] + st->eperm[1],
+		 st->eperm[0], st->eperm[1], st->other[0] + st->other[1] ? "; other errno " : "",
+		 st->other[0] + st->other[1] ? strerror(st->other_errno) : "",
+		 (unsigned long long)cur.generation, (unsigned long long)cur.epoch, grants_seen);
+	munmap((void *)st, sizeof(*st));
+	close(w.grants_fd);
+	return 0;
+}
