@@ -184,7 +184,8 @@ struct eg_install_report {
 
 /* 0, or -ESTALE (older than what is installed: err names both), -EEXIST
  * (an endpoint belongs to another active sandbox), -ESRCH/-EINVAL (a
- * process could not be identified, a bad path). Nothing is written unless
+ * process could not be identified, a bad path), -ENOSPC (a new sandbox and
+ * eg_records holds EG_MAX_SANDBOXES already). Nothing is written unless
  * every check passed; the record is published before its endpoints. */
 int eg_worker_install(struct eg_worker *w, const struct eg_install_spec *spec,
 		      struct eg_install_report *rep, char *err, size_t err_size);

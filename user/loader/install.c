@@ -303,6 +303,16 @@ int eg_install(struct eg_runtime *rt, const struct eg_install_req *req,
 	/* Publish: record first (one in-place locked write), then endpoints. */
 	if (res->kind != EG_INSTALL_UNCHANGED) {
 		rc = eg_record_write(&rt->maps, &nr);
+		if (rc == -E2BIG) {
+			/* A new sandbox and every slot taken: the kernel's E2BIG
+			 * ("Argument list too long") would tell an operator nothing. */
+			char s[EG_UUID_TEXT_LEN];
+
+			snprintf(err, err_size,
+				 "sandbox %s: map eg_records is full (%d records): not installed",
+				 sandbox_text(nr.sandbox, s), EG_MAX_SANDBOXES);
+			return -ENOSPC;
+		}
 		if (rc) {
 			snprintf(err, err_size, "map eg_records: writing: %s", strerror(-rc));
 			return rc;
