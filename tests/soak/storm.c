@@ -145,7 +145,7 @@ int soak_storm(struct soak_result *r, double seconds, unsigned rate)
 	struct eg_grant grant;
 	struct eg_proc_id bridge_id, dummy_id;
 	unsigned long k, lib_flips = 0;
-	int rec_fd, grant_fd;
+	int rec_fd, grant_fd, rc;
 
 	r->name = "storm";
 	t0 = soak_now_ns();
@@ -287,6 +287,11 @@ int soak_storm(struct soak_result *r, double seconds, unsigned rate)
 
 		for (int c = 0; c < 2; c++)
 			soak_reap(cpid[c]);
+		/* Leave no grant behind (dead or live): the capacity scenario
+		 * counts on every grant in the map being live. */
+		rc = eg_worker_revoke(se.w, cpid[1], sb, &(unsigned){0}, err, sizeof(err));
+		if (rc && rc != -ENOENT)
+			soak_fail("storm: revoke: %s", err);
 		close(holder.pidfd);
 
 		/* Check every connect against the log. */
@@ -337,9 +342,14 @@ int soak_storm(struct soak_result *r, double seconds, unsigned rate)
 			 names[0], allows[0], denies[0], names[1], allows[1], denies[1], ambiguous,
 			 sh->full[0] || sh->full[1] ? "; connect log full, a connector stopped"
 						    : "");
-		if ((double)r->runs / flip_s < 0.9 * rate) {
+		/* The rate is the machine's, not a verdict: a loaded host gets a
+		 * note, and only a run that was not the scenario at all fails. */
+		if ((double)r->runs / flip_s < 0.5 * rate) {
 			r->failed = true;
-			strncat(r->note, "; FLIP RATE BELOW 90% OF THE TARGET",
+			strncat(r->note, "; flip rate below half the target: not the scenario",
+				sizeof(r->note) - strlen(r->note) - 1);
+		} else if ((double)r->runs / flip_s < 0.9 * rate) {
+			strncat(r->note, "; flip rate below 90% of the target (a loaded host)",
 				sizeof(r->note) - strlen(r->note) - 1);
 		}
 		if (!allows[0] || !denies[0] || !allows[1] || !denies[1]) {
