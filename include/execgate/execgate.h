@@ -174,12 +174,25 @@ enum eg_install_outcome {
 	EG_INSTALLED_UNCHANGED = 4,   /* identical: idempotent, endpoints ensured */
 };
 
+/* Established streams of a replaced or retired epoch, cut before install or
+ * retire returned (docs/operators.md, "Stream revocation"). */
+struct eg_stream_cuts {
+	unsigned unix_cut;	   /* Unix streams shut down, both directions */
+	unsigned unix_unreachable; /* stale Unix sockets whose holder could not be reached */
+	unsigned tcp_cut, tcp_unreachable;
+	const char *unix_method; /* "iter/task_file", "procfs"; NULL: no cut ran */
+	const char *tcp_method;
+	int error; /* 0, or a revoker's negative errno: the counts may be short */
+	char error_text[256];
+};
+
 struct eg_install_report {
 	enum eg_install_outcome outcome;
 	const char *outcome_name; /* "new", "replaced", ... */
 	bool had_before;
 	struct eg_exec_record before, after;
 	unsigned endpoints_added, endpoints_claimed, inodes, grants_dropped;
+	struct eg_stream_cuts streams; /* when the epoch moved */
 };
 
 /* 0, or -ESTALE (older than what is installed: err names both), -EEXIST
@@ -192,6 +205,11 @@ int eg_worker_install(struct eg_worker *w, const struct eg_install_spec *spec,
 /* 0 (also when already retired), -ENOENT without a record. */
 int eg_worker_retire(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],
 		     struct eg_exec_record *after, char *err, size_t err_size);
+/* eg_worker_retire, and what it cut (streams may be NULL; zero when the
+ * record was already retired). */
+int eg_worker_retire_report(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],
+			    struct eg_exec_record *after, struct eg_stream_cuts *streams, char *err,
+			    size_t err_size);
 /* Deletes a RETIRED record, its endpoints and its grants. -ENOENT without a
  * record, -EBUSY when the record is still active (retire it first). */
 int eg_worker_forget(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES], unsigned *endpoints,

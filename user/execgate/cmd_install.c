@@ -78,6 +78,42 @@ static void spec_identity(struct eg_install_spec *s, const struct eg_record *r)
 	s->n_ports = r->nports;
 }
 
+/* The streams install or retire cut: a JSON member, a text clause, and a
+ * warning on stderr when some could not be cut. */
+static void json_streams(const struct eg_stream_cuts *s)
+{
+	printf(",\"streams\":{\"unix_cut\":%u,\"unix_unreachable\":%u,\"tcp_cut\":%u,"
+	       "\"tcp_unreachable\":%u,\"unix_method\":",
+	       s->unix_cut, s->unix_unreachable, s->tcp_cut, s->tcp_unreachable);
+	if (s->unix_method)
+		eg_json_str(stdout, s->unix_method);
+	else
+		printf("null");
+	printf(",\"error\":");
+	if (s->error)
+		eg_json_str(stdout, s->error_text);
+	else
+		printf("null");
+	printf("}");
+}
+
+static void text_streams(const struct eg_stream_cuts *s)
+{
+	if (!s->unix_method && !s->tcp_method)
+		return; /* the epoch stayed: nothing to cut */
+	printf("; streams: %u cut, %u unreachable", s->unix_cut + s->tcp_cut,
+	       s->unix_unreachable + s->tcp_unreachable);
+}
+
+static void warn_streams(const struct eg_stream_cuts *s)
+{
+	if (s->error)
+		eg_cli_err("stream revocation: %s", s->error_text);
+	else if (s->unix_unreachable + s->tcp_unreachable)
+		eg_cli_err("stream revocation: %u stale stream(s) could not be reached",
+			   s->unix_unreachable + s->tcp_unreachable);
+}
+
 static int run_install(const struct eg_cli_cmd *cmd, int argc, char **argv)
 {
 	static struct eg_install_spec spec;
@@ -136,13 +172,16 @@ static int run_install(const struct eg_cli_cmd *cmd, int argc, char **argv)
 		eg_cli_err("%s", err);
 		return rc == -ESTALE ? EG_EXIT_STALE : EG_EXIT_ERROR;
 	}
+	warn_streams(&rep.streams);
 	if (json) {
 		printf("{\"schema_version\":1,\"result\":\"%s\",\"record\":", rep.outcome_name);
 		eg_json_record(stdout, &rep.after);
 		printf(",\"previous_epoch\":%llu,\"endpoints_added\":%u,\"endpoints_claimed\":%u,"
-		       "\"inodes\":%u,\"grants_dropped\":%u}\n",
+		       "\"inodes\":%u,\"grants_dropped\":%u",
 		       rep.had_before ? (unsigned long long)rep.before.epoch : 0ULL,
 		       rep.endpoints_added, rep.endpoints_claimed, rep.inodes, rep.grants_dropped);
+		json_streams(&rep.streams);
+		printf("}\n");
 		return EG_EXIT_OK;
 	}
 	printf("sandbox %s: %s generation %llu attempt %u, epoch %llu",
@@ -154,6 +193,7 @@ static int run_install(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	printf("; endpoints: %u added, %u claimed, %u inodes; bridge ", rep.endpoints_added,
 	       rep.endpoints_claimed, rep.inodes);
 	eg_cli_print_proc(stdout, &rep.after.bridge);
+	text_streams(&rep.streams);
 	printf("\n");
 	return EG_EXIT_OK;
 }
@@ -207,6 +247,7 @@ static int open_sandbox(struct eg_cli_parse *p, const struct eg_cli_cmd *cmd, in
 
 static int run_retire(const struct eg_cli_cmd *cmd, int argc, char **argv)
 {
+	struct eg_stream_cuts streams;
 	struct eg_exec_record after;
 	struct eg_cli_parse p;
 	struct eg_worker *w;
@@ -218,22 +259,26 @@ static int run_retire(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	rc = open_sandbox(&p, cmd, argc, argv, sandbox, &json, &w);
 	if (rc >= 0)
 		return rc;
-	rc = eg_worker_retire(w, sandbox, &after, err, sizeof(err));
+	rc = eg_worker_retire_report(w, sandbox, &after, &streams, err, sizeof(err));
 	eg_worker_close(w);
 	if (rc) {
 		eg_cli_err("%s", err);
 		return eg_cli_exit_for(rc);
 	}
+	warn_streams(&streams);
 	if (json) {
 		printf("{\"schema_version\":1,\"record\":");
 		eg_json_record(stdout, &after);
+		json_streams(&streams);
 		printf("}\n");
 		return EG_EXIT_OK;
 	}
 	printf("sandbox %s: retired generation %llu attempt %u, epoch %llu; its endpoints deny "
-	       "every connect\n",
+	       "every connect",
 	       eg_cli_uuid(sandbox, u), (unsigned long long)after.generation, after.activation,
 	       (unsigned long long)after.epoch);
+	text_streams(&streams);
+	printf("\n");
 	return EG_EXIT_OK;
 }
 

@@ -45,6 +45,20 @@ static int check_path(const char *role, const char *path, char *err, size_t err_
 	return 0;
 }
 
+static void cuts_of(const struct eg_revoke_report *r, struct eg_stream_cuts *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->unix_cut = r->kind[EG_REVOKE_UNIX].cut;
+	out->unix_unreachable = r->kind[EG_REVOKE_UNIX].unreachable;
+	out->unix_method = r->kind[EG_REVOKE_UNIX].method;
+	out->tcp_cut = r->kind[EG_REVOKE_TCP].cut;
+	out->tcp_unreachable = r->kind[EG_REVOKE_TCP].unreachable;
+	out->tcp_method = r->kind[EG_REVOKE_TCP].method;
+	out->error = r->kind[EG_REVOKE_UNIX].error ? r->kind[EG_REVOKE_UNIX].error
+						   : r->kind[EG_REVOKE_TCP].error;
+	snprintf(out->error_text, sizeof(out->error_text), "%s", r->err);
+}
+
 static int spec_to_req(const struct eg_install_spec *spec, struct eg_install_req *req, char *err,
 		       size_t err_size)
 {
@@ -120,6 +134,7 @@ int eg_worker_install(struct eg_worker *w, const struct eg_install_spec *spec,
 	rep->endpoints_claimed = res.endpoints_claimed;
 	rep->inodes = res.inodes;
 	rep->grants_dropped = res.grants_dropped;
+	cuts_of(&res.streams, &rep->streams);
 	return 0;
 }
 
@@ -138,19 +153,32 @@ int eg_worker_install(struct eg_worker *w, const struct eg_install_spec *spec,
 		rc_;                                                                               \
 	})
 
-int eg_worker_retire(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],
-		     struct eg_exec_record *after, char *err, size_t err_size)
+int eg_worker_retire_report(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],
+			    struct eg_exec_record *after, struct eg_stream_cuts *streams, char *err,
+			    size_t err_size)
 {
 	struct eg_exec_record local;
+	struct eg_revoke_report cuts;
 	int rc;
 
 	EG_WK_ERRBUF(err, err_size);
 	if (!after)
 		after = &local;
 	rc = LOCKED_WRITE(w, sandbox, err, err_size,
-			  eg_retire(&w->rt, sandbox, after, err, err_size));
+			  eg_retire_report(&w->rt, sandbox, after, &cuts, err, err_size));
 	memset(&after->lock, 0, sizeof(after->lock));
+	if (streams) {
+		if (rc)
+			memset(&cuts, 0, sizeof(cuts));
+		cuts_of(&cuts, streams);
+	}
 	return rc;
+}
+
+int eg_worker_retire(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],
+		     struct eg_exec_record *after, char *err, size_t err_size)
+{
+	return eg_worker_retire_report(w, sandbox, after, NULL, err, err_size);
 }
 
 int eg_worker_forget(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES], unsigned *endpoints,

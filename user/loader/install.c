@@ -15,6 +15,7 @@
 #include "loader/path_filter.h"
 #include "loader/proc_id.h"
 #include "loader/lsm_unix_inode.h"
+#include "loader/revoke.h"
 #include "loader/runtime.h"
 
 static const char *sandbox_text(const __u8 *id, char buf[EG_UUID_TEXT_LEN])
@@ -330,14 +331,26 @@ int eg_install(struct eg_runtime *rt, const struct eg_install_req *req,
 				return rc;
 		}
 	}
-	if (res->kind == EG_INSTALL_REPLACED || res->kind == EG_INSTALL_REACTIVATED)
+	if (res->kind == EG_INSTALL_REPLACED || res->kind == EG_INSTALL_REACTIVATED) {
 		eg_grants_gc(rt, nr.sandbox, &res->grants_dropped); /* already dead: cleanup */
+		/* The epoch moved: cut the streams of the old one before
+		 * returning (a failure is reported, the install stands). */
+		eg_revoke_stale(rt, nr.sandbox, nr.epoch, false, &res->streams);
+	}
 	return 0;
 }
 
 int eg_retire(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], struct eg_exec_record *after,
 	      char *err, size_t err_size)
 {
+	return eg_retire_report(rt, sandbox, after, NULL, err, err_size);
+}
+
+int eg_retire_report(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES],
+		     struct eg_exec_record *after, struct eg_revoke_report *streams, char *err,
+		     size_t err_size)
+{
+	struct eg_revoke_report local;
 	char s[EG_UUID_TEXT_LEN];
 	unsigned dropped;
 	int rc;
@@ -348,6 +361,9 @@ int eg_retire(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], struct eg_
 			 rc == -ENOENT ? "no runtime record" : strerror(-rc));
 		return rc;
 	}
+	if (!streams)
+		streams = &local;
+	memset(streams, 0, sizeof(*streams));
 	if (after->state == EG_RECORD_RETIRED)
 		return 0;
 	after->state = EG_RECORD_RETIRED;
@@ -359,5 +375,6 @@ int eg_retire(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], struct eg_
 		return rc;
 	}
 	eg_grants_gc(rt, sandbox, &dropped);
+	eg_revoke_stale(rt, sandbox, after->epoch, true, streams);
 	return 0;
 }

@@ -63,6 +63,11 @@ extern const struct eg_revoker eg_revoker_unix; /* revoke_unix.c */
 int eg_revoke_stale(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], __u64 current_epoch,
 		    bool retired, struct eg_revoke_report *rep);
 
+/* Unix revoker: the method it uses ("iter/task_file", or "procfs" where
+ * the kernel refused the iterator); tests force the procfs fallback. */
+const char *eg_revoke_unix_method(void);
+void eg_revoke_unix_force_procfs(bool on);
+
 /* Sum over kinds. */
 unsigned eg_revoke_total_cut(const struct eg_revoke_report *rep);
 unsigned eg_revoke_total_unreachable(const struct eg_revoke_report *rep);

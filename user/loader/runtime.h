@@ -21,6 +21,7 @@
 #include "core/record.h"
 #include "execgate/abi.h"
 #include "loader/maps.h"
+#include "loader/revoke.h"
 
 struct eg_runtime {
 	const char *pin_dir;
@@ -75,6 +76,8 @@ struct eg_install_result {
 	unsigned endpoints_claimed; /* taken over from a retired sandbox or re-roled */
 	unsigned inodes;	    /* bound socket inodes registered (LSM tier keys) */
 	unsigned grants_dropped;    /* dead grants of the replaced epoch removed */
+	/* streams of the replaced epoch cut (only when the epoch moved) */
+	struct eg_revoke_report streams;
 };
 
 const char *eg_install_kind_name(enum eg_install_kind k);
@@ -88,8 +91,14 @@ int eg_install(struct eg_runtime *rt, const struct eg_install_req *req,
 	       struct eg_install_result *res, char *err, size_t err_size);
 
 /* Marks the record RETIRED and moves its epoch: every endpoint of the
- * sandbox then denies, and every grant and stream of it is dead. 0 (also
- * when already retired), -ENOENT without a record. */
+ * sandbox then denies, every grant of it is dead, and its streams are cut
+ * before returning (streams, may be NULL: what was cut; zero when it was
+ * already retired). 0 (also when already retired), -ENOENT without a
+ * record. */
+int eg_retire_report(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES],
+		     struct eg_exec_record *after, struct eg_revoke_report *streams, char *err,
+		     size_t err_size);
+/* eg_retire_report without the report. */
 int eg_retire(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], struct eg_exec_record *after,
 	      char *err, size_t err_size);
 

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Stream revocation, the finding half (user/loader/revoke_unix.c does the
+ * cut): an iter/task_file program that walks every open file of every
+ * process and yields (tgid, fd, socket) for each Unix socket whose
+ * eg_sk_tags entry names the target sandbox at a stale epoch. The cut itself
+ * is a shutdown(SHUT_RDWR) by userspace on a pidfd_getfd() duplicate: no
+ * helper shuts a Unix socket down (bpf_sock_destroy is TCP/UDP only).
+ *
+ * eg_sk_tags is the pinned map of the enforcing tiers (reused by fd at load).
+ * The target lives in .bss, written by userspace between runs, so one loaded
+ * program serves every install and retire of a process. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "execgate/abi.h"
+#include "execgate/revoke_abi.h"
+
+#define AF_UNIX 1
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct eg_sk_tag);
+} eg_sk_tags SEC(".maps");
+
+__u8 target_sandbox[EG_ID_BYTES];
+__u64 target_epoch;
+__u32 target_retired;
+__u64 seen_tagged; /* tagged sockets of any sandbox, for the bench and tests */
+
+/* The socket's eg_sk_tags value, read through the socket's local storage
+ * with plain kernel reads. bpf_sk_storage_get() would be simpler, but the
+ * socket reached from a file (bpf_sock_from_file()->sk) is an untrusted
+ * pointer to the 6.18 verifier, which refuses it for that helper; iter/unix
+ * has a trusted one but sees one network namespace and no holder. The
+ * storage keeps a 16-slot cache of its maps' data, then a list: the map's
+ * own address names its entry. */
+static __always_inline bool eg_tag_of(struct sock *sk, struct eg_sk_tag *out)
+{
+	__u64 want = (__u64)(void *)&eg_sk_tags;
+	struct bpf_local_storage_data *sd;
+	struct bpf_local_storage *st;
+	struct hlist_node *n;
+
+	st = BPF_CORE_READ(sk, sk_bpf_storage);
+	if (!st)
+		return false;
+	for (int i = 0; i < 16; i++) {
+		sd = BPF_CORE_READ(st, cache[i]);
+		if (sd && (__u64)BPF_CORE_READ(sd, smap) == want)
+			return !bpf_probe_read_kernel(out, sizeof(*out), sd->data);
+	}
+	n = BPF_CORE_READ(st, list.first);
+	for (int i = 0; i < 32 && n; i++) {
+		struct bpf_local_storage_elem *e =
+		    (void *)n - bpf_core_field_offset(struct bpf_local_storage_elem, snode);
+
+		if ((__u64)BPF_CORE_READ(e, sdata.smap) == want)
+			return !bpf_probe_read_kernel(out, sizeof(*out), e->sdata.data);
+		n = BPF_CORE_READ(n, next);
+	}
+	return false;
+}
+
+SEC("iter/task_file")
+int eg_revoke_unix_iter(struct bpf_iter__task_file *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct file *file = ctx->file;
+	struct eg_revoke_hit hit = {};
+	struct eg_sk_tag tag;
+	struct socket *sock;
+	struct sock *sk;
+
+	if (!task || !file)
+		return 0;
+	sock = bpf_sock_from_file(file);
+	if (!sock)
+		return 0;
+	sk = BPF_CORE_READ(sock, sk);
+	if (!sk || BPF_CORE_READ(sk, __sk_common.skc_family) != AF_UNIX)
+		return 0;
+	if (!eg_tag_of(sk, &tag))
+		return 0;
+	__sync_fetch_and_add(&seen_tagged, 1);
+	for (int i = 0; i < EG_ID_BYTES; i++)
+		if (tag.sandbox[i] != target_sandbox[i])
+			return 0;
+	if (!target_retired && tag.epoch == target_epoch)
+		return 0; /* current: an activation change keeps the stream */
+	hit.tgid = task->tgid;
+	hit.fd = ctx->fd;
+	hit.epoch = tag.epoch;
+	hit.sk = (__u64)sk;
+	bpf_seq_write(ctx->meta->seq, &hit, sizeof(hit));
+	return 0;
+}

@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* What bpf/revoke_unix_iter.bpf.c yields per stale socket, read by
+ * user/loader/revoke_unix.c. Not a pinned map: internal to the loader. */
+#ifndef EXECGATE_REVOKE_ABI_H
+#define EXECGATE_REVOKE_ABI_H
+
+struct eg_revoke_hit {
+	__u32 tgid; /* holder, initial PID namespace */
+	__u32 fd;   /* the holder's fd number */
+	__u64 epoch;
+	__u64 sk; /* kernel socket address: identifies one socket held by several */
+};
+
+#endif

@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Unix stream revocation on the cgroup tier (user/loader/revoke_unix.c):
+ * when install moves the epoch, or retire runs, every stream admitted at an
+ * older epoch is shut down, and both ends see it on their next call (EOF on
+ * receive, EPIPE on send). An activation change keeps them. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <criterion/criterion.h>
+#include "core/ids.h"
+#include "harness.h"
+#include "loader/revoke.h"
+
+#define SANDBOX	 "5f0c2c1e-7a4b-4c1d-9e3f-0000000000a7"
+#define WORKER_A "a0000000-0000-4000-8000-00000000000a"
+#define MAX_FDS	 16
+
+TestSuite(revoke, .init = kh_setup, .fini = kh_teardown, .timeout = 60);
+
+/* The bridge: a child in the scratch cgroup that connects n streams to the
+ * VMM socket and holds them; commands over a socketpair. */
+struct holder {
+	pid_t pid;
+	int ctl;
+};
+
+static void holder_main(int ctl, const char *path)
+{
+	int fds[MAX_FDS], n = 0;
+	char cmd;
+
+	signal(SIGPIPE, SIG_IGN);
+	while (read(ctl, &cmd, 1) == 1) {
+		int reply = 0;
+
+		if (cmd == 'c' && n < MAX_FDS) { /* connect one */
+			struct sockaddr_un a = {.sun_family = AF_UNIX};
+			int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+			snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+			reply = connect(fd, (struct sockaddr *)&a, sizeof(a)) ? -errno : 0;
+			if (!reply)
+				fds[n++] = fd;
+			else
+				close(fd);
+		} else if (cmd == 'w') { /* streams that still carry a byte out */
+			for (int i = 0; i < n; i++)
+				reply += send(fds[i], "x", 1, MSG_NOSIGNAL) == 1;
+		} else if (cmd == 'e') { /* streams cut: EOF in, EPIPE out */
+			for (int i = 0; i < n; i++) {
+				char b[64];
+				ssize_t r, s;
+
+				do /* bytes the peer sent before the cut */
+					r = recv(fds[i], b, sizeof(b), MSG_DONTWAIT);
+				while (r > 0);
+				s = send(fds[i], "x", 1, MSG_NOSIGNAL);
+
+				reply += r == 0 && s < 0 && errno == EPIPE;
+			}
+		} else if (cmd == 'f') { /* fork a second holder of every fd */
+			pid_t p = fork();
+
+			if (p == 0) {
+				pause();
+				_exit(0);
+			}
+			reply = p;
+		}
+		if (write(ctl, &reply, sizeof(reply)) != sizeof(reply))
+			break;
+	}
+	_exit(0);
+}
+
+static void holder_start(struct holder *h, const char *path)
+{
+	char procs[600], pid[16];
+	int sv[2];
+	FILE *f;
+
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	h->pid = fork();
+	cr_assert(h->pid >= 0);
+	if (h->pid == 0) {
+		close(sv[0]);
+		holder_main(sv[1], path);
+	}
+	close(sv[1]);
+	h->ctl = sv[0];
+	kh_track(h->pid);
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", kh.cgroup);
+	snprintf(pid, sizeof(pid), "%d", (int)h->pid);
+	f = fopen(procs, "w");
+	cr_assert(f, "open %s", procs);
+	cr_assert(fputs(pid, f) >= 0 && fclose(f) == 0, "join cgroup");
+}
+
+static int holder_cmd(struct holder *h, char cmd)
+{
+	int reply;
+
+	cr_assert_eq(write(h->ctl, &cmd, 1), 1);
+	cr_assert_eq(read(h->ctl, &reply, sizeof(reply)), (ssize_t)sizeof(reply));
+	return reply;
+}
+
+static int listen_on(const char *path)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	cr_assert(fd >= 0);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	cr_assert_eq(listen(fd, 64), 0);
+	return fd;
+}
+
+/* The accepted end: EOF in and EPIPE out once cut, data both ways before. */
+static bool accepted_cut(int fd)
+{
+	char b[8];
+	ssize_t r, s;
+
+	do
+		r = recv(fd, b, sizeof(b), MSG_DONTWAIT);
+	while (r > 0); /* bytes the holder sent before the cut */
+	s = send(fd, "y", 1, MSG_NOSIGNAL);
+	return r == 0 && s < 0 && errno == EPIPE;
+}
+
+static bool accepted_alive(int fd)
+{
+	return send(fd, "y", 1, MSG_NOSIGNAL) == 1;
+}
+
+/* install via the CLI with --json; returns the "streams" member's unix_cut
+ * (-1 when absent) and checks unix_unreachable is 0. */
+static int install_json(unsigned gen, unsigned act, pid_t bridge, const char *vmm_sock, char *out,
+			size_t size)
+{
+	char g[16], a[16], b[16], v[16];
+	const char *p;
+	int rc;
+
+	snprintf(g, sizeof(g), "%u", gen);
+	snprintf(a, sizeof(a), "%u", act);
+	snprintf(b, sizeof(b), "%d", (int)bridge);
+	snprintf(v, sizeof(v), "%d", (int)getpid());
+	rc = kh_cli(out, size, "install", "--sandbox", SANDBOX, "--worker", WORKER_A,
+		    "--generation", g, "--activation", a, "--bridge-pid", b, "--vmm-pid", v,
+		    "--vmm-socket", vmm_sock, "--json", NULL);
+	cr_assert_eq(rc, 0, "install gen %u act %u: exit %d: %s", gen, act, rc, out);
+	p = strstr(out, "\"unix_unreachable\":");
+	cr_assert(p && atoi(p + 19) == 0, "no unreachable streams: %s", out);
+	p = strstr(out, "\"unix_cut\":");
+	return p ? atoi(p + 11) : -1;
+}
+
+static void connect_streams(struct holder *h, int lfd, int n, int *acc)
+{
+	for (int i = 0; i < n; i++) {
+		cr_assert_eq(holder_cmd(h, 'c'), 0, "bridge connect %d", i);
+		acc[i] = accept(lfd, NULL, NULL);
+		cr_assert(acc[i] >= 0, "accept");
+	}
+}
+
+/* guarantees: unix-stream-revocation */
+Test(revoke, new_generation_cuts_both_ends_and_retire_cuts_the_rest)
+{
+	const char *vmm = kh_path("vmm.sock");
+	int lfd = listen_on(vmm), acc[4], fresh;
+	struct holder h;
+	char out[4096];
+
+	signal(SIGPIPE, SIG_IGN);
+	holder_start(&h, vmm);
+	cr_assert_eq(install_json(7, 1, h.pid, vmm, out, sizeof(out)), 0, "%s", out);
+	connect_streams(&h, lfd, 3, acc);
+	cr_assert_eq(holder_cmd(&h, 'w'), 3, "streams carry data at epoch 1");
+	for (int i = 0; i < 3; i++)
+		cr_assert(accepted_alive(acc[i]));
+
+	/* Execution 8 replaces 7: install returns after the cut. */
+	cr_assert_eq(install_json(8, 1, h.pid, vmm, out, sizeof(out)), 3, "3 cut: %s", out);
+	cr_assert(strstr(out, "\"unix_method\":\""), "method named: %s", out);
+	cr_assert_eq(holder_cmd(&h, 'e'), 3, "connecting ends: EOF and EPIPE");
+	for (int i = 0; i < 3; i++)
+		cr_assert(accepted_cut(acc[i]), "accepted end %d: EOF and EPIPE", i);
+
+	/* A stream of the new epoch is not touched by that cut, and retire
+	 * cuts it (the text form says so too). */
+	cr_assert_eq(holder_cmd(&h, 'c'), 0, "connect at epoch 2");
+	fresh = accept(lfd, NULL, NULL);
+	cr_assert(accepted_alive(fresh));
+	cr_assert_eq(kh_cli(out, sizeof(out), "retire", "--sandbox", SANDBOX, NULL), 0, "%s", out);
+	cr_assert(strstr(out, "streams: 1 cut, 0 unreachable"), "retire: %s", out);
+	cr_assert(accepted_cut(fresh), "epoch-2 stream cut by retire");
+	cr_assert_eq(holder_cmd(&h, 'e'), 4, "every connecting end cut");
+	close(fresh);
+	for (int i = 0; i < 3; i++)
+		close(acc[i]);
+	close(lfd);
+}
+
+/* guarantees: unix-stream-revocation */
+Test(revoke, activation_change_keeps_established_streams)
+{
+	const char *vmm = kh_path("vmm.sock");
+	int lfd = listen_on(vmm), acc[2];
+	struct holder h;
+	char out[4096];
+
+	signal(SIGPIPE, SIG_IGN);
+	holder_start(&h, vmm);
+	install_json(7, 1, h.pid, vmm, out, sizeof(out));
+	connect_streams(&h, lfd, 2, acc);
+	/* Same generation, attempt 2: the epoch stays, nothing is cut. */
+	cr_assert_eq(install_json(7, 2, h.pid, vmm, out, sizeof(out)), 0, "%s", out);
+	cr_assert(strstr(out, "\"unix_method\":null"), "no cut ran: %s", out);
+	cr_assert_eq(holder_cmd(&h, 'w'), 2, "connecting ends still send");
+	for (int i = 0; i < 2; i++)
+		cr_assert(accepted_alive(acc[i]), "accepted end %d still sends", i);
+	close(acc[0]);
+	close(acc[1]);
+	close(lfd);
+}
+
+/* Both ways of finding the holders, in process: the iterator where the
+ * kernel loads it, and the procfs walk it falls back to. A socket held by
+ * two processes (fork) is one stream, cut once; a current-epoch tag is
+ * never cut. */
+static void cut_in_process(bool procfs)
+{
+	const char *vmm = kh_path("vmm.sock");
+	struct eg_revoke_report rep;
+	int lfd = listen_on(vmm), acc[2];
+	struct eg_runtime rt;
+	__u8 sb[EG_ID_BYTES];
+	struct holder h;
+	char out[4096], err[512];
+
+	signal(SIGPIPE, SIG_IGN);
+	cr_assert_eq(eg_uuid_parse(SANDBOX, sb), 0);
+	holder_start(&h, vmm);
+	install_json(7, 1, h.pid, vmm, out, sizeof(out));
+	connect_streams(&h, lfd, 2, acc);
+	kh_track(holder_cmd(&h, 'f'));
+	cr_assert_eq(eg_runtime_open(&rt, kh.pin_dir, kh.state_dir, true, err, sizeof(err)), 0,
+		     "%s", err);
+	eg_revoke_unix_force_procfs(procfs);
+
+	cr_assert_eq(eg_revoke_stale(&rt, sb, 1, false, &rep), 0, "%s", rep.err);
+	cr_assert_eq(rep.kind[EG_REVOKE_UNIX].cut, 0, "epoch 1 is current: nothing stale");
+	cr_assert_eq(holder_cmd(&h, 'w'), 2);
+
+	cr_assert_eq(eg_revoke_stale(&rt, sb, 2, false, &rep), 0, "%s", rep.err);
+	cr_assert_str_eq(rep.kind[EG_REVOKE_UNIX].method, procfs ? "procfs" : "iter/task_file");
+	cr_assert_eq(rep.kind[EG_REVOKE_UNIX].cut, 2, "two streams, four holders' fds");
+	cr_assert_eq(rep.kind[EG_REVOKE_UNIX].unreachable, 0);
+	cr_assert_eq(holder_cmd(&h, 'e'), 2);
+	for (int i = 0; i < 2; i++)
+		cr_assert(accepted_cut(acc[i]));
+	eg_revoke_unix_force_procfs(false);
+	eg_runtime_close(&rt);
+	close(acc[0]);
+	close(acc[1]);
+	close(lfd);
+}
+
+/* guarantees: unix-stream-revocation */
+Test(revoke, iterator_finds_every_holder)
+{
+	cut_in_process(false);
+}
+
+/* guarantees: unix-stream-revocation */
+Test(revoke, procfs_fallback_finds_every_holder)
+{
+	cut_in_process(true);
+}
