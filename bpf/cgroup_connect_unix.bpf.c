@@ -17,6 +17,20 @@ extern void *bpf_rdonly_cast(void *obj, __u32 btf_id) __ksym;
 #define SOCK_ALLOW 1
 #define SOCK_DENY  0 /* connect() fails with EPERM */
 
+#ifdef EG_STOP_AFTER
+/* Step builds only: keeps what a step computed alive past its early return. */
+volatile __u64 eg_step_sink;
+#define EG_STEP(step, v)                                                                           \
+	do {                                                                                       \
+		if (EG_STOPS_AFTER(step)) {                                                        \
+			eg_step_sink = (__u64)(v);                                                 \
+			return SOCK_ALLOW;                                                         \
+		}                                                                                  \
+	} while (0)
+#else
+#define EG_STEP(step, v) ((void)0)
+#endif
+
 SEC("cgroup/connect4")
 int eg_connect_unix(struct bpf_sock_addr *ctx)
 {
@@ -39,10 +53,13 @@ int eg_connect_unix(struct bpf_sock_addr *ctx)
 	path = (const __u8 *)ss->__data;
 
 	len = eg_unix_path_scan(path, limit, &fk);
+	EG_STEP(EG_STEP_PATH, len ^ fk.head ^ fk.tail);
 	if (!len || !eg_path_may_be_registered(&fk)) {
+		EG_STEP(EG_STEP_FILTER, 0);
 		eg_count(EG_K_ALLOW_UNREGISTERED);
 		return SOCK_ALLOW;
 	}
+	EG_STEP(EG_STEP_FILTER, 1);
 
 	__builtin_memset(&rec, 0, sizeof(rec));
 	rc = eg_unix_endpoint_copy(path, len, &key, &ep);
@@ -55,13 +72,21 @@ int eg_connect_unix(struct bpf_sock_addr *ctx)
 		reason = EG_K_DENY_INCONSISTENT;
 		goto deny;
 	}
+	EG_STEP(EG_STEP_ENDPOINT, ep.role);
+	reason = eg_record_verdict(&ep, &rec);
+	if (reason)
+		goto deny;
+	EG_STEP(EG_STEP_RECORD, rec.epoch);
 	if (!eg_current_proc(&caller)) {
 		reason = EG_K_DENY_NO_TASK;
 		goto deny;
 	}
-	reason = eg_endpoint_verdict(&ep, &caller, bpf_ktime_get_boot_ns(), &rec);
+	EG_STEP(EG_STEP_IDENTITY, caller.exe_ino ^ caller.tgid);
+	reason = eg_caller_verdict(&ep, &caller, bpf_ktime_get_boot_ns(), &rec);
+	EG_STEP(EG_STEP_GRANT, reason);
 	if (eg_reason_allows(reason)) {
 		eg_count(reason);
+		EG_STEP(EG_STEP_COUNT, reason);
 		eg_tag_socket(ctx->sk, &rec, ep.role);
 		return SOCK_ALLOW;
 	}

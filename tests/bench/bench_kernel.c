@@ -12,12 +12,18 @@
  *    plain sibling, median of per-batch means, as a ratio.
  * Both at 1, 1 000 and 100 000 map entries (endpoints + filter entries and
  * grants; records up to EG_MAX_SANDBOXES).
+ * 3. The per-step breakdown, at 1 entry: copies of the program built with
+ *    -DEG_STOP_AFTER=N (scripts/make/speed.mk, enum eg_step), each allowing
+ *    right after step N, attached one at a time beside the empty program to
+ *    a cgroup of their own, in rounds; median per step. The increments are
+ *    what each step costs; the last row is the whole program.
  *
  * Targets (printed, not asserted): unregistered <= 2x empty, allowed <=
  * 250 ns, connect ratio <= 1.03, 100 000 entries within 1.2x of 1 entry.
  * BENCH_CONNECTS overrides the connects per measurement (default 20000). */
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +50,12 @@
 #define WORKER	"a0000000-0000-4000-8000-00000000000a"
 #define BATCH	500
 
-static char dir[128], pin_dir[128], cg_on[512], cg_off[512], state_dir[160];
+static char dir[128], pin_dir[128], cg_on[512], cg_off[512], cg_steps[600], cg_lead[600],
+    state_dir[160];
+/* The empty program's link on cg_on, and cg_on's fd (measure()). */
+static struct bpf_link *elink;
+static struct bpf_program *empty_prog;
+static int cgfd = -1;
 static pid_t kids[4];
 static int nkids;
 static struct eg_runtime rt;
@@ -78,7 +89,9 @@ static void unix_addr(const char *path, struct sockaddr_un *sun)
 {
 	memset(sun, 0, sizeof(*sun));
 	sun->sun_family = AF_UNIX;
-	snprintf(sun->sun_path, sizeof(sun->sun_path), "%s", path);
+	if (strlen(path) >= sizeof(sun->sun_path))
+		die(path, ENAMETOOLONG);
+	memcpy(sun->sun_path, path, strlen(path));
 }
 
 static pid_t listener(const char *path)
@@ -176,7 +189,7 @@ struct level_figures {
 	double unreg, allowed, denied, empty, ratio_unreg, ratio_allowed;
 };
 
-static struct per_run measure(int real_fd, int empty_fd, const char *path, long n)
+static struct per_run measure_once(int real_fd, int empty_fd, const char *path, long n)
 {
 	__u64 c0, t0, c1, t1, e0, et0, e1, et1;
 	struct per_run r;
@@ -196,6 +209,44 @@ static int cmp_double(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+/* Where a program sits in the cgroup's program array changes what bpf_stats
+ * charges it: the first program of a run costs ~40-50 ns more than the same
+ * program second (measured by the breakdown's position row, two empty
+ * programs). The loader's program is alone in production; here the empty
+ * program shares the array, so each figure is the mean of both orders:
+ * half the connects in cg_on (real, then empty), half in cg_lead, a child
+ * of cg_on whose own empty link runs first (empty, then real). */
+static struct per_run measure(int real_fd, int empty_fd, const char *path, long n,
+			      struct per_run *first, struct per_run *second)
+{
+	struct per_run a, b, r;
+	struct bpf_link *lead;
+	int lfd = open(cg_lead, O_RDONLY | O_DIRECTORY);
+
+	join(cg_on);
+	a = measure_once(real_fd, empty_fd, path, n / 2);
+	bpf_link__destroy(elink);
+	lead = bpf_program__attach_cgroup(empty_prog, lfd);
+	if (lfd < 0 || !lead)
+		die("attaching the empty program to the lead cgroup", errno);
+	join(cg_lead);
+	b = measure_once(real_fd, empty_fd, path, n - n / 2);
+	join(cg_on);
+	bpf_link__destroy(lead);
+	close(lfd);
+	elink = bpf_program__attach_cgroup(empty_prog, cgfd);
+	if (!elink)
+		die("re-attaching the empty program", errno);
+	r.prog = (a.prog + b.prog) / 2;
+	r.empty = (a.empty + b.empty) / 2;
+	r.ok = a.ok + b.ok;
+	if (first)
+		*first = (struct per_run){.prog = a.prog, .empty = b.empty};
+	if (second)
+		*second = (struct per_run){.prog = b.prog, .empty = a.empty};
+	return r;
 }
 
 /* Interleaved batches, enforced vs plain cgroup; median per-connect ns. */
@@ -264,6 +315,135 @@ static void fill(long have, long n)
 	}
 }
 
+/* ---- per-step breakdown ---------------------------------------------------- */
+
+#define STEP_BUILDS 7		      /* enum eg_step: EG_STEP_PATH .. EG_STEP_COUNT */
+#define STEP_ROWS   (STEP_BUILDS + 1) /* + the whole program */
+#define STEP_ROUNDS 3
+
+static const char *const step_names[STEP_ROWS] = {
+    "path read + scan",
+    "pre-filter (hint, filter)",
+    "endpoint (key, lookup, copy)",
+    "record (lookup, copy)",
+    "caller identity",
+    "grant (lookup, copy), verdict",
+    "reason counter",
+    "socket tag = whole program",
+};
+
+/* A step build (1..STEP_BUILDS) or the real object (STEP_ROWS), loaded on
+ * the benchmark's pinned maps. */
+static struct bpf_object *step_load(int step, struct bpf_program **prog)
+{
+	char exe[512], path[700], pins[160];
+	struct bpf_object *obj;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0)
+		die("/proc/self/exe", errno);
+	exe[n] = 0;
+	if (step <= STEP_BUILDS)
+		snprintf(path, sizeof(path), "%s/bpf-steps/cgroup_connect_unix_step%d.bpf.o",
+			 dirname(exe), step);
+	else
+		snprintf(path, sizeof(path), "%s/bpf/cgroup_connect_unix.bpf.o", dirname(exe));
+	snprintf(pins, sizeof(pins), "%s", pin_dir);
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = pins);
+	obj = bpf_object__open_file(path, &opts);
+	if (!obj)
+		die(path, errno);
+	*prog = bpf_object__next_program(obj, NULL);
+	bpf_program__set_expected_attach_type(*prog, 49); /* BPF_CGROUP_UNIX_CONNECT */
+	if (bpf_object__load(obj))
+		die(path, errno);
+	return obj;
+}
+
+static double median_of(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(double), cmp_double);
+	return v[n / 2];
+}
+
+/* Every step build alone (beside the empty program) on the same connects:
+ * allowed (bsock, we hold a grant) and unregistered (other). */
+static void breakdown(int empty_fd, struct bpf_program *empty2, const char *bsock,
+		      const char *other, long n)
+{
+	double a[STEP_ROWS][STEP_ROUNDS], u[STEP_ROWS][STEP_ROUNDS], e[STEP_ROWS][STEP_ROUNDS];
+	double am[STEP_ROWS], um[STEP_ROWS], em[STEP_ROWS];
+	struct bpf_object *obj[STEP_ROWS];
+	struct bpf_program *prog[STEP_ROWS];
+	struct bpf_link *slink, *l2;
+	struct per_run p1, p2;
+	int fd;
+
+	snprintf(cg_steps, sizeof(cg_steps), "%s-steps", cg_on);
+	if (mkdir(cg_steps, 0755))
+		die(cg_steps, errno);
+	fd = open(cg_steps, O_RDONLY | O_DIRECTORY);
+	slink = bpf_program__attach_cgroup(empty_prog, fd);
+	if (fd < 0 || !slink)
+		die("attaching the empty program to the step cgroup", errno);
+	for (int s = 0; s < STEP_ROWS; s++)
+		obj[s] = step_load(s + 1, &prog[s]);
+	join(cg_steps);
+	/* Position: a second empty program after the first, same connects. */
+	l2 = bpf_program__attach_cgroup(empty2, fd);
+	if (!l2)
+		die("attaching the second empty program", errno);
+	connects(other, 500);
+	p1 = measure_once(bpf_program__fd(empty2), empty_fd, other, n);
+	p2 = measure_once(bpf_program__fd(empty2), empty_fd, bsock, n);
+	bpf_link__destroy(l2);
+	for (int r = 0; r < STEP_ROUNDS; r++) {
+		for (int s = 0; s < STEP_ROWS; s++) {
+			struct bpf_link *l = bpf_program__attach_cgroup(prog[s], fd);
+			int pfd = bpf_program__fd(prog[s]);
+			struct per_run pa, pu;
+
+			if (!l)
+				die("attaching a step build", errno);
+			connects(bsock, 500); /* warm up */
+			pa = measure_once(pfd, empty_fd, bsock, n);
+			pu = measure_once(pfd, empty_fd, other, n);
+			if (pa.ok != n || pu.ok != n)
+				fprintf(stderr,
+					"bench-kernel: step %d: %ld/%ld allowed, %ld/%ld "
+					"unregistered\n",
+					s + 1, pa.ok, n, pu.ok, n);
+			a[s][r] = pa.prog;
+			u[s][r] = pu.prog;
+			e[s][r] = (pa.empty + pu.empty) / 2;
+			bpf_link__destroy(l);
+		}
+	}
+	join(cg_on);
+	bpf_link__destroy(slink);
+	close(fd);
+	for (int s = 0; s < STEP_ROWS; s++) {
+		am[s] = median_of(a[s], STEP_ROUNDS);
+		um[s] = median_of(u[s], STEP_ROUNDS);
+		em[s] = median_of(e[s], STEP_ROUNDS);
+		bpf_object__close(obj[s]);
+	}
+	printf("per-step breakdown, 1 entry (bpf_stats; step builds -DEG_STOP_AFTER=N, one at a "
+	       "time beside the empty program; median of %d rounds of %ld connects)\n",
+	       STEP_ROUNDS, n);
+	printf("  %-2s %-30s %9s %7s %7s   %9s %7s\n", "", "allowed path: stop after", "ns/run",
+	       "+step", "empty", "unreg", "/empty");
+	for (int s = 0; s < STEP_ROWS; s++)
+		printf("  %-2d %-30s %9.0f %+7.0f %7.0f   %9.0f %6.2fx\n", s + 1, step_names[s],
+		       am[s], am[s] - (s ? am[s - 1] : em[s]), em[s], um[s], um[s] / em[s]);
+	printf("  (+step of row 1 is over the empty program; unregistered stops after row 2;\n"
+	       "   every step build runs second, after the empty program)\n");
+	printf("  position: the same empty program costs %.0f ns first vs %.0f ns second in the "
+	       "array (+%.0f ns for running first)\n\n",
+	       (p1.empty + p2.empty) / 2, (p1.prog + p2.prog) / 2,
+	       (p1.empty + p2.empty - p1.prog - p2.prog) / 2);
+}
+
 static void cleanup(void)
 {
 	char out[EG_PIN_PATH_MAX];
@@ -283,8 +463,12 @@ static void cleanup(void)
 		if (!eg_cgroup2_root(root, sizeof(root)))
 			join(root);
 	}
+	if (cg_lead[0])
+		rmdir(cg_lead);
 	rmdir(cg_on);
 	rmdir(cg_off);
+	if (cg_steps[0])
+		rmdir(cg_steps);
 	snprintf(out, sizeof(out), "rm -rf %s", dir);
 	if (system(out))
 		fprintf(stderr, "bench-kernel: could not remove %s\n", dir);
@@ -297,12 +481,12 @@ int main(void)
 	struct eg_install_result res;
 	static struct eg_install_req req;
 	struct eg_tier_ctx ctx;
-	struct bpf_link *elink;
+	struct cgroup_connect_unix_empty *empty2;
 	char root[400], err[768], bsock[160], vsock[160], other[160];
 	long n = getenv("BENCH_CONNECTS") ? atol(getenv("BENCH_CONNECTS")) : 20000;
 	double base_allowed = 0, base_unreg = 0;
 	struct level_figures sum[3];
-	int cgfd, stats_fd, real_fd, rc;
+	int stats_fd, real_fd, rc;
 	pid_t dummy;
 
 	if (geteuid()) {
@@ -335,6 +519,14 @@ int main(void)
 	bpf_program__set_expected_attach_type(empty->progs.eg_connect_unix_empty, 49);
 	if (cgroup_connect_unix_empty__load(empty))
 		die("loading the empty program", errno);
+	empty2 = cgroup_connect_unix_empty__open();
+	bpf_program__set_expected_attach_type(empty2->progs.eg_connect_unix_empty, 49);
+	if (cgroup_connect_unix_empty__load(empty2))
+		die("loading the second empty program", errno);
+	empty_prog = empty->progs.eg_connect_unix_empty;
+	snprintf(cg_lead, sizeof(cg_lead), "%s/lead", cg_on);
+	if (mkdir(cg_lead, 0755))
+		die(cg_lead, errno);
 	cgfd = open(cg_on, O_RDONLY | O_DIRECTORY);
 	elink = bpf_program__attach_cgroup(empty->progs.eg_connect_unix_empty, cgfd);
 	if (!elink)
@@ -381,22 +573,24 @@ int main(void)
 	if (stats_fd < 0)
 		die("bpf_enable_stats", errno);
 	real_fd = real_prog_fd();
+	breakdown(bpf_program__fd(empty_prog), empty2->progs.eg_connect_unix_empty, bsock, other,
+		  n / 2);
 
 	printf("connect_unix in-kernel cost (bpf_stats, %ld connects each; empty program on "
 	       "the same connects)\n",
 	       n);
 	printf("%9s  %-22s %9s %9s %7s\n", "entries", "destination", "ns/run", "empty", "ratio");
 	for (size_t l = 0, have = 1; l < sizeof(levels) / sizeof(levels[0]); l++) {
-		struct per_run u, a, d;
+		struct per_run u, a, d, uf, us;
 		double on, off, aon, aoff;
 
 		fill((long)have, levels[l]);
 		have = (size_t)levels[l];
 		join(cg_on);
 		connects(other, 2000); /* warm up */
-		u = measure(real_fd, bpf_program__fd(empty->progs.eg_connect_unix_empty), other, n);
-		a = measure(real_fd, bpf_program__fd(empty->progs.eg_connect_unix_empty), bsock, n);
-		d = measure(real_fd, bpf_program__fd(empty->progs.eg_connect_unix_empty), vsock, n);
+		u = measure(real_fd, bpf_program__fd(empty_prog), other, n, &uf, &us);
+		a = measure(real_fd, bpf_program__fd(empty_prog), bsock, n, NULL, NULL);
+		d = measure(real_fd, bpf_program__fd(empty_prog), vsock, n, NULL, NULL);
 		if (a.ok != n || d.ok != 0 || u.ok != n)
 			fprintf(stderr,
 				"bench-kernel: unexpected verdicts: %ld/%ld allowed, %ld "
@@ -404,6 +598,11 @@ int main(void)
 				a.ok, n, d.ok, u.ok, n);
 		printf("%9ld  %-22s %9.0f %9.0f %6.2fx\n", levels[l], "unregistered", u.prog,
 		       u.empty, u.prog / u.empty);
+		printf(
+		    "%9s  unregistered by position: first %.0f / %.0f = %.2fx, second %.0f / %.0f "
+		    "= %.2fx\n",
+		    "", uf.prog, uf.empty, uf.prog / uf.empty, us.prog, us.empty,
+		    us.prog / us.empty);
 		printf("%9ld  %-22s %9.0f %9.0f %6.2fx\n", levels[l], "registered, allowed", a.prog,
 		       a.empty, a.prog / a.empty);
 		printf("%9ld  %-22s %9.0f %9.0f %6.2fx\n", levels[l], "registered, denied", d.prog,
@@ -450,6 +649,7 @@ int main(void)
 	       "100000 entries within 1.2x of 1 entry\n");
 	bpf_link__destroy(elink);
 	cgroup_connect_unix_empty__destroy(empty);
+	cgroup_connect_unix_empty__destroy(empty2);
 	close(cgfd);
 	close(stats_fd);
 	return 0;

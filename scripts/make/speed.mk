@@ -1,0 +1,14 @@
+# Per-step builds of the connect_unix program, for bench-kernel's breakdown
+# of the allowed and unregistered paths (bpf/execgate_common.bpf.h, enum
+# eg_step): step N allows right after step N. Benchmark objects only; the
+# loader never sees them.
+EG_BENCH_STEPS := 1 2 3 4 5 6 7
+EG_STEP_OBJS := $(foreach n,$(EG_BENCH_STEPS),$(BUILD)/bpf-steps/cgroup_connect_unix_step$(n).bpf.o)
+
+$(BUILD)/bpf-steps/cgroup_connect_unix_step%.bpf.o: bpf/cgroup_connect_unix.bpf.c $(wildcard bpf/*.h) $(wildcard include/execgate/*.h) vmlinux/vmlinux.h | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -DEG_STOP_AFTER=$* -Ivmlinux -Iinclude -Ibpf \
+		-Wall -Werror -c $< -o $@
+
+# bench-kernel finds them beside itself, in bpf-steps/.
+$(BUILD)/bench-kernel: $(EG_STEP_OBJS)
