@@ -19,6 +19,13 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 "$BUILD/bench-kernel"
 
+# install/retire -> every stale Unix stream stopped, 1 / 100 / 10 000 streams.
+if [ -x "$BUILD/bench-revoke" ]; then
+	echo
+	echo "== stream revocation: Unix (cgroup tier) =="
+	"$BUILD/bench-revoke"
+fi
+
 # execgated: admit over its socket against the in-process call, 1-16 clients.
 if [ -x "$BUILD/bench-daemon" ] && [ -x "$BUILD/execgated" ]; then
 	echo
