@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Scenario 1: `execgate install`, `retire` and `admit` SIGKILLed at random
- * points, over and over, while a process in the cgroup that holds no grant
+/* Scenario 1: `execgate install`, `retire` and `admit` (the CLI, or a forked
+ * child making the same libexecgate call) SIGKILLed at random points, over
+ * and over, while a process in the cgroup that holds no grant
  * and is not the bridge probes both endpoints without a pause.
  *
  * Reference log: the record as last seen, and every (generation, epoch)
@@ -94,26 +95,64 @@ static void show(struct world *w, struct eg_sandbox_info *info)
 		soak_fail("kill: show: %s", err);
 }
 
-/* Spawns the command for op and returns its pid; *pred is what the record
- * becomes if the command finishes. */
-static pid_t start(struct world *w, enum op op, const struct eg_exec_record *cur,
+/* A child using libexecgate: its own worker handle (so its own flock
+ * on <state_dir>/lock: a killed child's lock dies with it), one call. */
+static void lib_child(struct world *w, enum op op, const struct eg_exec_record *pred,
+		      const char *token)
+{
+	struct eg_worker_config cfg = {.pin_dir = se.pin_dir, .state_dir = se.state_dir};
+	struct eg_worker *cw;
+	char err[EG_ERR_MAX];
+	int rc;
+
+	if (eg_worker_open(&cfg, &cw, err, sizeof(err)))
+		_exit(10);
+	if (op == OP_INSTALL) {
+		struct eg_install_spec spec = {0};
+		struct eg_install_report rep;
+		unsigned pick = (unsigned)(pred->generation & 1);
+
+		memcpy(spec.sandbox, w->sb, EG_ID_BYTES);
+		memcpy(spec.worker, se.worker, EG_ID_BYTES);
+		spec.substrate = 2;
+		spec.generation = pred->generation;
+		spec.activation = 1;
+		spec.bridge_pid = w->d[pick];
+		spec.vmm_pid = w->d[!pick];
+		spec.bridge_sockets[0] = w->bsock;
+		spec.n_bridge_sockets = 1;
+		spec.vmm_sockets[0] = w->vsock;
+		spec.n_vmm_sockets = 1;
+		rc = eg_worker_install(cw, &spec, &rep, err, sizeof(err));
+	} else if (op == OP_RETIRE) {
+		struct eg_exec_record after;
+
+		rc = eg_worker_retire(cw, w->sb, &after, err, sizeof(err));
+	} else {
+		struct eg_subject who = {.pid = w->holder, .pidfd = -1};
+		struct eg_admit_args a = {.token_text = token,
+					  .req = {.scope = EG_SCOPE_FILE_READ}};
+		struct eg_verdict_result res;
+
+		memset(&res, 0, sizeof(res));
+		rc = eg_worker_admit(cw, &who, &a, &res, err, sizeof(err));
+		if (!rc && !res.granted)
+			rc = -EAGAIN;
+	}
+	_exit(rc ? 1 : 0);
+}
+
+/* Starts op as a CLI process (cli) or a forked library child, and returns
+ * its pid; *pred is what the record becomes if the command finishes. */
+static pid_t start(struct world *w, enum op op, bool cli, const struct eg_exec_record *cur,
 		   struct eg_exec_record *pred, char *token)
 {
 	char gen[24], bpid[16], vpid[16];
 	unsigned pick;
+	pid_t pid;
 
 	*pred = *cur;
 	if (op == OP_INSTALL) {
-		const char *args[] = {"install",   "--sandbox",
-				      w->sb_text,  "--worker",
-				      SOAK_WORKER, "--generation",
-				      gen,	   "--activation",
-				      "1",	   "--bridge-pid",
-				      bpid,	   "--vmm-pid",
-				      vpid,	   "--bridge-socket",
-				      w->bsock,	   "--vmm-socket",
-				      w->vsock,	   NULL};
-
 		/* Bridge and VMM swap on every generation: a record mixed from
 		 * two installs names one process twice or an odd generation
 		 * with the even one's processes. */
@@ -127,22 +166,42 @@ static pid_t start(struct world *w, enum op op, const struct eg_exec_record *cur
 		snprintf(gen, sizeof(gen), "%llu", (unsigned long long)pred->generation);
 		snprintf(bpid, sizeof(bpid), "%d", (int)w->d[pick]);
 		snprintf(vpid, sizeof(vpid), "%d", (int)w->d[!pick]);
+	} else if (op == OP_RETIRE) {
+		if (cur->state == EG_RECORD_ACTIVE) {
+			pred->state = EG_RECORD_RETIRED;
+			pred->epoch = cur->epoch + 1;
+		}
+	} else {
+		soak_token(token, w->sb, cur->generation, 1, 120);
+		snprintf(bpid, sizeof(bpid), "%d", (int)w->holder);
+	}
+	if (!cli) {
+		pid = soak_fork();
+		if (pid == 0)
+			lib_child(w, op, pred, token);
+		return pid;
+	}
+	if (op == OP_INSTALL) {
+		const char *args[] = {"install",   "--sandbox",
+				      w->sb_text,  "--worker",
+				      SOAK_WORKER, "--generation",
+				      gen,	   "--activation",
+				      "1",	   "--bridge-pid",
+				      bpid,	   "--vmm-pid",
+				      vpid,	   "--bridge-socket",
+				      w->bsock,	   "--vmm-socket",
+				      w->vsock,	   NULL};
+
 		return soak_cli_spawn(-1, args);
 	}
 	if (op == OP_RETIRE) {
 		const char *args[] = {"retire", "--sandbox", w->sb_text, NULL};
 
-		if (cur->state == EG_RECORD_ACTIVE) {
-			pred->state = EG_RECORD_RETIRED;
-			pred->epoch = cur->epoch + 1;
-		}
 		return soak_cli_spawn(-1, args);
 	}
 	{
 		const char *args[] = {"admit", "--pid", bpid, token, NULL};
 
-		soak_token(token, w->sb, cur->generation, 1, 120);
-		snprintf(bpid, sizeof(bpid), "%d", (int)w->holder);
 		return soak_cli_spawn(-1, args);
 	}
 }
@@ -171,8 +230,8 @@ int soak_kill(struct soak_result *r, unsigned kills, double max_seconds)
 	char err[EG_ERR_MAX], token[EG_CAP_TEXT_MAX];
 	char bsock[200], vsock[200];
 	const char *paths[2];
-	uint64_t t0 = soak_now_ns(), dur[OP_COUNT] = {0}, deadline;
-	unsigned long completed = 0, mid = 0, by_op[OP_COUNT] = {0}, grants_seen = 0;
+	uint64_t t0 = soak_now_ns(), dur[2][OP_COUNT] = {{0}}, deadline;
+	unsigned long completed = 0, mid = 0, by_op[OP_COUNT] = {0}, by_cli = 0, grants_seen = 0;
 	unsigned n_endpoints;
 	pid_t probe;
 	bool torn_shown = false;
@@ -233,23 +292,25 @@ int soak_kill(struct soak_result *r, unsigned kills, double max_seconds)
 	wait_probes(st);
 
 	/* How long each command takes when left alone (the shortest of two
-	 * runs). Most of it is exec and opening the worker; the map writes
-	 * come at the end. Half the kills are drawn from [0, 1.1 x that],
-	 * half from its last 20%, where the writes are. */
-	for (int round = 0; round < 2; round++)
+	 * runs), as a CLI process and as a library child. Most of it is exec
+	 * and opening the worker; the map writes come at the end. Half the
+	 * kills are drawn from [0, 1.1 x that], half from its last 30%, where
+	 * the writes are. */
+	for (int round = 0; round < 4; round++)
 		for (int k = 0; k < OP_COUNT; k++) {
 			/* admit last: after a retire it would be refresh-route */
 			static const enum op order[] = {OP_RETIRE, OP_INSTALL, OP_ADMIT};
 			enum op op = order[k];
+			bool cli = round & 1;
 			uint64_t a = soak_now_ns(), d;
 			int status;
-			pid_t pid = start(&w, op, &cur, &pred, token);
+			pid_t pid = start(&w, op, cli, &cur, &pred, token);
 
 			waitpid(pid, &status, 0);
 			soak_reap(pid);
 			d = soak_now_ns() - a;
-			if (!dur[op] || d < dur[op])
-				dur[op] = d;
+			if (!dur[cli][op] || d < dur[cli][op])
+				dur[cli][op] = d;
 			if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 				soak_fail("kill: warm-up %s: exit %d", op_names[op],
 					  WIFEXITED(status) ? WEXITSTATUS(status) : -1);
@@ -261,12 +322,14 @@ int soak_kill(struct soak_result *r, unsigned kills, double max_seconds)
 	deadline = t0 + (uint64_t)(max_seconds * 1e9);
 	for (unsigned i = 0; i < kills && soak_now_ns() < deadline; i++) {
 		enum op op = (enum op)soak_rand(OP_COUNT);
+		bool cli = soak_rand(2);
+		uint64_t d = dur[cli][op];
+		uint64_t delay = soak_rand(2) ? soak_rand(d * 11 / 10 + 1)
+					      : d * 7 / 10 + soak_rand(d * 4 / 10 + 1);
 		struct timespec ts;
-		uint64_t delay = soak_rand(2) ? soak_rand(dur[op] * 11 / 10 + 1)
-					      : dur[op] * 8 / 10 + soak_rand(dur[op] * 3 / 10 + 1);
 		struct eg_grant g;
 		int status;
-		pid_t pid = start(&w, op, &cur, &pred, token);
+		pid_t pid = start(&w, op, cli, &cur, &pred, token);
 
 		ts.tv_sec = (time_t)(delay / 1000000000ULL);
 		ts.tv_nsec = (long)(delay % 1000000000ULL);
@@ -276,6 +339,7 @@ int soak_kill(struct soak_result *r, unsigned kills, double max_seconds)
 		soak_reap(pid);
 		r->runs++;
 		by_op[op]++;
+		by_cli += cli;
 		if (WIFEXITED(status))
 			completed++;
 
@@ -343,14 +407,17 @@ int soak_kill(struct soak_result *r, unsigned kills, double max_seconds)
 	}
 	r->seconds = (double)(soak_now_ns() - t0) / 1e9;
 	snprintf(r->note, sizeof(r->note),
-		 "%lu kills (install %lu, retire %lu, admit %lu; %lu finished before the kill, "
-		 "%lu killed after their record write); unkilled run %.1f/%.1f/%.1f ms; %lu "
-		 "probe connects refused "
+		 "%lu kills (install %lu, retire %lu, admit %lu; %lu of the CLI, %lu of library "
+		 "children; %lu finished before the kill, %lu killed after their record write); "
+		 "unkilled install/retire/admit: CLI %.1f/%.1f/%.1f ms, library %.1f/%.1f/%.1f ms; "
+		 "%lu probe connects refused "
 		 "(bridge %lu, vmm %lu)%s%s; record ended at generation %llu epoch %llu; grant "
 		 "present at %lu checks",
-		 r->runs, by_op[0], by_op[1], by_op[2], completed, mid, (double)dur[0] / 1e6,
-		 (double)dur[1] / 1e6, (double)dur[2] / 1e6, st->eperm[0] + st->eperm[1],
-		 st->eperm[0], st->eperm[1], st->other[0] + st->other[1] ? "; other errno " : "",
+		 r->runs, by_op[0], by_op[1], by_op[2], by_cli, r->runs - by_cli, completed, mid,
+		 (double)dur[1][0] / 1e6, (double)dur[1][1] / 1e6, (double)dur[1][2] / 1e6,
+		 (double)dur[0][0] / 1e6, (double)dur[0][1] / 1e6, (double)dur[0][2] / 1e6,
+		 st->eperm[0] + st->eperm[1], st->eperm[0], st->eperm[1],
+		 st->other[0] + st->other[1] ? "; other errno " : "",
 		 st->other[0] + st->other[1] ? strerror(st->other_errno) : "",
 		 (unsigned long long)cur.generation, (unsigned long long)cur.epoch, grants_seen);
 	munmap((void *)st, sizeof(*st));

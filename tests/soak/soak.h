@@ -41,7 +41,7 @@ struct soak_result {
 	unsigned long decisions; /* connects checked against the reference log */
 	unsigned long wrong_allow, wrong_deny, torn, unguarded, other;
 	double seconds;
-	char note[512];
+	char note[768];
 	bool failed; /* a setup step or an invariant other than the counts */
 };
 
