@@ -2,6 +2,7 @@
 /* The soak's scratch world: cgroup, pins, directory, children, the CLI and
  * the in-process issuer. Cleanup runs at exit and on SIGINT/SIGTERM, so a
  * failed or interrupted soak leaves nothing attached or pinned. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -346,6 +347,57 @@ void soak_cleanup(void)
 	se.dir[0] = '\0';
 }
 
+/* A soak that was SIGKILLed could not clean up; the next one removes what
+ * it left: only egsoak-<pid> names whose pid no longer runs. */
+static bool stale(const char *name)
+{
+	int pid, n = 0;
+
+	if (sscanf(name, "egsoak-%d%n", &pid, &n) != 1 || name[n] || pid <= 0)
+		return false;
+	return kill(pid, 0) && errno == ESRCH;
+}
+
+static void sweep_stale(const char *cg_root)
+{
+	const char *roots[] = {"/sys/fs/bpf", cg_root, "/tmp"};
+	char path[600], state[300];
+	struct dirent *e;
+	DIR *d;
+
+	for (int i = 0; i < 3; i++) {
+		d = opendir(roots[i]);
+		while (d && (e = readdir(d))) {
+			if (!stale(e->d_name))
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", roots[i], e->d_name);
+			if (i == 0) {
+				pid_t pid = fork();
+
+				snprintf(state, sizeof(state), "/tmp/%s/state", e->d_name);
+				if (pid == 0) {
+					int fd = open("/dev/null", O_WRONLY);
+
+					dup2(fd, 1);
+					dup2(fd, 2);
+					execl(se.bin, se.bin, "unload", "--pin-dir", path,
+					      "--state-dir", state, (char *)NULL);
+					_exit(127);
+				}
+				if (pid > 0)
+					waitpid(pid, NULL, 0);
+			}
+			if (i == 1)
+				rmdir(path);
+			else
+				nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+			fprintf(stderr, "soak: removed %s, left by a soak that died\n", path);
+		}
+		if (d)
+			closedir(d);
+	}
+}
+
 static void on_signal(int sig)
 {
 	(void)sig;
@@ -381,6 +433,7 @@ int soak_setup(const char *bin_dir)
 	rc = eg_cgroup2_root(root, sizeof(root));
 	if (rc)
 		soak_fail("no cgroup v2 mount in /proc/self/mountinfo: %s", strerror(-rc));
+	sweep_stale(root);
 	snprintf(se.cgroup, sizeof(se.cgroup), "%s/egsoak-%d", root, (int)getpid());
 	if (mkdir(se.cgroup, 0755))
 		soak_fail("mkdir %s: %s", se.cgroup, strerror(errno));
