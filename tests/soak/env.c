@@ -60,6 +60,19 @@ void soak_fail(const char *fmt, ...)
 	exit(1); /* atexit runs soak_cleanup */
 }
 
+/* A soak that cannot run fails, unless EXECGATE_ALLOW_SKIP=1 says a loud
+ * skip is fine (as the kernel suite's not_offered.h). */
+static void soak_not_offered(const char *why)
+{
+	const char *allow = getenv("EXECGATE_ALLOW_SKIP");
+
+	if (allow && !strcmp(allow, "1")) {
+		printf("SKIPPED: soak: %s (EXECGATE_ALLOW_SKIP=1)\n", why);
+		exit(0);
+	}
+	soak_fail("cannot run: %s", why);
+}
+
 void soak_track(pid_t pid)
 {
 	for (int i = 0; i < MAX_CHILDREN; i++)
@@ -421,7 +434,7 @@ int soak_setup(const char *bin_dir)
 	if (sodium_init() < 0)
 		soak_fail("sodium_init failed");
 	if (geteuid() != 0)
-		soak_fail("needs root (BPF programs on a scratch cgroup)");
+		soak_not_offered("needs root (BPF programs on a scratch cgroup)");
 	snprintf(se.bin, sizeof(se.bin), "%s/execgate", bin_dir);
 	if (access(se.bin, X_OK))
 		soak_fail("%s: %s", se.bin, strerror(errno));
@@ -441,6 +454,8 @@ int soak_setup(const char *bin_dir)
 
 	se.loaded = true; /* from here on, cleanup unloads whatever got pinned */
 	rc = soak_cli(out, sizeof(out), load);
+	if (rc == 5) /* the documented "required tier not available" */
+		soak_not_offered(out);
 	if (rc)
 		soak_fail("execgate load --cgroup %s: exit %d: %s", se.cgroup, rc, out);
 
