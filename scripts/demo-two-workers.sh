@@ -191,6 +191,9 @@ res() { sed -n "s/^= $1 //p" "$TMP/frontend.out" | head -n1; }
 after7=$(log_count "$TMP/exec-7.log" "agent: request")
 say "   requests that reached execution 7's guest agent during steps 1-3: $((after7 - before7))"
 events A
+say "   execution 8's stand-in Firecracker and guest agent (its log):"
+sed 's/^/      /' "$TMP/exec-8.log"
+assigned=$(sed -n 's/.*connection 1: CONNECT 52 -> OK \([0-9]*\)$/\1/p' "$TMP/exec-8.log")
 check "front end exits" "exit 0" "exit $rc"
 check "1. capability for 8 at worker A: verdict" "refresh-route: worker-mismatch" "$(res step1.verdict)"
 check "1. ... connect by the manager" "none" "$(res step1.connect)"
@@ -200,6 +203,8 @@ check "1. a manager ignoring it: kernel A" "refused EPERM | deny-no-grant +1" "$
 check "2. signed refresh: route cache" "repaired" "$(res step2.outcome)"
 check "2. ... entry after the CAS" "worker B, generation 8, activation 1 (version 2)" "$(res step2.entry)"
 check "2. ... authentication expiry" "kept" "$(res step2.expiry)"
+check "2. ... hybrid VSOCK: CONNECT 52, OK <assigned>" "assigned, not 52" \
+	"$([ -n "$assigned" ] && [ "$assigned" != 52 ] && echo "assigned, not 52" || echo "OK '$assigned'")"
 check "2. ... retry on worker B" "allow | exec-8: read /etc/hostname" "$(res step2.retry)"
 check "3. late rejection (signed by A, valid)" "valid worker A refresh-route" "$(res step3.signed)"
 check "3. ... route cache" "lost-race" "$(res step3.outcome)"
