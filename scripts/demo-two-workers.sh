@@ -44,7 +44,7 @@ EB=(--pin-dir "${PINW[B]}" --state-dir "${STW[B]}")
 # demo-lib.sh: say, show_cmd, shown, check, demo_summary, PIDS (its cleanup
 # is replaced below: two workers here).
 DEMO=demo-two-workers DEMO_W_STEP=50 DEMO_W_VALUE=44
-EXECGATE=$EXECGATE PY=/usr/bin/python3 CG=/nonexistent PIN=/nonexistent EG=()
+PY=/usr/bin/python3 CG=/nonexistent PIN=/nonexistent EG=()
 # shellcheck source=scripts/demo-lib.sh
 . "$ROOT/scripts/demo-lib.sh"
 demo_cleanup() {
@@ -78,14 +78,14 @@ wait_socket() {
 # in W's cgroup; its log goes to $TMP/W/bridge.log. Sets BPID.
 bridge() {
 	local w=$1 vmm=$2 args
-	args=(--sandbox $S --listen "$TMP/$w/bridge.sock" --vmm-socket "$vmm" --vsock-port 52
+	args=(--sandbox "$S" --listen "$TMP/$w/bridge.sock" --vmm-socket "$vmm" --vsock-port 52
 		--pin-dir "${PINW[$w]}" --state-dir "${STW[$w]}")
 	rm -f "$TMP/$w/bridge.sock"
 	if [ "${3:-}" = as-pid ]; then
 		show_cmd "$ACTOR" as-pid "$4" --cgroup "${CGW[$w]}" -- "$BRIDGE" "${args[@]}"
 		"$ACTOR" as-pid "$4" --cgroup "${CGW[$w]}" -- "$BRIDGE" "${args[@]}" \
 			>"$TMP/$w/as-pid.out" 2>>"$TMP/$w/bridge.log" &
-		PIDS+=($!)
+		PIDS+=("$!")
 		wait_socket "$TMP/$w/bridge.sock"
 		BPID=$4
 		say "   as-pid: $(head -n1 "$TMP/$w/as-pid.out")"
@@ -96,18 +96,18 @@ bridge() {
 			exec "$BRIDGE" "${args[@]}"
 		) 2>>"$TMP/$w/bridge.log" &
 		BPID=$!
-		PIDS+=($BPID)
+		PIDS+=("$BPID")
 		wait_socket "$TMP/$w/bridge.sock"
 	fi
 }
 firecracker() { # firecracker W NAME: the stand-in on $TMP/W/NAME.vsock. Sets FPID.
 	"$ACTOR" firecracker --socket "$TMP/$1/$2.vsock" --name "$2" --log "$TMP/$2.log" &
 	FPID=$!
-	PIDS+=($FPID)
+	PIDS+=("$FPID")
 	wait_socket "$TMP/$1/$2.vsock"
 }
 cap() { # cap WORKER GEN ACT SCOPE
-	"$ISSUE" cap --key "$TMP/cp/$KID.seed" --sandbox $S --worker "${IDW[$1]}" --generation "$2" \
+	"$ISSUE" cap --key "$TMP/cp/$KID.seed" --sandbox "$S" --worker "${IDW[$1]}" --generation "$2" \
 		--activation "$3" --scope "$4" --ttl 120
 }
 # manager W TOKEN REQUEST [flags]: a sandbox manager on worker W (execgate-demo
@@ -116,7 +116,7 @@ manager() {
 	local w=$1 tok=$2 req=$3
 	shift 3
 	"$ACTOR" manager --pin-dir "${PINW[$w]}" --state-dir "${STW[$w]}" --cgroup "${CGW[$w]}" \
-		--sandbox $S --bridge-socket "$TMP/$w/bridge.sock" --token "$tok" --request "$req" \
+		--sandbox "$S" --bridge-socket "$TMP/$w/bridge.sock" --token "$tok" --request "$req" \
 		--scope file.read,exec "$@" >"$TMP/manager.out" 2>&1 || true
 	grep -v '^signed_verdict' "$TMP/manager.out" | sed 's/^/   manager: /'
 }
@@ -150,16 +150,16 @@ firecracker A exec-7
 FC7=$FPID
 bridge A "$TMP/A/exec-7.vsock"
 BA=$BPID
-shown "$EXECGATE" install --sandbox $S --worker "${IDW[A]}" --generation 7 --activation 1 \
+shown "$EXECGATE" install --sandbox "$S" --worker "${IDW[A]}" --generation 7 --activation 1 \
 	--bridge-pid "$BA" --vmm-pid "$FC7" --bridge-socket "$TMP/A/bridge.sock" \
 	--vmm-socket "$TMP/A/exec-7.vsock" "${EA[@]}" | sed 's/^/   /'
 say "a terminal on execution 7 (capability for 7, admitted on A, through A's bridge):"
 CAP7=$(cap A 7 1 file.read,exec,terminal)
 "$ACTOR" manager --pin-dir "${PINW[A]}" --state-dir "${STW[A]}" --cgroup "${CGW[A]}" \
-	--sandbox $S --bridge-socket "$TMP/A/bridge.sock" --token "$CAP7" --request "open terminal" \
+	--sandbox "$S" --bridge-socket "$TMP/A/bridge.sock" --token "$CAP7" --request "open terminal" \
 	--scope terminal --terminal >"$TMP/terminal.out" 2>&1 &
 TERM_PID=$!
-PIDS+=($TERM_PID)
+PIDS+=("$TERM_PID")
 for _ in $(seq 50); do grep -q '^reply' "$TMP/terminal.out" && break; sleep 0.1; done
 sed 's/^/   terminal: /' "$TMP/terminal.out"
 
@@ -169,18 +169,18 @@ firecracker B exec-8
 FC8=$FPID
 bridge B "$TMP/B/exec-8.vsock"
 BB=$BPID
-shown "$EXECGATE" install --sandbox $S --worker "${IDW[B]}" --generation 8 --activation 1 \
+shown "$EXECGATE" install --sandbox "$S" --worker "${IDW[B]}" --generation 8 --activation 1 \
 	--bridge-pid "$BB" --vmm-pid "$FC8" --bridge-socket "$TMP/B/bridge.sock" \
 	--vmm-socket "$TMP/B/exec-8.vsock" "${EB[@]}" | sed 's/^/   /'
 
 say
 say "== steps 1-3: the front end (execgate-demo frontend: route cache, signed verdicts) =="
-FE=("$ACTOR" frontend --sandbox $S --issue-bin "$ISSUE" --issuer-key "$TMP/cp/$KID.seed"
+FE=("$ACTOR" frontend --sandbox "$S" --issue-bin "$ISSUE" --issuer-key "$TMP/cp/$KID.seed"
 	--stale-generation 7 --generation 8)
 for w in A B; do
 	l=${w,,}
-	FE+=(--$l-id "${IDW[$w]}" --$l-pin "${PINW[$w]}" --$l-state "${STW[$w]}"
-		--$l-cgroup "${CGW[$w]}" --$l-bridge "$TMP/$w/bridge.sock")
+	FE+=("--$l-id" "${IDW[$w]}" "--$l-pin" "${PINW[$w]}" "--$l-state" "${STW[$w]}"
+		"--$l-cgroup" "${CGW[$w]}" "--$l-bridge" "$TMP/$w/bridge.sock")
 done
 show_cmd "${FE[@]}"
 before7=$(log_count "$TMP/exec-7.log" "agent: request")
@@ -216,8 +216,8 @@ check "3. ... op 2 retried on the fresh entry" "allow | exec-8: exec ls /" "$(re
 say
 say "4. worker A learns that 7 was replaced: the control plane retires it there"
 RETIRE_MS=$(date +%s%3N)
-show_cmd "$EXECGATE" retire --sandbox $S "${EA[@]}"
-RETIRE_OUT=$("$EXECGATE" retire --sandbox $S "${EA[@]}")
+show_cmd "$EXECGATE" retire --sandbox "$S" "${EA[@]}"
+RETIRE_OUT=$("$EXECGATE" retire --sandbox "$S" "${EA[@]}")
 say "${RETIRE_OUT//$'\n'/$'\n'   }" | sed '1s/^/   /'
 show_cmd "$EXECGATE" check "$CAP7" "${EA[@]}"
 v=$("$EXECGATE" check "$CAP7" "${EA[@]}" | head -n1 || true)
@@ -257,7 +257,7 @@ say "6. worker B's bridge (pid $BB) dies; a new process gets its pid (ns_last_pi
 kill "$BB"
 wait "$BB" 2>/dev/null || true
 bridge B "$TMP/B/exec-8.vsock" as-pid "$BB"
-rec=$("$EXECGATE" show --sandbox $S --json "${EB[@]}" | grep -o '"bridge":{[^}]*}' || true)
+rec=$("$EXECGATE" show --sandbox "$S" --json "${EB[@]}" | grep -o '"bridge":{[^}]*}' || true)
 say "   record on B: $rec"
 say "   pid $BB now: start $(awk '{print $22}' "/proc/$BB/stat") ticks after boot, exe $(readlink "/proc/$BB/exe")"
 CAP8=$(cap B 8 1 file.read,exec)
@@ -278,7 +278,7 @@ sleep 0.2
 say "   the sandbox manager starts a new bridge and installs it (activation 2: epoch kept)"
 bridge B "$TMP/B/exec-8.vsock"
 BB2=$BPID
-shown "$EXECGATE" install --sandbox $S --worker "${IDW[B]}" --generation 8 --activation 2 \
+shown "$EXECGATE" install --sandbox "$S" --worker "${IDW[B]}" --generation 8 --activation 2 \
 	--bridge-pid "$BB2" --vmm-pid "$FC8" --bridge-socket "$TMP/B/bridge.sock" \
 	--vmm-socket "$TMP/B/exec-8.vsock" "${EB[@]}" | sed 's/^/   /'
 CAP82=$(cap B 8 2 file.read,exec)
@@ -289,7 +289,7 @@ say
 say "7. an impostor binds execution 8's VMM socket path on worker B"
 show_cmd "$ACTOR" impostor --socket "$TMP/B/exec-8.vsock" --log "$TMP/impostor.log"
 "$ACTOR" impostor --socket "$TMP/B/exec-8.vsock" --log "$TMP/impostor.log" &
-PIDS+=($!)
+PIDS+=("$!")
 for _ in $(seq 50); do grep -q 'bound' "$TMP/impostor.log" 2>/dev/null && break; sleep 0.1; done
 manager B "$CAP82" "read /etc/hostname"
 sleep 0.3
