@@ -230,7 +230,7 @@ int soak_kill(struct soak_result *r, unsigned kills, double max_seconds)
 	char err[EG_ERR_MAX], token[EG_CAP_TEXT_MAX];
 	char bsock[200], vsock[200];
 	const char *paths[2];
-	uint64_t t0 = soak_now_ns(), dur[2][OP_COUNT] = {{0}}, deadline;
+	uint64_t t0 = soak_now_ns(), dur[2][OP_COUNT] = {{0}}, scale[2][OP_COUNT], deadline;
 	unsigned long completed = 0, mid = 0, by_op[OP_COUNT] = {0}, by_cli = 0, grants_seen = 0;
 	unsigned n_endpoints;
 	pid_t probe;
@@ -292,10 +292,10 @@ int soak_kill(struct soak_result *r, unsigned kills, double max_seconds)
 	wait_probes(st);
 
 	/* How long each command takes when left alone (the shortest of two
-	 * runs), as a CLI process and as a library child. Most of it is exec
-	 * and opening the worker; the map writes come at the end. Half the
-	 * kills are drawn from [0, 1.1 x that], half from its last 30%, where
-	 * the writes are. */
+	 * runs), as a CLI process and as a library child: the first scale of
+	 * the kill delays. Most of it is exec and opening the worker; the map
+	 * writes come at the end. Half the kills are drawn from [0, 1.1 x
+	 * scale], half from [0.7, 1.1] x scale, where the writes are. */
 	for (int round = 0; round < 4; round++)
 		for (int k = 0; k < OP_COUNT; k++) {
 			/* admit last: after a retire it would be refresh-route */
@@ -319,11 +319,12 @@ int soak_kill(struct soak_result *r, unsigned kills, double max_seconds)
 			pair_add(&cur);
 		}
 
+	memcpy(scale, dur, sizeof(scale));
 	deadline = t0 + (uint64_t)(max_seconds * 1e9);
 	for (unsigned i = 0; i < kills && soak_now_ns() < deadline; i++) {
 		enum op op = (enum op)soak_rand(OP_COUNT);
 		bool cli = soak_rand(2);
-		uint64_t d = dur[cli][op];
+		uint64_t d = scale[cli][op];
 		uint64_t delay = soak_rand(2) ? soak_rand(d * 11 / 10 + 1)
 					      : d * 7 / 10 + soak_rand(d * 4 / 10 + 1);
 		struct timespec ts;
@@ -340,8 +341,17 @@ int soak_kill(struct soak_result *r, unsigned kills, double max_seconds)
 		r->runs++;
 		by_op[op]++;
 		by_cli += cli;
-		if (WIFEXITED(status))
+		/* Run times move with the host's load: follow them, so that
+		 * about a third of the kills come after the command's end and
+		 * the rest inside it. */
+		if (WIFEXITED(status)) {
 			completed++;
+			scale[cli][op] -= scale[cli][op] / 8;
+		} else {
+			scale[cli][op] += scale[cli][op] / 16;
+		}
+		if (scale[cli][op] < 100000)
+			scale[cli][op] = 100000;
 
 		show(&w, &info);
 		r->decisions++;
