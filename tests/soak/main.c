@@ -6,7 +6,7 @@
  *   soak --bin DIR [--quick] [--kills N] [--storm-seconds S] [--flip-rate HZ]
  *
  * Full: 1 000 kills, 60 s of storm at 1 000 flips/s, both maps at
- * capacity. Quick: kills for at most 12 s (it prints how many), 30 s of
+ * capacity. Quick: kills for at most 15 s (it prints how many), 38 s of
  * storm at the same rate, the same capacity run. */
 #include <getopt.h>
 #include <stdio.h>
@@ -62,8 +62,8 @@ int main(int argc, char **argv)
 			break;
 		case 'q':
 			quick = true;
-			kill_seconds = 12;
-			storm_seconds = 30;
+			kill_seconds = 15;
+			storm_seconds = 38;
 			break;
 		case 'k':
 			kills = (unsigned)strtoul(optarg, NULL, 10);
