@@ -317,6 +317,37 @@ int soak_map(const char *name)
 	return fd;
 }
 
+/* --- kernel counters ----------------------------------------------------------- */
+
+void soak_counters(__u64 out[EG_K_REASON_COUNT])
+{
+	if (eg_worker_counters(se.w, out))
+		soak_fail("reading eg_counters");
+}
+
+void soak_counters_note(char *note, size_t size, const __u64 before[EG_K_REASON_COUNT])
+{
+	/* enum eg_kreason, include/execgate/abi.h */
+	static const char *const names[EG_K_REASON_COUNT] = {
+	    "allow-unregistered", "allow-bridge",	"allow-grant",	   "deny-no-record",
+	    "deny-inconsistent",  "deny-retired",	"deny-not-bridge", "deny-no-grant",
+	    "deny-grant-epoch",	  "deny-grant-expired", "deny-listener",   "deny-stream-epoch",
+	    "deny-no-task",	  "event-dropped"};
+	__u64 now[EG_K_REASON_COUNT];
+	size_t len = strlen(note);
+	bool first = true;
+
+	soak_counters(now);
+	for (int i = 0; i < EG_K_REASON_COUNT && len + 1 < size; i++) {
+		if (now[i] == before[i])
+			continue;
+		snprintf(note + len, size - len, "%s%s %llu", first ? "; kernel: " : ", ", names[i],
+			 (unsigned long long)(now[i] - before[i]));
+		len = strlen(note);
+		first = false;
+	}
+}
+
 /* --- setup / cleanup -------------------------------------------------------------- */
 
 static int rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)

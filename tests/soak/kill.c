@@ -235,6 +235,7 @@ int soak_kill(struct soak_result *r, unsigned kills, double max_seconds)
 	unsigned n_endpoints;
 	pid_t probe;
 	bool torn_shown = false;
+	__u64 kc[EG_K_REASON_COUNT];
 
 	r->name = "kill";
 	soak_sandbox(w.sb, 1, 1);
@@ -244,6 +245,7 @@ int soak_kill(struct soak_result *r, unsigned kills, double max_seconds)
 	w.bsock = paths[0] = bsock;
 	w.vsock = paths[1] = vsock;
 	soak_listener(bsock, vsock);
+	soak_counters(kc);
 	for (int i = 0; i < 2; i++) {
 		struct eg_subject s = {.pid = w.d[i] = soak_dummy(), .pidfd = -1};
 
@@ -321,7 +323,9 @@ int soak_kill(struct soak_result *r, unsigned kills, double max_seconds)
 
 	memcpy(scale, dur, sizeof(scale));
 	deadline = t0 + (uint64_t)(max_seconds * 1e9);
-	for (unsigned i = 0; i < kills && soak_now_ns() < deadline; i++) {
+	/* At least 10 kills even on a slow host: a run without them is not
+	 * the scenario. */
+	for (unsigned i = 0; i < kills && (soak_now_ns() < deadline || i < 10); i++) {
 		enum op op = (enum op)soak_rand(OP_COUNT);
 		bool cli = soak_rand(2);
 		uint64_t d = scale[cli][op];
@@ -430,6 +434,7 @@ int soak_kill(struct soak_result *r, unsigned kills, double max_seconds)
 		 st->other[0] + st->other[1] ? "; other errno " : "",
 		 st->other[0] + st->other[1] ? strerror(st->other_errno) : "",
 		 (unsigned long long)cur.generation, (unsigned long long)cur.epoch, grants_seen);
+	soak_counters_note(r->note, sizeof(r->note), kc);
 	munmap((void *)st, sizeof(*st));
 	close(w.grants_fd);
 	return 0;

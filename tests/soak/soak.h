@@ -41,7 +41,7 @@ struct soak_result {
 	unsigned long decisions; /* connects checked against the reference log */
 	unsigned long wrong_allow, wrong_deny, torn, unguarded, other;
 	double seconds;
-	char note[768];
+	char note[1024];
 	bool failed; /* a setup step or an invariant other than the counts */
 };
 
@@ -83,6 +83,11 @@ void soak_sandbox(__u8 out[EG_ID_BYTES], unsigned scenario, unsigned n);
 
 /* A pinned map's fd by its pin name (docs/operators.md). */
 int soak_map(const char *name);
+
+/* Per-reason kernel counters (eg_worker_counters), and a note naming the
+ * reasons that moved between two readings. */
+void soak_counters(__u64 out[EG_K_REASON_COUNT]);
+void soak_counters_note(char *note, size_t size, const __u64 before[EG_K_REASON_COUNT]);
 
 int soak_kill(struct soak_result *r, unsigned kills, double max_seconds);
 int soak_storm(struct soak_result *r, double seconds, unsigned rate);

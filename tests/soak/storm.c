@@ -146,6 +146,7 @@ int soak_storm(struct soak_result *r, double seconds, unsigned rate)
 	struct eg_proc_id bridge_id, dummy_id;
 	unsigned long k, lib_flips = 0;
 	int rec_fd, grant_fd, rc;
+	__u64 kc[EG_K_REASON_COUNT];
 
 	r->name = "storm";
 	t0 = soak_now_ns();
@@ -155,6 +156,7 @@ int soak_storm(struct soak_result *r, double seconds, unsigned rate)
 	paths[0] = vsock;
 	paths[1] = bsock;
 	soak_listener(bsock, vsock);
+	soak_counters(kc);
 	dummy = soak_dummy();
 
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -342,6 +344,7 @@ int soak_storm(struct soak_result *r, double seconds, unsigned rate)
 			 names[0], allows[0], denies[0], names[1], allows[1], denies[1], ambiguous,
 			 sh->full[0] || sh->full[1] ? "; connect log full, a connector stopped"
 						    : "");
+		soak_counters_note(r->note, sizeof(r->note), kc);
 		/* The rate is the machine's, not a verdict: a loaded host gets a
 		 * note, and only a run that was not the scenario at all fails. */
 		if ((double)r->runs / flip_s < 0.5 * rate) {
