@@ -115,7 +115,7 @@ EG_INLINE bool eg_current_proc(struct eg_proc_id *id)
 		return false;
 	id->tgid = t->tgid;
 	id->exe_dev = inode->i_sb->s_dev;
-	id->start_boottime_ns = leader->start_boottime / EG_NSEC_PER_TICK * EG_NSEC_PER_TICK;
+	id->start_boottime_ns = leader->start_boottime; /* ns, as loader/task_start.c reads it */
 	id->exe_ino = inode->i_ino;
 	return true;
 }

@@ -35,9 +35,10 @@
 #endif
 
 /* A process as the kernel sees it. start_boottime_ns is the group leader's
- * task->start_boottime in ns (CLOCK_BOOTTIME), for now rounded down to a
- * USER_HZ tick by loader and BPF alike (the precision of /proc/PID/stat
- * field 22). exe_dev is the kernel's s_dev encoding
+ * task->start_boottime, ns of CLOCK_BOOTTIME, unrounded: BPF reads it from
+ * the current task, the loader through a task iterator (loader/task_start.c),
+ * so a pid reused even within one 10 ms tick is another process
+ * (/proc/PID/stat field 22 has the same value in USER_HZ ticks). exe_dev is the kernel's s_dev encoding
  * (MAJOR << 20 | MINOR), not userspace st_dev. tgid is in the initial PID
  * namespace. */
 struct eg_proc_id {

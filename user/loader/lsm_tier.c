@@ -18,6 +18,7 @@
 #include "lsm.skel.h"
 #include "loader/lsm_probe.h"
 #include "loader/lsm_tier.h"
+#include "loader/task_start.h"
 #include "loader/tier.h"
 #include "loader/tier_link.h"
 
@@ -253,8 +254,8 @@ static int lsm_status(const struct eg_tier_ctx *ctx, struct eg_tier_status *st)
 static void lsm_guarantees(const struct eg_tier_status *st, struct eg_guarantee *out, size_t *n,
 			   size_t max)
 {
-	char on[300], unix_on[300];
-	bool held = st->loaded;
+	char on[300], unix_on[300], ns_on[384];
+	bool held = st->loaded, ns_held;
 	bool via_lsm = false;
 
 	if (held)
@@ -282,6 +283,11 @@ static void lsm_guarantees(const struct eg_tier_status *st, struct eg_guarantee 
 			 "a registered AF_VSOCK (CID, port) admits only the current execution's "
 			 "bridge (tgid, start time, executable); connect() fails with EPERM",
 			 held, on);
+	ns_held = eg_task_start_guarantee(held, on, ns_on, sizeof(ns_on));
+	eg_guarantee_add(out, n, max, "lsm-pid-reuse-ns-identity",
+			 "a process that gets a dead bridge's pid back is refused by the LSM "
+			 "hooks, even within the same 10 ms tick: start times compare in ns",
+			 ns_held, ns_on);
 	eg_guarantee_add(out, n, max, "unix-path-machine-wide",
 			 "registered Unix socket paths are checked for every process on the host, "
 			 "by lsm/socket_connect (kernels without connect_unix)",

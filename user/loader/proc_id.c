@@ -12,6 +12,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include "loader/proc_id.h"
+#include "loader/task_start.h"
 
 static int pidfd_open_(pid_t pid)
 {
@@ -129,83 +130,11 @@ int eg_proc_check_namespaces(char *err, size_t err_size)
 	return 0;
 }
 
-/* The s_dev of the superblock the file behind fd lives on, as BPF reads it
- * (mm->exe_file->f_inode->i_sb->s_dev): the major:minor that mountinfo
- * shows for the file's mount. stat()'s st_dev is something else on overlayfs
- * (a layer's device: container images, /usr in virtme-ng guests) and btrfs
- * (a per-subvolume device). Mount ids are global, so the target's own
- * mountinfo finds mounts of other mount namespaces too. */
-/* The kernel's s_dev of a mount, which BPF sees as exe_file's i_sb->s_dev
- * and which on overlayfs or btrfs is not what stat() reports. Read from
- * pid's mountinfo, the line of mount mnt_id. */
-static int mount_sb_dev(pid_t pid, __u64 mnt_id, __u32 *dev)
-{
-	char path[64], *line = NULL;
-	unsigned long long id;
-	unsigned maj, min;
-	size_t cap = 0;
-	int rc = -ENOENT;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (getline(&line, &cap, f) > 0)
-		if (sscanf(line, "%llu %*d %u:%u", &id, &maj, &min) == 3 && id == mnt_id) {
-			*dev = maj << 20 | min;
-			rc = 0;
-			break;
-		}
-	fclose(f);
-	free(line);
-	return rc;
-}
-
-/* mnt_id -> s_dev, so that an admission does not read a whole mountinfo
- * (most of the cost of identifying a process, measured with perf in the
- * daemon). Mount ids are global; one reused after an unmount could map to
- * the old device, which gives an identity the kernel never sees: a grant
- * that matches nothing, so the cache can fail closed, never open. */
-#define MNT_CACHE 32
-static struct {
-	__u64 mnt_id;
-	__u32 dev;
-	bool used;
-} mnt_cache[MNT_CACHE];
-static unsigned mnt_cache_next;
-static pthread_mutex_t mnt_cache_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static int exe_sb_dev(pid_t pid, __u64 mnt_id, __u32 *dev)
-{
-	int rc;
-
-	pthread_mutex_lock(&mnt_cache_lock);
-	for (unsigned i = 0; i < MNT_CACHE; i++)
-		if (mnt_cache[i].used && mnt_cache[i].mnt_id == mnt_id) {
-			*dev = mnt_cache[i].dev;
-			pthread_mutex_unlock(&mnt_cache_lock);
-			return 0;
-		}
-	pthread_mutex_unlock(&mnt_cache_lock);
-	rc = mount_sb_dev(pid, mnt_id, dev);
-	if (rc)
-		return rc;
-	pthread_mutex_lock(&mnt_cache_lock);
-	mnt_cache[mnt_cache_next].mnt_id = mnt_id;
-	mnt_cache[mnt_cache_next].dev = *dev;
-	mnt_cache[mnt_cache_next].used = true;
-	mnt_cache_next = (mnt_cache_next + 1) % MNT_CACHE;
-	pthread_mutex_unlock(&mnt_cache_lock);
-	return 0;
-}
-
 int eg_proc_identify(pid_t pid, struct eg_proc_id *out, char *err, size_t err_size)
 {
-	char path[64], val[64];
-	struct statx stx;
-	int pidfd, exe, rc;
-	__u64 ticks;
+	char val[64], why[256];
+	struct eg_task_start ts;
+	int pidfd, rc;
 	long tgid;
 
 	if (pid <= 0) {
@@ -234,29 +163,33 @@ int eg_proc_identify(pid_t pid, struct eg_proc_id *out, char *err, size_t err_si
 		return rc == -ENOENT ? -ESRCH : rc;
 	}
 	memset(out, 0, sizeof(*out));
-	rc = eg_proc_stat_start_ticks(pid, &ticks);
+	/* Everything from the task iterator: start time in ns (the tick of
+	 * /proc/PID/stat would let a pid reused within 10 ms pass) and the
+	 * executable's inode and superblock s_dev through the very pointers
+	 * the hooks follow (stat() reports another device on overlayfs and
+	 * btrfs). */
+	rc = eg_task_start_read(pid, &ts, why, sizeof(why));
 	if (rc) {
-		snprintf(err, err_size, "pid %d: reading /proc/%d/stat: %s", (int)pid, (int)pid,
-			 strerror(-rc));
+		snprintf(err, err_size, "pid %d: %s%s", (int)pid,
+			 rc == -EOPNOTSUPP ? "cannot read its start time in ns: " : "", why);
 		goto out;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
-	exe = open(path, O_PATH | O_CLOEXEC);
-	if (exe < 0 || statx(exe, "", AT_EMPTY_PATH, STATX_INO | STATX_MNT_ID, &stx)) {
-		rc = errno == ENOENT ? -ESRCH : -errno;
-		snprintf(err, err_size, "pid %d: %s: %s", (int)pid, path,
-			 errno == ENOENT ? "no executable (kernel thread or exited)"
-					 : strerror(errno));
-		if (exe >= 0)
-			close(exe);
+	if (ts.tgid != (__u32)pid) { /* pidfd_open accepted a thread: cannot be */
+		snprintf(err, err_size, "pid %d: is a thread of process %u, not a process",
+			 (int)pid, ts.tgid);
+		rc = -EINVAL;
 		goto out;
 	}
-	close(exe);
-	out->tgid = (__u32)pid;
-	out->start_boottime_ns = ticks * EG_NSEC_PER_TICK;
-	out->exe_ino = stx.stx_ino;
-	if (!(stx.stx_mask & STATX_MNT_ID) || exe_sb_dev(pid, stx.stx_mnt_id, &out->exe_dev))
-		out->exe_dev = eg_kernel_dev(makedev(stx.stx_dev_major, stx.stx_dev_minor));
+	if (!ts.has_exe) {
+		snprintf(err, err_size, "pid %d: no executable (kernel thread or exited)",
+			 (int)pid);
+		rc = -ESRCH;
+		goto out;
+	}
+	out->tgid = ts.tgid;
+	out->start_boottime_ns = ts.start_boottime_ns;
+	out->exe_dev = ts.exe_dev;
+	out->exe_ino = ts.exe_ino;
 	rc = pidfd_alive(pidfd);
 	if (rc) {
 		snprintf(err, err_size, "pid %d: exited while its identity was read", (int)pid);

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* A process's identity as BPF will see it (struct eg_proc_id), read from
- * /proc and confirmed through a pidfd, after systemd's PidRef: open the
- * pidfd first, read /proc, then check the pidfd still names a live process.
- * If the process died and its PID was reused while we read, the pidfd
- * still points at the dead one and the check fails.
+/* A process's identity as BPF will see it (struct eg_proc_id), read by a
+ * task iterator (loader/task_start.h: start time in ns, the executable as
+ * the hooks see it) and confirmed through a pidfd, after systemd's PidRef:
+ * open the pidfd first, read, then check the pidfd still names a live
+ * process. If the process died and its PID was reused while we read, the
+ * pidfd still points at the dead one and the check fails.
  *
- * Residuals (docs/operators.md): start time has USER_HZ (10 ms) resolution,
- * so a PID reused for the same binary within one tick is indistinguishable;
- * the loader must run in the initial PID and time namespaces (checked). */
+ * Residuals (docs/operators.md): none from the clock (ns, the kernel's own
+ * value); a kernel whose task iterator does not load gets no identity at
+ * all (-EOPNOTSUPP), never a tick-precise one. The loader must run in the
+ * initial PID and time namespaces (checked). */
 #ifndef EXECGATE_LOADER_PROC_ID_H
 #define EXECGATE_LOADER_PROC_ID_H
 
@@ -27,7 +29,8 @@ int eg_proc_identify_pidfd(int pidfd, struct eg_proc_id *out, char *err, size_t 
 /* 0 while the process a pidfd names lives, -ESRCH once it has exited. */
 int eg_proc_pidfd_alive(int pidfd);
 
-/* The pieces, exposed for tests and diagnostics. */
+/* The pieces, exposed for tests and diagnostics: /proc/PID/stat field 22
+ * (ticks; identify does not use it). */
 int eg_proc_stat_start_ticks(pid_t pid, __u64 *ticks);
 __u32 eg_kernel_dev(dev_t st_dev); /* userspace st_dev -> kernel s_dev */
 

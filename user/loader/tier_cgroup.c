@@ -14,6 +14,7 @@
 #include "cgroup_connect_unix_empty.skel.h"
 #include "loader/cgroup.h"
 #include "loader/tier.h"
+#include "loader/task_start.h"
 #include "loader/tier_link.h"
 
 /* BPF_CGROUP_UNIX_CONNECT, kernel 6.7+. Spelled as a number: Debian 12's
@@ -284,8 +285,8 @@ static int cgroup_status(const struct eg_tier_ctx *ctx, struct eg_tier_status *s
 static void cgroup_guarantees(const struct eg_tier_status *st, struct eg_guarantee *out, size_t *n,
 			      size_t max)
 {
-	char on[384];
-	bool held = st->loaded;
+	char on[384], ns_on[384];
+	bool held = st->loaded, ns_held;
 
 	if (held)
 		snprintf(on, sizeof(on), "connect_unix link %u, program %u, on cgroup %.300s",
@@ -297,6 +298,11 @@ static void cgroup_guarantees(const struct eg_tier_status *st, struct eg_guarant
 			 "a registered VMM socket admits only the current execution's bridge "
 			 "(tgid, start time, executable)",
 			 held, on);
+	ns_held = eg_task_start_guarantee(held, on, ns_on, sizeof(ns_on));
+	eg_guarantee_add(out, n, max, "pid-reuse-ns-identity",
+			 "a process that gets a dead bridge's or grantee's pid back is denied, "
+			 "even within the same 10 ms tick: start times compare in ns",
+			 ns_held, ns_on);
 	eg_guarantee_add(out, n, max, "unix-bridge-socket-grant",
 			 "a registered bridge socket admits only processes holding an unexpired "
 			 "grant at the current epoch",

@@ -1,0 +1,415 @@
+// SPDX-License-Identifier: Apache-2.0
+/* A reused pid is another process, to the nanosecond. The hooks compare the
+ * group leader's task->start_boottime in ns, and the loader reads the very
+ * same value through a task iterator (loader/task_start.c), so a process
+ * that gets a dead bridge's or grantee's pid back is denied even when it
+ * starts within the same 10 ms tick (where /proc/PID/stat, in USER_HZ
+ * ticks, cannot tell the two apart).
+ *
+ * The pid is forced with /proc/sys/kernel/ns_last_pid: write pid - 1, fork.
+ * Other processes on the machine may take it first, so a few tries are
+ * allowed; every test that steers the allocator holds PID_LOCK meanwhile so
+ * that two of them never steal each other's pid. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <criterion/criterion.h>
+#include "core/ids.h"
+#include "core/peer_check.h"
+#include "harness.h"
+#include "loader/proc_id.h"
+#include "loader/task_start.h"
+#include "test_lsm_common.h"
+#include "test_lsm_env.h"
+#include "test_lsm_unix_install.h"
+
+#define SANDBOX	    "5f0c2c1e-7a4b-4c1d-9e3f-000000000007"
+#define WORKER_A    "a0000000-0000-4000-8000-00000000000a"
+#define NS_LAST_PID "/proc/sys/kernel/ns_last_pid"
+#define PID_LOCK    "/tmp/execgate-ns_last_pid.lock"
+#define PID_TRIES   8
+
+TestSuite(pid_reuse, .init = kh_setup, .fini = kh_teardown, .timeout = 120);
+
+static int pid_lock(void)
+{
+	int fd = open(PID_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+
+	cr_assert_geq(fd, 0, "%s: %s", PID_LOCK, strerror(errno));
+	cr_assert_eq(flock(fd, LOCK_EX), 0, "flock %s: %s", PID_LOCK, strerror(errno));
+	return fd;
+}
+
+static void pid_unlock(int fd)
+{
+	flock(fd, LOCK_UN);
+	close(fd);
+}
+
+/* The next fork gets want, unless someone else forks first. */
+static void steer_next_pid(pid_t want)
+{
+	char num[32];
+	int fd = open(NS_LAST_PID, O_WRONLY | O_CLOEXEC);
+	int len = snprintf(num, sizeof(num), "%d", (int)want - 1);
+
+	cr_assert_geq(fd, 0, "%s: %s", NS_LAST_PID, strerror(errno));
+	cr_assert_eq(write(fd, num, (size_t)len), len, "%s: %s", NS_LAST_PID, strerror(errno));
+	close(fd);
+}
+
+/* Kills *c and starts a new child in the cgroup with the same pid. */
+static void restart_with_same_pid(struct kh_child *c)
+{
+	pid_t want = c->pid;
+	int lock = pid_lock();
+
+	kh_child_stop(c);
+	for (int i = 0; i < PID_TRIES; i++) {
+		steer_next_pid(want);
+		kh_child_start(c, true);
+		if (c->pid == want)
+			break;
+		cr_log_info("wanted pid %d, got %d", (int)want, (int)c->pid);
+		kh_child_stop(c);
+	}
+	pid_unlock(lock);
+	cr_assert_eq(c->pid, want, "pid %d not given back in %d forks", (int)want, PID_TRIES);
+}
+
+static void install(pid_t bridge, pid_t vmm, const char *bridge_sock, const char *vmm_sock)
+{
+	char b[16], v[16], out[2048];
+	int rc;
+
+	snprintf(b, sizeof(b), "%d", (int)bridge);
+	snprintf(v, sizeof(v), "%d", (int)vmm);
+	rc = kh_cli(out, sizeof(out), "install", "--sandbox", SANDBOX, "--worker", WORKER_A,
+		    "--generation", "7", "--activation", "1", "--bridge-pid", b, "--vmm-pid", v,
+		    "--vmm-socket", vmm_sock, bridge_sock ? "--bridge-socket" : NULL, bridge_sock,
+		    NULL);
+	cr_assert_eq(rc, 0, "install: exit %d: %s", rc, out);
+}
+
+static struct eg_exec_record record(void)
+{
+	struct eg_exec_record r;
+	__u8 sb[EG_ID_BYTES];
+
+	cr_assert_eq(eg_uuid_parse(SANDBOX, sb), 0);
+	cr_assert_eq(eg_record_read(&kh.maps, sb, &r), 0, "reading the record");
+	return r;
+}
+
+/* What userspace says about the newcomer: the same pid and executable, a
+ * start time that differs in ns. */
+static void assert_start_mismatch(const struct eg_proc_id *old, const struct eg_proc_id *now)
+{
+	char t_old[96], t_now[96];
+
+	eg_peer_id_text(old, t_old, sizeof(t_old));
+	eg_peer_id_text(now, t_now, sizeof(t_now));
+	cr_assert_eq(eg_peer_diff(old, now), EG_PEER_OTHER_START, "old %s, new %s: diff %#x", t_old,
+		     t_now, eg_peer_diff(old, now));
+	cr_assert_str_eq(eg_peer_diff_reason(eg_peer_diff(old, now)),
+			 "pid reused (another start time)");
+	cr_assert_gt(now->start_boottime_ns, old->start_boottime_ns, "old %s, new %s", t_old,
+		     t_now);
+	cr_log_info("pid %u reused %llu ns later (ticks %llu -> %llu)", now->tgid,
+		    (unsigned long long)(now->start_boottime_ns - old->start_boottime_ns),
+		    (unsigned long long)(old->start_boottime_ns / EG_NSEC_PER_TICK),
+		    (unsigned long long)(now->start_boottime_ns / EG_NSEC_PER_TICK));
+}
+
+/* guarantees: pid-reuse-ns-identity */
+Test(pid_reuse, reused_bridge_pid_is_denied_at_the_vmm_socket)
+{
+	const char *vmm = kh_path("vmm.sock");
+	struct eg_proc_id old, now;
+	struct kh_child bridge;
+	pid_t fc = kh_listener_start(vmm);
+
+	kh_child_start(&bridge, true);
+	install(bridge.pid, fc, NULL, vmm);
+	old = record().bridge;
+	cr_assert_eq(kh_child_connect(&bridge, vmm, NULL, NULL), 0, "the registered bridge");
+	cr_assert_eq(kh_counter(EG_K_ALLOW_BRIDGE), 1);
+
+	restart_with_same_pid(&bridge);
+	now = kh_proc_id(bridge.pid);
+	assert_start_mismatch(&old, &now);
+	cr_assert_eq(kh_child_connect(&bridge, vmm, NULL, NULL), -EPERM, "same pid, new process");
+	cr_assert_eq(kh_counter(EG_K_DENY_NOT_BRIDGE), 1);
+	cr_assert_eq(kh_counter(EG_K_ALLOW_BRIDGE), 1);
+	cr_assert_eq(kh_events((__u32)bridge.pid, EG_K_DENY_NOT_BRIDGE), 1);
+}
+
+/* guarantees: pid-reuse-ns-identity */
+Test(pid_reuse, reused_grantee_pid_is_denied_at_the_bridge_socket)
+{
+	const char *bsock = kh_path("bridge.sock"), *vmm = kh_path("vmm.sock");
+	char token[512], out[1024], pid[16];
+	struct kh_child bridge, mgr;
+	struct eg_proc_id old, now;
+	pid_t fc = kh_listener_start(vmm);
+	int rc;
+
+	kh_child_start(&bridge, true);
+	kh_child_start(&mgr, true);
+	cr_assert_eq(kh_child_listen(&bridge, bsock), 0);
+	install(bridge.pid, fc, bsock, vmm);
+	kh_keys();
+	kh_cap(token, sizeof(token), SANDBOX, WORKER_A, 7, 1, 120, 0);
+	snprintf(pid, sizeof(pid), "%d", (int)mgr.pid);
+	rc = kh_cli(out, sizeof(out), "admit", "--pid", pid, token, NULL);
+	cr_assert_eq(rc, 0, "admit: exit %d: %s", rc, out);
+	cr_assert_str_eq(out, "allow\n");
+	old = kh_proc_id(mgr.pid);
+	cr_assert_eq(kh_child_connect(&mgr, bsock, NULL, NULL), 0, "the granted process");
+	cr_assert_eq(kh_counter(EG_K_ALLOW_GRANT), 1);
+
+	restart_with_same_pid(&mgr);
+	now = kh_proc_id(mgr.pid);
+	assert_start_mismatch(&old, &now);
+	cr_assert_eq(kh_child_connect(&mgr, bsock, NULL, NULL), -EPERM, "same pid, new process");
+	cr_assert_eq(kh_counter(EG_K_DENY_NO_GRANT), 1, "the grant names the dead process");
+	cr_assert_eq(kh_counter(EG_K_ALLOW_GRANT), 1);
+	cr_assert_eq(kh_events((__u32)mgr.pid, EG_K_DENY_NO_GRANT), 1);
+}
+
+/* A bare child: raw clone3, a fork without glibc's atfork work, born in the
+ * cgroup of cgroup_fd when >= 0 (CLONE_INTO_CGROUP: no migration, which
+ * waits for RCU for tens of ms). It waits for a byte on go, connects to
+ * path and exits with the errno (0 on success). */
+struct eg_clone_args {
+	__u64 flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid,
+	    set_tid_size, cgroup;
+};
+#define EG_CLONE_INTO_CGROUP 0x200000000ULL
+
+static pid_t bare_child(int cgroup_fd, int go, const char *path)
+{
+	struct eg_clone_args ca = {.exit_signal = SIGCHLD};
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	pid_t pid;
+	char c;
+	int fd;
+
+	if (cgroup_fd >= 0) {
+		ca.flags = EG_CLONE_INTO_CGROUP;
+		ca.cgroup = (__u64)cgroup_fd;
+	}
+	pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
+	cr_assert_geq(pid, 0, "clone3: %s", strerror(errno));
+	if (pid == 0) {
+		if (read(go, &c, 1) != 1)
+			_exit(200);
+		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+		fd = socket(AF_UNIX, SOCK_STREAM, 0);
+		_exit(connect(fd, (struct sockaddr *)&sun, sizeof(sun)) ? errno : 0);
+	}
+	kh_track(pid);
+	return pid;
+}
+
+/* Kills and reaps a bare child, and forgets it, so that teardown never
+ * signals whoever gets the pid next. */
+static void bare_reap(pid_t pid, int sig, int *status)
+{
+	if (sig)
+		kill(pid, sig);
+	cr_assert_eq(waitpid(pid, status, 0), pid);
+	for (size_t i = 0; i < kh.npids; i++)
+		if (kh.pids[i] == pid)
+			kh.pids[i] = 0;
+}
+
+/* The case USER_HZ could not see: a grant is written for P, P dies and its
+ * pid is back, all within one 10 ms tick. Every round is denied; rounds
+ * start right after a tick boundary and go on until one lands in the same
+ * tick (ticks from /proc/PID/stat, read while each process lives), so the
+ * test shows that case itself. */
+/* guarantees: pid-reuse-ns-identity */
+Test(pid_reuse, reuse_within_one_tick_is_denied)
+{
+	const char *bsock = kh_path("bridge.sock"), *vmm = kh_path("vmm.sock");
+	int rounds, denied = 0, same_tick = 0, go[2], cg, lock, status;
+	struct kh_child bridge;
+	struct eg_exec_record rec;
+	struct eg_proc_id old, now;
+	struct eg_grant g;
+	__u64 t_old, t_now;
+	pid_t fc = kh_listener_start(vmm), p, q;
+
+	kh_child_start(&bridge, true);
+	cr_assert_eq(kh_child_listen(&bridge, bsock), 0);
+	install(bridge.pid, fc, bsock, vmm);
+	rec = record();
+	cg = open(kh.cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_geq(cg, 0, "%s: %s", kh.cgroup, strerror(errno));
+	cr_assert_eq(pipe(go), 0);
+	kh_proc_id(bridge.pid); /* loads the iterator once, outside the rounds */
+	for (rounds = 1; rounds <= 200 && !same_tick; rounds++) {
+		while (eg_boottime_ns() % EG_NSEC_PER_TICK > EG_NSEC_PER_TICK / 10)
+			;
+		p = bare_child(-1, go[0], bsock); /* never connects: no cgroup */
+		old = kh_proc_id(p);
+		cr_assert_eq(eg_proc_stat_start_ticks(p, &t_old), 0);
+		memset(&g, 0, sizeof(g));
+		g.key.proc = old;
+		memcpy(g.key.sandbox, rec.sandbox, EG_ID_BYTES);
+		g.generation = rec.generation;
+		g.epoch = rec.epoch;
+		g.expiry_ns = eg_boottime_ns() + 100ULL * 1000000000ULL;
+		g.scope = 1;
+		cr_assert_eq(eg_grant_write(&kh.maps, &g), 0, "writing the grant");
+		lock = pid_lock();
+		bare_reap(p, SIGKILL, NULL);
+		steer_next_pid(p);
+		q = bare_child(cg, go[0], bsock);
+		pid_unlock(lock);
+		if (q != p) { /* someone else forked first: another round */
+			bare_reap(q, SIGKILL, NULL);
+		} else {
+			cr_assert_eq(eg_proc_stat_start_ticks(q, &t_now), 0);
+			now = kh_proc_id(q);
+			cr_assert_eq(eg_peer_diff(&old, &now), EG_PEER_OTHER_START);
+			cr_assert_eq(write(go[1], "g", 1), 1);
+			bare_reap(q, 0, &status);
+			cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == EPERM,
+				  "round %d: the newcomer's connect: status %#x", rounds, status);
+			denied++;
+			cr_assert_eq(kh_counter(EG_K_DENY_NO_GRANT), (__u64)denied);
+			same_tick = t_old == t_now;
+			if (same_tick)
+				cr_log_info(
+				    "round %d: pid %u back after %llu ns, both in tick %llu "
+				    "(/proc cannot tell them apart): denied",
+				    rounds, now.tgid,
+				    (unsigned long long)(now.start_boottime_ns -
+							 old.start_boottime_ns),
+				    (unsigned long long)t_now);
+		}
+		cr_assert_eq(bpf_map_delete_elem(kh.maps.fd[EG_MAP_GRANTS], &g.key), 0);
+	}
+	close(cg);
+	cr_assert(same_tick, "no round of %d put both processes in one tick", rounds - 1);
+	cr_assert_eq(kh_counter(EG_K_ALLOW_GRANT), 0);
+}
+
+/* The loader's ns and the kernel's agree to the ns: a record naming the
+ * bridge as the iterator read it admits the bridge, and 1 ns either way
+ * does not. The iterator's tick and executable match /proc's as well. */
+/* guarantees: pid-reuse-ns-identity */
+Test(pid_reuse, iterator_ns_is_what_the_hook_reads)
+{
+	const char *vmm = kh_path("vmm.sock");
+	struct eg_exec_record rec;
+	struct eg_task_start ts;
+	struct kh_child bridge;
+	struct eg_proc_id id;
+	struct stat st;
+	char err[256], exe[64];
+	__u64 ticks;
+	pid_t fc = kh_listener_start(vmm);
+
+	kh_child_start(&bridge, true);
+	cr_assert_eq(eg_task_start_read(bridge.pid, &ts, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(ts.tid, (__u32)bridge.pid);
+	cr_assert_eq(ts.tgid, (__u32)bridge.pid);
+	cr_assert_eq(ts.has_exe, 1);
+	cr_assert_eq(eg_proc_stat_start_ticks(bridge.pid, &ticks), 0);
+	cr_assert_eq(ts.start_boottime_ns / EG_NSEC_PER_TICK, ticks, "/proc tick %llu, ns %llu",
+		     (unsigned long long)ticks, (unsigned long long)ts.start_boottime_ns);
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)bridge.pid);
+	cr_assert_eq(stat(exe, &st), 0);
+	cr_assert_eq(ts.exe_ino, (__u64)st.st_ino);
+
+	install(bridge.pid, fc, NULL, vmm);
+	rec = record();
+	id = kh_proc_id(bridge.pid);
+	cr_assert_eq(memcmp(&rec.bridge, &id, sizeof(id)), 0, "installed identity");
+	cr_assert_eq(rec.bridge.start_boottime_ns, ts.start_boottime_ns);
+	cr_assert_eq(kh_child_connect(&bridge, vmm, NULL, NULL), 0, "exact ns");
+	rec.bridge.start_boottime_ns = ts.start_boottime_ns + 1;
+	cr_assert_eq(eg_record_write(&kh.maps, &rec), 0);
+	cr_assert_eq(kh_child_connect(&bridge, vmm, NULL, NULL), -EPERM, "ns + 1");
+	rec.bridge.start_boottime_ns = ts.start_boottime_ns - 1;
+	cr_assert_eq(eg_record_write(&kh.maps, &rec), 0);
+	cr_assert_eq(kh_child_connect(&bridge, vmm, NULL, NULL), -EPERM, "ns - 1");
+	rec.bridge.start_boottime_ns = ts.start_boottime_ns;
+	cr_assert_eq(eg_record_write(&kh.maps, &rec), 0);
+	cr_assert_eq(kh_child_connect(&bridge, vmm, NULL, NULL), 0, "exact ns again");
+	cr_assert_eq(kh_counter(EG_K_ALLOW_BRIDGE), 2);
+	cr_assert_eq(kh_counter(EG_K_DENY_NOT_BRIDGE), 2);
+}
+
+/* ---- LSM tier (6.1, 6.12): the same through unix_stream_connect ---------- */
+
+static struct lsm_env env;
+
+static void lsm_fini(void)
+{
+	lsm_env_fini(&env);
+}
+
+TestSuite(pid_reuse_lsm, .fini = lsm_fini, .timeout = 120);
+
+/* Stops agent a and starts one with the same pid (outside the cgroup). */
+static struct agent *agent_restart_with_same_pid(struct agent *a)
+{
+	pid_t want = a->pid;
+	struct agent *n = NULL;
+	int lock = pid_lock();
+
+	agent_stop(a);
+	for (int i = 0; i < PID_TRIES; i++) {
+		steer_next_pid(want);
+		n = agent_start(&env, false);
+		if (n->pid == want)
+			break;
+		agent_stop(n);
+	}
+	pid_unlock(lock);
+	cr_assert_eq(n->pid, want, "pid %d not given back in %d forks", (int)want, PID_TRIES);
+	return n;
+}
+
+/* guarantees: lsm-pid-reuse-ns-identity */
+Test(pid_reuse_lsm, reused_bridge_pid_is_denied_by_the_lsm_tier)
+{
+	struct agent *vmm, *bridge;
+	struct eg_proc_id old;
+	char path[256];
+	__u64 deny0;
+	int rc;
+
+	eg_test_require_lsm();
+	lsm_env_init(&env);
+	lsm_env_path(&env, "vmm.sock", path, sizeof(path));
+	vmm = agent_start(&env, false);
+	bridge = agent_start(&env, false);
+	cr_assert_geq(agent_listen_unix(vmm, path), 0);
+	lsm_install_unix(&env, 7, 1, bridge, vmm, path, EG_INSTALL_NEW);
+	rc = agent_connect_unix(bridge, path);
+	cr_assert_geq(rc, 0, "the registered bridge: %s", strerror(-rc));
+	old = bridge->id;
+	deny0 = lsm_env_counter(&env, EG_K_DENY_NOT_BRIDGE);
+
+	bridge = agent_restart_with_same_pid(bridge);
+	assert_start_mismatch(&old, &bridge->id);
+	rc = agent_connect_unix(bridge, path);
+	cr_assert_eq(rc, -EPERM, "same pid, new process: %d (%s)", rc, strerror(-rc));
+	cr_assert_eq(lsm_env_counter(&env, EG_K_DENY_NOT_BRIDGE), deny0 + 1);
+}
