@@ -8,6 +8,9 @@
  *  - "holder": connects to the bridge socket; allowed iff it holds a grant
  *    at the record's current epoch. Every flip moves the epoch (a new
  *    generation), which kills the grant; every second flip admits it again.
+ * Half a period after each admit come two writes that change no verdict
+ * (the same record, the grant renewed), so that a connect refused only
+ * because a write happened (a reader's race guard) counts as wrong.
  *
  * Reference log: every write (install, admit) with its [start, end] on
  * CLOCK_MONOTONIC and the verdict each connector should get in the state
@@ -144,7 +147,7 @@ int soak_storm(struct soak_result *r, double seconds, unsigned rate)
 	struct eg_exec_record rec;
 	struct eg_grant grant;
 	struct eg_proc_id bridge_id, dummy_id;
-	unsigned long k, lib_flips = 0;
+	unsigned long k, lib_flips = 0, neutral = 0;
 	int rec_fd, grant_fd, rc;
 	__u64 kc[EG_K_REASON_COUNT];
 
@@ -186,7 +189,7 @@ int soak_storm(struct soak_result *r, double seconds, unsigned rate)
 	 * control plane's cost is not what is measured. */
 	k = (unsigned long)(seconds * rate) + 2;
 	ntok = k / LIB_EVERY + 2;
-	tcap = 2 * k + 8;
+	tcap = 3 * k + 8;
 	tokens = calloc(ntok, sizeof(*tokens));
 	t = calloc(tcap, sizeof(*t));
 	if (!tokens || !t)
@@ -228,7 +231,7 @@ int soak_storm(struct soak_result *r, double seconds, unsigned rate)
 
 		if (k > 1 && now >= end_at)
 			break;
-		if (m + 2 > tcap || (lib && k / LIB_EVERY >= ntok))
+		if (m + 4 > tcap || (lib && k / LIB_EVERY >= ntok))
 			break;
 		if (now < due) {
 			struct timespec ts = {.tv_sec = (time_t)(due / 1000000000ULL),
@@ -279,6 +282,32 @@ int soak_storm(struct soak_result *r, double seconds, unsigned rate)
 				t[m].end = soak_now_ns();
 			}
 			m++;
+			/* Half a period later, writes that change no verdict: the
+			 * same record again and the grant renewed (a later
+			 * expiry), as a re-admit does. A connect denied across
+			 * them alone is a wrong deny, e.g. a reader's race guard
+			 * refusing a connect that every state allowed. */
+			due += period / 2;
+			if (soak_now_ns() < due) {
+				struct timespec ts = {.tv_sec = (time_t)(due / 1000000000ULL),
+						      .tv_nsec = (long)(due % 1000000000ULL)};
+
+				clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+			}
+			t[m].allow[0] = t[m].allow[1] = 1;
+			t[m].start = soak_now_ns();
+			if (bpf_map_update_elem(rec_fd, rec.sandbox, &rec, BPF_F_LOCK))
+				soak_fail("storm: writing eg_records: %s", strerror(errno));
+			t[m].end = soak_now_ns();
+			m++;
+			grant.expiry_ns += 1000000; /* 1 ms more */
+			t[m].allow[0] = t[m].allow[1] = 1;
+			t[m].start = soak_now_ns();
+			if (bpf_map_update_elem(grant_fd, &grant.key, &grant, BPF_F_LOCK))
+				soak_fail("storm: writing eg_grants: %s", strerror(errno));
+			t[m].end = soak_now_ns();
+			m++;
+			neutral += 2;
 		}
 		sh->go = 1; /* from generation 1 on: both endpoints are registered */
 	}
@@ -334,16 +363,17 @@ int soak_storm(struct soak_result *r, double seconds, unsigned rate)
 				}
 			}
 		r->seconds = (double)(soak_now_ns() - t0) / 1e9;
-		snprintf(r->note, sizeof(r->note),
-			 "%lu flips in %.1f s = %.0f/s (target %u/s, %lu late by more than a "
-			 "period; %lu through the library), %zu logged writes; %s: %lu allowed, "
-			 "%lu denied; %s: %lu "
-			 "allowed, %lu denied; %lu connects overlapped a flip that changed their "
-			 "verdict (either verdict right)%s",
-			 r->runs, flip_s, (double)r->runs / flip_s, rate, late, lib_flips, m,
-			 names[0], allows[0], denies[0], names[1], allows[1], denies[1], ambiguous,
-			 sh->full[0] || sh->full[1] ? "; connect log full, a connector stopped"
-						    : "");
+		snprintf(
+		    r->note, sizeof(r->note),
+		    "%lu flips in %.1f s = %.0f/s (target %u/s, %lu late by more than a "
+		    "period; %lu through the library), %zu logged writes (%lu that change no "
+		    "verdict); %s: %lu allowed, "
+		    "%lu denied; %s: %lu "
+		    "allowed, %lu denied; %lu connects overlapped a flip that changed their "
+		    "verdict (either verdict right)%s",
+		    r->runs, flip_s, (double)r->runs / flip_s, rate, late, lib_flips, m, neutral,
+		    names[0], allows[0], denies[0], names[1], allows[1], denies[1], ambiguous,
+		    sh->full[0] || sh->full[1] ? "; connect log full, a connector stopped" : "");
 		soak_counters_note(r->note, sizeof(r->note), kc);
 		/* The rate is the machine's, not a verdict: a loaded host gets a
 		 * note, and only a run that was not the scenario at all fails. */
