@@ -123,4 +123,53 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } eg_listener_tags SEC(".maps");
 
+/* ---- TCP / ServicePort tier (abi.h, TCP section) ---- */
+
+/* guest address -> endpoint (role EG_ROLE_SERVICE) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EG_MAX_INET_ENDPOINTS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct eg_inet_key);
+	__type(value, struct eg_endpoint);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} eg_inet_endpoints SEC(".maps");
+
+/* bitmap in front of eg_inet_endpoints (abi.h, eg_inet_hint_bit) */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, EG_INET_HINT_WORDS);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} eg_inet_hint SEC(".maps");
+
+/* (process, sandbox, port, protocol) -> ServicePort grant */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EG_MAX_SERVICE_GRANTS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct eg_service_grant_key);
+	__type(value, struct eg_service_grant);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} eg_service_grants SEC(".maps");
+
+/* admitted inet socket -> the execution it was admitted to */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct eg_inet_tag);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} eg_inet_tags SEC(".maps");
+
+/* network namespace cookie -> last admitted process there */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EG_MAX_INET_NETNS);
+	__type(key, __u64);
+	__type(value, struct eg_inet_netns);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} eg_inet_netns SEC(".maps");
+
 #endif

@@ -26,6 +26,13 @@ if [ -x "$BUILD/bench-revoke" ]; then
 	"$BUILD/bench-revoke"
 fi
 
+# The TCP tier: connect4 cost, connect() ratio, install -> stale TCP streams cut.
+if [ -x "$BUILD/bench-tcp" ]; then
+	echo
+	echo "== TCP / ServicePort tier =="
+	"$BUILD/bench-tcp"
+fi
+
 # execgated: admit over its socket against the in-process call, 1-16 clients.
 if [ -x "$BUILD/bench-daemon" ] && [ -x "$BUILD/execgated" ]; then
 	echo

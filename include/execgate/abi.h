@@ -239,4 +239,111 @@ struct eg_event {
 };
 EG_STATIC_ASSERT(sizeof(struct eg_event) == 184, "eg_event size");
 
+/* ---- TCP / ServicePort tier (bpf/cgroup_inet.bpf.c, bpf/iter_tcp_revoke.bpf.c) ----
+ * A guest address registered by `install --service-addr` is an endpoint of
+ * role EG_ROLE_SERVICE in eg_inet_endpoints (value: struct eg_endpoint, so
+ * the same locked copy reads it). A connect or unconnected sendmsg from the
+ * attached cgroup to it needs a live grant in eg_service_grants for that
+ * (process, sandbox, port, protocol), written by `admit` after an Allow of a
+ * ServicePort capability. Admitted sockets carry an eg_inet_tags entry; a
+ * stream whose tag's epoch is no longer its record's is destroyed by the
+ * revoker (user/loader/revoke_tcp.c). Locked values follow the torn-read
+ * rule at the top of this file. */
+#define EG_ROLE_SERVICE	      3 /* enum eg_endpoint_role: a guest ServicePort address */
+#define EG_MAX_INET_ENDPOINTS 16384
+#define EG_MAX_SERVICE_GRANTS 131072
+#define EG_MAX_INET_NETNS     4096
+
+enum eg_inet_hook {
+	EG_HOOK_CONNECT4 = 6, /* enum eg_hook continues here: append only */
+	EG_HOOK_CONNECT6 = 7,
+	EG_HOOK_SENDMSG4 = 8,
+	EG_HOOK_SENDMSG6 = 9,
+};
+
+/* map eg_inet_endpoints: guest address -> struct eg_endpoint (role
+ * EG_ROLE_SERVICE). addr holds the address in network byte order: 4 bytes
+ * for AF_INET (rest zero), 16 for AF_INET6. A v4-mapped v6 address
+ * (::ffff:a.b.c.d) is looked up as AF_INET. */
+struct eg_inet_key {
+	__u32 family; /* AF_INET (2) or AF_INET6 (10) */
+	__u32 pad;
+	__u8 addr[16];
+};
+EG_STATIC_ASSERT(sizeof(struct eg_inet_key) == 24, "eg_inet_key size");
+
+/* map eg_inet_hint: a bitmap in front of eg_inet_endpoints, as eg_path_hint
+ * is for paths. Nearly every connect from a gateway's cgroup goes to an
+ * unregistered address; one inlined array load and a bit test replace the
+ * hash lookup for it. Bits are only ever set, and only after the address's
+ * eg_inet_endpoints entry exists: a set bit costs a lookup, never a wrong
+ * verdict. 2^18 bits: at 16 384 guest addresses ~6% of unregistered
+ * connects take the lookup. */
+#define EG_INET_HINT_BITS_LOG2 18
+#define EG_INET_HINT_WORDS     (1u << (EG_INET_HINT_BITS_LOG2 - 6)) /* __u64 each */
+
+/* Bit index of a (canonical) key: the loader and BPF must agree. */
+static inline __attribute__((always_inline)) __u32 eg_inet_hint_bit(const struct eg_inet_key *k)
+{
+	const __u64 *w = (const __u64 *)k->addr;
+	__u64 h = (w[0] ^ (w[1] * 0xc2b2ae3d27d4eb4fULL) ^ k->family) * 0x9e3779b97f4a7c15ULL;
+
+	return (__u32)(h >> (64 - EG_INET_HINT_BITS_LOG2));
+}
+
+/* map eg_service_grants: (process, sandbox, port, protocol) -> grant. Live
+ * iff its epoch and generation are the record's and expiry_ns has not
+ * passed, as in eg_grants. */
+struct eg_service_grant_key {
+	struct eg_proc_id proc;
+	__u8 sandbox[EG_ID_BYTES];
+	__u16 port; /* host byte order */
+	__u8 proto; /* IPPROTO_TCP (6) / IPPROTO_UDP (17) */
+	__u8 pad[5];
+};
+EG_STATIC_ASSERT(sizeof(struct eg_service_grant_key) == 48, "eg_service_grant_key size");
+
+struct eg_service_grant {
+	struct bpf_spin_lock lock;
+	__u32 pad;
+	struct eg_service_grant_key key; /* == map key, checked by readers */
+	__u64 generation;
+	__u64 epoch;
+	__u64 expiry_ns; /* bpf_ktime_get_boot_ns() domain */
+};
+EG_STATIC_ASSERT(sizeof(struct eg_service_grant) == 80, "eg_service_grant size");
+
+enum eg_inet_tag_state {
+	EG_INET_CONNECTING = 1,	 /* admitted by connect4/6 */
+	EG_INET_ESTABLISHED = 2, /* sockops saw the handshake complete */
+	/* sockops saw an established stream to a guest address that no
+	 * connect check admitted (a socket made outside the cgroup): its
+	 * epoch is 0, so the next revocation cuts it. */
+	EG_INET_UNADMITTED = 3,
+};
+
+/* sk_storage eg_inet_tags: the execution an inet socket was admitted to.
+ * Created whole by the connect check; sockops only moves state. */
+struct eg_inet_tag {
+	__u8 sandbox[EG_ID_BYTES];
+	__u64 epoch;
+	__u64 generation;
+	__u16 port;
+	__u8 proto;
+	__u8 state; /* enum eg_inet_tag_state */
+	__u32 pad;
+};
+EG_STATIC_ASSERT(sizeof(struct eg_inet_tag) == 40, "eg_inet_tag size");
+
+/* map eg_inet_netns: network namespace (bpf_get_netns_cookie) -> the last
+ * process admitted there. iter/tcp and sock_diag see one namespace each;
+ * the revoker visits every namespace listed here (through /proc/<tgid>/ns/net,
+ * checked against the cookie). Plain values: each field is written whole. */
+struct eg_inet_netns {
+	__u32 tgid;
+	__u32 pad;
+	__u64 last_ns; /* bpf_ktime_get_boot_ns() of the last admitted connect */
+};
+EG_STATIC_ASSERT(sizeof(struct eg_inet_netns) == 16, "eg_inet_netns size");
+
 #endif

@@ -164,6 +164,11 @@ struct eg_install_spec {
 		__u8 proto; /* 6 tcp, 17 udp */
 	} ports[EG_WORKER_MAX_PORTS];
 	size_t n_ports;
+	/* The guest's ServicePort addresses (TCP tier): connects to them from
+	 * the attached cgroup need a ServicePort grant. family AF_INET or
+	 * AF_INET6, addr in network byte order (abi.h, struct eg_inet_key). */
+	struct eg_inet_key service_addrs[EG_WORKER_MAX_ENDPOINTS];
+	size_t n_service_addrs;
 };
 
 enum eg_install_outcome {

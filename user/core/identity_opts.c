@@ -25,6 +25,7 @@ static const struct {
     {"substrate", EG_IDF_SUBSTRATE},
     {"retired-below", EG_IDF_RETIRED_BELOW},
     {"profile-port", EG_IDF_PROFILE_PORT},
+    {"service-port", EG_IDF_PROFILE_PORT}, /* issue 10's name; profile-port stays */
 };
 #define NFLAGS (sizeof(flags) / sizeof(flags[0]))
 

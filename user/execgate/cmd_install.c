@@ -6,6 +6,7 @@
 #include "core/identity_opts.h"
 #include "core/ids.h"
 #include "execgate/commands.h"
+#include "loader/inet.h"
 
 static const struct eg_cli_opt install_opts[] = {
     EG_OPT("sandbox", "UUID", "the sandbox"),
@@ -14,7 +15,11 @@ static const struct eg_cli_opt install_opts[] = {
     EG_OPT("activation", "N", "the activation attempt of that generation"),
     EG_OPT("pod-uid", "UUID", "the pod UID (substrate firecracker-k8s)"),
     EG_OPT("substrate", "NAME", "firecracker-host (default) or firecracker-k8s"),
-    EG_OPT_MANY("profile-port", "N/tcp|udp", "a ServicePort the execution serves"),
+    EG_OPT_MANY("service-port", "PORT/tcp|udp", "a ServicePort the execution serves (TCP tier)"),
+    EG_OPT_MANY("profile-port", "N/tcp|udp", "the same as --service-port"),
+    EG_OPT_MANY("service-addr", "IP",
+		"a guest address (IPv4 or IPv6) of the ServicePorts: connects to it need a "
+		"ServicePort grant"),
     EG_OPT("bridge-pid", "PID", "the bridge process of this execution (required)"),
     EG_OPT("vmm-pid", "PID", "the VMM (Firecracker) process, for listener identity"),
     EG_OPT_MANY("bridge-socket", "PATH",
@@ -153,6 +158,14 @@ static int run_install(const struct eg_cli_cmd *cmd, int argc, char **argv)
 				return eg_cli_usage(
 				    &p, "--vsock %s: expected CID:PORT with CID 1 or > 2", val);
 			spec.n_vsock++;
+		} else if (!strcmp(name, "service-addr")) {
+			if (spec.n_service_addrs == EG_WORKER_MAX_ENDPOINTS ||
+			    eg_inet_key_parse(val, &spec.service_addrs[spec.n_service_addrs]))
+				return eg_cli_usage(&p,
+						    "--service-addr %s: expected one IPv4 or IPv6 "
+						    "unicast address (at most %d)",
+						    val, EG_WORKER_MAX_ENDPOINTS);
+			spec.n_service_addrs++;
 		}
 	}
 	if (c < 0)
@@ -203,7 +216,7 @@ const struct eg_cli_cmd eg_cmd_install = {
     .args = "--sandbox UUID --worker UUID --generation N --activation N --bridge-pid PID\n"
 	    "       [--vmm-pid PID] [--bridge-socket PATH]... [--vmm-socket PATH]...\n"
 	    "       [--vsock CID:PORT]... [--pod-uid UUID] [--substrate NAME]\n"
-	    "       [--profile-port N/tcp|udp]... [--json]",
+	    "       [--service-addr IP]... [--service-port PORT/tcp|udp]... [--json]",
     .about = "Installs the runtime record of the execution now running the sandbox here,\n"
 	     "and registers its endpoints. A newer generation replaces the record and kills\n"
 	     "every grant of the older one; an older one is refused (exit 6).",

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include "lib/worker.h"
+#include "loader/inet.h"
 #include "loader/proc_id.h"
 
 static uint64_t realtime_ns(void)
@@ -39,6 +40,31 @@ static int grant_write(struct eg_worker *w, struct eg_grant *g)
 		/* Full: dead grants are the only thing that can go. */
 		eg_grants_gc(&w->rt, NULL, &dropped);
 		rc = eg_grant_write(&w->rt.maps, g);
+	}
+	return rc == -E2BIG || rc == -ENOMEM ? -ENOSPC : rc;
+}
+
+/* The ServicePort side of a grant (TCP tier): the same process, sandbox,
+ * epoch and expiry, for the capability's port and protocol only. */
+static int service_grant_write(struct eg_worker *w, const struct eg_grant *g, uint16_t port,
+			       uint8_t proto)
+{
+	struct eg_service_grant sg;
+	unsigned dropped = 0;
+	int rc;
+
+	memset(&sg, 0, sizeof(sg));
+	sg.key.proc = g->key.proc;
+	memcpy(sg.key.sandbox, g->key.sandbox, EG_ID_BYTES);
+	sg.key.port = port;
+	sg.key.proto = proto;
+	sg.generation = g->generation;
+	sg.epoch = g->epoch;
+	sg.expiry_ns = g->expiry_ns;
+	rc = eg_service_grant_write(&w->rt.maps, &sg);
+	if (rc == -E2BIG || rc == -ENOMEM || rc == -ENOSPC) {
+		eg_service_grants_gc(&w->rt.maps, NULL, eg_boottime_ns(), &dropped);
+		rc = eg_service_grant_write(&w->rt.maps, &sg);
 	}
 	return rc == -E2BIG || rc == -ENOMEM ? -ENOSPC : rc;
 }
@@ -137,6 +163,16 @@ static int decide(struct eg_worker *w, const struct eg_proc_id *subject,
 		snprintf(err, err_size, "grant for pid %u: writing eg_grants: %s", subject->tgid,
 			 rc == -ENOSPC ? "map full (no dead grant to drop)" : strerror(-rc));
 		goto out;
+	}
+	if ((cap.scope & EG_SCOPE_SERVICEPORT) && cap.port) {
+		rc = service_grant_write(w, &res->grant, cap.port, cap.proto);
+		if (rc) {
+			snprintf(err, err_size, "grant for pid %u: writing eg_service_grants: %s",
+				 subject->tgid,
+				 rc == -ENOSPC ? "map full (no dead grant to drop)"
+					       : strerror(-rc));
+			goto out;
+		}
 	}
 	res->granted = true;
 out:

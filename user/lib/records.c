@@ -64,7 +64,8 @@ static int spec_to_req(const struct eg_install_spec *spec, struct eg_install_req
 {
 	if (spec->n_bridge_sockets > EG_WORKER_MAX_ENDPOINTS ||
 	    spec->n_vmm_sockets > EG_WORKER_MAX_ENDPOINTS ||
-	    spec->n_vsock > EG_WORKER_MAX_ENDPOINTS || spec->n_ports > EG_WORKER_MAX_PORTS) {
+	    spec->n_vsock > EG_WORKER_MAX_ENDPOINTS || spec->n_ports > EG_WORKER_MAX_PORTS ||
+	    spec->n_service_addrs > EG_WORKER_MAX_ENDPOINTS) {
 		snprintf(err, err_size, "install: at most %d endpoints of each kind and %d ports",
 			 EG_WORKER_MAX_ENDPOINTS, EG_WORKER_MAX_PORTS);
 		return -EINVAL;
@@ -97,6 +98,9 @@ static int spec_to_req(const struct eg_install_spec *spec, struct eg_install_req
 	req->n_vmm_sockets = spec->n_vmm_sockets;
 	memcpy(req->vsock, spec->vsock, spec->n_vsock * sizeof(spec->vsock[0]));
 	req->n_vsock = spec->n_vsock;
+	memcpy(req->service_addrs, spec->service_addrs,
+	       spec->n_service_addrs * sizeof(spec->service_addrs[0]));
+	req->n_service_addrs = spec->n_service_addrs;
 	return 0;
 }
 

@@ -22,6 +22,7 @@ static const struct {
     {EG_MAP_ENDPOINTS, sizeof(struct eg_path_key)},
     {EG_MAP_VSOCK_ENDPOINTS, sizeof(struct eg_vsock_key)},
     {EG_MAP_INODE_ENDPOINTS, sizeof(struct eg_inode_key)},
+    {EG_MAP_INET_ENDPOINTS, sizeof(struct eg_inet_key)},
 };
 
 static int filter_drop(struct eg_runtime *rt, const struct eg_path_key *key)
@@ -46,6 +47,7 @@ union endpoint_key {
 	struct eg_path_key path;
 	struct eg_vsock_key vsock;
 	struct eg_inode_key inode;
+	struct eg_inet_key inet;
 };
 
 #define FORGET_MAX_KEYS 256 /* far above the 3 x 16 one install can register */

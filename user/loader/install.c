@@ -15,6 +15,7 @@
 #include "loader/path_filter.h"
 #include "loader/proc_id.h"
 #include "loader/lsm_unix_inode.h"
+#include "loader/inet.h"
 #include "loader/revoke.h"
 #include "loader/runtime.h"
 
@@ -44,6 +45,7 @@ struct endpoint_plan {
 	union {
 		struct eg_path_key path;
 		struct eg_vsock_key vsock;
+		struct eg_inet_key inet;
 	} key;
 	const char *text; /* for messages */
 	__u32 role;
@@ -112,7 +114,9 @@ static int write_endpoint(struct eg_runtime *rt, const struct endpoint_plan *p, 
 	memcpy(ep.sandbox, sandbox, EG_ID_BYTES);
 	rc = eg_endpoint_write(&rt->maps, p->map, &p->key, &ep);
 	if (!rc && !p->exists && p->map == EG_MAP_ENDPOINTS)
-		rc = filter_add(rt, &p->key.path); /* publishes the path to BPF */
+		rc = filter_add(rt, &p->key.path);  /* publishes the path to BPF */
+	if (!rc && p->map == EG_MAP_INET_ENDPOINTS) /* the hint bit last, as for paths */
+		rc = eg_inet_hint_set(rt->maps.fd[EG_MAP_INET_HINT], &p->key.inet);
 	if (rc) {
 		snprintf(err, err_size, "endpoint %s: writing %s: %s", p->text,
 			 eg_map_names[p->map], strerror(-rc));
@@ -208,8 +212,9 @@ static int decide(const struct eg_exec_record *old, struct eg_exec_record *nr,
 int eg_install(struct eg_runtime *rt, const struct eg_install_req *req,
 	       struct eg_install_result *res, char *err, size_t err_size)
 {
-	struct endpoint_plan plan[3 * EG_INSTALL_MAX_ENDPOINTS];
+	struct endpoint_plan plan[4 * EG_INSTALL_MAX_ENDPOINTS];
 	static char vsock_text[EG_INSTALL_MAX_ENDPOINTS][32];
+	static char inet_text[EG_INSTALL_MAX_ENDPOINTS][EG_INET_TEXT_MAX];
 	struct eg_exec_record nr;
 	size_t np = 0;
 	int rc;
@@ -217,7 +222,8 @@ int eg_install(struct eg_runtime *rt, const struct eg_install_req *req,
 	memset(res, 0, sizeof(*res));
 	if (req->n_bridge_sockets > EG_INSTALL_MAX_ENDPOINTS ||
 	    req->n_vmm_sockets > EG_INSTALL_MAX_ENDPOINTS ||
-	    req->n_vsock > EG_INSTALL_MAX_ENDPOINTS) {
+	    req->n_vsock > EG_INSTALL_MAX_ENDPOINTS ||
+	    req->n_service_addrs > EG_INSTALL_MAX_ENDPOINTS) {
 		snprintf(err, err_size, "install: at most %d endpoints of each kind",
 			 EG_INSTALL_MAX_ENDPOINTS);
 		return -EINVAL;
@@ -282,6 +288,26 @@ int eg_install(struct eg_runtime *rt, const struct eg_install_req *req,
 			 req->vsock[i].port);
 		p->text = vsock_text[i];
 	}
+	for (size_t i = 0; i < req->n_service_addrs; i++) {
+		struct endpoint_plan *p = &plan[np];
+
+		memset(p, 0, sizeof(*p));
+		p->map = EG_MAP_INET_ENDPOINTS;
+		p->role = EG_ROLE_SERVICE;
+		p->text = eg_inet_key_format(&req->service_addrs[i], inet_text[i]);
+		if (eg_inet_key_check(&req->service_addrs[i], &p->key.inet)) {
+			snprintf(err, err_size,
+				 "service address %s: not an IPv4/IPv6 unicast address", p->text);
+			return -EINVAL;
+		}
+		for (size_t j = 0; j < np; j++)
+			if (plan[j].map == EG_MAP_INET_ENDPOINTS &&
+			    !memcmp(&plan[j].key.inet, &p->key.inet, sizeof(p->key.inet))) {
+				snprintf(err, err_size, "service address %s: given twice", p->text);
+				return -EINVAL;
+			}
+		np++;
+	}
 
 	rc = eg_record_read(&rt->maps, nr.sandbox, &res->before);
 	if (rc && rc != -ENOENT) {
@@ -333,6 +359,7 @@ int eg_install(struct eg_runtime *rt, const struct eg_install_req *req,
 	}
 	if (res->kind == EG_INSTALL_REPLACED || res->kind == EG_INSTALL_REACTIVATED) {
 		eg_grants_gc(rt, nr.sandbox, &res->grants_dropped); /* already dead: cleanup */
+		eg_service_grants_gc(&rt->maps, nr.sandbox, eg_boottime_ns(), &res->grants_dropped);
 		/* The epoch moved: cut the streams of the old one before
 		 * returning (a failure is reported, the install stands). */
 		eg_revoke_stale(rt, nr.sandbox, nr.epoch, false, &res->streams);
@@ -375,6 +402,7 @@ int eg_retire_report(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES],
 		return rc;
 	}
 	eg_grants_gc(rt, sandbox, &dropped);
+	eg_service_grants_gc(&rt->maps, sandbox, eg_boottime_ns(), &dropped);
 	eg_revoke_stale(rt, sandbox, after->epoch, true, streams);
 	return 0;
 }

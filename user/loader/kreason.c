@@ -37,6 +37,14 @@ const char *eg_hook_name(__u32 hook)
 		return "lsm/socket_sendmsg";
 	case EG_HOOK_LSM_RECVMSG:
 		return "lsm/socket_recvmsg";
+	case EG_HOOK_CONNECT4:
+		return "connect4";
+	case EG_HOOK_CONNECT6:
+		return "connect6";
+	case EG_HOOK_SENDMSG4:
+		return "sendmsg4";
+	case EG_HOOK_SENDMSG6:
+		return "sendmsg6";
 	}
 	return "unknown";
 }

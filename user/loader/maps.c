@@ -21,6 +21,11 @@ const char *const eg_map_names[EG_MAP__COUNT] = {
     [EG_MAP_INODE_ENDPOINTS] = "eg_inode_endpoints",
     [EG_MAP_LISTENER_TAGS] = "eg_listener_tags",
     [EG_MAP_PATH_HINT] = "eg_path_hint",
+    [EG_MAP_INET_ENDPOINTS] = "eg_inet_endpoints",
+    [EG_MAP_SERVICE_GRANTS] = "eg_service_grants",
+    [EG_MAP_INET_TAGS] = "eg_inet_tags",
+    [EG_MAP_INET_NETNS] = "eg_inet_netns",
+    [EG_MAP_INET_HINT] = "eg_inet_hint",
 };
 
 void eg_maps_close(struct eg_maps *m)

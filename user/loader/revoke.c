@@ -8,7 +8,7 @@
 
 static const struct eg_revoker *const revokers[] = {
     &eg_revoker_unix,
-    /* &eg_revoker_tcp, (revoke_tcp.c) */
+    &eg_revoker_tcp,
 };
 
 int eg_revoke_stale(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], __u64 current_epoch,

@@ -56,6 +56,7 @@ struct eg_revoker {
 };
 
 extern const struct eg_revoker eg_revoker_unix; /* revoke_unix.c */
+extern const struct eg_revoker eg_revoker_tcp;	/* revoke_tcp.c */
 
 /* Runs every revoker for (sandbox, current_epoch, retired) and fills rep.
  * Returns 0 when every revoker ran, else the first negative errno (rep->err

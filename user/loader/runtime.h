@@ -58,6 +58,8 @@ struct eg_install_req {
 	size_t n_vmm_sockets;
 	struct eg_vsock_key vsock[EG_INSTALL_MAX_ENDPOINTS]; /* VMM role (LSM tier) */
 	size_t n_vsock;
+	struct eg_inet_key service_addrs[EG_INSTALL_MAX_ENDPOINTS]; /* TCP tier */
+	size_t n_service_addrs;
 };
 
 enum eg_install_kind {

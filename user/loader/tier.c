@@ -8,6 +8,7 @@
 const struct eg_tier_ops *const eg_tiers[] = {
     &eg_tier_cgroup,
     &eg_tier_lsm,
+    &eg_tier_tcp,
 };
 const size_t eg_tier_count = sizeof(eg_tiers) / sizeof(eg_tiers[0]);
 

@@ -86,6 +86,7 @@ struct eg_tier_ops {
 
 extern const struct eg_tier_ops eg_tier_cgroup;
 extern const struct eg_tier_ops eg_tier_lsm; /* user/loader/lsm_tier.c */
+extern const struct eg_tier_ops eg_tier_tcp; /* user/loader/tcp_tier.c */
 
 extern const struct eg_tier_ops *const eg_tiers[];
 extern const size_t eg_tier_count;

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* The TCP / ServicePort tier: inet connects and unconnected UDP sends from
+ * the attached cgroup (connect4/6, sendmsg4/6), and sockops, which marks
+ * admitted streams established and tags unadmitted ones to guest addresses
+ * as stale. A registered guest address admits only processes holding a live
+ * ServicePort grant for its sandbox, port and protocol
+ * (execgate_inet.bpf.h); an unregistered one passes after one lookup.
+ *
+ * Return 0 from a sock_addr program: connect()/sendmsg() fail with EPERM. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "execgate_inet.bpf.h"
+
+#define SOCK_ALLOW 1
+#define SOCK_DENY  0
+
+#define EG_IPPROTO_TCP 6
+
+static __always_inline void note_netns(void *ctx, __u32 tgid)
+{
+	struct eg_inet_netns v = {.tgid = tgid, .last_ns = bpf_ktime_get_boot_ns()};
+	__u64 cookie = bpf_get_netns_cookie(ctx);
+
+	bpf_map_update_elem(&eg_inet_netns, &cookie, &v, BPF_ANY);
+}
+
+/* Shared tail of the four sock_addr hooks: key built, looked up once. */
+static __always_inline int inet_check(struct bpf_sock_addr *ctx, const struct eg_inet_key *key,
+				      __u32 hook, bool tag)
+{
+	struct eg_endpoint_snap ep;
+	struct eg_record_snap rec;
+	struct eg_proc_id caller;
+	__u16 port = bpf_ntohs((__u16)ctx->user_port);
+	__u8 proto = (__u8)ctx->protocol;
+	__u32 reason;
+	int rc;
+
+	if (!eg_inet_may_be_registered(key)) {
+		eg_count(EG_K_ALLOW_UNREGISTERED);
+		return SOCK_ALLOW;
+	}
+	rc = eg_endpoint_copy(&eg_inet_endpoints, key, &ep);
+	if (rc == EG_COPY_MISSING) {
+		eg_count(EG_K_ALLOW_UNREGISTERED);
+		return SOCK_ALLOW;
+	}
+	__builtin_memset(&rec, 0, sizeof(rec));
+	if (rc != EG_COPY_OK) {
+		reason = EG_K_DENY_INCONSISTENT;
+		goto deny;
+	}
+	if (!eg_current_proc(&caller)) {
+		reason = EG_K_DENY_NO_TASK;
+		goto deny;
+	}
+	reason = eg_inet_verdict(&ep, port, proto, &caller, bpf_ktime_get_boot_ns(), &rec);
+	if (eg_reason_allows(reason)) {
+		eg_count(reason);
+		if (tag)
+			eg_inet_tag_socket(ctx->sk, &rec, port, proto);
+		note_netns(ctx, caller.tgid);
+		return SOCK_ALLOW;
+	}
+deny:
+	eg_count(reason);
+	eg_emit_denial(hook, reason, ep.sandbox, rec.epoch, NULL, 0, NULL);
+	return SOCK_DENY;
+}
+
+static __always_inline void key4(struct eg_inet_key *k, __u32 ip4)
+{
+	__builtin_memset(k, 0, sizeof(*k));
+	k->family = EG_AF_INET;
+	__builtin_memcpy(k->addr, &ip4, 4);
+}
+
+static __always_inline void key6(struct bpf_sock_addr *ctx, struct eg_inet_key *k)
+{
+	__u32 w0 = ctx->user_ip6[0], w1 = ctx->user_ip6[1], w2 = ctx->user_ip6[2];
+	__u32 w3 = ctx->user_ip6[3];
+
+	/* ::ffff:a.b.c.d reaches the IPv4 address: look it up as one */
+	if (w0 == 0 && w1 == 0 && w2 == bpf_htonl(0xffff)) {
+		key4(k, w3);
+		return;
+	}
+	__builtin_memset(k, 0, sizeof(*k));
+	k->family = EG_AF_INET6;
+	__builtin_memcpy(k->addr, &w0, 4);
+	__builtin_memcpy(k->addr + 4, &w1, 4);
+	__builtin_memcpy(k->addr + 8, &w2, 4);
+	__builtin_memcpy(k->addr + 12, &w3, 4);
+}
+
+SEC("cgroup/connect4")
+int eg_connect4(struct bpf_sock_addr *ctx)
+{
+	struct eg_inet_key k;
+
+	key4(&k, ctx->user_ip4);
+	return inet_check(ctx, &k, EG_HOOK_CONNECT4, true);
+}
+
+SEC("cgroup/connect6")
+int eg_connect6(struct bpf_sock_addr *ctx)
+{
+	struct eg_inet_key k;
+
+	key6(ctx, &k);
+	return inet_check(ctx, &k, EG_HOOK_CONNECT6, true);
+}
+
+/* Unconnected UDP: every sendto() to a guest address is checked. Nothing to
+ * tag: the socket is not bound to that destination. */
+SEC("cgroup/sendmsg4")
+int eg_sendmsg4(struct bpf_sock_addr *ctx)
+{
+	struct eg_inet_key k;
+
+	key4(&k, ctx->user_ip4);
+	return inet_check(ctx, &k, EG_HOOK_SENDMSG4, false);
+}
+
+SEC("cgroup/sendmsg6")
+int eg_sendmsg6(struct bpf_sock_addr *ctx)
+{
+	struct eg_inet_key k;
+
+	key6(ctx, &k);
+	return inet_check(ctx, &k, EG_HOOK_SENDMSG6, false);
+}
+
+/* Established active streams: an admitted one moves to ESTABLISHED (its
+ * epoch stays the one its grant was checked at); one to a guest address
+ * without a tag was never checked (socket made outside the cgroup, see
+ * docs/operators.md) and is tagged with epoch 0, which no record has, so
+ * the next revocation of that sandbox cuts it. */
+SEC("sockops")
+int eg_sockops(struct bpf_sock_ops *skops)
+{
+	struct eg_endpoint_snap ep;
+	struct eg_inet_tag init, *tag;
+	struct eg_inet_key k;
+	struct bpf_sock *sk;
+
+	if (skops->op != BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB)
+		return 1;
+	sk = skops->sk;
+	if (!sk)
+		return 1;
+	tag = bpf_sk_storage_get(&eg_inet_tags, sk, NULL, 0);
+	if (tag) {
+		if (tag->state == EG_INET_CONNECTING)
+			tag->state = EG_INET_ESTABLISHED;
+		return 1;
+	}
+	if (skops->family == EG_AF_INET) {
+		key4(&k, skops->remote_ip4);
+	} else if (skops->family == EG_AF_INET6) {
+		__builtin_memset(&k, 0, sizeof(k));
+		k.family = EG_AF_INET6;
+		__u32 w0 = skops->remote_ip6[0], w1 = skops->remote_ip6[1];
+		__u32 w2 = skops->remote_ip6[2], w3 = skops->remote_ip6[3];
+
+		if (w0 == 0 && w1 == 0 && w2 == bpf_htonl(0xffff)) {
+			key4(&k, w3);
+		} else {
+			__builtin_memcpy(k.addr, &w0, 4);
+			__builtin_memcpy(k.addr + 4, &w1, 4);
+			__builtin_memcpy(k.addr + 8, &w2, 4);
+			__builtin_memcpy(k.addr + 12, &w3, 4);
+		}
+	} else {
+		return 1;
+	}
+	if (!eg_inet_may_be_registered(&k) ||
+	    eg_endpoint_copy(&eg_inet_endpoints, &k, &ep) == EG_COPY_MISSING)
+		return 1;
+	__builtin_memset(&init, 0, sizeof(init));
+	__builtin_memcpy(init.sandbox, ep.sandbox, EG_ID_BYTES);
+	init.port = (__u16)bpf_ntohl(skops->remote_port);
+	init.proto = EG_IPPROTO_TCP;
+	init.state = EG_INET_UNADMITTED;
+	bpf_sk_storage_get(&eg_inet_tags, sk, &init, BPF_SK_STORAGE_GET_F_CREATE);
+	return 1;
+}
+
+char LICENSE[] SEC("license") = "GPL";

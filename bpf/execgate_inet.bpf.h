@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The ServicePort verdict shared by the inet hooks (bpf/cgroup_inet.bpf.c):
+ * a destination address becomes an eg_inet_key, one lookup decides whether
+ * it is a guest's; only then are the record and the caller's ServicePort
+ * grant for (sandbox, port, protocol) read, each by a locked copy with the
+ * embedded-key and re-lookup checks of execgate_common.bpf.h. Missing or
+ * inconsistent state of a registered address denies. */
+#ifndef EXECGATE_INET_BPF_H
+#define EXECGATE_INET_BPF_H
+
+#include "execgate_common.bpf.h"
+
+#define EG_AF_INET  2
+#define EG_AF_INET6 10
+
+/* false: certainly unregistered (its hint bit is clear). */
+EG_INLINE bool eg_inet_may_be_registered(const struct eg_inet_key *k)
+{
+	__u32 bit = eg_inet_hint_bit(k), idx = bit >> 6;
+	__u64 *w = bpf_map_lookup_elem(&eg_inet_hint, &idx);
+
+	return !w || (*w & (1ULL << (bit & 63)));
+}
+
+struct eg_service_grant_snap {
+	__u64 generation;
+	__u64 epoch;
+	__u64 expiry_ns;
+};
+
+EG_INLINE bool eg_service_key_eq(const struct eg_service_grant_key *a,
+				 const struct eg_service_grant_key *b)
+{
+	return eg_proc_eq(&a->proc, &b->proc) && eg_id_eq(a->sandbox, b->sandbox) &&
+	       a->port == b->port && a->proto == b->proto;
+}
+
+EG_INLINE int eg_service_grant_copy(const struct eg_service_grant_key *key,
+				    struct eg_service_grant_snap *out)
+{
+	struct eg_service_grant_key seen;
+	struct eg_service_grant *v;
+
+	v = bpf_map_lookup_elem(&eg_service_grants, key);
+	if (!v)
+		return EG_COPY_MISSING;
+	bpf_spin_lock(&v->lock);
+	out->generation = v->generation;
+	out->epoch = v->epoch;
+	out->expiry_ns = v->expiry_ns;
+	seen = v->key;
+	bpf_spin_unlock(&v->lock);
+	if (!eg_service_key_eq(&seen, key))
+		return EG_COPY_RACED;
+	if (bpf_map_lookup_elem(&eg_service_grants, key) != v)
+		return EG_COPY_RACED;
+	return EG_COPY_OK;
+}
+
+/* The verdict for a connect/sendmsg to a registered guest address. port in
+ * host byte order. On an identity or grant verdict *rec holds the record. */
+EG_INLINE __u32 eg_inet_verdict(const struct eg_endpoint_snap *ep, __u16 port, __u8 proto,
+				const struct eg_proc_id *caller, __u64 now_ns,
+				struct eg_record_snap *rec)
+{
+	struct eg_service_grant_key gkey;
+	struct eg_service_grant_snap grant;
+	int rc;
+
+	if (ep->role != EG_ROLE_SERVICE)
+		return EG_K_DENY_INCONSISTENT;
+	rc = eg_record_copy(ep->sandbox, rec);
+	if (rc == EG_COPY_MISSING)
+		return EG_K_DENY_NO_RECORD;
+	if (rc != EG_COPY_OK)
+		return EG_K_DENY_INCONSISTENT;
+	if (rec->state == EG_RECORD_RETIRED)
+		return EG_K_DENY_RETIRED;
+	if (rec->state != EG_RECORD_ACTIVE)
+		return EG_K_DENY_INCONSISTENT;
+
+	__builtin_memset(&gkey, 0, sizeof(gkey));
+	gkey.proc = *caller;
+	__builtin_memcpy(gkey.sandbox, ep->sandbox, EG_ID_BYTES);
+	gkey.port = port;
+	gkey.proto = proto;
+	rc = eg_service_grant_copy(&gkey, &grant);
+	if (rc == EG_COPY_MISSING)
+		return EG_K_DENY_NO_GRANT;
+	if (rc != EG_COPY_OK)
+		return EG_K_DENY_INCONSISTENT;
+	if (grant.epoch != rec->epoch || grant.generation != rec->generation)
+		return EG_K_DENY_GRANT_EPOCH;
+	if (now_ns >= grant.expiry_ns)
+		return EG_K_DENY_GRANT_EXPIRED;
+	return EG_K_ALLOW_GRANT;
+}
+
+/* Tags sk with the execution and ServicePort it was admitted to; a new tag
+ * is created from a complete value. A datagram socket that connects again
+ * gets its tag rewritten. */
+EG_INLINE void eg_inet_tag_socket(void *sk, const struct eg_record_snap *rec, __u16 port,
+				  __u8 proto)
+{
+	struct eg_inet_tag init, *tag;
+
+	if (!sk)
+		return;
+	__builtin_memcpy(init.sandbox, rec->sandbox, EG_ID_BYTES);
+	init.epoch = rec->epoch;
+	init.generation = rec->generation;
+	init.port = port;
+	init.proto = proto;
+	init.state = EG_INET_CONNECTING;
+	init.pad = 0;
+	tag = bpf_sk_storage_get(&eg_inet_tags, sk, &init, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!tag)
+		return;
+	if (tag->epoch == init.epoch && tag->generation == init.generation && tag->port == port &&
+	    tag->proto == proto && eg_id_eq(tag->sandbox, init.sandbox))
+		return;
+	*tag = init;
+}
+
+#endif

@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The TCP / ServicePort tier on the running kernel: real TCP and UDP from a
+ * gateway in a network namespace of its own (tcp_env.h) to a guest
+ * address registered by install --service-addr, grants from admit with
+ * ServicePort capabilities, and revocation of established streams when
+ * the epoch moves or the sandbox is retired. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <criterion/criterion.h>
+#include "harness.h"
+#include "not_offered.h"
+#include "tcp_env.h"
+
+#define SANDBOX "5f0c2c1e-7a4b-4c1d-9e3f-0000000000d1"
+#define WORKER	"a0000000-0000-4000-8000-00000000000a"
+
+TestSuite(tcp, .init = kh_setup, .fini = kh_teardown, .timeout = 120);
+
+static void tcp_tier_or_skip(void)
+{
+	char out[8192];
+
+	kh_cli(out, sizeof(out), "status", NULL);
+	if (!strstr(out, "tier tcp: loaded"))
+		kh_not_offered(KH_NEED_ANY, "tcp tier not loaded (execgate status)");
+}
+
+/* install generation gen attempt act, the guest at TE_GUEST_ADDR and ::1,
+ * ports TCP 7000 and UDP 7001. Returns the JSON output's tcp_cut. */
+static unsigned install(unsigned gen, unsigned act)
+{
+	char g[16], a[16], me[16], out[4096];
+	const char *cut;
+	int rc;
+
+	snprintf(g, sizeof(g), "%u", gen);
+	snprintf(a, sizeof(a), "%u", act);
+	snprintf(me, sizeof(me), "%d", (int)getpid());
+	rc = kh_cli(out, sizeof(out), "install", "--sandbox", SANDBOX, "--worker", WORKER,
+		    "--generation", g, "--activation", a, "--bridge-pid", me, "--service-addr",
+		    TE_GUEST_ADDR, "--service-addr", "::1", "--service-port", "7000/tcp",
+		    "--service-port", "7001/udp", "--profile-port", "7003/tcp", "--json", NULL);
+	cr_assert_eq(rc, 0, "install generation %u: exit %d: %s", gen, rc, out);
+	cut = strstr(out, "\"tcp_cut\":");
+	return cut ? (unsigned)strtoul(cut + strlen("\"tcp_cut\":"), NULL, 10) : 0;
+}
+
+static unsigned retire(void)
+{
+	char out[4096];
+	const char *cut;
+	int rc;
+
+	rc = kh_cli(out, sizeof(out), "retire", "--sandbox", SANDBOX, "--json", NULL);
+	cr_assert_eq(rc, 0, "retire: exit %d: %s", rc, out);
+	cut = strstr(out, "\"tcp_cut\":");
+	return cut ? (unsigned)strtoul(cut + strlen("\"tcp_cut\":"), NULL, 10) : 0;
+}
+
+/* A ServicePort token for gen/act and port "N/tcp|udp". */
+static void cap(char *tok, size_t size, unsigned gen, const char *port)
+{
+	char seed[256], g[16];
+	int rc;
+
+	snprintf(seed, sizeof(seed), "%s/%s.seed", kh.keys_dir, kh.kid);
+	snprintf(g, sizeof(g), "%u", gen);
+	rc = kh_issue(tok, size, "cap", "--key", seed, "--sandbox", SANDBOX, "--worker", WORKER,
+		      "--generation", g, "--activation", "1", "--scope", "serviceport", "--port",
+		      port, "--ttl", "120", NULL);
+	cr_assert_eq(rc, 0, "execgate-issue cap: %s", tok);
+	tok[strcspn(tok, "\n")] = '\0';
+}
+
+static int admit(struct te_env *e, const char *tok, char *out, size_t size)
+{
+	return kh_cli(out, size, "admit", "--pid", te_gateway_pid(e), tok, NULL);
+}
+
+/* guarantees: tcp-serviceport-profile */
+Test(tcp, connect4_needs_a_serviceport_grant_for_port_and_protocol)
+{
+	char tok[1024], out[2048];
+	struct te_env e;
+	__u64 denied;
+
+	tcp_tier_or_skip();
+	kh_keys();
+	te_start(&e);
+	install(7, 1);
+
+	/* Unregistered address: passes. Registered, no grant: EPERM. */
+	cr_assert_eq(te_connect(&e, 0, TE_OTHER_ADDR, TE_TCP_PORT, false), 0);
+	denied = kh_counter(EG_K_DENY_NO_GRANT);
+	cr_assert_eq(te_connect(&e, 1, TE_GUEST_ADDR, TE_TCP_PORT, false), -EPERM);
+	cr_assert_eq(kh_counter(EG_K_DENY_NO_GRANT), denied + 1);
+	cr_assert_geq(kh_events((__u32)e.gateway, EG_K_DENY_NO_GRANT), 1, "no denial event");
+
+	/* A port outside the profile is a Deny, and grants nothing. */
+	cap(tok, sizeof(tok), 7, "7002/tcp");
+	cr_assert_eq(admit(&e, tok, out, sizeof(out)), 4, "admit 7002/tcp: %s", out);
+	cr_assert(strstr(out, "port-not-allowed"), "%s", out);
+	cr_assert_eq(te_connect(&e, 1, TE_GUEST_ADDR, TE_TCP_PORT + 2, false), -EPERM);
+
+	/* The grant: TCP 7000 only. */
+	cap(tok, sizeof(tok), 7, "7000/tcp");
+	cr_assert_eq(admit(&e, tok, out, sizeof(out)), 0, "admit 7000/tcp: %s", out);
+	cr_assert_eq(te_connect(&e, 2, TE_GUEST_ADDR, TE_TCP_PORT, false), 0);
+	cr_assert_eq(te_send(&e, 2), 0);
+	cr_assert_eq(te_recv(&e, 2), 1, "echo through the admitted stream");
+	/* Same sandbox, a profile port not granted: EPERM. */
+	cr_assert_eq(te_connect(&e, 3, TE_GUEST_ADDR, TE_TCP_PORT + 3, false), -EPERM);
+	/* The grant is TCP: UDP to the same port is not covered. */
+	cr_assert_eq(te_connect(&e, 4, TE_GUEST_ADDR, TE_TCP_PORT, true), -EPERM);
+	/* v4-mapped v6 reaches the v4 address, and is checked as it. */
+	cr_assert_eq(te_connect(&e, 5, "::ffff:127.0.0.2", TE_TCP_PORT + 3, false), -EPERM);
+
+	/* Execution 8 installed: the grant of 7 is dead at once (and, dead,
+	 * swept from eg_service_grants by the install's revocation pass). */
+	install(8, 1);
+	denied = kh_counter(EG_K_DENY_NO_GRANT);
+	cr_assert_eq(te_connect(&e, 6, TE_GUEST_ADDR, TE_TCP_PORT, false), -EPERM);
+	cr_assert_eq(kh_counter(EG_K_DENY_NO_GRANT), denied + 1);
+	/* A token for 7 now refreshes the route and grants nothing. */
+	cr_assert_eq(admit(&e, tok, out, sizeof(out)), 3, "stale admit: %s", out);
+	cap(tok, sizeof(tok), 8, "7000/tcp");
+	cr_assert_eq(admit(&e, tok, out, sizeof(out)), 0, "admit 8: %s", out);
+	cr_assert_eq(te_connect(&e, 6, TE_GUEST_ADDR, TE_TCP_PORT, false), 0);
+
+	/* Retired: fail closed. */
+	retire();
+	denied = kh_counter(EG_K_DENY_RETIRED);
+	cr_assert_eq(te_connect(&e, 7, TE_GUEST_ADDR, TE_TCP_PORT, false), -EPERM);
+	cr_assert_eq(kh_counter(EG_K_DENY_RETIRED), denied + 1);
+}
+
+/* guarantees: tcp-serviceport-profile */
+Test(tcp, connect6_and_udp_sendmsg_are_checked)
+{
+	char tok[1024], out[2048];
+	struct te_env e;
+
+	tcp_tier_or_skip();
+	kh_keys();
+	te_start(&e);
+	install(7, 1);
+
+	cr_assert_eq(te_connect(&e, 0, "::1", TE_TCP_PORT, false), -EPERM);
+	cr_assert_eq(te_sendto(&e, TE_GUEST_ADDR, TE_UDP_PORT), -EPERM);
+	cr_assert_eq(te_sendto(&e, "::1", TE_UDP_PORT), -EPERM);
+	cr_assert_eq(te_connect(&e, 1, TE_GUEST_ADDR, TE_UDP_PORT, true), -EPERM);
+	cr_assert_eq(te_udp_count(&e), 0, "a denied datagram reached the guest");
+	/* Unregistered: untouched. */
+	cr_assert_eq(te_sendto(&e, TE_OTHER_ADDR, TE_UDP_PORT), 0);
+
+	cap(tok, sizeof(tok), 7, "7001/udp");
+	cr_assert_eq(admit(&e, tok, out, sizeof(out)), 0, "admit 7001/udp: %s", out);
+	cr_assert_eq(te_sendto(&e, TE_GUEST_ADDR, TE_UDP_PORT), 0);
+	cr_assert_eq(te_sendto(&e, "::1", TE_UDP_PORT), 0);
+	cr_assert_eq(te_connect(&e, 1, TE_GUEST_ADDR, TE_UDP_PORT, true), 0);
+	cr_assert_eq(te_send(&e, 1), 0);
+	cr_assert_eq(te_udp_count(&e), 4, "guest datagrams (1 unregistered + 3 granted)");
+	/* A UDP grant does not open TCP. */
+	cr_assert_eq(te_connect(&e, 2, "::1", TE_TCP_PORT, false), -EPERM);
+	cap(tok, sizeof(tok), 7, "7000/tcp");
+	cr_assert_eq(admit(&e, tok, out, sizeof(out)), 0, "admit 7000/tcp: %s", out);
+	cr_assert_eq(te_connect(&e, 2, "::1", TE_TCP_PORT, false), 0);
+	cr_assert_eq(te_send(&e, 2), 0);
+	cr_assert_eq(te_recv(&e, 2), 1);
+}
+
+/* The stream's tag, and what each end sees when it is cut: the gateway's
+ * next send fails with ECONNABORTED (the error bpf_sock_destroy sets) and
+ * the one after with EPIPE; the guest's read fails with ECONNRESET (the
+ * RST). The loader runs in the host namespace, the stream lives in the
+ * gateway's. */
+/* guarantees: tcp-stream-revocation */
+Test(tcp, install_of_a_new_generation_destroys_stale_streams_in_the_gateway_netns)
+{
+	char tok[1024], out[2048];
+	int tags_fd = kh.maps.fd[EG_MAP_INET_TAGS], state;
+	unsigned long long epoch;
+	struct te_env e;
+
+	tcp_tier_or_skip();
+	kh_keys();
+	te_start(&e);
+	install(7, 1);
+	cap(tok, sizeof(tok), 7, "7000/tcp");
+	cr_assert_eq(admit(&e, tok, out, sizeof(out)), 0, "admit: %s", out);
+	cr_assert_eq(te_connect(&e, 0, TE_GUEST_ADDR, TE_TCP_PORT, false), 0);
+	cr_assert_eq(te_connect(&e, 1, TE_OTHER_ADDR, TE_TCP_PORT, false), 0);
+	cr_assert_eq(te_send(&e, 0), 0);
+	cr_assert_eq(te_recv(&e, 0), 1);
+	cr_assert_eq(te_tag(&e, 0, tags_fd, &epoch, &state), 0, "admitted stream has no tag");
+	cr_assert_eq(epoch, 1);
+	cr_assert_eq(state, EG_INET_ESTABLISHED, "sockops did not mark it established");
+	cr_assert_eq(te_tag(&e, 1, tags_fd, NULL, NULL), -ENOENT, "unregistered stream tagged");
+
+	/* A new attempt of the same generation keeps the stream. */
+	cr_assert_eq(install(7, 2), 0);
+	cr_assert_eq(te_send(&e, 0), 0);
+	cr_assert_eq(te_recv(&e, 0), 1);
+
+	/* Generation 8: cut, in the gateway's namespace. */
+	cr_assert_eq(install(8, 1), 1, "install reports one TCP stream cut");
+	cr_assert_eq(te_peer_state(&e, 0, 2000), -ECONNRESET, "guest end");
+	cr_assert_eq(te_send(&e, 0), -ECONNABORTED, "gateway end, first call");
+	cr_assert_eq(te_send(&e, 0), -EPIPE, "gateway end, next call");
+	cr_assert_eq(te_recv(&e, 0), 0, "gateway end reads EOF after the error");
+	/* The stream to an unregistered address is untouched. */
+	cr_assert_eq(te_send(&e, 1), 0);
+	cr_assert_eq(te_recv(&e, 1), 1);
+	cr_assert_eq(te_peer_state(&e, 1, 0), 1);
+}
+
+/* guarantees: tcp-stream-revocation */
+Test(tcp, retire_destroys_every_stream_of_the_sandbox)
+{
+	char tok[1024], out[2048];
+	struct te_env e;
+	int n;
+
+	tcp_tier_or_skip();
+	kh_keys();
+	te_start(&e);
+	install(7, 1);
+	cap(tok, sizeof(tok), 7, "7000/tcp");
+	cr_assert_eq(admit(&e, tok, out, sizeof(out)), 0, "admit: %s", out);
+	n = te_connect_many(&e, 0, 100, TE_GUEST_ADDR, TE_TCP_PORT);
+	cr_assert_eq(n, 100, "connects: %d", n);
+	n = te_connect_many(&e, 100, 50, "::1", TE_TCP_PORT);
+	cr_assert_eq(n, 50, "v6 connects: %d", n);
+	cr_assert_eq(te_send_many(&e, 0, 150), 0);
+
+	cr_assert_eq(retire(), 150, "retire reports 150 TCP streams cut");
+	cr_assert_eq(te_send_many(&e, 0, 150), 150, "a cut stream still sends");
+	for (int k = 0; k < 150; k += 37)
+		cr_assert_eq(te_peer_state(&e, k, 2000), -ECONNRESET, "guest end %d", k);
+	/* Nothing left to cut. */
+	install(9, 1);
+	cr_assert_eq(retire(), 0);
+}

@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: Apache-2.0
+/* TCP stream revocation (loader/revoke.h): runs the pinned iter/tcp revoker
+ * (bpf/iter_tcp_revoke.bpf.c), which destroys every TCP socket whose
+ * eg_inet_tags entry names an execution that is no longer current.
+ *
+ * An iterator sees the TCP sockets of the network namespace it was created
+ * in, only. The connect check records the namespace of every admitted
+ * connect in eg_inet_netns (cookie -> last admitted tgid), so this visits
+ * the loader's own namespace and each recorded one: a short-lived thread
+ * enters it with setns (network namespaces are per thread), checks with
+ * SO_NETNS_COOKIE that it is the namespace the kernel recorded (a tgid can
+ * be reused or move), and creates the iterator there. A namespace whose
+ * recorded process is gone is looked for among every /proc/PID/ns/net. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "loader/pins.h"
+#include "loader/revoke.h"
+#include "loader/runtime.h"
+#include "loader/tcp_tier.h"
+
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71
+#endif
+
+#define MAX_NETNS 256 /* visited per revocation */
+
+struct revoke_out {
+	__s32 rc;
+	__u32 port;
+};
+
+static int netns_cookie(__u64 *cookie)
+{
+	socklen_t len = sizeof(*cookie);
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc = 0;
+
+	if (s < 0)
+		return -errno;
+	if (getsockopt(s, SOL_SOCKET, SO_NETNS_COOKIE, cookie, &len))
+		rc = -errno;
+	close(s);
+	return rc;
+}
+
+/* Creates an iterator in the calling thread's namespace and reads it to
+ * the end. */
+static int run_iter(int link_fd, unsigned *cut, unsigned *failed)
+{
+	static __thread struct revoke_out buf[4096];
+	ssize_t n;
+	int fd, rc = 0;
+
+	fd = bpf_iter_create(link_fd);
+	if (fd < 0)
+		return -errno;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		for (size_t i = 0; i < (size_t)n / sizeof(buf[0]); i++)
+			(*(buf[i].rc == 0 ? cut : failed))++;
+	if (n < 0)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+struct ns_job {
+	int link_fd;
+	__u64 cookie; /* the namespace wanted */
+	__u32 tgid;   /* where it was last seen */
+	unsigned cut, failed;
+	bool found;
+	int rc;
+};
+
+/* In a thread: enters ns_fd, and runs the iterator if it is job's. */
+static bool try_ns(struct ns_job *j, int ns_fd)
+{
+	__u64 c;
+
+	if (setns(ns_fd, CLONE_NEWNET))
+		return false;
+	if (netns_cookie(&c) || c != j->cookie)
+		return false;
+	j->found = true;
+	j->rc = run_iter(j->link_fd, &j->cut, &j->failed);
+	return true;
+}
+
+static bool try_pid_ns(struct ns_job *j, const char *pid, ino_t *seen, size_t *nseen)
+{
+	char path[300];
+	struct stat st;
+	bool done;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%s/ns/net", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	if (seen) {
+		if (fstat(fd, &st)) {
+			close(fd);
+			return false;
+		}
+		for (size_t i = 0; i < *nseen; i++)
+			if (seen[i] == st.st_ino) {
+				close(fd);
+				return false;
+			}
+		if (*nseen < MAX_NETNS * 4)
+			seen[(*nseen)++] = st.st_ino;
+	}
+	done = try_ns(j, fd);
+	close(fd);
+	return done;
+}
+
+static void *ns_thread(void *arg)
+{
+	struct ns_job *j = arg;
+	static __thread ino_t seen[MAX_NETNS * 4];
+	size_t nseen = 0;
+	struct dirent *de;
+	char pid[16];
+	DIR *d;
+
+	snprintf(pid, sizeof(pid), "%u", j->tgid);
+	if (try_pid_ns(j, pid, NULL, NULL))
+		return NULL;
+	/* The recorded process is gone or elsewhere: any process in the
+	 * namespace will do. */
+	d = opendir("/proc");
+	if (!d)
+		return NULL;
+	while (!j->found && (de = readdir(d)))
+		if (de->d_name[0] >= '1' && de->d_name[0] <= '9')
+			try_pid_ns(j, de->d_name, seen, &nseen);
+	closedir(d);
+	return NULL;
+}
+
+static int revoke_tcp(struct eg_runtime *rt, const struct eg_revoke_target *t,
+		      struct eg_revoke_count *out, char *err, size_t err_size)
+{
+	static struct ns_job jobs[MAX_NETNS];
+	int nsfd = rt->maps.fd[EG_MAP_INET_NETNS];
+	char pin[EG_PIN_PATH_MAX];
+	__u64 own, key, next;
+	size_t njobs = 0;
+	bool have = false;
+	int prog_fd, link_fd = -1, rc;
+
+	(void)t;
+	rc = eg_link_pin_path(pin, sizeof(pin), rt->pin_dir, EG_TCP_ITER_PIN);
+	if (rc)
+		return rc;
+	prog_fd = bpf_obj_get(pin);
+	if (prog_fd < 0) {
+		rc = -errno;
+		if (rc == -ENOENT && nsfd >= 0 && bpf_map_get_next_key(nsfd, NULL, &next)) {
+			return 0; /* no tcp tier revoker and nothing ever admitted */
+		}
+		snprintf(err, err_size,
+			 "%s: %s (tcp tier not loaded, or kernel without "
+			 "bpf_sock_destroy)",
+			 pin, strerror(-rc));
+		return rc;
+	}
+	out->method = "iter/tcp";
+	link_fd = bpf_link_create(prog_fd, 0, BPF_TRACE_ITER, NULL);
+	if (link_fd < 0) {
+		rc = -errno;
+		snprintf(err, err_size, "iter/tcp: creating the link: %s", strerror(-rc));
+		goto out;
+	}
+	rc = netns_cookie(&own);
+	if (rc) {
+		snprintf(err, err_size, "SO_NETNS_COOKIE: %s", strerror(-rc));
+		goto out;
+	}
+	rc = run_iter(link_fd, &out->cut, &out->unreachable);
+	if (rc) {
+		snprintf(err, err_size, "iter/tcp: %s", strerror(-rc));
+		goto out;
+	}
+	while (nsfd >= 0 && njobs < MAX_NETNS &&
+	       !bpf_map_get_next_key(nsfd, have ? &key : NULL, &next)) {
+		struct eg_inet_netns v;
+
+		have = true;
+		key = next;
+		if (key == own || bpf_map_lookup_elem(nsfd, &key, &v))
+			continue;
+		memset(&jobs[njobs], 0, sizeof(jobs[njobs]));
+		jobs[njobs].link_fd = link_fd;
+		jobs[njobs].cookie = key;
+		jobs[njobs].tgid = v.tgid;
+		njobs++;
+	}
+	/* One thread per namespace, one at a time: setns changes only the
+	 * thread that calls it, and the thread ends with it. */
+	for (size_t i = 0; i < njobs; i++) {
+		pthread_t th;
+
+		if (pthread_create(&th, NULL, ns_thread, &jobs[i])) {
+			rc = -EAGAIN;
+			snprintf(err, err_size, "netns %llu: no thread",
+				 (unsigned long long)jobs[i].cookie);
+			goto out;
+		}
+		pthread_join(th, NULL);
+		out->cut += jobs[i].cut;
+		out->unreachable += jobs[i].failed;
+		if (!jobs[i].found) {
+			/* No process is in it any more; its sockets are gone
+			 * with it or held from another namespace (docs:
+			 * operators.md, TCP). Forget it. */
+			bpf_map_delete_elem(nsfd, &jobs[i].cookie);
+		} else if (jobs[i].rc && !rc) {
+			rc = jobs[i].rc;
+			snprintf(err, err_size, "iter/tcp in netns %llu: %s",
+				 (unsigned long long)jobs[i].cookie, strerror(-rc));
+		}
+	}
+out:
+	if (link_fd >= 0)
+		close(link_fd);
+	close(prog_fd);
+	return rc;
+}
+
+const struct eg_revoker eg_revoker_tcp = {"tcp", EG_REVOKE_TCP, revoke_tcp};

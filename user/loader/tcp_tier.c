@@ -1,0 +1,433 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The TCP / ServicePort tier: bpf/cgroup_inet.bpf.c on connect4, connect6,
+ * sendmsg4, sendmsg6 and sockops of one cgroup (and its descendants), plus
+ * the stream revoker bpf/iter_tcp_revoke.bpf.c, loaded here and pinned as a
+ * program (<pin-dir>/links/tcp_iter_revoke) so that a revocation only
+ * creates an iterator (user/loader/revoke_tcp.c). Links are pinned under
+ * <pin-dir>/links/tcp_<hook>; a re-load swaps programs in place with
+ * bpf_link_update, as the cgroup tier does. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "cgroup_inet.skel.h"
+#include "iter_tcp_revoke.skel.h"
+#include "loader/cgroup.h"
+#include "loader/tcp_tier.h"
+#include "loader/tier.h"
+#include "loader/tier_link.h"
+
+enum tcp_prog { P_CONNECT4, P_CONNECT6, P_SENDMSG4, P_SENDMSG6, P_SOCKOPS, P__COUNT };
+
+static const struct {
+	const char *pin;
+	const char *hook;
+	enum bpf_attach_type type;
+} tcp_progs[P__COUNT] = {
+    [P_CONNECT4] = {"tcp_connect4", "connect4", BPF_CGROUP_INET4_CONNECT},
+    [P_CONNECT6] = {"tcp_connect6", "connect6", BPF_CGROUP_INET6_CONNECT},
+    [P_SENDMSG4] = {"tcp_sendmsg4", "sendmsg4", BPF_CGROUP_UDP4_SENDMSG},
+    [P_SENDMSG6] = {"tcp_sendmsg6", "sendmsg6", BPF_CGROUP_UDP6_SENDMSG},
+    [P_SOCKOPS] = {"tcp_sockops", "sockops", BPF_CGROUP_SOCK_OPS},
+};
+
+static struct bpf_program *skel_prog(struct cgroup_inet *s, enum tcp_prog i)
+{
+	switch (i) {
+	case P_CONNECT4:
+		return s->progs.eg_connect4;
+	case P_CONNECT6:
+		return s->progs.eg_connect6;
+	case P_SENDMSG4:
+		return s->progs.eg_sendmsg4;
+	case P_SENDMSG6:
+		return s->progs.eg_sendmsg6;
+	default:
+		return s->progs.eg_sockops;
+	}
+}
+
+static int probe_cached = 1; /* 1: not probed yet */
+static char probe_why[256];
+static int iter_cached = 1;
+
+/* Probes load the objects with their maps unpinned: nothing in any pin
+ * dir changes, and the scratch maps go with the objects. */
+static void unpin_maps(struct bpf_object *obj)
+{
+	struct bpf_map *m;
+
+	bpf_object__for_each_map(m, obj) bpf_map__set_pin_path(m, NULL);
+}
+
+static int tcp_probe(const struct eg_tier_ctx *ctx, char *why, size_t why_size)
+{
+	struct cgroup_inet *skel;
+	libbpf_print_fn_t old;
+	int rc;
+
+	(void)ctx;
+	if (probe_cached != 1)
+		goto done;
+	skel = cgroup_inet__open();
+	if (!skel) {
+		snprintf(probe_why, sizeof(probe_why), "cannot open the inet programs: %s",
+			 strerror(errno));
+		probe_cached = -EOPNOTSUPP;
+		goto done;
+	}
+	unpin_maps(skel->obj);
+	old = libbpf_set_print(NULL);
+	rc = cgroup_inet__load(skel);
+	libbpf_set_print(old);
+	cgroup_inet__destroy(skel);
+	if (rc)
+		snprintf(probe_why, sizeof(probe_why),
+			 "loading the connect4/6, sendmsg4/6 and sockops programs failed: %s",
+			 strerror(-rc));
+	probe_cached = rc ? -EOPNOTSUPP : 0;
+done:
+	if (probe_cached)
+		snprintf(why, why_size, "%s", probe_why);
+	return probe_cached;
+}
+
+int eg_tcp_iter_probe(char *why, size_t why_size)
+{
+	static char iter_why[256];
+	struct iter_tcp_revoke *skel;
+	libbpf_print_fn_t old;
+	int rc;
+
+	if (iter_cached != 1)
+		goto done;
+	skel = iter_tcp_revoke__open();
+	if (!skel) {
+		snprintf(iter_why, sizeof(iter_why), "cannot open the iter/tcp program: %s",
+			 strerror(errno));
+		iter_cached = -EOPNOTSUPP;
+		goto done;
+	}
+	unpin_maps(skel->obj);
+	old = libbpf_set_print(NULL);
+	rc = iter_tcp_revoke__load(skel);
+	libbpf_set_print(old);
+	iter_tcp_revoke__destroy(skel);
+	if (rc)
+		snprintf(iter_why, sizeof(iter_why),
+			 "iter/tcp with bpf_sock_destroy does not load (needs 6.5+): %s",
+			 strerror(-rc));
+	iter_cached = rc ? -EOPNOTSUPP : 0;
+done:
+	if (iter_cached)
+		snprintf(why, why_size, "%s", iter_why);
+	return iter_cached;
+}
+
+/* 1 adopted (program swapped in place), 0 no usable pin (attach afresh),
+ * <0 error. */
+static int adopt_link(const char *pin, int prog_fd, enum bpf_attach_type type, __u64 want_cgid,
+		      char *err, size_t err_size)
+{
+	struct bpf_link_info info;
+	int fd, rc;
+
+	fd = bpf_obj_get(pin);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	rc = eg_link_info(fd, &info);
+	if (rc) {
+		snprintf(err, err_size, "link %s: %s", pin, strerror(-rc));
+		goto out;
+	}
+	if (info.type != BPF_LINK_TYPE_CGROUP || info.cgroup.attach_type != type) {
+		snprintf(err, err_size, "link %s: not a %s cgroup link", pin,
+			 libbpf_bpf_attach_type_str(type));
+		rc = -EINVAL;
+		goto out;
+	}
+	if (info.cgroup.cgroup_id == 0) {
+		unlink(pin); /* its cgroup is gone: it enforces nothing */
+		rc = 0;
+		goto out;
+	}
+	if (info.cgroup.cgroup_id != want_cgid) {
+		snprintf(err, err_size,
+			 "link %s: attached to another cgroup (id %llu); run execgate unload first",
+			 pin, (unsigned long long)info.cgroup.cgroup_id);
+		rc = -EBUSY;
+		goto out;
+	}
+	if (bpf_link_update(fd, prog_fd, NULL)) {
+		rc = -errno;
+		snprintf(err, err_size, "link %s: replacing the program: %s", pin, strerror(-rc));
+		goto out;
+	}
+	rc = 1;
+out:
+	close(fd);
+	return rc;
+}
+
+/* The revoker program, pinned (replaced by rename, so a concurrent
+ * revocation always finds one). Skipped where bpf_sock_destroy is
+ * missing: the tcp-stream-revocation guarantee then does not hold. */
+static int load_iter(const struct eg_tier_ctx *ctx, char *err, size_t err_size)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = ctx->pin_dir);
+	char pin[EG_PIN_PATH_MAX], tmp[EG_PIN_PATH_MAX + 16], why[256];
+	struct iter_tcp_revoke *skel;
+	int rc;
+
+	if (eg_tcp_iter_probe(why, sizeof(why)))
+		return 0;
+	rc = eg_link_pin_path(pin, sizeof(pin), ctx->pin_dir, EG_TCP_ITER_PIN);
+	if (rc)
+		return rc;
+	snprintf(tmp, sizeof(tmp), "%s_replacing", pin);
+	unlink(tmp);
+	skel = iter_tcp_revoke__open_opts(&opts);
+	if (!skel) {
+		rc = -errno;
+		snprintf(err, err_size, "tcp tier: opening the iter/tcp object: %s", strerror(-rc));
+		return rc;
+	}
+	rc = iter_tcp_revoke__load(skel);
+	if (rc) {
+		eg_tier_load_error(err, err_size, "tcp", ctx->pin_dir, rc);
+		goto out;
+	}
+	rc = bpf_program__pin(skel->progs.eg_iter_tcp_revoke, tmp);
+	if (rc) {
+		snprintf(err, err_size, "program %s: pinning: %s", tmp, strerror(-rc));
+		goto out;
+	}
+	if (rename(tmp, pin)) {
+		rc = -errno;
+		snprintf(err, err_size, "program %s: %s", pin, strerror(-rc));
+		unlink(tmp);
+	}
+out:
+	iter_tcp_revoke__destroy(skel);
+	return rc;
+}
+
+static int tcp_load(const struct eg_tier_ctx *ctx, char *err, size_t err_size)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = ctx->pin_dir);
+	char pin[EG_PIN_PATH_MAX], root[EG_PIN_PATH_MAX];
+	const char *cgpath = ctx->cgroup_path;
+	struct cgroup_inet *skel = NULL;
+	uint64_t cgid;
+	int cgfd, rc;
+
+	if (!cgpath) {
+		rc = eg_cgroup2_root(root, sizeof(root));
+		if (rc) {
+			snprintf(err, err_size, "cgroup v2: not mounted");
+			return rc;
+		}
+		cgpath = root;
+	}
+	cgfd = eg_cgroup_open(cgpath, err, err_size);
+	if (cgfd < 0)
+		return cgfd;
+	rc = eg_cgroup_id(cgfd, &cgid);
+	if (rc)
+		goto out;
+	skel = cgroup_inet__open_opts(&opts);
+	if (!skel) {
+		rc = -errno;
+		snprintf(err, err_size, "tcp tier: opening the BPF object: %s", strerror(-rc));
+		goto out;
+	}
+	rc = cgroup_inet__load(skel);
+	if (rc) {
+		eg_tier_load_error(err, err_size, "tcp", ctx->pin_dir, rc);
+		goto out;
+	}
+	/* The revoker before the hooks: an admitted stream is never without
+	 * a way to be cut. */
+	rc = load_iter(ctx, err, err_size);
+	if (rc)
+		goto out;
+	for (int i = 0; i < P__COUNT; i++) {
+		struct bpf_program *prog = skel_prog(skel, i);
+		struct bpf_link *link;
+
+		rc = eg_link_pin_path(pin, sizeof(pin), ctx->pin_dir, tcp_progs[i].pin);
+		if (rc)
+			goto out;
+		rc = adopt_link(pin, bpf_program__fd(prog), tcp_progs[i].type, cgid, err, err_size);
+		if (rc < 0)
+			goto out;
+		if (rc == 1)
+			continue;
+		link = bpf_program__attach_cgroup(prog, cgfd);
+		if (!link) {
+			rc = -errno;
+			snprintf(err, err_size, "cgroup %s: attaching %s: %s", cgpath,
+				 tcp_progs[i].hook, strerror(-rc));
+			goto out;
+		}
+		rc = bpf_link__pin(link, pin);
+		bpf_link__destroy(link); /* the pin holds it from here on */
+		if (rc) {
+			snprintf(err, err_size, "link %s: pinning: %s", pin, strerror(-rc));
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	cgroup_inet__destroy(skel);
+	close(cgfd);
+	return rc;
+}
+
+static int tcp_unload(const struct eg_tier_ctx *ctx, char *err, size_t err_size)
+{
+	char pin[EG_PIN_PATH_MAX];
+	int rc, first = 0;
+
+	for (int i = 0; i <= P__COUNT; i++) {
+		rc = eg_link_pin_path(pin, sizeof(pin), ctx->pin_dir,
+				      i < P__COUNT ? tcp_progs[i].pin : EG_TCP_ITER_PIN);
+		if (rc)
+			return rc;
+		if (unlink(pin) && errno != ENOENT && !first) {
+			first = -errno;
+			snprintf(err, err_size, "link %s: %s", pin, strerror(errno));
+		}
+	}
+	if (!eg_link_pin_path(pin, sizeof(pin), ctx->pin_dir, EG_TCP_ITER_PIN "_replacing"))
+		unlink(pin);
+	return first;
+}
+
+static int tcp_status(const struct eg_tier_ctx *ctx, struct eg_tier_status *st)
+{
+	char pin[EG_PIN_PATH_MAX];
+	size_t missing = 0;
+	int rc;
+
+	memset(st, 0, sizeof(*st));
+	if (ctx->probed)
+		eg_tier_status_offered(ctx->probed, eg_tier_index(&eg_tier_tcp), st);
+	else
+		st->offered = tcp_probe(ctx, st->why_not, sizeof(st->why_not)) == 0;
+	for (int i = 0; i < P__COUNT; i++) {
+		struct eg_prog_status *p = &st->progs[st->nprogs];
+		struct bpf_link_info info;
+		int lfd;
+
+		rc = eg_link_pin_path(pin, sizeof(pin), ctx->pin_dir, tcp_progs[i].pin);
+		if (rc)
+			return rc;
+		lfd = bpf_obj_get(pin);
+		if (lfd < 0) {
+			if (!missing++)
+				snprintf(st->detail, sizeof(st->detail),
+					 "%s not attached (no %.200s)", tcp_progs[i].hook, pin);
+			continue;
+		}
+		rc = eg_link_info(lfd, &info);
+		close(lfd);
+		if (rc)
+			return rc;
+		st->nprogs++;
+		snprintf(p->hook, sizeof(p->hook), "%s", tcp_progs[i].hook);
+		eg_prog_status_from_link(p, &info);
+		p->attach_type = info.cgroup.attach_type;
+		p->target_id = info.cgroup.cgroup_id;
+		if (!p->target_id ||
+		    eg_cgroup_path_by_id(p->target_id, p->target, sizeof(p->target)))
+			snprintf(p->target, sizeof(p->target),
+				 p->target_id ? "?" : "(cgroup removed)");
+		if (!p->target_id && !missing++)
+			snprintf(st->detail, sizeof(st->detail), "link %u: its cgroup was removed",
+				 info.id);
+	}
+	/* The revoker: a pinned program, reported as a hook without a link. */
+	rc = eg_link_pin_path(pin, sizeof(pin), ctx->pin_dir, EG_TCP_ITER_PIN);
+	if (rc)
+		return rc;
+	{
+		struct eg_prog_status *p = &st->progs[st->nprogs];
+		struct bpf_prog_info info;
+		int pfd = bpf_obj_get(pin);
+
+		if (pfd >= 0) {
+			if (!eg_prog_info(pfd, &info)) {
+				snprintf(p->hook, sizeof(p->hook), "iter/tcp (revocation)");
+				snprintf(p->name, sizeof(p->name), "%s", info.name);
+				p->prog_id = info.id;
+				p->attach_type = BPF_TRACE_ITER;
+				p->run_cnt = info.run_cnt;
+				p->run_time_ns = info.run_time_ns;
+				st->nprogs++;
+			}
+			close(pfd);
+		}
+	}
+	st->loaded = missing == 0;
+	return 0;
+}
+
+bool eg_tcp_revoker_pinned(const struct eg_tier_status *st)
+{
+	for (size_t i = 0; i < st->nprogs; i++)
+		if (st->progs[i].attach_type == BPF_TRACE_ITER)
+			return true;
+	return false;
+}
+
+static void tcp_guarantees(const struct eg_tier_status *st, struct eg_guarantee *out, size_t *n,
+			   size_t max)
+{
+	char on[384], rev[384];
+	bool held = st->loaded;
+	bool iter = eg_tcp_revoker_pinned(st);
+
+	if (held)
+		snprintf(
+		    on, sizeof(on), "connect4/6, sendmsg4/6, sockops links %u..%u on cgroup %.280s",
+		    st->progs[0].link_id, st->progs[P__COUNT - 1].link_id, st->progs[0].target);
+	else
+		eg_tier_not_held_reason(st, on, sizeof(on));
+	if (held && iter)
+		snprintf(rev, sizeof(rev),
+			 "sockops link %u tags streams; iter/tcp program %u + bpf_sock_destroy "
+			 "cuts them in every admitted network namespace",
+			 st->progs[P_SOCKOPS].link_id, st->progs[st->nprogs - 1].prog_id);
+	else if (held)
+		snprintf(rev, sizeof(rev),
+			 "no iter/tcp revoker pinned: bpf_sock_destroy needs kernel 6.5+ (the "
+			 "sock_diag SOCK_DESTROY fallback is not implemented)");
+	else
+		snprintf(rev, sizeof(rev), "%s", on);
+
+	eg_guarantee_add(out, n, max, "tcp-serviceport-profile",
+			 "a TCP connect or UDP send to a registered guest address needs a live "
+			 "ServicePort grant for its sandbox, port and protocol at the current "
+			 "epoch (else EPERM); other addresses pass after one lookup",
+			 held, on);
+	eg_guarantee_add(out, n, max, "tcp-stream-revocation",
+			 "when install moves the epoch or retire runs, every TCP stream admitted "
+			 "at an older epoch is destroyed: the peer gets a reset, the local end "
+			 "ECONNABORTED",
+			 held && iter, rev);
+}
+
+const struct eg_tier_ops eg_tier_tcp = {
+    .name = "tcp",
+    .summary = "cgroup connect4/6, sendmsg4/6, sockops + iter/tcp: ServicePort TCP/UDP from one "
+	       "cgroup, stream revocation",
+    .probe = tcp_probe,
+    .load = tcp_load,
+    .unload = tcp_unload,
+    .status = tcp_status,
+    .guarantees = tcp_guarantees,
+};
