@@ -38,9 +38,8 @@
  * task->start_boottime, ns of CLOCK_BOOTTIME, unrounded: BPF reads it from
  * the current task, the loader through a task iterator (loader/task_start.c),
  * so a pid reused even within one 10 ms tick is another process
- * (/proc/PID/stat field 22 has the same value in USER_HZ ticks). exe_dev is the kernel's s_dev encoding
- * (MAJOR << 20 | MINOR), not userspace st_dev. tgid is in the initial PID
- * namespace. */
+ * (/proc/PID/stat field 22 has the same value in USER_HZ ticks). exe_dev is the kernel's s_dev
+ * encoding (MAJOR << 20 | MINOR), not userspace st_dev. tgid is in the initial PID namespace. */
 struct eg_proc_id {
 	__u32 tgid;
 	__u32 exe_dev;
