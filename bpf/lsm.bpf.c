@@ -12,6 +12,9 @@
  *                        check for every admitted stream
  *   socket_sendmsg/recvmsg  stream leases: I/O on a socket tagged with an
  *                        epoch that is no longer current fails with EPIPE
+ *   sock_graft           the accepted end of a VSOCK stream to a registered
+ *                        endpoint gets the lease too (the connecting end got
+ *                        it in socket_connect)
  *
  * Errnos: a denied connect fails with EPERM (as in the cgroup tier); a
  * revoked stream fails send and receive, on both ends of a Unix stream, with
@@ -332,6 +335,49 @@ deny:
 	eg_emit_denial(EG_HOOK_LSM_UNIX_STREAM_CONNECT, reason, ep.sandbox, rec.epoch, NULL, 0,
 		       NULL);
 	return -EPERM;
+}
+
+/* ---- sock_graft: the accepted end of a VSOCK stream ------------------------- */
+
+/* vsock_sock begins with its struct sock, then the transport pointer, then
+ * local_addr (af_vsock.h, the same on 6.1 and 6.12). Read by offset: the
+ * type lives in the vsock module's BTF, which need not be loaded (see
+ * struct eg_sockaddr_vm). */
+EG_INLINE int eg_vsock_local_addr(struct sock *sk, struct eg_sockaddr_vm *out)
+{
+	__u64 off = bpf_core_type_size(struct sock) + sizeof(void *);
+
+	return bpf_probe_read_kernel(out, sizeof(*out), (void *)((__u64)sk + off));
+}
+
+/* accept() grafts the connected child onto the new socket. A child of a
+ * registered (CID, port) -- its local address is what the peer dialed --
+ * is tagged with the record's current epoch and role, so the stream lease
+ * stops I/O on this end as well when the epoch moves. The peer was admitted
+ * (or not) by socket_connect; this hook decides nothing. Residual: an
+ * install landing between the peer's connect and this accept tags this end
+ * with the new epoch; the peer's end is dead then, and the loader's
+ * revocation shuts the stream down. */
+SEC("lsm/sock_graft")
+int BPF_PROG(eg_lsm_sock_graft, struct sock *sk, struct socket *parent)
+{
+	struct eg_endpoint_snap ep = {};
+	struct eg_record_snap rec = {};
+	struct eg_sockaddr_vm addr;
+	struct eg_vsock_key key;
+
+	if (!sk || sk->__sk_common.skc_family != AF_VSOCK)
+		return 0;
+	if (eg_vsock_local_addr(sk, &addr))
+		return 0;
+	key.cid = addr.svm_cid;
+	key.port = addr.svm_port;
+	if (eg_endpoint_copy(&eg_vsock_endpoints, &key, &ep) != EG_COPY_OK)
+		return 0;
+	if (eg_record_copy(ep.sandbox, &rec) != EG_COPY_OK || rec.state != EG_RECORD_ACTIVE)
+		return 0; /* no lease to give; the peer's connect was denied */
+	eg_tag_socket(sk, &rec, ep.role);
+	return 0;
 }
 
 /* ---- stream leases ---------------------------------------------------------- */

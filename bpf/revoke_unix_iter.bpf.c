@@ -16,7 +16,8 @@
 #include "execgate/abi.h"
 #include "execgate/revoke_abi.h"
 
-#define AF_UNIX 1
+#define AF_UNIX	      1
+#define SHUTDOWN_MASK 3 /* RCV_SHUTDOWN | SEND_SHUTDOWN */
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -30,15 +31,16 @@ struct {
 __u8 target_sandbox[EG_ID_BYTES];
 __u64 target_epoch;
 __u32 target_retired;
-__u64 seen_tagged; /* tagged sockets of any sandbox, for the bench and tests */
+__u64 seen_tagged;  /* tagged sockets of any sandbox, for the bench and tests */
+__u64 seen_stopped; /* Unix sockets skipped as shut down both ways */
 
-/* The socket's eg_sk_tags value, read through the socket's local storage
- * with plain kernel reads. bpf_sk_storage_get() would be simpler, but the
- * socket reached from a file (bpf_sock_from_file()->sk) is an untrusted
- * pointer to the 6.18 verifier, which refuses it for that helper; iter/unix
- * has a trusted one but sees one network namespace and no holder. The
- * storage keeps a 16-slot cache of its maps' data, then a list: the map's
- * own address names its entry. */
+/* The socket's eg_sk_tags value, read through the socket's local storage.
+ * bpf_sk_storage_get() would be simpler, but the socket reached from a file
+ * (bpf_sock_from_file()->sk) is an untrusted pointer to the 6.18 verifier,
+ * which refuses it for that helper; iter/unix has a trusted one but sees
+ * one network namespace and no holder. Untrusted pointers may still be read
+ * (direct loads, faults read as zero): the storage keeps a 16-slot cache of
+ * its maps' data, then a list, and the map's own address names its entry. */
 static __always_inline bool eg_tag_of(struct sock *sk, struct eg_sk_tag *out)
 {
 	__u64 want = (__u64)(void *)&eg_sk_tags;
@@ -46,18 +48,22 @@ static __always_inline bool eg_tag_of(struct sock *sk, struct eg_sk_tag *out)
 	struct bpf_local_storage *st;
 	struct hlist_node *n;
 
-	st = BPF_CORE_READ(sk, sk_bpf_storage);
+	st = sk->sk_bpf_storage;
 	if (!st)
 		return false;
 	for (int i = 0; i < 16; i++) {
-		sd = BPF_CORE_READ(st, cache[i]);
-		if (sd && (__u64)BPF_CORE_READ(sd, smap) == want)
+		sd = st->cache[i];
+		if (sd && (__u64)sd->smap == want)
 			return !bpf_probe_read_kernel(out, sizeof(*out), sd->data);
 	}
-	n = BPF_CORE_READ(st, list.first);
+	/* Not cached (more than 16 storage maps on the socket): the list, by
+	 * helper reads (an element is reached by container_of, which the
+	 * verifier does not follow on a BTF pointer). */
+	n = st->list.first;
 	for (int i = 0; i < 32 && n; i++) {
 		struct bpf_local_storage_elem *e =
-		    (void *)n - bpf_core_field_offset(struct bpf_local_storage_elem, snode);
+		    (void *)((__u64)n -
+			     bpf_core_field_offset(struct bpf_local_storage_elem, snode));
 
 		if ((__u64)BPF_CORE_READ(e, sdata.smap) == want)
 			return !bpf_probe_read_kernel(out, sizeof(*out), e->sdata.data);
@@ -81,9 +87,15 @@ int eg_revoke_unix_iter(struct bpf_iter__task_file *ctx)
 	sock = bpf_sock_from_file(file);
 	if (!sock)
 		return 0;
-	sk = BPF_CORE_READ(sock, sk);
-	if (!sk || BPF_CORE_READ(sk, __sk_common.skc_family) != AF_UNIX)
+	sk = sock->sk;
+	if (!sk || sk->__sk_common.skc_family != AF_UNIX)
 		return 0;
+	/* Shut down both ways (cut before, or the peer closed): stopped
+	 * already, nothing to cut or count. */
+	if (BPF_CORE_READ_BITFIELD(sk, sk_shutdown) == SHUTDOWN_MASK) {
+		__sync_fetch_and_add(&seen_stopped, 1);
+		return 0;
+	}
 	if (!eg_tag_of(sk, &tag))
 		return 0;
 	__sync_fetch_and_add(&seen_tagged, 1);

@@ -2,7 +2,8 @@
 /* Unix stream revocation on the cgroup tier (user/loader/revoke_unix.c):
  * when install moves the epoch, or retire runs, every stream admitted at an
  * older epoch is shut down, and both ends see it on their next call (EOF on
- * receive, EPIPE on send). An activation change keeps them. */
+ * receive, EPIPE on send; where the LSM tier is loaded as well, its lease
+ * may answer a receive with EPIPE first). An activation change keeps them. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -30,6 +31,13 @@ struct holder {
 	int ctl;
 };
 
+/* A cut stream's receive: EOF, or EPIPE where the LSM tier is loaded too
+ * (its stream lease refuses I/O on a stale tag before the socket is read). */
+static bool received_cut(ssize_t r, int err)
+{
+	return r == 0 || (r < 0 && err == EPIPE);
+}
+
 static void holder_main(int ctl, const char *path)
 {
 	int fds[MAX_FDS], n = 0;
@@ -55,14 +63,15 @@ static void holder_main(int ctl, const char *path)
 		} else if (cmd == 'e') { /* streams cut: EOF in, EPIPE out */
 			for (int i = 0; i < n; i++) {
 				char b[64];
+				int recv_errno;
 				ssize_t r, s;
 
 				do /* bytes the peer sent before the cut */
 					r = recv(fds[i], b, sizeof(b), MSG_DONTWAIT);
 				while (r > 0);
+				recv_errno = r < 0 ? errno : 0;
 				s = send(fds[i], "x", 1, MSG_NOSIGNAL);
-
-				reply += r == 0 && s < 0 && errno == EPIPE;
+				reply += received_cut(r, recv_errno) && s < 0 && errno == EPIPE;
 			}
 		} else if (cmd == 'f') { /* fork a second holder of every fd */
 			pid_t p = fork();
@@ -126,14 +135,16 @@ static int listen_on(const char *path)
 /* The accepted end: EOF in and EPIPE out once cut, data both ways before. */
 static bool accepted_cut(int fd)
 {
+	int recv_errno;
 	char b[8];
 	ssize_t r, s;
 
 	do
 		r = recv(fd, b, sizeof(b), MSG_DONTWAIT);
 	while (r > 0); /* bytes the holder sent before the cut */
+	recv_errno = r < 0 ? errno : 0;
 	s = send(fd, "y", 1, MSG_NOSIGNAL);
-	return r == 0 && s < 0 && errno == EPIPE;
+	return received_cut(r, recv_errno) && s < 0 && errno == EPIPE;
 }
 
 static bool accepted_alive(int fd)

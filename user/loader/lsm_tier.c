@@ -35,6 +35,7 @@ static const struct {
     [EG_LSM_PROG_UNIX_STREAM] = {"lsm_unix_stream_connect", "lsm/unix_stream_connect"},
     [EG_LSM_PROG_SENDMSG] = {"lsm_socket_sendmsg", "lsm/socket_sendmsg"},
     [EG_LSM_PROG_RECVMSG] = {"lsm_socket_recvmsg", "lsm/socket_recvmsg"},
+    [EG_LSM_PROG_SOCK_GRAFT] = {"lsm_sock_graft", "lsm/sock_graft"},
 };
 
 static struct bpf_program *skel_prog(struct lsm *skel, enum eg_lsm_prog i)
@@ -50,6 +51,8 @@ static struct bpf_program *skel_prog(struct lsm *skel, enum eg_lsm_prog i)
 		return skel->progs.eg_lsm_socket_sendmsg;
 	case EG_LSM_PROG_RECVMSG:
 		return skel->progs.eg_lsm_socket_recvmsg;
+	case EG_LSM_PROG_SOCK_GRAFT:
+		return skel->progs.eg_lsm_sock_graft;
 	default:
 		return NULL;
 	}

@@ -13,6 +13,7 @@ enum eg_lsm_prog {
 	EG_LSM_PROG_UNIX_STREAM, /* lsm/unix_stream_connect: inode endpoints, listener */
 	EG_LSM_PROG_SENDMSG,	 /* lsm/socket_sendmsg: stream lease */
 	EG_LSM_PROG_RECVMSG,	 /* lsm/socket_recvmsg: stream lease */
+	EG_LSM_PROG_SOCK_GRAFT,	 /* lsm/sock_graft: lease on the accepted VSOCK end */
 	EG_LSM_PROG__COUNT,
 };
 

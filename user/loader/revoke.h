@@ -35,10 +35,11 @@ struct eg_revoke_target {
 };
 
 struct eg_revoke_count {
-	unsigned cut;	      /* stale streams stopped (both directions) */
-	unsigned unreachable; /* stale streams seen but not stopped (holder gone, no access) */
-	int error;	      /* 0, or the revoker's negative errno: counts may be short */
-	const char *method;   /* how they were found, e.g. "iter/task_file"; NULL: not run */
+	unsigned cut;	       /* stale streams stopped (both directions) */
+	unsigned unreachable;  /* stale streams seen but not stopped (holder gone, no access) */
+	int error;	       /* 0, or the revoker's negative errno: counts may be short */
+	const char *method;    /* how they were found, e.g. "iter/task_file"; NULL: not run */
+	__u64 find_ns, cut_ns; /* wall time finding the holders, and cutting (bench) */
 };
 
 struct eg_revoke_report {
