@@ -114,7 +114,7 @@ static int write_endpoint(struct eg_runtime *rt, const struct endpoint_plan *p, 
 	memcpy(ep.sandbox, sandbox, EG_ID_BYTES);
 	rc = eg_endpoint_write(&rt->maps, p->map, &p->key, &ep);
 	if (!rc && !p->exists && p->map == EG_MAP_ENDPOINTS)
-		rc = filter_add(rt, &p->key.path); /* publishes the path to BPF */
+		rc = filter_add(rt, &p->key.path);  /* publishes the path to BPF */
 	if (!rc && p->map == EG_MAP_INET_ENDPOINTS) /* the hint bit last, as for paths */
 		rc = eg_inet_hint_set(rt->maps.fd[EG_MAP_INET_HINT], &p->key.inet);
 	if (rc) {
