@@ -27,19 +27,7 @@ static void setup(void)
 static void install(__u64 gen, __u32 act, struct agent *bridge, struct agent *vmm, unsigned port,
 		    enum eg_install_kind want)
 {
-	struct lsm_install in = {.generation = gen,
-				 .activation = act,
-				 .bridge = bridge->pid,
-				 .vmm = vmm ? vmm->pid : 0,
-				 .vsock_port = port};
-	struct eg_install_result res;
-	char err[512];
-	int rc;
-
-	memcpy(in.sandbox, sandbox_s, EG_ID_BYTES);
-	rc = lsm_env_install(&env, &in, &res, err, sizeof(err));
-	cr_assert_eq(rc, 0, "install generation %llu: %s", (unsigned long long)gen, err);
-	cr_assert_eq(res.kind, want, "install kind %s", eg_install_kind_name(res.kind));
+	lsm_env_install_vsock(&env, sandbox_s, gen, act, bridge, vmm, port, want);
 }
 
 /* guarantees: vsock-vmm-bridge-only */

@@ -24,19 +24,7 @@ static const __u8 sandbox_v[EG_ID_BYTES] = {0x5a, 0x4d, 0xb0, 0x01, 0xac};
 static void install(__u64 gen, __u32 act, struct agent *bridge, struct agent *vmm, unsigned port,
 		    enum eg_install_kind want)
 {
-	struct lsm_install in = {.generation = gen,
-				 .activation = act,
-				 .bridge = bridge->pid,
-				 .vmm = vmm->pid,
-				 .vsock_port = port};
-	struct eg_install_result res;
-	char err[512];
-	int rc;
-
-	memcpy(in.sandbox, sandbox_v, EG_ID_BYTES);
-	rc = lsm_env_install(&env, &in, &res, err, sizeof(err));
-	cr_assert_eq(rc, 0, "install generation %llu: %s", (unsigned long long)gen, err);
-	cr_assert_eq(res.kind, want, "install kind %s", eg_install_kind_name(res.kind));
+	lsm_env_install_vsock(&env, sandbox_v, gen, act, bridge, vmm, port, want);
 }
 
 /* A stream from bridge to the VMM's listener, checked both ways. */
