@@ -143,6 +143,10 @@ int kh_run(char *out, size_t size, const char *prog, ...)
 	va_list ap;
 	int rc;
 
+	/* callers pass getenv("EXECGATE_BIN"): unset outside make, and a NULL
+	 * argv[0] would only show up as the child's SIGSEGV */
+	cr_assert_not_null(prog, "program to run is NULL: run the suite through make test-kernel, "
+				 "or set EXECGATE_BIN and EXECGATE_ISSUE_BIN");
 	va_start(ap, prog);
 	rc = run_va(out, size, prog, false, ap);
 	va_end(ap);
@@ -288,10 +292,15 @@ static int ev_cb(void *ctx, void *data, size_t size)
 
 int kh_events(__u32 pid, __u32 reason)
 {
+	return kh_events_in(kh.maps.fd[EG_MAP_EVENTS], pid, reason);
+}
+
+int kh_events_in(int ring_fd, __u32 pid, __u32 reason)
+{
 	struct ev_match m = {.pid = pid, .reason = reason};
 	struct ring_buffer *rb;
 
-	rb = ring_buffer__new(kh.maps.fd[EG_MAP_EVENTS], ev_cb, &m, NULL);
+	rb = ring_buffer__new(ring_fd, ev_cb, &m, NULL);
 	cr_assert_not_null(rb, "ring_buffer__new");
 	ring_buffer__consume(rb);
 	ring_buffer__free(rb);

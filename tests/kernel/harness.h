@@ -68,6 +68,8 @@ void kh_cap(char *token, size_t size, const char *sandbox, const char *worker, u
 __u64 kh_counter(__u32 reason);
 /* Reads every pending event; returns how many match (pid, reason). */
 int kh_events(__u32 pid, __u32 reason);
+/* The same on another worker's event ring (eg_worker_events_fd). */
+int kh_events_in(int ring_fd, __u32 pid, __u32 reason);
 
 /* --- processes ------------------------------------------------------------ */
 

@@ -304,31 +304,10 @@ static void assert_nothing_denied(struct tw_worker *w, const char *step)
 		cr_assert_eq(moved(w, r), 0, "%s: kernel reason %u moved", step, r);
 }
 
-struct ev_match {
-	__u32 pid, reason;
-	int n;
-};
-
-static int ev_cb(void *ctx, void *data, size_t size)
-{
-	struct ev_match *m = ctx;
-	const struct eg_event *ev = data;
-
-	if (size >= sizeof(*ev) && ev->pid == m->pid && ev->reason == m->reason)
-		m->n++;
-	return 0;
-}
-
 /* Pending events on w of (pid, reason), drained. */
 static int events(struct tw_worker *w, pid_t pid, __u32 reason)
 {
-	struct ev_match m = {.pid = (__u32)pid, .reason = reason};
-	struct ring_buffer *rb = ring_buffer__new(eg_worker_events_fd(w->w), ev_cb, &m, NULL);
-
-	cr_assert_not_null(rb, "ring_buffer__new");
-	ring_buffer__consume(rb);
-	ring_buffer__free(rb);
-	return m.n;
+	return kh_events_in(eg_worker_events_fd(w->w), (__u32)pid, reason);
 }
 
 /* --- the sandbox manager (execgate-demo manager) ---------------------------- */
