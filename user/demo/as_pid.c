@@ -16,11 +16,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include "demo/demo.h"
 
 #define AS_PID_TRIES 500
+/* Held while steering ns_last_pid, as tests/kernel/test_pid_reuse.c does:
+ * two steerers at once would take each other's pid. */
+#define AS_PID_LOCK "/tmp/execgate-ns_last_pid.lock"
 
 static pid_t child;
 
@@ -49,7 +53,7 @@ int egd_as_pid(int argc, char **argv)
 	const char *cg = egd_opt(argc, argv, "cgroup");
 	char **prog = NULL;
 	pid_t want;
-	int status, i, rc;
+	int status, i, rc, lock;
 
 	for (i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "--")) {
@@ -62,6 +66,11 @@ int egd_as_pid(int argc, char **argv)
 	}
 	if (kill(want, 0) == 0 || errno != ESRCH) {
 		fprintf(stderr, "execgate-demo: as-pid: pid %d is still in use\n", (int)want);
+		return 1;
+	}
+	lock = open(AS_PID_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (lock < 0 || flock(lock, LOCK_EX)) {
+		fprintf(stderr, "execgate-demo: as-pid: %s: %s\n", AS_PID_LOCK, strerror(errno));
 		return 1;
 	}
 	for (i = 1; i <= AS_PID_TRIES; i++) {
@@ -93,6 +102,7 @@ int egd_as_pid(int argc, char **argv)
 		waitpid(child, NULL, 0);
 		child = 0;
 	}
+	close(lock);
 	if (child != want) {
 		fprintf(stderr, "execgate-demo: as-pid: pid %d not obtained in %d tries\n",
 			(int)want, AS_PID_TRIES);
