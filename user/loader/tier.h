@@ -134,6 +134,11 @@ int eg_tiers_unload(const struct eg_tier_ctx *ctx, char *err, size_t err_size);
  * (the report is written either way), other negative errnos on failure. */
 int eg_tier_report(FILE *out, const char *pin_dir, const struct eg_probe_record *probed, bool json,
 		   bool full);
+/* The same, and where the cgroup programs are attached (loader/
+ * attach_root.h; attach may be NULL): `status --require-root-attach`. */
+struct eg_attach_check;
+int eg_tier_report_attach(FILE *out, const char *pin_dir, const struct eg_probe_record *probed,
+			  bool json, bool full, struct eg_attach_check *attach);
 
 /* Appends one guarantee; used by the tiers' guarantees(). */
 void eg_guarantee_add(struct eg_guarantee *out, size_t *n, size_t max, const char *name,

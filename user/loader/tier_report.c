@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/libbpf.h>
+#include "loader/attach_root.h"
 #include "loader/kreason.h"
 #include "loader/maps.h"
 #include "loader/pins.h"
@@ -33,6 +34,7 @@ struct report {
 	__u64 counters[EG_K_REASON_COUNT];
 	bool have_counters;
 	unsigned fill[EG_MAP__COUNT], cap[EG_MAP__COUNT];
+	struct eg_attach_check attach;
 };
 
 /* RFC 8259 string; bytes outside printable ASCII as \u00XX (paths are
@@ -53,6 +55,21 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* The warning status gives about the attach point: its code (NULL when
+ * there is none), and with buf its message. */
+static const char *attach_warning(const struct eg_attach_check *a, char *buf, size_t size)
+{
+	if (a->point != EG_ATTACH_NOT_ROOT)
+		return NULL;
+	if (buf)
+		snprintf(buf, size,
+			 "%s is attached at cgroup %s, not at the cgroup root %s: a socket "
+			 "created outside that cgroup is not checked, even when a process in it "
+			 "uses the socket (attach at the root in production: load --cgroup %s)",
+			 a->hook, a->cgroup, a->root, a->root);
+	return EG_WARN_CGROUP_NOT_ROOT;
+}
+
 static void prog_text(FILE *f, const struct eg_prog_status *p)
 {
 	fprintf(f, "    %s: program %s id %u, link %u, attach type %u (%s)", p->hook, p->name,
@@ -67,6 +84,8 @@ static void prog_text(FILE *f, const struct eg_prog_status *p)
 
 static void print_text(FILE *f, const char *pin_dir, const struct report *r, bool full)
 {
+	char warn[4 * EG_PIN_PATH_MAX];
+
 	fprintf(f, "pin dir %s: %s\n", pin_dir, r->loaded ? "loaded" : "not loaded");
 	for (size_t i = 0; i < eg_tier_count; i++) {
 		const struct eg_tier_status *st = &r->st[i];
@@ -83,6 +102,8 @@ static void print_text(FILE *f, const char *pin_dir, const struct report *r, boo
 		for (size_t p = 0; p < st->nprogs; p++)
 			prog_text(f, &st->progs[p]);
 	}
+	if (attach_warning(&r->attach, warn, sizeof(warn)))
+		fprintf(f, "warning: %s: %s\n", attach_warning(&r->attach, NULL, 0), warn);
 	fprintf(f, "guarantees:\n");
 	for (size_t i = 0; i < r->ng; i++)
 		fprintf(f, "  %-8s %-30s %s\n           %s\n", r->g[i].held ? "held" : "NOT HELD",
@@ -107,6 +128,8 @@ static void print_text(FILE *f, const char *pin_dir, const struct report *r, boo
 static void print_json(FILE *f, const char *pin_dir, const struct eg_probe_record *probed,
 		       const struct report *r, bool full)
 {
+	char warn[4 * EG_PIN_PATH_MAX];
+
 	fprintf(f, "{\"schema_version\":1,\"pin_dir\":");
 	json_str(f, pin_dir);
 	fprintf(f, ",\"loaded\":%s,\"probed\":%s,\"tiers\":[", r->loaded ? "true" : "false",
@@ -139,6 +162,21 @@ static void print_json(FILE *f, const char *pin_dir, const struct eg_probe_recor
 				(unsigned long long)ps->run_time_ns);
 		}
 		fprintf(f, "]}");
+	}
+	fprintf(f, "],\"attach_root\":%s,\"warnings\":[",
+		r->attach.point == EG_ATTACH_ROOT	? "true"
+		: r->attach.point == EG_ATTACH_NOT_ROOT ? "false"
+							: "null");
+	if (attach_warning(&r->attach, warn, sizeof(warn))) {
+		fprintf(f, "{\"code\":\"%s\",\"message\":", attach_warning(&r->attach, NULL, 0));
+		json_str(f, warn);
+		fprintf(f, ",\"hook\":");
+		json_str(f, r->attach.hook);
+		fprintf(f, ",\"cgroup\":");
+		json_str(f, r->attach.cgroup);
+		fprintf(f, ",\"root\":");
+		json_str(f, r->attach.root);
+		fprintf(f, "}");
 	}
 	fprintf(f, "],\"guarantees\":[");
 	for (size_t i = 0; i < r->ng; i++) {
@@ -175,6 +213,12 @@ static void print_json(FILE *f, const char *pin_dir, const struct eg_probe_recor
 int eg_tier_report(FILE *out, const char *pin_dir, const struct eg_probe_record *probed, bool json,
 		   bool full)
 {
+	return eg_tier_report_attach(out, pin_dir, probed, json, full, NULL);
+}
+
+int eg_tier_report_attach(FILE *out, const char *pin_dir, const struct eg_probe_record *probed,
+			  bool json, bool full, struct eg_attach_check *attach)
+{
 	struct eg_tier_ctx ctx = {.pin_dir = pin_dir, .probed = probed};
 	struct eg_maps maps;
 	struct report *rp;
@@ -193,6 +237,9 @@ int eg_tier_report(FILE *out, const char *pin_dir, const struct eg_probe_record 
 			goto out;
 		eg_tiers[i]->guarantees(&rp->st[i], rp->g, &rp->ng, EG_TIER_MAX_GUARANTEES);
 	}
+	eg_attach_point_check(rp->st, eg_tier_count, &rp->attach);
+	if (attach)
+		*attach = rp->attach;
 	if (full && rp->loaded && !eg_maps_open(&maps, pin_dir, err, sizeof(err))) {
 		rp->have_counters = !eg_counters_read(&maps, rp->counters);
 		for (int m = 0; m < EG_MAP__COUNT; m++)
