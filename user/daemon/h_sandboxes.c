@@ -64,6 +64,20 @@ enum MHD_Result egd_h_sandbox_show(struct egd_call *c)
 			      json_pack("{s:i,s:o}", "schema_version", 1, "sandbox", rec));
 }
 
+/* Counts what install or retire cut, and warns when a stale stream was left
+ * (the same cases `execgate install/retire` warns about on stderr). */
+static void log_streams(struct egd_call *c, const struct eg_stream_cuts *s)
+{
+	egd_metrics_streams(&c->d->metrics, s);
+	if (s->error)
+		egd_log(EGD_LOG_WARNING, "sandbox %s: stream revocation: %s", c->arg,
+			s->error_text);
+	else if (s->unix_unreachable + s->tcp_unreachable)
+		egd_log(EGD_LOG_WARNING,
+			"sandbox %s: stream revocation: %u stale stream(s) could not be reached",
+			c->arg, s->unix_unreachable + s->tcp_unreachable);
+}
+
 /* --- PUT: install ------------------------------------------------------------ */
 
 static const char *const install_fields[] = {
@@ -218,14 +232,18 @@ enum MHD_Result egd_h_sandbox_install(struct egd_call *c)
 	if (rc)
 		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error", "%s",
 				       err[0] ? err : strerror(-rc));
-	egd_log(EGD_LOG_INFO, "install: sandbox=%s outcome=%s generation=%llu epoch=%llu", c->arg,
-		rep.outcome_name, (unsigned long long)rep.after.generation,
-		(unsigned long long)rep.after.epoch);
-	out = json_pack("{s:i,s:s,s:s,s:o,s:i,s:i,s:i,s:i}", "schema_version", 1, "sandbox", c->arg,
-			"outcome", rep.outcome_name, "record", egd_json_record(&rep.after),
+	log_streams(c, &rep.streams);
+	egd_log(EGD_LOG_INFO,
+		"install: sandbox=%s outcome=%s generation=%llu epoch=%llu streams_cut=%u "
+		"streams_unreachable=%u",
+		c->arg, rep.outcome_name, (unsigned long long)rep.after.generation,
+		(unsigned long long)rep.after.epoch, rep.streams.unix_cut + rep.streams.tcp_cut,
+		rep.streams.unix_unreachable + rep.streams.tcp_unreachable);
+	out = json_pack("{s:i,s:s,s:s,s:o,s:i,s:i,s:i,s:i,s:o}", "schema_version", 1, "sandbox",
+			c->arg, "outcome", rep.outcome_name, "record", egd_json_record(&rep.after),
 			"endpoints_added", (int)rep.endpoints_added, "endpoints_claimed",
 			(int)rep.endpoints_claimed, "inodes", (int)rep.inodes, "grants_dropped",
-			(int)rep.grants_dropped);
+			(int)rep.grants_dropped, "streams", egd_json_streams(&rep.streams));
 	if (out && rep.had_before)
 		json_object_set_new(out, "before", egd_json_record(&rep.before));
 	return egd_reply_json(c, MHD_HTTP_OK, out);
@@ -235,6 +253,7 @@ enum MHD_Result egd_h_sandbox_install(struct egd_call *c)
 
 enum MHD_Result egd_h_sandbox_retire(struct egd_call *c)
 {
+	struct eg_stream_cuts streams;
 	struct eg_exec_record after;
 	char err[EG_ERR_MAX] = "";
 	enum MHD_Result replied;
@@ -243,18 +262,21 @@ enum MHD_Result egd_h_sandbox_retire(struct egd_call *c)
 
 	if (!sandbox_arg(c, id, &replied))
 		return replied;
-	rc = eg_worker_retire(c->d->worker, id, &after, err, sizeof(err));
+	rc = eg_worker_retire_report(c->d->worker, id, &after, &streams, err, sizeof(err));
 	if (rc == -ENOENT)
 		return egd_reply_error(c, MHD_HTTP_NOT_FOUND, "not found", "sandbox %s: no record",
 				       c->arg);
 	if (rc)
 		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error", "%s",
 				       err[0] ? err : strerror(-rc));
-	egd_log(EGD_LOG_INFO, "retire: sandbox=%s epoch=%llu", c->arg,
-		(unsigned long long)after.epoch);
+	log_streams(c, &streams);
+	egd_log(EGD_LOG_INFO, "retire: sandbox=%s epoch=%llu streams_cut=%u streams_unreachable=%u",
+		c->arg, (unsigned long long)after.epoch, streams.unix_cut + streams.tcp_cut,
+		streams.unix_unreachable + streams.tcp_unreachable);
 	return egd_reply_json(c, MHD_HTTP_OK,
-			      json_pack("{s:i,s:s,s:o}", "schema_version", 1, "sandbox", c->arg,
-					"record", egd_json_record(&after)));
+			      json_pack("{s:i,s:s,s:o,s:o}", "schema_version", 1, "sandbox", c->arg,
+					"record", egd_json_record(&after), "streams",
+					egd_json_streams(&streams)));
 }
 
 enum MHD_Result egd_h_sandbox_forget(struct egd_call *c)

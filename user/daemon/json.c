@@ -36,6 +36,15 @@ json_t *egd_json_record(const struct eg_exec_record *r)
 	    egd_json_proc(&r->bridge), "vmm", egd_json_proc(&r->vmm), "ports", ports);
 }
 
+json_t *egd_json_streams(const struct eg_stream_cuts *s)
+{
+	return json_pack("{s:i,s:i,s:i,s:i,s:o,s:o}", "unix_cut", (int)s->unix_cut,
+			 "unix_unreachable", (int)s->unix_unreachable, "tcp_cut", (int)s->tcp_cut,
+			 "tcp_unreachable", (int)s->tcp_unreachable, "unix_method",
+			 s->unix_method ? json_string(s->unix_method) : json_null(), "error",
+			 s->error ? json_string(s->error_text) : json_null());
+}
+
 static json_t *or_null(json_t *v, bool present)
 {
 	if (present)

@@ -9,6 +9,10 @@
 json_t *egd_json_uuid(const __u8 id[EG_ID_BYTES]);
 json_t *egd_json_proc(const struct eg_proc_id *p);
 json_t *egd_json_record(const struct eg_exec_record *r);
+/* The "streams" member of install and retire: the keys and shapes of
+ * `execgate install/retire --json` (json_streams in user/execgate/
+ * cmd_install.c, which prints without jansson). */
+json_t *egd_json_streams(const struct eg_stream_cuts *s);
 /* The verdict object of POST /v1/admit and /v1/check. */
 json_t *egd_json_verdict(const struct eg_verdict_result *res, const struct eg_request *req);
 

@@ -19,6 +19,7 @@ static const unsigned http_codes[EGD_HTTP_CODES] = {200, 201, 400, 403, 404, 405
 						    409, 413, 500, 503, 431};
 
 static const char *const op_names[EGD_OP__COUNT] = {"admit", "check"};
+static const char *const stream_kinds[2] = {"unix", "tcp"};
 
 #define BUMP(p, n) atomic_fetch_add_explicit((_Atomic uint64_t *)(p), (n), memory_order_relaxed)
 #define LOAD(p)	   atomic_load_explicit((_Atomic uint64_t *)(p), memory_order_relaxed)
@@ -45,6 +46,14 @@ void egd_metrics_http(struct egd_metrics *m, unsigned status)
 		if (http_codes[i] == status)
 			break;
 	BUMP(&m->http[i], 1);
+}
+
+void egd_metrics_streams(struct egd_metrics *m, const struct eg_stream_cuts *s)
+{
+	BUMP(&m->streams_cut[0], s->unix_cut);
+	BUMP(&m->streams_cut[1], s->tcp_cut);
+	BUMP(&m->streams_unreachable[0], s->unix_unreachable);
+	BUMP(&m->streams_unreachable[1], s->tcp_unreachable);
 }
 
 static void family(FILE *out, const char *name, const char *type, const char *help)
@@ -189,6 +198,19 @@ void egd_metrics_write(struct egd *d, FILE *out)
 		(unsigned long long)LOAD(&m->key_reloads));
 	fprintf(out, "execgate_key_reloads_total{result=\"error\"} %llu\n",
 		(unsigned long long)LOAD(&m->key_reload_errors));
+
+	family(out, "execgate_streams_cut_total", "counter",
+	       "Established streams of a replaced or retired epoch that install or retire shut "
+	       "down, by kind.");
+	for (int k = 0; k < 2; k++)
+		fprintf(out, "execgate_streams_cut_total{kind=\"%s\"} %llu\n", stream_kinds[k],
+			(unsigned long long)LOAD(&m->streams_cut[k]));
+	family(out, "execgate_streams_unreachable_total", "counter",
+	       "Stale streams install or retire found but could not reach (the holder exited "
+	       "or refused pidfd_getfd), by kind.");
+	for (int k = 0; k < 2; k++)
+		fprintf(out, "execgate_streams_unreachable_total{kind=\"%s\"} %llu\n",
+			stream_kinds[k], (unsigned long long)LOAD(&m->streams_unreachable[k]));
 
 	egd_events_stats(d->events, &es);
 	family(out, "execgate_event_readers", "gauge", "Clients reading GET /v1/events now.");

@@ -34,11 +34,16 @@ struct egd_metrics {
 	uint64_t connections_unprivileged; /* open now, from callers without a role */
 	uint64_t connections_refused;	   /* unprivileged beyond their share */
 	uint64_t key_reloads, key_reload_errors;
+	/* Established streams install and retire cut (eg_stream_cuts), by
+	 * kind: [0] Unix, [1] TCP. */
+	uint64_t streams_cut[2], streams_unreachable[2];
 };
 
 void egd_metrics_verdict(struct egd_metrics *m, enum egd_op op, const struct eg_decision *d,
 			 uint64_t ns);
 void egd_metrics_http(struct egd_metrics *m, unsigned status);
+struct eg_stream_cuts;
+void egd_metrics_streams(struct egd_metrics *m, const struct eg_stream_cuts *s);
 /* The whole exposition (Prometheus text format 0.0.4). */
 void egd_metrics_write(struct egd *d, FILE *out);
 
