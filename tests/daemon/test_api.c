@@ -4,9 +4,12 @@
  * real enforcement after an admit. */
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 #include <criterion/criterion.h>
@@ -608,6 +611,20 @@ Test(daemon_api, slow_event_reader_gets_a_gap_line)
 	close(fd);
 }
 
+static bool log_has(const char *needle)
+{
+	char buf[65536];
+	FILE *f = fopen(dd.log, "r");
+	size_t n = 0;
+
+	if (f) {
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+	}
+	buf[n] = '\0';
+	return strstr(buf, needle) != NULL;
+}
+
 Test(daemon_api, status_and_metrics)
 {
 	char out[8192], file[256];
@@ -620,7 +637,17 @@ Test(daemon_api, status_and_metrics)
 	cr_assert_eq(r.status, 200, "%s", r.body);
 	cr_expect(json_is_true(json_object_get(r.json, "loaded")), "%s", r.body);
 	cr_expect_eq(dd_int(&r, "schema_version"), 1, "%s", r.body);
+	/* The tests attach to a scratch cgroup: status warns (200 still). */
+	cr_expect(json_is_false(json_object_get(r.json, "attach_root")), "%s", r.body);
+	cr_expect_str_eq(json_string_value(json_object_get(
+			     json_array_get(json_object_get(r.json, "warnings"), 0), "code")),
+			 "cgroup-not-root", "%s", r.body);
+	cr_expect_str_eq(json_string_value(json_object_get(
+			     json_array_get(json_object_get(r.json, "warnings"), 0), "cgroup")),
+			 kh.cgroup, "%s", r.body);
 	dd_resp_free(&r);
+	cr_expect(log_has("<4>execgated: cgroup-not-root: connect_unix is attached at cgroup "),
+		  "the daemon warned at start-up");
 
 	expect("check", "AAAA", "file.read", "deny", "malformed");
 	r = dd_req("GET", "/metrics", NULL);
@@ -632,6 +659,9 @@ Test(daemon_api, status_and_metrics)
 	cr_expect(strstr(r.body, "execgate_ringbuf_dropped_events_total "), "%s", r.body);
 	cr_expect(strstr(r.body, "execgate_map_entries{map=\"eg_records\"} 1"), "%s", r.body);
 	cr_expect(strstr(r.body, "execgate_token_cache_misses_total "), "%s", r.body);
+	cr_expect(strstr(r.body, "\nexecgate_streams_cut_total{kind=\"tcp\"} 0\n"), "%s", r.body);
+	cr_expect(strstr(r.body, "\nexecgate_streams_unreachable_total{kind=\"unix\"} 0\n"), "%s",
+		  r.body);
 	cr_expect(strstr(r.body, "execgate_admission_duration_seconds_bucket{op=\"check\","
 				 "le=\"+Inf\"} 1"),
 		  "%s", r.body);
@@ -642,4 +672,206 @@ Test(daemon_api, status_and_metrics)
 	dd_resp_free(&r);
 	rc = kh_run(out, sizeof(out), "sh", "-c", "promtool check metrics < \"$0\"", file, NULL);
 	cr_expect_eq(rc, 0, "promtool check metrics: exit %d: %s", rc, out);
+}
+
+/* --- stream revocation over the API ---------------------------------------- */
+
+/* The bridge: a child that joined the scratch cgroup, so the sockets it
+ * makes are checked and tagged there. On each byte from the test it
+ * connects one stream to path, hands the connected fd to the test
+ * (SCM_RIGHTS) and closes its own copy: the test holds the connecting end,
+ * which the revoker must find in a process outside the cgroup (a passed fd
+ * is cut like any other, docs/operators.md §8). */
+static void stream_bridge_main(int ctl, const char *path)
+{
+	char procs[600], cmd;
+	FILE *f;
+
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", kh.cgroup);
+	f = fopen(procs, "w");
+	if (!f || fputs("0", f) < 0 || fclose(f))
+		_exit(3);
+	while (read(ctl, &cmd, 1) == 1) {
+		struct sockaddr_un a = {.sun_family = AF_UNIX};
+		char cbuf[CMSG_SPACE(sizeof(int))] = {0};
+		int fd = socket(AF_UNIX, SOCK_STREAM, 0), err = 0;
+		struct iovec iov = {.iov_base = &err, .iov_len = sizeof(err)};
+		struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
+
+		snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+		if (connect(fd, (struct sockaddr *)&a, sizeof(a)))
+			err = errno;
+		if (!err) {
+			struct cmsghdr *c;
+
+			m.msg_control = cbuf;
+			m.msg_controllen = sizeof(cbuf);
+			c = CMSG_FIRSTHDR(&m);
+			c->cmsg_level = SOL_SOCKET;
+			c->cmsg_type = SCM_RIGHTS;
+			c->cmsg_len = CMSG_LEN(sizeof(int));
+			memcpy(CMSG_DATA(c), &fd, sizeof(int));
+		}
+		if (sendmsg(ctl, &m, 0) < 0)
+			_exit(4);
+		close(fd);
+	}
+	_exit(0);
+}
+
+/* One stream from the bridge: the connecting end's fd in the test. */
+static int bridge_stream(int ctl)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	int err = -1, fd = -1;
+	struct iovec iov = {.iov_base = &err, .iov_len = sizeof(err)};
+	struct msghdr m = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+	struct cmsghdr *c;
+
+	cr_assert_eq(write(ctl, "c", 1), 1);
+	cr_assert_eq(recvmsg(ctl, &m, 0), (ssize_t)sizeof(err), "bridge gone");
+	cr_assert_eq(err, 0, "bridge connect: %s", strerror(err));
+	c = CMSG_FIRSTHDR(&m);
+	cr_assert(c && c->cmsg_type == SCM_RIGHTS, "no fd passed");
+	memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	return fd;
+}
+
+/* Each end of a cut stream: EOF (or EPIPE where the LSM lease is loaded
+ * too) on receive, EPIPE on send. */
+static void expect_cut(int fd, const char *end)
+{
+	char b[8];
+	ssize_t r, s;
+	int recv_errno;
+
+	do
+		r = recv(fd, b, sizeof(b), MSG_DONTWAIT);
+	while (r > 0); /* what the peer sent before the cut */
+	recv_errno = r < 0 ? errno : 0;
+	cr_expect(r == 0 || recv_errno == EPIPE, "%s: recv %zd (%s), want EOF", end, r,
+		  strerror(recv_errno));
+	s = send(fd, "x", 1, MSG_NOSIGNAL);
+	cr_expect(s < 0 && errno == EPIPE, "%s: send %zd (%s), want EPIPE", end, s,
+		  strerror(errno));
+}
+
+static void expect_alive(int conn, int acc)
+{
+	char b;
+
+	cr_assert_eq(send(conn, "a", 1, MSG_NOSIGNAL), 1, "connecting end sends");
+	cr_assert_eq(recv(acc, &b, 1, 0), 1, "accepted end receives");
+	cr_assert_eq(send(acc, "b", 1, MSG_NOSIGNAL), 1, "accepted end sends");
+	cr_assert_eq(recv(conn, &b, 1, 0), 1, "connecting end receives");
+}
+
+static struct dd_resp install_vmm(unsigned gen, pid_t bridge, const char *vmm)
+{
+	char body[1024];
+
+	snprintf(body, sizeof(body),
+		 "{\"worker\":\"%s\",\"generation\":%u,\"activation\":1,\"bridge_pid\":%d,"
+		 "\"vmm_pid\":%d,\"vmm_sockets\":[\"%s\"]}",
+		 DD_WORKER, gen, (int)bridge, (int)getpid(), vmm);
+	return dd_req("PUT", "/v1/sandboxes/" DD_SANDBOX, body);
+}
+
+/* The "streams" member: every key of `execgate install/retire --json`, with
+ * unix_cut as expected, nothing unreachable, no error. */
+static void expect_streams(const struct dd_resp *r, long long unix_cut, bool cut_ran)
+{
+	json_t *s = json_object_get(r->json, "streams");
+	const char *const keys[] = {"unix_cut",	       "unix_unreachable", "tcp_cut",
+				    "tcp_unreachable", "unix_method",	   "error"};
+
+	cr_assert(json_is_object(s), "no streams object: %s", r->body);
+	cr_expect_eq(json_object_size(s), sizeof(keys) / sizeof(keys[0]), "%s", r->body);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		cr_expect_not_null(json_object_get(s, keys[i]), "streams.%s: %s", keys[i], r->body);
+	cr_expect_eq(json_integer_value(json_object_get(s, "unix_cut")), unix_cut, "%s", r->body);
+	cr_expect_eq(json_integer_value(json_object_get(s, "unix_unreachable")), 0, "%s", r->body);
+	cr_expect(json_is_null(json_object_get(s, "error")), "%s", r->body);
+	if (cut_ran)
+		cr_expect(json_is_string(json_object_get(s, "unix_method")), "%s", r->body);
+	else
+		cr_expect(json_is_null(json_object_get(s, "unix_method")), "%s", r->body);
+}
+
+/* PUT of a new generation and retire answer after the cut, say what they
+ * cut (the CLI's keys), log it and count it in /metrics; both ends of a
+ * real stream see EOF/EPIPE. */
+Test(daemon_api, install_and_retire_report_the_streams_they_cut)
+{
+	const char *vmm = kh_path("vmm.sock");
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	int lfd = socket(AF_UNIX, SOCK_STREAM, 0), sv[2], conn, acc;
+	struct dd_resp r;
+	pid_t bridge;
+
+	signal(SIGPIPE, SIG_IGN);
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", vmm);
+	cr_assert_eq(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0, "bind %s: %m", vmm);
+	cr_assert_eq(listen(lfd, 8), 0);
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	bridge = fork();
+	cr_assert_geq(bridge, 0);
+	if (bridge == 0) {
+		close(sv[0]);
+		stream_bridge_main(sv[1], vmm);
+	}
+	close(sv[1]);
+	kh_track(bridge);
+
+	r = install_vmm(8, bridge, vmm);
+	cr_assert_eq(r.status, 200, "install 8: %s", r.body);
+	expect_streams(&r, 0, false); /* new: nothing to cut */
+	dd_resp_free(&r);
+	conn = bridge_stream(sv[0]);
+	acc = accept(lfd, NULL, NULL);
+	cr_assert_geq(acc, 0, "accept: %m");
+	expect_alive(conn, acc);
+
+	/* Generation 9 replaces 8: the epoch moves and the stream is cut. */
+	r = install_vmm(9, bridge, vmm);
+	cr_assert_eq(r.status, 200, "install 9: %s", r.body);
+	cr_expect_str_eq(dd_str(&r, "outcome"), "replaced", "%s", r.body);
+	expect_streams(&r, 1, true);
+	dd_resp_free(&r);
+	expect_cut(conn, "connecting end (held outside the cgroup)");
+	expect_cut(acc, "accepted end");
+	close(conn);
+	close(acc);
+	cr_expect(log_has("install: sandbox=" DD_SANDBOX " outcome=replaced generation=9 epoch=2 "
+			  "streams_cut=1 streams_unreachable=0"),
+		  "install logs the cut");
+
+	/* A stream of the new epoch lives until retire cuts it. */
+	conn = bridge_stream(sv[0]);
+	acc = accept(lfd, NULL, NULL);
+	cr_assert_geq(acc, 0, "accept: %m");
+	expect_alive(conn, acc);
+	r = dd_req("POST", "/v1/sandboxes/" DD_SANDBOX "/retire", NULL);
+	cr_assert_eq(r.status, 200, "retire: %s", r.body);
+	expect_streams(&r, 1, true);
+	dd_resp_free(&r);
+	expect_cut(conn, "connecting end after retire");
+	expect_cut(acc, "accepted end after retire");
+	cr_expect(log_has("retire: sandbox=" DD_SANDBOX " epoch=3 streams_cut=1"),
+		  "retire logs it");
+
+	/* Retiring again cuts nothing and says so. */
+	r = dd_req("POST", "/v1/sandboxes/" DD_SANDBOX "/retire", NULL);
+	cr_assert_eq(r.status, 200, "retire again: %s", r.body);
+	expect_streams(&r, 0, false);
+	dd_resp_free(&r);
+
+	cr_expect_eq(metric_value("execgate_streams_cut_total{kind=\"unix\"}"), 2);
+	cr_expect_eq(metric_value("execgate_streams_cut_total{kind=\"tcp\"}"), 0);
+	cr_expect_eq(metric_value("execgate_streams_unreachable_total{kind=\"unix\"}"), 0);
+	close(conn);
+	close(acc);
+	close(sv[0]);
+	close(lfd);
 }

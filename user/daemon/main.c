@@ -26,6 +26,7 @@
 #include "daemon/events.h"
 #include "daemon/http.h"
 #include "daemon/log.h"
+#include "loader/attach_root.h"
 #include "loader/proc_id.h"
 #include "loader/tier.h"
 
@@ -135,6 +136,29 @@ static void raise_nofile(void)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
+}
+
+/* status's cgroup-not-root warning, once in the log at start-up: a
+ * scratch cgroup in production leaves sockets made outside it unchecked
+ * (docs/operators.md §8). The report itself goes nowhere. */
+static void warn_attach_point(const struct egd_config *c)
+{
+	struct eg_probe_record *probed = malloc(sizeof(*probed));
+	struct eg_attach_check a = {.point = EG_ATTACH_NONE};
+	FILE *null = fopen("/dev/null", "w");
+
+	if (probed && null) {
+		eg_probe_record_read(c->state_dir, probed);
+		eg_tier_report_attach(null, c->pin_dir, probed, true, false, &a);
+	}
+	if (null)
+		fclose(null);
+	free(probed);
+	if (a.point == EG_ATTACH_NOT_ROOT)
+		egd_log(EGD_LOG_WARNING,
+			"%s: %s is attached at cgroup %s, not the cgroup root %s: sockets created "
+			"outside it are not checked (set cgroup = %s in production)",
+			EG_WARN_CGROUP_NOT_ROOT, a.hook, a.cgroup, a.root, a.root);
 }
 
 static void reload_keys(struct egd *d, const char *why)
@@ -297,6 +321,7 @@ int main(int argc, char **argv)
 		exit_code = rc == -EOPNOTSUPP ? EXIT_UNSUPPORTED : EXIT_ERROR;
 		goto out;
 	}
+	warn_attach_point(&d.cfg);
 	snprintf(keys_dir, sizeof(keys_dir), "%s/keys", d.cfg.state_dir);
 	mkdirs(keys_dir, 0755);
 	/* The node key signs refresh-route and deny verdicts, so that only an
