@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -86,6 +87,9 @@ int eg_cgroup_id(int cgroup_fd, uint64_t *id)
 	return 0;
 }
 
+/* nftw's callback takes no context: the walk's state is static, and the lock
+ * keeps concurrent callers (execgated's status handlers) apart. */
+static pthread_mutex_t walk_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t want_id;
 static char *found_path;
 static size_t found_size;
@@ -109,10 +113,13 @@ int eg_cgroup_path_by_id(uint64_t id, char *out, size_t size)
 	rc = eg_cgroup2_root(root, sizeof(root));
 	if (rc)
 		return rc;
+	pthread_mutex_lock(&walk_lock);
 	want_id = id;
 	found_path = out;
 	found_size = size;
 	found = 0;
 	nftw(root, match_id, 16, FTW_PHYS | FTW_MOUNT);
-	return found ? 0 : -ENOENT;
+	rc = found ? 0 : -ENOENT;
+	pthread_mutex_unlock(&walk_lock);
+	return rc;
 }
