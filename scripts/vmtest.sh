@@ -11,7 +11,7 @@
 #                             in it through scripts/vm-guest.sh (bench, demo)
 #
 # Environment: BUILD (build dir, default build), EXECGATE_VM_TIMEOUT (seconds
-# per boot, default 290), EXECGATE_VM_KERNELS (labels to boot, default all).
+# per boot, default 1800), EXECGATE_VM_KERNELS (labels to boot, default all).
 #
 # Kernels (scripts/setup-vm-deps.sh fetches and caches them):
 #   debian-6.1   no connect_unix, BPF LSM    -> tier lsm
@@ -22,7 +22,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 BUILD=${BUILD:-build}
 build=$root/$BUILD
-timeout_s=${EXECGATE_VM_TIMEOUT:-480}
+timeout_s=${EXECGATE_VM_TIMEOUT:-1800}
 # Suites that test userspace alone (flag parsing, key files, CLI output,
 # the demo's plumbing) behave the same on every kernel: they run on the
 # host (make test-kernel) and are not repeated under TCG, where every process
