@@ -21,7 +21,7 @@ static void prog(struct eg_tier_status *st, const char *hook, __u64 target_id, c
 	struct eg_prog_status *p = &st->progs[st->nprogs++];
 
 	snprintf(p->hook, sizeof(p->hook), "%s", hook);
-	snprintf(p->target, sizeof(p->target), "%s", target);
+	snprintf(p->target, sizeof(p->target), "%.*s", (int)sizeof(p->target) - 1, target);
 	p->target_id = target_id;
 }
 
