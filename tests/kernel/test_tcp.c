@@ -3,14 +3,20 @@
  * gateway in a network namespace of its own (tcp_env.h) to a guest
  * address registered by install --service-addr, grants from admit with
  * ServicePort capabilities, and revocation of established streams when
- * the epoch moves or the sandbox is retired. */
+ * the epoch moves or the sandbox is retired, by bpf_sock_destroy where the
+ * kernel has it and by sock_diag SOCK_DESTROY (forced here, the only way on
+ * 6.1). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <criterion/criterion.h>
+#include "core/ids.h"
 #include "harness.h"
+#include "loader/revoke.h"
+#include "loader/runtime.h"
+#include "loader/tcp_tier.h"
 #include "not_offered.h"
 #include "tcp_env.h"
 
@@ -243,4 +249,76 @@ Test(tcp, retire_destroys_every_stream_of_the_sandbox)
 	/* Nothing left to cut. */
 	install(9, 1);
 	cr_assert_eq(retire(), 0);
+}
+
+/* slot: connect to addr, then one echo, so the guest has accepted it: its
+ * k-th accepted connection is then the k-th connected slot. */
+static void connect_echo(struct te_env *e, int slot, const char *addr)
+{
+	cr_assert_eq(te_connect(e, slot, addr, TE_TCP_PORT, false), 0, "connect slot %d", slot);
+	cr_assert_eq(te_send(e, slot), 0);
+	cr_assert_eq(te_recv(e, slot), 1, "echo on slot %d", slot);
+}
+
+/* The sock_diag fallback, forced where bpf_sock_destroy exists too: the
+ * iter/tcp finder yields each stale socket's 4-tuple and cookie, and a
+ * SOCK_DESTROY request in the gateway's namespace destroys it. Measured:
+ * each end sees what bpf_sock_destroy gives it (both abort the socket
+ * with ECONNABORTED): the gateway's next send ECONNABORTED, then EPIPE,
+ * then EOF; the guest's read ECONNRESET. In process, as test_revoke does
+ * for the Unix fallback: the CLI would take the kfunc. */
+/* guarantees: tcp-stream-revocation */
+Test(tcp, sock_diag_fallback_destroys_stale_streams_in_the_gateway_netns)
+{
+	const struct eg_revoke_count *tcp;
+	struct eg_revoke_report rep;
+	struct eg_exec_record after;
+	char tok[1024], out[2048], err[512];
+	struct eg_runtime rt;
+	__u8 sb[EG_ID_BYTES];
+	struct te_env e;
+
+	tcp_tier_or_skip();
+	kh_keys();
+	te_start(&e);
+	install(7, 1);
+	cap(tok, sizeof(tok), 7, "7000/tcp");
+	cr_assert_eq(admit(&e, tok, out, sizeof(out)), 0, "admit: %s", out);
+	connect_echo(&e, 0, TE_GUEST_ADDR);
+	connect_echo(&e, 1, TE_OTHER_ADDR);
+	connect_echo(&e, 2, "::1");
+	cr_assert_eq(te_connect_many(&e, 3, 100, TE_GUEST_ADDR, TE_TCP_PORT), 100);
+
+	cr_assert_eq(eg_uuid_parse(SANDBOX, sb), 0);
+	cr_assert_eq(eg_runtime_open(&rt, kh.pin_dir, kh.state_dir, true, err, sizeof(err)), 0,
+		     "%s", err);
+	eg_revoke_tcp_force_diag(true);
+	tcp = &rep.kind[EG_REVOKE_TCP];
+	/* Current epoch: nothing is stale. */
+	cr_assert_eq(eg_revoke_stale(&rt, sb, 1, false, &rep), 0, "%s", rep.err);
+	cr_assert_str_eq(tcp->method, EG_TCP_METHOD_DIAG);
+	cr_assert_eq(tcp->cut, 0);
+	for (int k = 0; k <= 2; k++) {
+		cr_assert_eq(te_send(&e, k), 0, "slot %d: a current stream was cut", k);
+		cr_assert_eq(te_recv(&e, k), 1);
+	}
+
+	cr_assert_eq(eg_retire_report(&rt, sb, &after, &rep, err, sizeof(err)), 0, "%s", err);
+	eg_revoke_tcp_force_diag(false);
+	eg_runtime_close(&rt);
+	cr_assert_str_eq(rep.err, "");
+	cr_assert_str_eq(tcp->method, EG_TCP_METHOD_DIAG);
+	cr_assert_eq(tcp->cut, 102, "retire cut %u TCP streams, not 102", tcp->cut);
+	cr_assert_eq(tcp->unreachable, 0);
+	for (int k = 0; k <= 2; k += 2) {
+		cr_assert_eq(te_peer_state(&e, k, 2000), -ECONNRESET, "guest end %d", k);
+		cr_assert_eq(te_send(&e, k), -ECONNABORTED, "gateway end %d, first call", k);
+		cr_assert_eq(te_send(&e, k), -EPIPE, "gateway end %d, next call", k);
+		cr_assert_eq(te_recv(&e, k), 0, "gateway end %d reads EOF after the error", k);
+	}
+	cr_assert_eq(te_send_many(&e, 3, 100), 100, "a cut stream still sends");
+	/* The stream to an unregistered address is untouched. */
+	cr_assert_eq(te_send(&e, 1), 0);
+	cr_assert_eq(te_recv(&e, 1), 1);
+	cr_assert_eq(te_peer_state(&e, 1, 0), 1);
 }

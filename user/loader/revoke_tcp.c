@@ -1,16 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
-/* TCP stream revocation (loader/revoke.h): runs the pinned iter/tcp revoker
- * (bpf/iter_tcp_revoke.bpf.c), which destroys every TCP socket whose
- * eg_inet_tags entry names an execution that is no longer current.
+/* TCP stream revocation (loader/revoke.h): destroys every TCP socket whose
+ * eg_inet_tags entry names an execution that is no longer current. Two
+ * methods, chosen by what the tier pinned at load (tcp_tier.h):
+ *   "iter/tcp"            the pinned iter/tcp revoker
+ *                         (bpf/iter_tcp_revoke.bpf.c) calls bpf_sock_destroy
+ *                         on each (6.5+);
+ *   "iter/tcp+sock_diag"  the pinned finder (bpf/iter_tcp_find.bpf.c) yields
+ *                         each one's 4-tuple and cookie, destroyed with
+ *                         sock_diag SOCK_DESTROY (revoke_tcp_diag.c).
  *
- * An iterator sees the TCP sockets of the network namespace it was created
- * in, only. The connect check records the namespace of every admitted
- * connect in eg_inet_netns (cookie -> last admitted tgid), so this visits
- * the loader's own namespace and each recorded one: a short-lived thread
- * enters it with setns (network namespaces are per thread), checks with
- * SO_NETNS_COOKIE that it is the namespace the kernel recorded (a tgid can
- * be reused or move), and creates the iterator there. A namespace whose
- * recorded process is gone is looked for among every /proc/PID/ns/net. */
+ * An iterator, like a sock_diag socket, sees the TCP sockets of the network
+ * namespace it was created in, only. The connect check records the
+ * namespace of every admitted connect in eg_inet_netns (cookie -> last
+ * admitted tgid), so this visits the loader's own namespace and each
+ * recorded one: a short-lived thread enters it with setns (network
+ * namespaces are per thread), checks with SO_NETNS_COOKIE that it is the
+ * namespace the kernel recorded (a tgid can be reused or move), and runs
+ * the method there. A namespace whose recorded process is gone is looked
+ * for among every /proc/PID/ns/net. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "execgate/revoke_tcp_abi.h"
 #include "loader/pins.h"
 #include "loader/revoke.h"
 #include "loader/runtime.h"
@@ -34,10 +42,12 @@
 
 #define MAX_NETNS 256 /* visited per revocation */
 
-struct revoke_out {
-	__s32 rc;
-	__u32 port;
-};
+static bool force_diag;
+
+void eg_revoke_tcp_force_diag(bool on)
+{
+	force_diag = on;
+}
 
 static int netns_cookie(__u64 *cookie)
 {
@@ -52,11 +62,11 @@ static int netns_cookie(__u64 *cookie)
 	return rc;
 }
 
-/* Creates an iterator in the calling thread's namespace and reads it to
- * the end. */
+/* Creates the bpf_sock_destroy iterator in the calling thread's namespace
+ * and reads it to the end. */
 static int run_iter(int link_fd, unsigned *cut, unsigned *failed)
 {
-	static __thread struct revoke_out buf[4096];
+	static __thread struct eg_tcp_cut buf[4096];
 	ssize_t n;
 	int fd, rc = 0;
 
@@ -72,8 +82,15 @@ static int run_iter(int link_fd, unsigned *cut, unsigned *failed)
 	return rc;
 }
 
+/* The method, in the calling thread's namespace. */
+static int run_method(int link_fd, bool diag, unsigned *cut, unsigned *failed)
+{
+	return diag ? eg_tcp_diag_cut(link_fd, cut, failed) : run_iter(link_fd, cut, failed);
+}
+
 struct ns_job {
 	int link_fd;
+	bool diag;
 	__u64 cookie; /* the namespace wanted */
 	__u32 tgid;   /* where it was last seen */
 	unsigned cut, failed;
@@ -91,7 +108,7 @@ static bool try_ns(struct ns_job *j, int ns_fd)
 	if (netns_cookie(&c) || c != j->cookie)
 		return false;
 	j->found = true;
-	j->rc = run_iter(j->link_fd, &j->cut, &j->failed);
+	j->rc = run_method(j->link_fd, j->diag, &j->cut, &j->failed);
 	return true;
 }
 
@@ -148,6 +165,29 @@ static void *ns_thread(void *arg)
 	return NULL;
 }
 
+/* The pinned program of the method to use: bpf_sock_destroy's unless it
+ * is missing or tests force sock_diag. *diag tells which. */
+static int open_method(const char *pin_dir, bool *diag, char *pin, size_t pin_size)
+{
+	int rc, fd = -ENOENT;
+
+	*diag = force_diag;
+	if (!*diag) {
+		rc = eg_link_pin_path(pin, pin_size, pin_dir, EG_TCP_ITER_PIN);
+		if (rc)
+			return rc;
+		fd = bpf_obj_get(pin);
+		if (fd >= 0 || errno != ENOENT)
+			return fd >= 0 ? fd : -errno;
+		*diag = true;
+	}
+	rc = eg_link_pin_path(pin, pin_size, pin_dir, EG_TCP_ITER_FIND_PIN);
+	if (rc)
+		return rc;
+	fd = bpf_obj_get(pin);
+	return fd >= 0 ? fd : -errno;
+}
+
 static int revoke_tcp(struct eg_runtime *rt, const struct eg_revoke_target *t,
 		      struct eg_revoke_count *out, char *err, size_t err_size)
 {
@@ -156,30 +196,29 @@ static int revoke_tcp(struct eg_runtime *rt, const struct eg_revoke_target *t,
 	char pin[EG_PIN_PATH_MAX];
 	__u64 own, key, next;
 	size_t njobs = 0;
-	bool have = false;
+	bool have = false, diag;
 	int prog_fd, link_fd = -1, rc;
+	const char *m;
 
 	(void)t;
-	rc = eg_link_pin_path(pin, sizeof(pin), rt->pin_dir, EG_TCP_ITER_PIN);
-	if (rc)
-		return rc;
-	prog_fd = bpf_obj_get(pin);
+	prog_fd = open_method(rt->pin_dir, &diag, pin, sizeof(pin));
 	if (prog_fd < 0) {
-		rc = -errno;
+		rc = prog_fd;
 		if (rc == -ENOENT && nsfd >= 0 && bpf_map_get_next_key(nsfd, NULL, &next)) {
 			return 0; /* no tcp tier revoker and nothing ever admitted */
 		}
 		snprintf(err, err_size,
-			 "%s: %s (tcp tier not loaded, or kernel without "
-			 "bpf_sock_destroy)",
+			 "%s: %s (tcp tier not loaded, or a kernel with neither bpf_sock_destroy "
+			 "nor sock_diag SOCK_DESTROY)",
 			 pin, strerror(-rc));
 		return rc;
 	}
-	out->method = "iter/tcp";
+	m = diag ? EG_TCP_METHOD_DIAG : EG_TCP_METHOD_KFUNC;
+	out->method = m;
 	link_fd = bpf_link_create(prog_fd, 0, BPF_TRACE_ITER, NULL);
 	if (link_fd < 0) {
 		rc = -errno;
-		snprintf(err, err_size, "iter/tcp: creating the link: %s", strerror(-rc));
+		snprintf(err, err_size, "%s: creating the iterator link: %s", m, strerror(-rc));
 		goto out;
 	}
 	rc = netns_cookie(&own);
@@ -187,9 +226,9 @@ static int revoke_tcp(struct eg_runtime *rt, const struct eg_revoke_target *t,
 		snprintf(err, err_size, "SO_NETNS_COOKIE: %s", strerror(-rc));
 		goto out;
 	}
-	rc = run_iter(link_fd, &out->cut, &out->unreachable);
+	rc = run_method(link_fd, diag, &out->cut, &out->unreachable);
 	if (rc) {
-		snprintf(err, err_size, "iter/tcp: %s", strerror(-rc));
+		snprintf(err, err_size, "%s: %s", m, strerror(-rc));
 		goto out;
 	}
 	while (nsfd >= 0 && njobs < MAX_NETNS &&
@@ -202,6 +241,7 @@ static int revoke_tcp(struct eg_runtime *rt, const struct eg_revoke_target *t,
 			continue;
 		memset(&jobs[njobs], 0, sizeof(jobs[njobs]));
 		jobs[njobs].link_fd = link_fd;
+		jobs[njobs].diag = diag;
 		jobs[njobs].cookie = key;
 		jobs[njobs].tgid = v.tgid;
 		njobs++;
@@ -227,7 +267,7 @@ static int revoke_tcp(struct eg_runtime *rt, const struct eg_revoke_target *t,
 			bpf_map_delete_elem(nsfd, &jobs[i].cookie);
 		} else if (jobs[i].rc && !rc) {
 			rc = jobs[i].rc;
-			snprintf(err, err_size, "iter/tcp in netns %llu: %s",
+			snprintf(err, err_size, "%s in netns %llu: %s", m,
 				 (unsigned long long)jobs[i].cookie, strerror(-rc));
 		}
 	}

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The TCP / ServicePort tier: bpf/cgroup_inet.bpf.c on connect4, connect6,
  * sendmsg4, sendmsg6 and sockops of one cgroup (and its descendants), plus
- * the stream revoker bpf/iter_tcp_revoke.bpf.c, loaded here and pinned as a
- * program (<pin-dir>/links/tcp_iter_revoke) so that a revocation only
- * creates an iterator (user/loader/revoke_tcp.c). Links are pinned under
+ * the stream revokers, loaded here and pinned as programs so that a
+ * revocation only creates an iterator (user/loader/revoke_tcp.c):
+ * bpf/iter_tcp_revoke.bpf.c (<pin-dir>/links/tcp_iter_revoke) where
+ * bpf_sock_destroy exists, and bpf/iter_tcp_find.bpf.c
+ * (<pin-dir>/links/tcp_iter_find) where sock_diag SOCK_DESTROY works.
+ * Links are pinned under
  * <pin-dir>/links/tcp_<hook>; a re-load swaps programs in place with
  * bpf_link_update, as the cgroup tier does. */
 #include <errno.h>
@@ -14,6 +17,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "cgroup_inet.skel.h"
+#include "iter_tcp_find.skel.h"
 #include "iter_tcp_revoke.skel.h"
 #include "loader/cgroup.h"
 #include "loader/tcp_tier.h"
@@ -172,23 +176,42 @@ out:
 	return rc;
 }
 
-/* The revoker program, pinned (replaced by rename, so a concurrent
- * revocation always finds one). Skipped where bpf_sock_destroy is
- * missing: the tcp-stream-revocation guarantee then does not hold. */
-static int load_iter(const struct eg_tier_ctx *ctx, char *err, size_t err_size)
+/* A revoker program, pinned at <pin-dir>/links/name (replaced by rename,
+ * so a concurrent revocation always finds one). */
+static int pin_prog(const struct eg_tier_ctx *ctx, struct bpf_program *prog, const char *name,
+		    char *err, size_t err_size)
 {
-	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = ctx->pin_dir);
-	char pin[EG_PIN_PATH_MAX], tmp[EG_PIN_PATH_MAX + 16], why[256];
-	struct iter_tcp_revoke *skel;
+	char pin[EG_PIN_PATH_MAX], tmp[EG_PIN_PATH_MAX + 16];
 	int rc;
 
-	if (eg_tcp_iter_probe(why, sizeof(why)))
-		return 0;
-	rc = eg_link_pin_path(pin, sizeof(pin), ctx->pin_dir, EG_TCP_ITER_PIN);
+	rc = eg_link_pin_path(pin, sizeof(pin), ctx->pin_dir, name);
 	if (rc)
 		return rc;
 	snprintf(tmp, sizeof(tmp), "%s_replacing", pin);
 	unlink(tmp);
+	rc = bpf_program__pin(prog, tmp);
+	if (rc) {
+		snprintf(err, err_size, "program %s: pinning: %s", tmp, strerror(-rc));
+		return rc;
+	}
+	if (rename(tmp, pin)) {
+		rc = -errno;
+		snprintf(err, err_size, "program %s: %s", pin, strerror(-rc));
+		unlink(tmp);
+	}
+	return rc;
+}
+
+/* The bpf_sock_destroy revoker, where the kernel has the kfunc (6.5+). */
+static int load_iter_kfunc(const struct eg_tier_ctx *ctx, char *err, size_t err_size)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = ctx->pin_dir);
+	struct iter_tcp_revoke *skel;
+	char why[256];
+	int rc;
+
+	if (eg_tcp_iter_probe(why, sizeof(why)))
+		return 0;
 	skel = iter_tcp_revoke__open_opts(&opts);
 	if (!skel) {
 		rc = -errno;
@@ -196,23 +219,48 @@ static int load_iter(const struct eg_tier_ctx *ctx, char *err, size_t err_size)
 		return rc;
 	}
 	rc = iter_tcp_revoke__load(skel);
-	if (rc) {
+	if (rc)
 		eg_tier_load_error(err, err_size, "tcp", ctx->pin_dir, rc);
-		goto out;
-	}
-	rc = bpf_program__pin(skel->progs.eg_iter_tcp_revoke, tmp);
-	if (rc) {
-		snprintf(err, err_size, "program %s: pinning: %s", tmp, strerror(-rc));
-		goto out;
-	}
-	if (rename(tmp, pin)) {
-		rc = -errno;
-		snprintf(err, err_size, "program %s: %s", pin, strerror(-rc));
-		unlink(tmp);
-	}
-out:
+	else
+		rc = pin_prog(ctx, skel->progs.eg_iter_tcp_revoke, EG_TCP_ITER_PIN, err, err_size);
 	iter_tcp_revoke__destroy(skel);
 	return rc;
+}
+
+/* The finder for sock_diag SOCK_DESTROY, where that works: the revoker of
+ * kernels before 6.5, and the one tests force elsewhere. */
+static int load_iter_find(const struct eg_tier_ctx *ctx, char *err, size_t err_size)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = ctx->pin_dir);
+	struct iter_tcp_find *skel;
+	char why[256];
+	int rc;
+
+	if (eg_tcp_diag_probe(why, sizeof(why)))
+		return 0;
+	skel = iter_tcp_find__open_opts(&opts);
+	if (!skel) {
+		rc = -errno;
+		snprintf(err, err_size, "tcp tier: opening the iter/tcp finder: %s", strerror(-rc));
+		return rc;
+	}
+	rc = iter_tcp_find__load(skel);
+	if (rc)
+		eg_tier_load_error(err, err_size, "tcp", ctx->pin_dir, rc);
+	else
+		rc = pin_prog(ctx, skel->progs.eg_iter_tcp_find, EG_TCP_ITER_FIND_PIN, err,
+			      err_size);
+	iter_tcp_find__destroy(skel);
+	return rc;
+}
+
+/* Every revoker the kernel supports. Neither: the tier still loads, and
+ * tcp-stream-revocation is not held (status says why). */
+static int load_iter(const struct eg_tier_ctx *ctx, char *err, size_t err_size)
+{
+	int rc = load_iter_kfunc(ctx, err, err_size);
+
+	return rc ? rc : load_iter_find(ctx, err, err_size);
 }
 
 static int tcp_load(const struct eg_tier_ctx *ctx, char *err, size_t err_size)
@@ -289,22 +337,55 @@ out:
 
 static int tcp_unload(const struct eg_tier_ctx *ctx, char *err, size_t err_size)
 {
-	char pin[EG_PIN_PATH_MAX];
+	static const char *const revokers[] = {EG_TCP_ITER_PIN, EG_TCP_ITER_FIND_PIN};
+	char pin[EG_PIN_PATH_MAX], tmp[EG_PIN_PATH_MAX + 16];
 	int rc, first = 0;
 
-	for (int i = 0; i <= P__COUNT; i++) {
+	for (int i = 0; i < P__COUNT + 2; i++) {
 		rc = eg_link_pin_path(pin, sizeof(pin), ctx->pin_dir,
-				      i < P__COUNT ? tcp_progs[i].pin : EG_TCP_ITER_PIN);
+				      i < P__COUNT ? tcp_progs[i].pin : revokers[i - P__COUNT]);
 		if (rc)
 			return rc;
 		if (unlink(pin) && errno != ENOENT && !first) {
 			first = -errno;
 			snprintf(err, err_size, "link %s: %s", pin, strerror(errno));
 		}
+		if (i >= P__COUNT) {
+			snprintf(tmp, sizeof(tmp), "%s_replacing", pin);
+			unlink(tmp);
+		}
 	}
-	if (!eg_link_pin_path(pin, sizeof(pin), ctx->pin_dir, EG_TCP_ITER_PIN "_replacing"))
-		unlink(pin);
 	return first;
+}
+
+#define HOOK_KFUNC "iter/tcp (revocation)"
+#define HOOK_DIAG  "iter/tcp (sock_diag finder)"
+
+static int revoker_status(const struct eg_tier_ctx *ctx, const char *name, const char *hook,
+			  struct eg_tier_status *st)
+{
+	struct eg_prog_status *p = &st->progs[st->nprogs];
+	char pin[EG_PIN_PATH_MAX];
+	struct bpf_prog_info info;
+	int pfd, rc;
+
+	rc = eg_link_pin_path(pin, sizeof(pin), ctx->pin_dir, name);
+	if (rc)
+		return rc;
+	pfd = bpf_obj_get(pin);
+	if (pfd < 0)
+		return 0;
+	if (!eg_prog_info(pfd, &info)) {
+		snprintf(p->hook, sizeof(p->hook), "%s", hook);
+		snprintf(p->name, sizeof(p->name), "%s", info.name);
+		p->prog_id = info.id;
+		p->attach_type = BPF_TRACE_ITER;
+		p->run_cnt = info.run_cnt;
+		p->run_time_ns = info.run_time_ns;
+		st->nprogs++;
+	}
+	close(pfd);
+	return 0;
 }
 
 static int tcp_status(const struct eg_tier_ctx *ctx, struct eg_tier_status *st)
@@ -350,46 +431,37 @@ static int tcp_status(const struct eg_tier_ctx *ctx, struct eg_tier_status *st)
 			snprintf(st->detail, sizeof(st->detail), "link %u: its cgroup was removed",
 				 info.id);
 	}
-	/* The revoker: a pinned program, reported as a hook without a link. */
-	rc = eg_link_pin_path(pin, sizeof(pin), ctx->pin_dir, EG_TCP_ITER_PIN);
+	/* The revokers: pinned programs, reported as hooks without a link. */
+	rc = revoker_status(ctx, EG_TCP_ITER_PIN, HOOK_KFUNC, st);
+	if (!rc)
+		rc = revoker_status(ctx, EG_TCP_ITER_FIND_PIN, HOOK_DIAG, st);
 	if (rc)
 		return rc;
-	{
-		struct eg_prog_status *p = &st->progs[st->nprogs];
-		struct bpf_prog_info info;
-		int pfd = bpf_obj_get(pin);
-
-		if (pfd >= 0) {
-			if (!eg_prog_info(pfd, &info)) {
-				snprintf(p->hook, sizeof(p->hook), "iter/tcp (revocation)");
-				snprintf(p->name, sizeof(p->name), "%s", info.name);
-				p->prog_id = info.id;
-				p->attach_type = BPF_TRACE_ITER;
-				p->run_cnt = info.run_cnt;
-				p->run_time_ns = info.run_time_ns;
-				st->nprogs++;
-			}
-			close(pfd);
-		}
-	}
 	st->loaded = missing == 0;
 	return 0;
 }
 
-bool eg_tcp_revoker_pinned(const struct eg_tier_status *st)
+/* The status entry of the revoker whose hook is hook, or NULL. */
+static const struct eg_prog_status *revoker(const struct eg_tier_status *st, const char *hook)
 {
 	for (size_t i = 0; i < st->nprogs; i++)
-		if (st->progs[i].attach_type == BPF_TRACE_ITER)
-			return true;
-	return false;
+		if (st->progs[i].attach_type == BPF_TRACE_ITER && !strcmp(st->progs[i].hook, hook))
+			return &st->progs[i];
+	return NULL;
+}
+
+bool eg_tcp_revoker_pinned(const struct eg_tier_status *st)
+{
+	return revoker(st, HOOK_KFUNC) || revoker(st, HOOK_DIAG);
 }
 
 static void tcp_guarantees(const struct eg_tier_status *st, struct eg_guarantee *out, size_t *n,
 			   size_t max)
 {
+	const struct eg_prog_status *kfunc = revoker(st, HOOK_KFUNC),
+				    *diag = revoker(st, HOOK_DIAG);
 	char on[384], rev[384];
 	bool held = st->loaded;
-	bool iter = eg_tcp_revoker_pinned(st);
 
 	if (held)
 		snprintf(
@@ -397,15 +469,22 @@ static void tcp_guarantees(const struct eg_tier_status *st, struct eg_guarantee 
 		    st->progs[0].link_id, st->progs[P__COUNT - 1].link_id, st->progs[0].target);
 	else
 		eg_tier_not_held_reason(st, on, sizeof(on));
-	if (held && iter)
+	if (held && kfunc)
 		snprintf(rev, sizeof(rev),
 			 "sockops link %u tags streams; iter/tcp program %u + bpf_sock_destroy "
 			 "cuts them in every admitted network namespace",
-			 st->progs[P_SOCKOPS].link_id, st->progs[st->nprogs - 1].prog_id);
+			 st->progs[P_SOCKOPS].link_id, kfunc->prog_id);
+	else if (held && diag)
+		snprintf(rev, sizeof(rev),
+			 "sockops link %u tags streams; iter/tcp program %u finds them and "
+			 "sock_diag SOCK_DESTROY cuts them in every admitted network namespace "
+			 "(no bpf_sock_destroy: kernel before 6.5)",
+			 st->progs[P_SOCKOPS].link_id, diag->prog_id);
 	else if (held)
 		snprintf(rev, sizeof(rev),
-			 "no iter/tcp revoker pinned: bpf_sock_destroy needs kernel 6.5+ (the "
-			 "sock_diag SOCK_DESTROY fallback is not implemented)");
+			 "no TCP revoker pinned: bpf_sock_destroy needs kernel 6.5+, and sock_diag "
+			 "SOCK_DESTROY failed its probe at load (CONFIG_INET_DIAG_DESTROY, "
+			 "tcp_diag)");
 	else
 		snprintf(rev, sizeof(rev), "%s", on);
 
@@ -418,13 +497,13 @@ static void tcp_guarantees(const struct eg_tier_status *st, struct eg_guarantee 
 			 "when install moves the epoch or retire runs, every TCP stream admitted "
 			 "at an older epoch is destroyed: the peer gets a reset, the local end "
 			 "ECONNABORTED",
-			 held && iter, rev);
+			 held && (kfunc || diag), rev);
 }
 
 const struct eg_tier_ops eg_tier_tcp = {
     .name = "tcp",
-    .summary = "cgroup connect4/6, sendmsg4/6, sockops + iter/tcp: ServicePort TCP/UDP from one "
-	       "cgroup, stream revocation",
+    .summary = "cgroup connect4/6, sendmsg4/6, sockops + iter/tcp (bpf_sock_destroy or "
+	       "sock_diag): ServicePort TCP/UDP from one cgroup, stream revocation",
     .probe = tcp_probe,
     .load = tcp_load,
     .unload = tcp_unload,

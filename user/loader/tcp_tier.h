@@ -8,14 +8,36 @@
 #include <stddef.h>
 #include "loader/tier.h"
 
-/* <pin-dir>/links/<this>: the pinned iter/tcp revoker program. */
-#define EG_TCP_ITER_PIN "tcp_iter_revoke"
+/* <pin-dir>/links/<this>: the pinned iter/tcp revoker programs. The first
+ * destroys with bpf_sock_destroy (6.5+); the second finds the stale
+ * sockets for sock_diag SOCK_DESTROY (revoke_tcp_diag.c). Each is pinned
+ * at load only where its probe passed: the pins are the cached answer. */
+#define EG_TCP_ITER_PIN	     "tcp_iter_revoke"
+#define EG_TCP_ITER_FIND_PIN "tcp_iter_find"
+
+/* Revocation methods, as eg_revoke_count.method names them. */
+#define EG_TCP_METHOD_KFUNC "iter/tcp"		 /* iterator + bpf_sock_destroy */
+#define EG_TCP_METHOD_DIAG  "iter/tcp+sock_diag" /* iterator finds, SOCK_DESTROY cuts */
 
 /* 0 when iter/tcp with bpf_sock_destroy loads here (cached), else
  * -EOPNOTSUPP with why. */
 int eg_tcp_iter_probe(char *why, size_t why_size);
 
-/* Whether a status of the tcp tier found the revoker program pinned. */
+/* 0 when sock_diag SOCK_DESTROY destroys a TCP socket here (probed once on
+ * a listener in a private network namespace, cached), else -EOPNOTSUPP
+ * with why. */
+int eg_tcp_diag_probe(char *why, size_t why_size);
+
+/* In the calling thread's network namespace: runs the finder iterator
+ * (a link of the EG_TCP_ITER_FIND_PIN program) and destroys every socket
+ * it yields through sock_diag. Counts cut and refused; returns 0 or the
+ * first -errno (counts may then be short). */
+int eg_tcp_diag_cut(int find_link_fd, unsigned *cut, unsigned *failed);
+
+/* Tests: revoke through sock_diag even where bpf_sock_destroy is pinned. */
+void eg_revoke_tcp_force_diag(bool on);
+
+/* Whether a status of the tcp tier found a revoker program pinned. */
 bool eg_tcp_revoker_pinned(const struct eg_tier_status *st);
 
 #endif
