@@ -47,6 +47,7 @@
 #include "loader/proc_id.h"
 #include "loader/revoke.h"
 #include "loader/runtime.h"
+#include "loader/tcp_tier.h"
 #include "loader/tier.h"
 
 #define SANDBOX	    "5f0c2c1e-7a4b-4c1d-9e3f-00000000be7c"
@@ -383,6 +384,39 @@ static void cleanup(void)
 		fprintf(stderr, "bench-tcp: could not remove %s\n", dir);
 }
 
+/* n streams opened, the epoch moved by hand, then the TCP revoker alone
+ * (sock_diag forced or not): out = ms, streams reported cut, streams the
+ * gateway found cut. */
+static void revoker_alone(struct eg_exec_record *rec, long n, bool diag, double out[3])
+{
+	struct eg_revoke_target t = {.current_epoch = 0};
+	struct eg_revoke_count cnt;
+	long opened, cut;
+	char err[512];
+	double t0, t1;
+	int rc;
+
+	gw_call(C_OPEN, n, &opened, sizeof(opened));
+	rec->epoch++;
+	if (eg_record_write(&rt.maps, rec))
+		die("eg_records", errno);
+	memcpy(t.sandbox, rec->sandbox, EG_ID_BYTES);
+	t.current_epoch = rec->epoch;
+	memset(&cnt, 0, sizeof(cnt));
+	eg_revoke_tcp_force_diag(diag);
+	t0 = now_ns();
+	rc = eg_revoker_tcp.run(&rt, &t, &cnt, err, sizeof(err));
+	t1 = now_ns();
+	eg_revoke_tcp_force_diag(false);
+	if (rc)
+		die(err, rc);
+	gw_call(C_CHECK, 0, &cut, sizeof(cut));
+	out[0] = (t1 - t0) / 1e6;
+	out[1] = cnt.cut;
+	out[2] = (double)cut;
+	grant(rec);
+}
+
 int main(void)
 {
 	static const long sizes[] = {1, 100, MAX_STREAMS};
@@ -484,10 +518,8 @@ int main(void)
 	printf("revocation: N admitted TCP streams, then the epoch moves; time until every one "
 	       "is cut (gateway in its own netns; target <= 50 ms at 10 000):\n");
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		struct eg_revoke_target t = {.current_epoch = 0};
-		struct eg_revoke_count cnt;
-		long opened, cut, cut2;
-		double t0, t1, t2, t3;
+		long opened, cut;
+		double t0, t1, alone[2][3];
 
 		/* The whole install: record, endpoints, then every revoker
 		 * (Unix and TCP) before it returns. */
@@ -497,25 +529,14 @@ int main(void)
 		t1 = now_ns();
 		gw_call(C_CHECK, 0, &cut, sizeof(cut));
 		grant(&res.after);
-		/* The TCP revoker alone, after an epoch moved by hand. */
-		gw_call(C_OPEN, sizes[i], &opened, sizeof(opened));
-		res.after.epoch++;
-		if (eg_record_write(&rt.maps, &res.after))
-			die("eg_records", errno);
-		memcpy(t.sandbox, res.after.sandbox, EG_ID_BYTES);
-		t.current_epoch = res.after.epoch;
-		memset(&cnt, 0, sizeof(cnt));
-		t2 = now_ns();
-		rc = eg_revoker_tcp.run(&rt, &t, &cnt, err, sizeof(err));
-		t3 = now_ns();
-		if (rc)
-			die(err, rc);
-		gw_call(C_CHECK, 0, &cut2, sizeof(cut2));
-		printf(
-		    "  %5ld streams: install %7.2f ms (%ld of %ld cut); tcp revoker alone %7.2f ms "
-		    "(%u reported, %ld of %ld cut)\n",
-		    sizes[i], (t1 - t0) / 1e6, cut, sizes[i], (t3 - t2) / 1e6, cnt.cut, cut2,
-		    opened);
+		/* The TCP revoker alone, by each method. */
+		for (int m = 0; m < 2; m++)
+			revoker_alone(&res.after, sizes[i], m == 1, alone[m]);
+		printf("  %5ld streams: install %7.2f ms (%ld of %ld cut); tcp revoker alone: "
+		       "iter/tcp %7.2f ms (%.0f reported, %.0f cut), iter/tcp+sock_diag %7.2f ms "
+		       "(%.0f reported, %.0f cut)\n",
+		       sizes[i], (t1 - t0) / 1e6, cut, sizes[i], alone[0][0], alone[0][1],
+		       alone[0][2], alone[1][0], alone[1][1], alone[1][2]);
 		install(&req, ++gen, &res);
 		grant(&res.after);
 	}

@@ -34,12 +34,33 @@ static void tcp_tier_or_skip(void)
 		kh_not_offered(KH_NEED_ANY, "tcp tier not loaded (execgate status)");
 }
 
+/* The JSON output's tcp_method of the last install or retire ("" null). */
+static char last_method[64];
+
+static unsigned streams_cut(const char *out)
+{
+	const char *cut = strstr(out, "\"tcp_cut\":"), *m = strstr(out, "\"tcp_method\":\"");
+
+	last_method[0] = '\0';
+	if (m)
+		sscanf(m + strlen("\"tcp_method\":\""), "%63[^\"]", last_method);
+	return cut ? (unsigned)strtoul(cut + strlen("\"tcp_cut\":"), NULL, 10) : 0;
+}
+
+/* The method the loader must pick on this kernel: bpf_sock_destroy where
+ * it loads (6.5+), else sock_diag. */
+static const char *expected_method(void)
+{
+	char why[256];
+
+	return eg_tcp_iter_probe(why, sizeof(why)) ? EG_TCP_METHOD_DIAG : EG_TCP_METHOD_KFUNC;
+}
+
 /* install generation gen attempt act, the guest at TE_GUEST_ADDR and ::1,
  * ports TCP 7000 and UDP 7001. Returns the JSON output's tcp_cut. */
 static unsigned install(unsigned gen, unsigned act)
 {
 	char g[16], a[16], me[16], out[4096];
-	const char *cut;
 	int rc;
 
 	snprintf(g, sizeof(g), "%u", gen);
@@ -50,20 +71,17 @@ static unsigned install(unsigned gen, unsigned act)
 		    TE_GUEST_ADDR, "--service-addr", "::1", "--service-port", "7000/tcp",
 		    "--service-port", "7001/udp", "--profile-port", "7003/tcp", "--json", NULL);
 	cr_assert_eq(rc, 0, "install generation %u: exit %d: %s", gen, rc, out);
-	cut = strstr(out, "\"tcp_cut\":");
-	return cut ? (unsigned)strtoul(cut + strlen("\"tcp_cut\":"), NULL, 10) : 0;
+	return streams_cut(out);
 }
 
 static unsigned retire(void)
 {
 	char out[4096];
-	const char *cut;
 	int rc;
 
 	rc = kh_cli(out, sizeof(out), "retire", "--sandbox", SANDBOX, "--json", NULL);
 	cr_assert_eq(rc, 0, "retire: exit %d: %s", rc, out);
-	cut = strstr(out, "\"tcp_cut\":");
-	return cut ? (unsigned)strtoul(cut + strlen("\"tcp_cut\":"), NULL, 10) : 0;
+	return streams_cut(out);
 }
 
 /* A ServicePort token for gen/act and port "N/tcp|udp". */
@@ -178,8 +196,9 @@ Test(tcp, connect6_and_udp_sendmsg_are_checked)
 	cr_assert_eq(te_recv(&e, 2), 1);
 }
 
-/* The stream's tag, and what each end sees when it is cut: the gateway's
- * next send fails with ECONNABORTED (the error bpf_sock_destroy sets) and
+/* The stream's tag, and what each end sees when it is cut (by the method
+ * this kernel offers): the gateway's next send fails with ECONNABORTED
+ * (the error bpf_sock_destroy and SOCK_DESTROY set) and
  * the one after with EPIPE; the guest's read fails with ECONNRESET (the
  * RST). The loader runs in the host namespace, the stream lives in the
  * gateway's. */
@@ -213,6 +232,7 @@ Test(tcp, install_of_a_new_generation_destroys_stale_streams_in_the_gateway_netn
 
 	/* Generation 8: cut, in the gateway's namespace. */
 	cr_assert_eq(install(8, 1), 1, "install reports one TCP stream cut");
+	cr_assert_str_eq(last_method, expected_method());
 	cr_assert_eq(te_peer_state(&e, 0, 2000), -ECONNRESET, "guest end");
 	cr_assert_eq(te_send(&e, 0), -ECONNABORTED, "gateway end, first call");
 	cr_assert_eq(te_send(&e, 0), -EPIPE, "gateway end, next call");
@@ -243,6 +263,7 @@ Test(tcp, retire_destroys_every_stream_of_the_sandbox)
 	cr_assert_eq(te_send_many(&e, 0, 150), 0);
 
 	cr_assert_eq(retire(), 150, "retire reports 150 TCP streams cut");
+	cr_assert_str_eq(last_method, expected_method());
 	cr_assert_eq(te_send_many(&e, 0, 150), 150, "a cut stream still sends");
 	for (int k = 0; k < 150; k += 37)
 		cr_assert_eq(te_peer_state(&e, k, 2000), -ECONNRESET, "guest end %d", k);

@@ -94,6 +94,11 @@ static void json_streams(const struct eg_stream_cuts *s)
 		eg_json_str(stdout, s->unix_method);
 	else
 		printf("null");
+	printf(",\"tcp_method\":");
+	if (s->tcp_method)
+		eg_json_str(stdout, s->tcp_method);
+	else
+		printf("null");
 	printf(",\"error\":");
 	if (s->error)
 		eg_json_str(stdout, s->error_text);
