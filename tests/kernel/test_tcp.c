@@ -196,6 +196,29 @@ Test(tcp, connect6_and_udp_sendmsg_are_checked)
 	cr_assert_eq(te_recv(&e, 2), 1);
 }
 
+/* A gateway granted TCP 7000 of execution 7. */
+static void start_granted(struct te_env *e)
+{
+	char tok[1024], out[2048];
+
+	tcp_tier_or_skip();
+	kh_keys();
+	te_start(e);
+	install(7, 1);
+	cap(tok, sizeof(tok), 7, "7000/tcp");
+	cr_assert_eq(admit(e, tok, out, sizeof(out)), 0, "admit: %s", out);
+}
+
+/* What each end of a destroyed stream sees: the gateway's slot, the
+ * guest's k-th accepted connection. */
+static void assert_destroyed(struct te_env *e, int slot, int k)
+{
+	cr_assert_eq(te_peer_state(e, k, 2000), -ECONNRESET, "guest end %d", k);
+	cr_assert_eq(te_send(e, slot), -ECONNABORTED, "gateway end %d, first call", slot);
+	cr_assert_eq(te_send(e, slot), -EPIPE, "gateway end %d, next call", slot);
+	cr_assert_eq(te_recv(e, slot), 0, "gateway end %d reads EOF after the error", slot);
+}
+
 /* The stream's tag, and what each end sees when it is cut (by the method
  * this kernel offers): the gateway's next send fails with ECONNABORTED
  * (the error bpf_sock_destroy and SOCK_DESTROY set) and
@@ -205,17 +228,11 @@ Test(tcp, connect6_and_udp_sendmsg_are_checked)
 /* guarantees: tcp-stream-revocation */
 Test(tcp, install_of_a_new_generation_destroys_stale_streams_in_the_gateway_netns)
 {
-	char tok[1024], out[2048];
 	int tags_fd = kh.maps.fd[EG_MAP_INET_TAGS], state;
 	unsigned long long epoch;
 	struct te_env e;
 
-	tcp_tier_or_skip();
-	kh_keys();
-	te_start(&e);
-	install(7, 1);
-	cap(tok, sizeof(tok), 7, "7000/tcp");
-	cr_assert_eq(admit(&e, tok, out, sizeof(out)), 0, "admit: %s", out);
+	start_granted(&e);
 	cr_assert_eq(te_connect(&e, 0, TE_GUEST_ADDR, TE_TCP_PORT, false), 0);
 	cr_assert_eq(te_connect(&e, 1, TE_OTHER_ADDR, TE_TCP_PORT, false), 0);
 	cr_assert_eq(te_send(&e, 0), 0);
@@ -233,10 +250,7 @@ Test(tcp, install_of_a_new_generation_destroys_stale_streams_in_the_gateway_netn
 	/* Generation 8: cut, in the gateway's namespace. */
 	cr_assert_eq(install(8, 1), 1, "install reports one TCP stream cut");
 	cr_assert_str_eq(last_method, expected_method());
-	cr_assert_eq(te_peer_state(&e, 0, 2000), -ECONNRESET, "guest end");
-	cr_assert_eq(te_send(&e, 0), -ECONNABORTED, "gateway end, first call");
-	cr_assert_eq(te_send(&e, 0), -EPIPE, "gateway end, next call");
-	cr_assert_eq(te_recv(&e, 0), 0, "gateway end reads EOF after the error");
+	assert_destroyed(&e, 0, 0);
 	/* The stream to an unregistered address is untouched. */
 	cr_assert_eq(te_send(&e, 1), 0);
 	cr_assert_eq(te_recv(&e, 1), 1);
@@ -246,16 +260,10 @@ Test(tcp, install_of_a_new_generation_destroys_stale_streams_in_the_gateway_netn
 /* guarantees: tcp-stream-revocation */
 Test(tcp, retire_destroys_every_stream_of_the_sandbox)
 {
-	char tok[1024], out[2048];
 	struct te_env e;
 	int n;
 
-	tcp_tier_or_skip();
-	kh_keys();
-	te_start(&e);
-	install(7, 1);
-	cap(tok, sizeof(tok), 7, "7000/tcp");
-	cr_assert_eq(admit(&e, tok, out, sizeof(out)), 0, "admit: %s", out);
+	start_granted(&e);
 	n = te_connect_many(&e, 0, 100, TE_GUEST_ADDR, TE_TCP_PORT);
 	cr_assert_eq(n, 100, "connects: %d", n);
 	n = te_connect_many(&e, 100, 50, "::1", TE_TCP_PORT);
@@ -294,17 +302,12 @@ Test(tcp, sock_diag_fallback_destroys_stale_streams_in_the_gateway_netns)
 	const struct eg_revoke_count *tcp;
 	struct eg_revoke_report rep;
 	struct eg_exec_record after;
-	char tok[1024], out[2048], err[512];
 	struct eg_runtime rt;
 	__u8 sb[EG_ID_BYTES];
 	struct te_env e;
+	char err[512];
 
-	tcp_tier_or_skip();
-	kh_keys();
-	te_start(&e);
-	install(7, 1);
-	cap(tok, sizeof(tok), 7, "7000/tcp");
-	cr_assert_eq(admit(&e, tok, out, sizeof(out)), 0, "admit: %s", out);
+	start_granted(&e);
 	connect_echo(&e, 0, TE_GUEST_ADDR);
 	connect_echo(&e, 1, TE_OTHER_ADDR);
 	connect_echo(&e, 2, "::1");
@@ -331,12 +334,8 @@ Test(tcp, sock_diag_fallback_destroys_stale_streams_in_the_gateway_netns)
 	cr_assert_str_eq(tcp->method, EG_TCP_METHOD_DIAG);
 	cr_assert_eq(tcp->cut, 102, "retire cut %u TCP streams, not 102", tcp->cut);
 	cr_assert_eq(tcp->unreachable, 0);
-	for (int k = 0; k <= 2; k += 2) {
-		cr_assert_eq(te_peer_state(&e, k, 2000), -ECONNRESET, "guest end %d", k);
-		cr_assert_eq(te_send(&e, k), -ECONNABORTED, "gateway end %d, first call", k);
-		cr_assert_eq(te_send(&e, k), -EPIPE, "gateway end %d, next call", k);
-		cr_assert_eq(te_recv(&e, k), 0, "gateway end %d reads EOF after the error", k);
-	}
+	assert_destroyed(&e, 0, 0); /* v4 */
+	assert_destroyed(&e, 2, 2); /* v6 */
 	cr_assert_eq(te_send_many(&e, 3, 100), 100, "a cut stream still sends");
 	/* The stream to an unregistered address is untouched. */
 	cr_assert_eq(te_send(&e, 1), 0);
