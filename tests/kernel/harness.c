@@ -201,6 +201,11 @@ void kh_cap(char *token, size_t size, const char *sandbox, const char *worker, u
 
 void kh_setup(void)
 {
+	kh_setup_requiring("cgroup");
+}
+
+void kh_setup_requiring(const char *tier)
+{
 	char root[400], out[4096], err[512];
 	unsigned n = kh_seq++;
 	int rc;
@@ -221,7 +226,9 @@ void kh_setup(void)
 	cr_assert_eq(mkdir(kh.cgroup, 0755), 0, "mkdir %s: %s", kh.cgroup, strerror(errno));
 	kh.cgroup_made = true;
 
-	rc = kh_cli(out, sizeof(out), "load", "--cgroup", kh.cgroup, "--require", "cgroup", NULL);
+	/* Without a tier, the NULL in place of "--require" ends the list. */
+	rc = kh_cli(out, sizeof(out), "load", "--cgroup", kh.cgroup, tier ? "--require" : NULL,
+		    tier, NULL);
 	if (rc == 5)
 		kh_not_offered(KH_NEED_CGROUP, out);
 	cr_assert_eq(rc, 0, "execgate load --cgroup %s: exit %d: %s", kh.cgroup, rc, out);

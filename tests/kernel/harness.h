@@ -43,6 +43,10 @@ struct kh_env {
 extern struct kh_env kh;
 
 void kh_setup(void);
+/* kh_setup, but execgate load requires tier (NULL: none; each test checks
+ * the tier it needs, as the tcp suite does on 6.1, which has no
+ * connect_unix). kh_setup requires "cgroup". */
+void kh_setup_requiring(const char *tier);
 void kh_teardown(void);
 
 /* <dir>/<name> */
