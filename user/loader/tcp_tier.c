@@ -244,12 +244,14 @@ static int load_iter_find(const struct eg_tier_ctx *ctx, char *err, size_t err_s
 		snprintf(err, err_size, "tcp tier: opening the iter/tcp finder: %s", strerror(-rc));
 		return rc;
 	}
+	/* A kernel that refuses iterators offers no fallback: the tier loads
+	 * without it, and status says the guarantee is not held. */
 	rc = iter_tcp_find__load(skel);
-	if (rc)
-		eg_tier_load_error(err, err_size, "tcp", ctx->pin_dir, rc);
-	else
+	if (!rc)
 		rc = pin_prog(ctx, skel->progs.eg_iter_tcp_find, EG_TCP_ITER_FIND_PIN, err,
 			      err_size);
+	else
+		rc = 0;
 	iter_tcp_find__destroy(skel);
 	return rc;
 }
@@ -482,9 +484,9 @@ static void tcp_guarantees(const struct eg_tier_status *st, struct eg_guarantee 
 			 st->progs[P_SOCKOPS].link_id, diag->prog_id);
 	else if (held)
 		snprintf(rev, sizeof(rev),
-			 "no TCP revoker pinned: bpf_sock_destroy needs kernel 6.5+, and sock_diag "
-			 "SOCK_DESTROY failed its probe at load (CONFIG_INET_DIAG_DESTROY, "
-			 "tcp_diag)");
+			 "no TCP revoker pinned: bpf_sock_destroy needs kernel 6.5+, and at load "
+			 "sock_diag SOCK_DESTROY failed its probe (CONFIG_INET_DIAG_DESTROY, "
+			 "tcp_diag) or the iter/tcp finder did not load");
 	else
 		snprintf(rev, sizeof(rev), "%s", on);
 
