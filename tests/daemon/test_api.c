@@ -783,8 +783,8 @@ static struct dd_resp install_vmm(unsigned gen, pid_t bridge, const char *vmm)
 static void expect_streams(const struct dd_resp *r, long long unix_cut, bool cut_ran)
 {
 	json_t *s = json_object_get(r->json, "streams");
-	const char *const keys[] = {"unix_cut",	       "unix_unreachable", "tcp_cut",
-				    "tcp_unreachable", "unix_method",	   "error"};
+	const char *const keys[] = {"unix_cut",	   "unix_unreachable", "tcp_cut", "tcp_unreachable",
+				    "unix_method", "tcp_method",       "error"};
 
 	cr_assert(json_is_object(s), "no streams object: %s", r->body);
 	cr_expect_eq(json_object_size(s), sizeof(keys) / sizeof(keys[0]), "%s", r->body);

@@ -38,10 +38,11 @@ json_t *egd_json_record(const struct eg_exec_record *r)
 
 json_t *egd_json_streams(const struct eg_stream_cuts *s)
 {
-	return json_pack("{s:i,s:i,s:i,s:i,s:o,s:o}", "unix_cut", (int)s->unix_cut,
+	return json_pack("{s:i,s:i,s:i,s:i,s:o,s:o,s:o}", "unix_cut", (int)s->unix_cut,
 			 "unix_unreachable", (int)s->unix_unreachable, "tcp_cut", (int)s->tcp_cut,
 			 "tcp_unreachable", (int)s->tcp_unreachable, "unix_method",
-			 s->unix_method ? json_string(s->unix_method) : json_null(), "error",
+			 s->unix_method ? json_string(s->unix_method) : json_null(), "tcp_method",
+			 s->tcp_method ? json_string(s->tcp_method) : json_null(), "error",
 			 s->error ? json_string(s->error_text) : json_null());
 }
 
