@@ -8,7 +8,12 @@
  *
  * eg_sk_tags is the pinned map of the enforcing tiers (reused by fd at load).
  * The target lives in .bss, written by userspace between runs, so one loaded
- * program serves every install and retire of a process. */
+ * program serves every install and retire of a process. The same program,
+ * with target_tgid set to the loader's own process (and, where the kernel
+ * takes it, a link limited to that process), re-checks the duplicates the
+ * loader took: which of them are still stale and not shut down, and which
+ * socket each one is, for a whole batch in one read instead of a lookup and
+ * a poll per socket. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -31,6 +36,7 @@ struct {
 __u8 target_sandbox[EG_ID_BYTES];
 __u64 target_epoch;
 __u32 target_retired;
+__u32 target_tgid;  /* 0: every process; else only that one (the re-check) */
 __u64 seen_tagged;  /* tagged sockets of any sandbox, for the bench and tests */
 __u64 seen_stopped; /* Unix sockets skipped as shut down both ways */
 
@@ -84,6 +90,8 @@ int eg_revoke_unix_iter(struct bpf_iter__task_file *ctx)
 
 	if (!task || !file)
 		return 0;
+	if (target_tgid && task->tgid != target_tgid)
+		return 0;
 	sock = bpf_sock_from_file(file);
 	if (!sock)
 		return 0;
@@ -93,12 +101,14 @@ int eg_revoke_unix_iter(struct bpf_iter__task_file *ctx)
 	/* Shut down both ways (cut before, or the peer closed): stopped
 	 * already, nothing to cut or count. */
 	if (BPF_CORE_READ_BITFIELD(sk, sk_shutdown) == SHUTDOWN_MASK) {
-		__sync_fetch_and_add(&seen_stopped, 1);
+		if (!target_tgid)
+			__sync_fetch_and_add(&seen_stopped, 1);
 		return 0;
 	}
 	if (!eg_tag_of(sk, &tag))
 		return 0;
-	__sync_fetch_and_add(&seen_tagged, 1);
+	if (!target_tgid)
+		__sync_fetch_and_add(&seen_tagged, 1);
 	for (int i = 0; i < EG_ID_BYTES; i++)
 		if (tag.sandbox[i] != target_sandbox[i])
 			return 0;
@@ -108,6 +118,9 @@ int eg_revoke_unix_iter(struct bpf_iter__task_file *ctx)
 	hit.fd = ctx->fd;
 	hit.epoch = tag.epoch;
 	hit.sk = (__u64)sk;
+	/* The other end, so that a stream whose two ends are both tagged (the
+	 * LSM tier tags both) is cut and counted once. */
+	hit.peer = (__u64)BPF_CORE_READ((struct unix_sock *)sk, peer);
 	bpf_seq_write(ctx->meta->seq, &hit, sizeof(hit));
 	return 0;
 }

@@ -8,7 +8,8 @@ struct eg_revoke_hit {
 	__u32 tgid; /* holder, initial PID namespace */
 	__u32 fd;   /* the holder's fd number */
 	__u64 epoch;
-	__u64 sk; /* kernel socket address: identifies one socket held by several */
+	__u64 sk;   /* kernel socket address: identifies one socket held by several */
+	__u64 peer; /* the other end's address (0: none): a stream is {sk, peer} */
 };
 
 #endif

@@ -5,10 +5,12 @@
  * receive, EPIPE on send; where the LSM tier is loaded as well, its lease
  * may answer a receive with EPIPE first). An activation change keeps them. */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -21,6 +23,7 @@
 #define SANDBOX	 "5f0c2c1e-7a4b-4c1d-9e3f-0000000000a7"
 #define WORKER_A "a0000000-0000-4000-8000-00000000000a"
 #define MAX_FDS	 16
+#define PRESSED	 12 /* streams cut with fewer free fds than that */
 
 TestSuite(revoke, .init = kh_setup, .fini = kh_teardown, .timeout = 60);
 
@@ -297,4 +300,59 @@ Test(revoke, iterator_finds_every_holder)
 Test(revoke, procfs_fallback_finds_every_holder)
 {
 	cut_in_process(true);
+}
+
+/* The loader takes a duplicate of each stale stream's fd before cutting it;
+ * with fewer free fds than streams it cuts what it holds and takes the rest
+ * in later rounds: every stream cut, none reported unreachable. */
+/* guarantees: unix-stream-revocation */
+Test(revoke, iterator_cuts_every_stream_when_short_of_fds)
+{
+	const char *vmm = kh_path("vmm.sock");
+	int lfd = listen_on(vmm), acc[PRESSED], probe[PRESSED], nfree = 0, top = 0;
+	struct eg_revoke_report rep;
+	struct rlimit old, low;
+	struct eg_runtime rt;
+	__u8 sb[EG_ID_BYTES];
+	struct holder h;
+	char out[4096], err[512];
+
+	signal(SIGPIPE, SIG_IGN);
+	cr_assert_eq(eg_uuid_parse(SANDBOX, sb), 0);
+	holder_start(&h, vmm);
+	install_json(7, 1, h.pid, vmm, out, sizeof(out));
+	connect_streams(&h, lfd, PRESSED, acc);
+	cr_assert_eq(eg_runtime_open(&rt, kh.pin_dir, kh.state_dir, true, err, sizeof(err)), 0,
+		     "%s", err);
+	/* Nothing stale at epoch 1; loads the iterator while fds are plenty. */
+	cr_assert_eq(eg_revoke_stale(&rt, sb, 1, false, &rep), 0, "%s", rep.err);
+	cr_assert_str_eq(rep.kind[EG_REVOKE_UNIX].method, "iter/task_file");
+
+	/* Five fds free above the highest open one. */
+	for (int fd = 0; fd < 4096; fd++)
+		if (fcntl(fd, F_GETFD) >= 0)
+			top = fd;
+	cr_assert_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = (rlim_t)top + 1 + 5;
+	cr_assert_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
+	while (nfree < PRESSED && (probe[nfree] = dup(0)) >= 0)
+		nfree++;
+	for (int i = 0; i < nfree; i++)
+		close(probe[i]);
+	cr_assert_lt(nfree, PRESSED - 2, "the limit bites: %d fds free for %d streams", nfree,
+		     PRESSED);
+
+	cr_assert_eq(eg_revoke_stale(&rt, sb, 2, false, &rep), 0, "%s", rep.err);
+	cr_assert_eq(setrlimit(RLIMIT_NOFILE, &old), 0);
+	cr_assert_eq(rep.kind[EG_REVOKE_UNIX].cut, PRESSED, "cut %u of %d",
+		     rep.kind[EG_REVOKE_UNIX].cut, PRESSED);
+	cr_assert_eq(rep.kind[EG_REVOKE_UNIX].unreachable, 0);
+	cr_assert_eq(holder_cmd(&h, 'e'), PRESSED, "every connecting end: EOF and EPIPE");
+	for (int i = 0; i < PRESSED; i++) {
+		cr_assert(accepted_cut(acc[i]), "accepted end %d", i);
+		close(acc[i]);
+	}
+	eg_runtime_close(&rt);
+	close(lfd);
 }
