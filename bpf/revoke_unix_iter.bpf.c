@@ -33,6 +33,7 @@ struct {
 	__type(value, struct eg_sk_tag);
 } eg_sk_tags SEC(".maps");
 
+__u32 eg_iter_abi SEC(".data") = EG_REVOKE_ITER_ABI; /* checked on adopting a pin */
 __u8 target_sandbox[EG_ID_BYTES];
 __u64 target_epoch;
 __u32 target_retired;
@@ -88,7 +89,9 @@ int eg_revoke_unix_iter(struct bpf_iter__task_file *ctx)
 	struct socket *sock;
 	struct sock *sk;
 
-	if (!task || !file)
+	/* Read once per file so the .data map stays referenced by the
+	 * program: userspace finds the ABI word through the program's maps. */
+	if (!task || !file || eg_iter_abi != EG_REVOKE_ITER_ABI)
 		return 0;
 	if (target_tgid && task->tgid != target_tgid)
 		return 0;

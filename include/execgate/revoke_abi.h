@@ -4,6 +4,10 @@
 #ifndef EXECGATE_REVOKE_ABI_H
 #define EXECGATE_REVOKE_ABI_H
 
+/* Bumped with every change to the hit or to the program's .bss: a pinned
+ * iterator of another version is replaced, not read. */
+#define EG_REVOKE_ITER_ABI 2
+
 struct eg_revoke_hit {
 	__u32 tgid; /* holder, initial PID namespace */
 	__u32 fd;   /* the holder's fd number */

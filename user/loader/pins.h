@@ -14,6 +14,10 @@
 #define EG_BPFFS_MOUNT	     "/sys/fs/bpf"
 #define EG_PIN_PATH_MAX	     512
 
+/* links/<name> of the Unix stream revoker's iterator (revoke_unix.c): made
+ * by the first revocation, removed with the maps. */
+#define EG_PIN_REVOKE_UNIX_ITER "revoke_unix_iter"
+
 /* Makes pin_dir and pin_dir/links exist on bpffs. When the nearest existing
  * ancestor is not bpffs and is the standard mount point /sys/fs/bpf, mounts
  * bpffs there first. -ENOTSUP (err says why) when pin_dir cannot be on
@@ -27,8 +31,8 @@ bool eg_pins_loaded(const char *pin_dir);
 int eg_pin_path(char *out, size_t size, const char *pin_dir, const char *name);
 int eg_link_pin_path(char *out, size_t size, const char *pin_dir, const char *name);
 
-/* Removes the map pins this build knows, the links directory and pin_dir
- * itself when empty. Missing pins are fine. */
+/* Removes the map pins this build knows, the revoker's iterator link, the
+ * links directory and pin_dir itself when empty. Missing pins are fine. */
 int eg_pins_remove_maps(const char *pin_dir);
 
 #endif

@@ -68,6 +68,10 @@ int eg_revoke_stale(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], __u6
 /* Unix revoker: the method it uses ("iter/task_file", or "procfs" where
  * the kernel refused the iterator); tests force the procfs fallback. */
 const char *eg_revoke_unix_method(void);
+/* Loads the Unix revoker's iterator and pins it in pin_dir (replacing an
+ * older one), so that no install or retire pays the load: `load` calls it.
+ * 0 or a negative errno; the first cut loads it where this failed. */
+int eg_revoke_unix_prepare(const char *pin_dir);
 void eg_revoke_unix_force_procfs(bool on);
 
 /* Sum over kinds. */

@@ -10,11 +10,16 @@
  * Finding the holders, probed once per process (compat in one place):
  *   iter/task_file  bpf/revoke_unix_iter.bpf.c walks every open file of
  *                   every process (all namespaces) and yields (tgid, fd,
- *                   socket) of each stale-tagged Unix socket;
+ *                   socket, peer) of each stale-tagged Unix socket that is
+ *                   not shut down both ways. Cut in batches: duplicate
+ *                   each (split across CPUs), re-check the whole batch with
+ *                   one more pass of the iterator over this process only,
+ *                   shut down, close_range. Per stream that is two system
+ *                   calls (getfd, shutdown), ~2 us each here;
  *   procfs          where that program is refused: every socket fd under
  *                   /proc/PID/fd is duplicated and its tag looked up by fd
  *                   (bpf_map_lookup_elem on eg_sk_tags), slower but exact.
- * Either way the duplicate's tag is re-read before the cut, so an fd number
+ * Either way the duplicate is re-checked before the cut, so an fd number
  * re-used between finding and cutting is never shut down by mistake.
  *
  * A holder that exited or closed the fd in between is neither cut nor
@@ -29,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -37,6 +43,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "execgate/revoke_abi.h"
+#include "loader/maps.h"
+#include "loader/pins.h"
 #include "loader/revoke.h"
 #include "loader/runtime.h"
 #include "revoke_unix_iter.skel.h"
@@ -44,15 +52,21 @@
 static const char METHOD_ITER[] = "iter/task_file";
 static const char METHOD_PROCFS[] = "procfs";
 
-/* One loaded iterator per process, for the eg_sk_tags map it was loaded
- * against (a handle on another pin dir reloads it). Install and retire hold
- * the writer lock; this mutex only guards the cache. */
+/* The iterator is loaded once per pin dir and its link pinned there
+ * (links/revoke_unix_iter, removed by unload with the maps): loading it
+ * costs 70-80 ms of verifier time, which would otherwise fall on every
+ * install and retire, each its own process. A process adopts the pin (link,
+ * program, the program's .bss mapped) and keeps it for the eg_sk_tags map it
+ * names; a pin left by a build with another ABI, or for another map, is
+ * replaced. The target lives in the pinned program's .bss, shared by every
+ * process: install and retire write it under the writer lock. This mutex
+ * only guards the per-process cache. */
 static pthread_mutex_t iter_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct revoke_unix_iter *iter_skel;
-static struct bpf_link *iter_link;
+static int iter_link_fd = -1, iter_prog_fd = -1;
+static struct revoke_unix_iter__bss *iter_bss;
 static __u32 iter_map_id;
 static bool iter_refused, force_procfs;
-static struct bpf_link *self_link; /* the same program, this process only */
+static int self_link_fd = -1; /* the same program, this process only */
 static pid_t self_link_pid;
 static bool self_link_refused;
 
@@ -69,58 +83,165 @@ static int silent_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return 0;
 }
 
+static int map_info_of(int fd, struct bpf_map_info *info)
+{
+	__u32 len = sizeof(*info);
+
+	memset(info, 0, sizeof(*info));
+	return bpf_obj_get_info_by_fd(fd, info, &len) ? -errno : 0;
+}
+
 static __u32 map_id_of(int fd)
 {
 	struct bpf_map_info info;
-	__u32 len = sizeof(info);
 
-	memset(&info, 0, sizeof(info));
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		return 0;
-	return info.id;
+	return map_info_of(fd, &info) ? 0 : info.id;
 }
 
 static void iter_drop(void)
 {
-	bpf_link__destroy(self_link);
-	self_link = NULL;
+	if (self_link_fd >= 0)
+		close(self_link_fd);
+	if (iter_bss)
+		munmap(iter_bss, sizeof(*iter_bss));
+	if (iter_prog_fd >= 0)
+		close(iter_prog_fd);
+	if (iter_link_fd >= 0)
+		close(iter_link_fd);
+	self_link_fd = iter_link_fd = iter_prog_fd = -1;
 	self_link_refused = false;
-	bpf_link__destroy(iter_link);
-	revoke_unix_iter__destroy(iter_skel);
-	iter_link = NULL;
-	iter_skel = NULL;
+	iter_bss = NULL;
 	iter_map_id = 0;
 }
 
-/* Loads the iterator against tags_fd. Called with iter_lock held. */
-static int iter_ensure(int tags_fd)
+static bool ends_with(const char *s, const char *suffix)
 {
-	libbpf_print_fn_t old;
-	__u32 id = map_id_of(tags_fd);
-	int rc;
+	size_t n = strlen(s), k = strlen(suffix);
 
-	if (iter_skel && id && id == iter_map_id)
-		return 0;
-	iter_drop();
-	old = libbpf_set_print(silent_print); /* a refusal is a probe result */
-	iter_skel = revoke_unix_iter__open();
-	rc = iter_skel ? 0 : -errno;
-	if (!rc)
-		rc = bpf_map__reuse_fd(iter_skel->maps.eg_sk_tags, tags_fd);
-	if (!rc)
-		rc = revoke_unix_iter__load(iter_skel);
+	return n >= k && !strcmp(s + n - k, suffix);
+}
+
+/* Takes the iterator behind link fd lfd (owned from here on) into the cache
+ * if its program reads tags_id and speaks this build's ABI: -ESTALE if not. */
+static int iter_adopt(int lfd, __u32 tags_id)
+{
+	struct bpf_link_info li;
+	struct bpf_prog_info pi;
+	__u32 len = sizeof(li), ids[8], abi = 0, key = 0;
+	int rc = 0, bss_fd = -1, data_fd = -1;
+	bool tags = false;
+
+	iter_link_fd = lfd;
+	memset(&li, 0, sizeof(li));
+	if (bpf_obj_get_info_by_fd(lfd, &li, &len))
+		return -errno;
+	iter_prog_fd = bpf_prog_get_fd_by_id(li.prog_id);
+	if (iter_prog_fd < 0)
+		return -errno;
+	memset(&pi, 0, sizeof(pi));
+	pi.nr_map_ids = sizeof(ids) / sizeof(ids[0]);
+	pi.map_ids = (__u64)(unsigned long)ids;
+	len = sizeof(pi);
+	if (bpf_obj_get_info_by_fd(iter_prog_fd, &pi, &len))
+		return -errno;
+	for (__u32 i = 0; i < pi.nr_map_ids && i < sizeof(ids) / sizeof(ids[0]); i++) {
+		struct bpf_map_info mi;
+		int fd = bpf_map_get_fd_by_id(ids[i]);
+
+		if (fd < 0)
+			continue;
+		if (ids[i] == tags_id)
+			tags = true;
+		if (!map_info_of(fd, &mi) && ends_with(mi.name, ".bss") && bss_fd < 0 &&
+		    mi.value_size == sizeof(*iter_bss)) {
+			bss_fd = fd;
+			continue;
+		}
+		if (!map_info_of(fd, &mi) && ends_with(mi.name, ".data") && data_fd < 0 &&
+		    mi.value_size == sizeof(abi)) {
+			data_fd = fd;
+			continue;
+		}
+		close(fd);
+	}
+	if (!tags || bss_fd < 0 || data_fd < 0 || bpf_map_lookup_elem(data_fd, &key, &abi) ||
+	    abi != EG_REVOKE_ITER_ABI)
+		rc = -ESTALE;
 	if (!rc) {
-		iter_link = bpf_program__attach_iter(iter_skel->progs.eg_revoke_unix_iter, NULL);
-		if (!iter_link)
+		iter_bss =
+		    mmap(NULL, sizeof(*iter_bss), PROT_READ | PROT_WRITE, MAP_SHARED, bss_fd, 0);
+		if (iter_bss == MAP_FAILED) {
+			iter_bss = NULL;
 			rc = -errno;
+		}
+	}
+	if (bss_fd >= 0)
+		close(bss_fd);
+	if (data_fd >= 0)
+		close(data_fd);
+	if (!rc)
+		iter_map_id = tags_id;
+	return rc;
+}
+
+/* Loads the iterator against tags_fd and pins its link at pin; returns the
+ * link's fd, or a negative errno (the kernel refused it). A pin that cannot
+ * be made costs the next process a load, nothing more. */
+static int iter_load(int tags_fd, const char *pin)
+{
+	struct revoke_unix_iter *skel;
+	struct bpf_link *link = NULL;
+	libbpf_print_fn_t old;
+	int rc, fd = -1;
+
+	old = libbpf_set_print(silent_print); /* a refusal is a probe result */
+	skel = revoke_unix_iter__open();
+	rc = skel ? 0 : -errno;
+	if (!rc)
+		rc = bpf_map__reuse_fd(skel->maps.eg_sk_tags, tags_fd);
+	if (!rc)
+		rc = revoke_unix_iter__load(skel);
+	if (!rc) {
+		link = bpf_program__attach_iter(skel->progs.eg_revoke_unix_iter, NULL);
+		rc = link ? 0 : -errno;
+	}
+	if (!rc) {
+		fd = dup(bpf_link__fd(link));
+		rc = fd < 0 ? -errno : 0;
+	}
+	if (!rc && pin) {
+		unlink(pin); /* another ABI's, or another map's */
+		bpf_link__pin(link, pin);
 	}
 	libbpf_set_print(old);
-	if (rc) {
+	bpf_link__destroy(link);
+	revoke_unix_iter__destroy(skel);
+	return rc ? (rc < 0 ? rc : -EINVAL) : fd;
+}
+
+/* The iterator for rt's eg_sk_tags, adopted from its pin or loaded (and
+ * pinned). Called with iter_lock held. */
+static int iter_ensure(struct eg_runtime *rt, int tags_fd)
+{
+	char pin[EG_PIN_PATH_MAX];
+	__u32 id = map_id_of(tags_fd);
+	bool have_pin = !eg_link_pin_path(pin, sizeof(pin), rt->pin_dir, EG_PIN_REVOKE_UNIX_ITER);
+	int lfd, rc;
+
+	if (iter_link_fd >= 0 && id && id == iter_map_id)
+		return 0;
+	iter_drop();
+	lfd = have_pin ? bpf_obj_get(pin) : -1;
+	if (lfd >= 0 && !iter_adopt(lfd, id))
+		return 0;
+	iter_drop();
+	lfd = iter_load(tags_fd, have_pin ? pin : NULL);
+	if (lfd < 0)
+		return lfd;
+	rc = iter_adopt(lfd, id);
+	if (rc)
 		iter_drop();
-		return rc < 0 ? rc : -EINVAL;
-	}
-	iter_map_id = id;
-	return 0;
+	return rc;
 }
 
 static __u64 eg_monotonic_ns(void)
@@ -172,9 +293,9 @@ struct hits {
 /* Runs the iterator behind link once and appends what it yields. Reads
  * ask for the room left (the kernel fills up to its 32 KiB seq buffer per
  * read), so 10 000 hits cost a few reads. */
-static int iter_read(struct bpf_link *link, struct hits *h, char *err, size_t err_size)
+static int iter_read(int link_fd, struct hits *h, char *err, size_t err_size)
 {
-	int it = bpf_iter_create(bpf_link__fd(link)), rc = 0;
+	int it = bpf_iter_create(link_fd), rc = 0;
 
 	if (it < 0) {
 		rc = -errno;
@@ -217,26 +338,27 @@ static int iter_read(struct bpf_link *link, struct hits *h, char *err, size_t er
  * takes a task parameter), so it walks only the loader's own files. Older
  * kernels refuse it and the whole walk runs, filtered by target_tgid in the
  * program. Called with iter_lock held. */
-static struct bpf_link *self_iter_link(void)
+static int self_iter_link(void)
 {
-	DECLARE_LIBBPF_OPTS(bpf_iter_attach_opts, opts);
+	LIBBPF_OPTS(bpf_link_create_opts, opts);
 	union bpf_iter_link_info li;
 	pid_t me = getpid();
 
-	if (self_link && self_link_pid == me)
-		return self_link;
-	bpf_link__destroy(self_link);
-	self_link = NULL;
+	if (self_link_fd >= 0 && self_link_pid == me)
+		return self_link_fd;
+	if (self_link_fd >= 0)
+		close(self_link_fd);
+	self_link_fd = -1;
 	if (!self_link_refused) {
 		memset(&li, 0, sizeof(li));
 		li.task.pid = (__u32)me;
-		opts.link_info = &li;
-		opts.link_info_len = sizeof(li);
-		self_link = bpf_program__attach_iter(iter_skel->progs.eg_revoke_unix_iter, &opts);
-		self_link_refused = !self_link;
+		opts.iter_info = &li;
+		opts.iter_info_len = sizeof(li);
+		self_link_fd = bpf_link_create(iter_prog_fd, 0, BPF_TRACE_ITER, &opts);
+		self_link_refused = self_link_fd < 0;
 		self_link_pid = me;
 	}
-	return self_link ? self_link : iter_link;
+	return self_link_fd >= 0 ? self_link_fd : iter_link_fd;
 }
 
 /* One candidate (pid, fd) of a stream, tried in a round: the duplicate, or
@@ -428,9 +550,9 @@ static int check_dups(struct try *tr, size_t n, const struct eg_revoke_hit *hits
 	int rc;
 
 	mine->n = 0;
-	iter_skel->bss->target_tgid = (__u32)getpid();
+	iter_bss->target_tgid = (__u32)getpid();
 	rc = iter_read(self_iter_link(), mine, err, err_size);
-	iter_skel->bss->target_tgid = 0;
+	iter_bss->target_tgid = 0;
 	if (rc)
 		return rc;
 	qsort(mine->v, mine->n, sizeof(*mine->v), fd_hit_cmp);
@@ -559,11 +681,11 @@ static int run_iter(const struct eg_revoke_target *t, struct eg_revoke_count *ou
 	__u64 t0 = eg_monotonic_ns();
 	int rc;
 
-	memcpy(iter_skel->bss->target_sandbox, t->sandbox, EG_ID_BYTES);
-	iter_skel->bss->target_epoch = t->current_epoch;
-	iter_skel->bss->target_retired = t->retired;
-	iter_skel->bss->target_tgid = 0;
-	rc = iter_read(iter_link, &h, err, err_size);
+	memcpy(iter_bss->target_sandbox, t->sandbox, EG_ID_BYTES);
+	iter_bss->target_epoch = t->current_epoch;
+	iter_bss->target_retired = t->retired;
+	iter_bss->target_tgid = 0;
+	rc = iter_read(iter_link_fd, &h, err, err_size);
 	out->find_ns = eg_monotonic_ns() - t0;
 	t0 = eg_monotonic_ns();
 	if (!rc)
@@ -682,7 +804,7 @@ static int revoke_unix(struct eg_runtime *rt, const struct eg_revoke_target *t,
 
 	pthread_mutex_lock(&iter_lock);
 	if (!force_procfs && !iter_refused) {
-		rc = iter_ensure(tags_fd);
+		rc = iter_ensure(rt, tags_fd);
 		if (rc && rc != -ENOMEM)
 			iter_refused = true; /* the kernel said no: never ask again */
 		if (!rc) {
@@ -695,6 +817,28 @@ static int revoke_unix(struct eg_runtime *rt, const struct eg_revoke_target *t,
 	pthread_mutex_unlock(&iter_lock);
 	out->method = METHOD_PROCFS;
 	return run_procfs(t, tags_fd, out, err, err_size);
+}
+
+int eg_revoke_unix_prepare(const char *pin_dir)
+{
+	char tags[EG_PIN_PATH_MAX], pin[EG_PIN_PATH_MAX];
+	int tfd, lfd;
+
+	if (eg_pin_path(tags, sizeof(tags), pin_dir, eg_map_names[EG_MAP_SK_TAGS]) ||
+	    eg_link_pin_path(pin, sizeof(pin), pin_dir, EG_PIN_REVOKE_UNIX_ITER))
+		return -ENAMETOOLONG;
+	tfd = bpf_obj_get(tags);
+	if (tfd < 0)
+		return -errno;
+	pthread_mutex_lock(&iter_lock);
+	iter_drop(); /* this process's cache may hold the pin being replaced */
+	lfd = iter_load(tfd, pin);
+	pthread_mutex_unlock(&iter_lock);
+	close(tfd);
+	if (lfd < 0)
+		return lfd;
+	close(lfd);
+	return 0;
 }
 
 const char *eg_revoke_unix_method(void)

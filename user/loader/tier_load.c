@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include "loader/cgroup.h"
 #include "loader/pins.h"
+#include "loader/revoke.h"
 #include "loader/tier.h"
 
 static bool required(const char *require, const struct eg_tier_ops *t)
@@ -61,6 +62,8 @@ int eg_tiers_load(const struct eg_tier_ctx *ctx, const char *require, char *err,
 		if (rc)
 			return rc;
 	}
+	/* Best effort: where it fails, the first cut loads it (or uses procfs). */
+	eg_revoke_unix_prepare(ctx->pin_dir);
 	/* Written last, so status never reads offered tiers that a failed
 	 * load did not reach; a stale record from an earlier load of this
 	 * boot still describes the same kernel. */
