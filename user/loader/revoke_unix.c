@@ -355,7 +355,9 @@ static int self_iter_link(void)
 		opts.iter_info = &li;
 		opts.iter_info_len = sizeof(li);
 		self_link_fd = bpf_link_create(iter_prog_fd, 0, BPF_TRACE_ITER, &opts);
-		self_link_refused = self_link_fd < 0;
+		/* A kernel without task parameters says EINVAL: never ask again.
+		 * Out of fds is not a refusal. */
+		self_link_refused = self_link_fd < 0 && (errno == EINVAL || errno == EOPNOTSUPP);
 		self_link_pid = me;
 	}
 	return self_link_fd >= 0 ? self_link_fd : iter_link_fd;
