@@ -255,6 +255,22 @@ Test(revoke, activation_change_keeps_established_streams)
  * kernel loads it, and the procfs walk it falls back to. A socket held by
  * two processes (fork) is one stream, cut once; a current-epoch tag is
  * never cut. */
+/* n streams admitted at epoch 1 (execution 7), and the runtime open for
+ * calling the revoker in this process. */
+static void streams_in_process(const char *vmm, int lfd, int n, int *acc, struct holder *h,
+			       struct eg_runtime *rt, __u8 *sb)
+{
+	char out[4096], err[512];
+
+	signal(SIGPIPE, SIG_IGN);
+	cr_assert_eq(eg_uuid_parse(SANDBOX, sb), 0);
+	holder_start(h, vmm);
+	install_json(7, 1, h->pid, vmm, out, sizeof(out));
+	connect_streams(h, lfd, n, acc);
+	cr_assert_eq(eg_runtime_open(rt, kh.pin_dir, kh.state_dir, true, err, sizeof(err)), 0, "%s",
+		     err);
+}
+
 static void cut_in_process(bool procfs)
 {
 	const char *vmm = kh_path("vmm.sock");
@@ -263,16 +279,9 @@ static void cut_in_process(bool procfs)
 	struct eg_runtime rt;
 	__u8 sb[EG_ID_BYTES];
 	struct holder h;
-	char out[4096], err[512];
 
-	signal(SIGPIPE, SIG_IGN);
-	cr_assert_eq(eg_uuid_parse(SANDBOX, sb), 0);
-	holder_start(&h, vmm);
-	install_json(7, 1, h.pid, vmm, out, sizeof(out));
-	connect_streams(&h, lfd, 2, acc);
+	streams_in_process(vmm, lfd, 2, acc, &h, &rt, sb);
 	kh_track(holder_cmd(&h, 'f'));
-	cr_assert_eq(eg_runtime_open(&rt, kh.pin_dir, kh.state_dir, true, err, sizeof(err)), 0,
-		     "%s", err);
 	eg_revoke_unix_force_procfs(procfs);
 
 	cr_assert_eq(eg_revoke_stale(&rt, sb, 1, false, &rep), 0, "%s", rep.err);
@@ -319,15 +328,8 @@ Test(revoke, iterator_cuts_every_stream_when_short_of_fds)
 	struct eg_runtime rt;
 	__u8 sb[EG_ID_BYTES];
 	struct holder h;
-	char out[4096], err[512];
 
-	signal(SIGPIPE, SIG_IGN);
-	cr_assert_eq(eg_uuid_parse(SANDBOX, sb), 0);
-	holder_start(&h, vmm);
-	install_json(7, 1, h.pid, vmm, out, sizeof(out));
-	connect_streams(&h, lfd, PRESSED, acc);
-	cr_assert_eq(eg_runtime_open(&rt, kh.pin_dir, kh.state_dir, true, err, sizeof(err)), 0,
-		     "%s", err);
+	streams_in_process(vmm, lfd, PRESSED, acc, &h, &rt, sb);
 	/* Nothing stale at epoch 1; loads the iterator while fds are plenty. */
 	cr_assert_eq(eg_revoke_stale(&rt, sb, 1, false, &rep), 0, "%s", rep.err);
 	cr_assert_str_eq(rep.kind[EG_REVOKE_UNIX].method, "iter/task_file");
