@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -573,6 +574,26 @@ static int check_dups(struct try *tr, size_t n, const struct eg_revoke_hit *hits
  * (one that runs out of fds cuts what it holds and retries the rest). */
 #define CUT_BATCH 4096
 
+/* Grows this process's fd table to hold a batch of n duplicates before the
+ * threads start: growing it while they run (fd_install from two threads)
+ * waits for an RCU grace period at every doubling, milliseconds each here.
+ * One F_DUPFD above the fds the batch will take does it at once. */
+static void grow_fd_table(size_t n)
+{
+	struct rlimit rl;
+	long want;
+	int fd;
+
+	if (n < PART_MIN || getrlimit(RLIMIT_NOFILE, &rl))
+		return;
+	want = (long)iter_link_fd + (long)n + 64;
+	if ((rlim_t)want >= rl.rlim_cur)
+		want = rl.rlim_cur > 1 ? (long)rl.rlim_cur - 1 : 0;
+	fd = fcntl(iter_link_fd, F_DUPFD_CLOEXEC, (int)want);
+	if (fd >= 0)
+		close(fd);
+}
+
 /* One batch: duplicate, re-check, cut, close. A batch that ran out of fds
  * gives two back for the re-check's iterator; what it could not take is
  * retried in the next round, as long as each round cuts something. */
@@ -638,6 +659,7 @@ static int cut_streams(struct hits *h, struct eg_revoke_count *out, char *err, s
 		i = j;
 	}
 	cmp_hits = h->v;
+	grow_fd_table(h->n < CUT_BATCH ? h->n : CUT_BATCH);
 	/* Rounds: each stream not cut yet tries its next holder. Nearly all
 	 * are cut in the first. */
 	while (!rc) {
