@@ -400,12 +400,25 @@ static void tw_setup(void)
 	snprintf(B.pin, sizeof(B.pin), "%s-B", kh.pin_dir);
 	snprintf(B.state, sizeof(B.state), "%s/B-state", kh.dir);
 	snprintf(B.cgroup, sizeof(B.cgroup), "%s-B", kh.cgroup); /* a sibling scratch cgroup */
-	cr_assert_eq(mkdir(B.cgroup, 0755), 0, "mkdir %s: %s", B.cgroup, strerror(errno));
+	/* Criterion runs no .fini after a failure in .init either: each
+	 * failure below cleans up A (kh_setup) and B first. */
+	if (mkdir(B.cgroup, 0755)) {
+		rc = errno;
+		tw_teardown();
+		cr_assert_fail("mkdir %s: %s", B.cgroup, strerror(rc));
+	}
 	b_cgroup_made = true;
+	if (!getenv("EXECGATE_BIN")) {
+		tw_teardown();
+		cr_assert_fail("EXECGATE_BIN is not set: run the suite through make test-kernel");
+	}
 	rc =
 	    kh_run(out, sizeof(out), getenv("EXECGATE_BIN"), "load", "--cgroup", B.cgroup,
 		   "--require", "cgroup", "--pin-dir", B.pin, "--state-dir", B.state, (char *)NULL);
-	cr_assert_eq(rc, 0, "load worker B: exit %d: %s", rc, out);
+	if (rc) {
+		tw_teardown();
+		cr_assert_fail("load worker B: exit %d: %s", rc, out);
+	}
 	if (strstr(out, "tier lsm: loaded")) {
 		/* Criterion runs no .fini after a skip: clean up first */
 		tw_teardown();
@@ -440,7 +453,7 @@ static void tw_teardown(void)
 		if (f)
 			fclose(f);
 	}
-	if (B.pin[0] && access(B.pin, F_OK) == 0)
+	if (B.pin[0] && access(B.pin, F_OK) == 0 && getenv("EXECGATE_BIN"))
 		kh_run(out, sizeof(out), getenv("EXECGATE_BIN"), "unload", "--pin-dir", B.pin,
 		       "--state-dir", B.state, (char *)NULL);
 	if (b_cgroup_made)
