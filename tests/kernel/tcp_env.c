@@ -162,7 +162,14 @@ static void guest_conn_event(int ep, int k)
 	ssize_t n = recv(conn_fd[k], buf, sizeof(buf), MSG_DONTWAIT);
 
 	if (n > 0) {
-		send(conn_fd[k], buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT); /* echo */
+		/* echo. Data queued before a reset is read first; the reset's
+		 * error is then reported once, to whichever call comes next: this
+		 * send (the next recv would only see EOF), so record it here. */
+		if (send(conn_fd[k], buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 &&
+		    errno != EAGAIN && errno != EINTR) {
+			conn_state[k] = -errno;
+			epoll_ctl(ep, EPOLL_CTL_DEL, conn_fd[k], NULL);
+		}
 		return;
 	}
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))

@@ -281,8 +281,12 @@ Test(tcp, retire_destroys_every_stream_of_the_sandbox)
 	cr_assert_eq(retire(), 150, "retire reports 150 TCP streams cut");
 	cr_assert_str_eq(last_method, expected_method());
 	cr_assert_eq(te_send_many(&e, 0, 150), 150, "a cut stream still sends");
-	for (int k = 0; k < 150; k += 37)
-		cr_assert_eq(te_peer_state(&e, k, 2000), -ECONNRESET, "guest end %d", k);
+	for (int k = 0; k < 150; k += 37) {
+		int st = te_peer_state(&e, k, 2000);
+
+		cr_assert_eq(st, -ECONNRESET, "guest end %d: %d (%s)", k, st,
+			     st < 0 ? strerror(-st) : "open or EOF");
+	}
 	/* Nothing left to cut. */
 	install(9, 1);
 	cr_assert_eq(retire(), 0);
