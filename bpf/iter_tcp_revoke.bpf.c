@@ -20,13 +20,20 @@ int eg_iter_tcp_revoke(struct bpf_iter__tcp *ctx)
 {
 	struct sock_common *skc = ctx->sk_common;
 	struct eg_inet_tag *tag = eg_tcp_stale_tag(skc);
+	struct seq_file *seq = ctx->meta->seq;
 	struct eg_tcp_cut out;
 
 	if (!tag)
 		return 0;
+	/* The record must fit before the socket is destroyed: a write that
+	 * overflowed would lose the count of a cut already made. Returning 1
+	 * has the kernel show this socket again in the next read(), into an
+	 * empty buffer. */
+	if (seq->count + sizeof(out) >= seq->size)
+		return 1;
 	out.rc = bpf_sock_destroy(skc);
 	out.port = tag->port;
-	bpf_seq_write(ctx->meta->seq, &out, sizeof(out));
+	bpf_seq_write(seq, &out, sizeof(out));
 	return 0;
 }
 
