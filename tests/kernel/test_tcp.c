@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 #include <criterion/criterion.h>
 #include "core/ids.h"
@@ -57,11 +58,23 @@ static unsigned streams_cut(const char *out)
 
 /* The method the loader must pick on this kernel: bpf_sock_destroy where
  * it loads (6.5+), else sock_diag. */
+/* bpf_sock_destroy exists from 6.5: there the kfunc revoker must load (a
+ * program the verifier refused would otherwise pass unseen, through the
+ * fallback); before it, the sock_diag fallback is the method. */
 static const char *expected_method(void)
 {
+	struct utsname u;
+	unsigned major = 0, minor = 0;
 	char why[256];
+	int rc;
 
-	return eg_tcp_iter_probe(why, sizeof(why)) ? EG_TCP_METHOD_DIAG : EG_TCP_METHOD_KFUNC;
+	rc = eg_tcp_iter_probe(why, sizeof(why));
+	cr_assert_eq(uname(&u), 0);
+	if (sscanf(u.release, "%u.%u", &major, &minor) == 2 &&
+	    (major > 6 || (major == 6 && minor >= 5)))
+		cr_assert_eq(rc, 0, "kernel %s has bpf_sock_destroy, but the iter/tcp revoker: %s",
+			     u.release, why);
+	return rc ? EG_TCP_METHOD_DIAG : EG_TCP_METHOD_KFUNC;
 }
 
 /* install generation gen attempt act, the guest at TE_GUEST_ADDR and ::1,
