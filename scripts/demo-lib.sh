@@ -12,11 +12,15 @@ declare -A IN OUT PID
 
 demo_cleanup() {
 	set +e
-	# grouped so that bash's "Killed" job notices do not reach the terminal
-	{
-		for p in "${PIDS[@]}"; do kill -9 "$p"; done
-		wait
-	} 2>/dev/null
+	# disowned first, so that bash prints no "Killed" job notice for them
+	# (it printed one after the trap had returned, past any redirection)
+	for p in "${PIDS[@]}"; do
+		disown "$p" 2>/dev/null
+		kill -9 "$p" 2>/dev/null
+	done
+	for p in "${PIDS[@]}"; do
+		for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.02; done
+	done
 	[ -e "$PIN" ] && "$EXECGATE" unload "${EG[@]}" >/dev/null
 	for _ in 1 2 3 4 5 6 7 8 9 10; do rmdir "$CG" 2>/dev/null && break; sleep 0.1; done
 	rm -rf "$TMP"
