@@ -438,6 +438,18 @@ int lsm_env_install(struct lsm_env *e, const struct lsm_install *in, struct eg_i
 	return eg_install(&e->rt, &req, res, err, err_size);
 }
 
+void lsm_env_install_ok(struct lsm_env *e, const struct lsm_install *in, enum eg_install_kind want,
+			struct eg_install_result *res)
+{
+	char err[512];
+	int rc;
+
+	rc = lsm_env_install(e, in, res, err, sizeof(err));
+	cr_assert_eq(rc, 0, "install generation %llu attempt %u: %s",
+		     (unsigned long long)in->generation, in->activation, err);
+	cr_assert_eq(res->kind, want, "install kind %s", eg_install_kind_name(res->kind));
+}
+
 void lsm_env_install_vsock(struct lsm_env *e, const __u8 sandbox[EG_ID_BYTES], __u64 gen, __u32 act,
 			   const struct agent *bridge, const struct agent *vmm, unsigned port,
 			   enum eg_install_kind want)
@@ -448,13 +460,9 @@ void lsm_env_install_vsock(struct lsm_env *e, const __u8 sandbox[EG_ID_BYTES], _
 				 .vmm = vmm ? vmm->pid : 0,
 				 .vsock_port = port};
 	struct eg_install_result res;
-	char err[512];
-	int rc;
 
 	memcpy(in.sandbox, sandbox, EG_ID_BYTES);
-	rc = lsm_env_install(e, &in, &res, err, sizeof(err));
-	cr_assert_eq(rc, 0, "install generation %llu: %s", (unsigned long long)gen, err);
-	cr_assert_eq(res.kind, want, "install kind %s", eg_install_kind_name(res.kind));
+	lsm_env_install_ok(e, &in, want, &res);
 }
 
 /* Unlinking a link pin detaches the program only after an RCU grace period

@@ -68,6 +68,10 @@ struct lsm_install {
 int lsm_env_install(struct lsm_env *e, const struct lsm_install *in, struct eg_install_result *res,
 		    char *err, size_t err_size);
 
+/* lsm_env_install(), asserting success and that the install was of kind want. */
+void lsm_env_install_ok(struct lsm_env *e, const struct lsm_install *in, enum eg_install_kind want,
+			struct eg_install_result *res);
+
 /* Installs (gen, act) of sandbox with bridge, vmm (NULL: none) and the VSOCK
  * endpoint CID 1:port; asserts success and that the install was of kind want. */
 void lsm_env_install_vsock(struct lsm_env *e, const __u8 sandbox[EG_ID_BYTES], __u64 gen, __u32 act,
