@@ -253,10 +253,11 @@ EG_INLINE bool eg_reason_allows(__u32 reason)
 
 EG_INLINE void eg_count(__u32 reason)
 {
-	__u64 *c = bpf_map_lookup_elem(&eg_counters, &reason);
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct eg_cpu_counters *c = bpf_map_lookup_elem(&eg_counters, &cpu);
 
-	if (c)
-		*c += 1; /* per-CPU slot: no atomics needed */
+	if (c && reason < EG_COUNTER_SLOTS)
+		c->n[reason] += 1; /* this CPU's slot: no atomics (abi.h) */
 }
 
 /* One denial event. path/path_len: a kernel pointer to the Unix path bytes

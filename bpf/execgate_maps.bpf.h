@@ -68,13 +68,13 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } eg_grants SEC(".maps");
 
-/* enum eg_kreason -> count, per CPU. The kernel insists on an integer key
- * for arrays, so the reason names live in `execgate status`. */
+/* CPU number -> counts by enum eg_kreason (abi.h: why not a per-CPU map).
+ * The reason names live in `execgate status`. */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, EG_K_REASON_COUNT);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, EG_COUNTER_CPUS);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct eg_cpu_counters);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } eg_counters SEC(".maps");
 

@@ -1,22 +1,25 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* In-kernel cost of the connect_unix program, in one run:
  *
- * 1. bpf_stats (bpf_enable_stats(BPF_STATS_RUN_TIME), held only for the
- *    run): run_time_ns / run_cnt of eg_connect_unix for an unregistered
- *    destination, a registered + allowed connect (grant path: endpoint,
- *    record and grant lookups, socket tag) and a registered + denied one
- *    (with its event), beside an empty connect_unix program attached to the
- *    same cgroup, so both run on the very same connects.
- * 2. connect() latency with and without enforcement, interleaved batch by
- *    batch: this process moves between the enforced scratch cgroup and a
- *    plain sibling, median of per-batch means, as a ratio.
+ * 1. bpf_stats (bpf_enable_stats(BPF_STATS_RUN_TIME), held only while
+ *    bpf_stats figures are taken): run_time_ns / run_cnt of eg_connect_unix
+ *    for an unregistered destination, a registered + allowed connect (grant
+ *    path: endpoint, record and grant lookups, socket tag) and a registered
+ *    + denied one (with its event), against an empty connect_unix program
+ *    on the same connects. Each program runs alone in its cgroup's program
+ *    array, as the loader's does in production: the enforced program in
+ *    cg_on, the empty one in cg_empty, interleaved in rounds (see
+ *    measure() for why not side by side).
+ * 2. connect() latency: plain (no program), the empty program (what the
+ *    kernel's hook costs whatever the program) and enforced, interleaved
+ *    batch by batch, median of per-batch means, with bpf_stats off.
  * Both at 1, 1 000 and 100 000 map entries (endpoints + filter entries and
  * grants; records up to EG_MAX_SANDBOXES).
  * 3. The per-step breakdown, at 1 entry: copies of the program built with
  *    -DEG_STOP_AFTER=N (scripts/make/speed.mk, enum eg_step), each allowing
- *    right after step N, attached one at a time beside the empty program to
- *    a cgroup of their own, in rounds; median per step. The increments are
- *    what each step costs; the last row is the whole program.
+ *    right after step N, each alone in a cgroup of its own, in rounds;
+ *    median per step. The increments are what each step costs; the last
+ *    row is the whole program.
  *
  * Targets (printed, not asserted): unregistered <= 2x empty, allowed <=
  * 250 ns, connect ratio <= 1.03, 100 000 entries within 1.2x of 1 entry.
@@ -50,12 +53,9 @@
 #define WORKER	"a0000000-0000-4000-8000-00000000000a"
 #define BATCH	500
 
-static char dir[128], pin_dir[128], cg_on[512], cg_off[512], cg_steps[600], cg_lead[600],
+static char dir[128], pin_dir[128], cg_on[512], cg_off[512], cg_steps[600], cg_empty[600],
     state_dir[160];
-/* The empty program's link on cg_on, and cg_on's fd (measure()). */
-static struct bpf_link *elink;
-static struct bpf_program *empty_prog;
-static int cgfd = -1;
+static int stats_fd = -1;
 static pid_t kids[4];
 static int nkids;
 static struct eg_runtime rt;
@@ -186,22 +186,24 @@ struct per_run {
 /* One row of the closing summary, per entry level. */
 struct level_figures {
 	long entries;
-	double unreg, allowed, denied, empty, ratio_unreg, ratio_allowed;
+	double unreg, allowed, denied, empty, ratio_unreg, ratio_allowed, hook_unreg, hook_allowed;
 };
 
-static struct per_run measure_once(int real_fd, int empty_fd, const char *path, long n)
-{
-	__u64 c0, t0, c1, t1, e0, et0, e1, et1;
-	struct per_run r;
+#define ROUNDS 4
 
-	prog_stats(real_fd, &c0, &t0);
-	prog_stats(empty_fd, &e0, &et0);
-	r.ok = connects(path, n);
-	prog_stats(real_fd, &c1, &t1);
-	prog_stats(empty_fd, &e1, &et1);
-	r.prog = c1 > c0 ? (double)(t1 - t0) / (double)(c1 - c0) : 0;
-	r.empty = e1 > e0 ? (double)(et1 - et0) / (double)(e1 - e0) : 0;
-	return r;
+/* bpf_stats of one program over n connects to path from cgroup cg. */
+static double stats_run(const char *cg, int prog_fd, const char *path, long n, long *ok)
+{
+	__u64 c0, t0, c1, t1;
+	long k;
+
+	join(cg);
+	prog_stats(prog_fd, &c0, &t0);
+	k = connects(path, n);
+	prog_stats(prog_fd, &c1, &t1);
+	if (ok)
+		*ok += k;
+	return c1 > c0 ? (double)(t1 - t0) / (double)(c1 - c0) : 0;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -211,66 +213,61 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Where a program sits in the cgroup's program array changes what bpf_stats
- * charges it: the first program of a run costs ~40-50 ns more than the same
- * program second (measured by the breakdown's position row, two empty
- * programs). The loader's program is alone in production; here the empty
- * program shares the array, so each figure is the mean of both orders:
- * half the connects in cg_on (real, then empty), half in cg_lead, a child
- * of cg_on whose own empty link runs first (empty, then real). */
-static struct per_run measure(int real_fd, int empty_fd, const char *path, long n,
-			      struct per_run *first, struct per_run *second)
+static double median_of(double *v, int n)
 {
-	struct per_run a, b, r;
-	struct bpf_link *lead;
-	int lfd = open(cg_lead, O_RDONLY | O_DIRECTORY);
+	qsort(v, (size_t)n, sizeof(double), cmp_double);
+	return v[n / 2];
+}
 
-	join(cg_on);
-	a = measure_once(real_fd, empty_fd, path, n / 2);
-	bpf_link__destroy(elink);
-	lead = bpf_program__attach_cgroup(empty_prog, lfd);
-	if (lfd < 0 || !lead)
-		die("attaching the empty program to the lead cgroup", errno);
-	join(cg_lead);
-	b = measure_once(real_fd, empty_fd, path, n - n / 2);
-	join(cg_on);
-	bpf_link__destroy(lead);
-	close(lfd);
-	elink = bpf_program__attach_cgroup(empty_prog, cgfd);
-	if (!elink)
-		die("re-attaching the empty program", errno);
-	r.prog = (a.prog + b.prog) / 2;
-	r.empty = (a.empty + b.empty) / 2;
-	r.ok = a.ok + b.ok;
-	if (first)
-		*first = (struct per_run){.prog = a.prog, .empty = b.empty};
-	if (second)
-		*second = (struct per_run){.prog = b.prog, .empty = a.empty};
+/* The program in cg (alone there) against the empty program alone in
+ * cg_empty, on the same connects, in ROUNDS interleaved rounds; medians.
+ * Not both in one cgroup: bpf_stats charges the first program of an array
+ * 40-65 ns more than the second (the position row of the breakdown, two
+ * empty programs), so a side-by-side ratio depends on the order. Alone,
+ * both pay what the loader's program pays in production. */
+static struct per_run measure(const char *cg, int real_fd, int empty_fd, const char *path, long n)
+{
+	double p[ROUNDS], e[ROUNDS];
+	struct per_run r = {0};
+
+	for (int i = 0; i < ROUNDS; i++) {
+		p[i] = stats_run(cg, real_fd, path, n / ROUNDS, &r.ok);
+		e[i] = stats_run(cg_empty, empty_fd, path, n / ROUNDS, NULL);
+	}
+	r.prog = median_of(p, ROUNDS);
+	r.empty = median_of(e, ROUNDS);
 	return r;
 }
 
-/* Interleaved batches, enforced vs plain cgroup; median per-connect ns. */
-static void latency(const char *path, long n, double *on, double *off)
+/* Interleaved batches: enforced (cg_on), the empty program alone
+ * (cg_empty) and plain (cg_off); median per-connect ns of each. bpf_stats
+ * is off meanwhile: it adds two clock reads to every program run, which
+ * only the two cgroups with a program would pay. */
+static void latency(const char *path, long n, double *on, double *hook, double *off)
 {
+	const char *cgs[3] = {cg_on, cg_empty, cg_off};
+	double *out[3] = {on, hook, off};
 	size_t nb = (size_t)(n / BATCH);
-	double *a = calloc(nb, sizeof(double)), *b = calloc(nb, sizeof(double)), t;
+	double *v[3], t;
 
+	close(stats_fd);
+	for (int c = 0; c < 3; c++)
+		v[c] = calloc(nb, sizeof(double));
 	for (size_t i = 0; i < nb; i++) {
-		join(cg_on);
-		t = now_ns();
-		connects(path, BATCH);
-		a[i] = (now_ns() - t) / BATCH;
-		join(cg_off);
-		t = now_ns();
-		connects(path, BATCH);
-		b[i] = (now_ns() - t) / BATCH;
+		for (int c = 0; c < 3; c++) {
+			join(cgs[c]);
+			t = now_ns();
+			connects(path, BATCH);
+			v[c][i] = (now_ns() - t) / BATCH;
+		}
 	}
-	qsort(a, nb, sizeof(double), cmp_double);
-	qsort(b, nb, sizeof(double), cmp_double);
-	*on = a[nb / 2];
-	*off = b[nb / 2];
-	free(a);
-	free(b);
+	for (int c = 0; c < 3; c++) {
+		*out[c] = median_of(v[c], (int)nb);
+		free(v[c]);
+	}
+	stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (stats_fd < 0)
+		die("bpf_enable_stats", errno);
 }
 
 /* Fill the maps up to n entries each (endpoints + filter, grants, records). */
@@ -360,88 +357,91 @@ static struct bpf_object *step_load(int step, struct bpf_program **prog)
 	return obj;
 }
 
-static double median_of(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(double), cmp_double);
-	return v[n / 2];
-}
-
-/* Every step build alone (beside the empty program) on the same connects:
- * allowed (bsock, we hold a grant) and unregistered (other). */
+/* Every step build alone in cg_steps, against the empty program alone in
+ * cg_empty, on the same connects: allowed (bsock, we hold a grant) and
+ * unregistered (other). The position row: the empty program and a second
+ * one in one cgroup, to show what sharing an array does to bpf_stats. */
 static void breakdown(int empty_fd, struct bpf_program *empty2, const char *bsock,
 		      const char *other, long n)
 {
 	double a[STEP_ROWS][STEP_ROUNDS], u[STEP_ROWS][STEP_ROUNDS], e[STEP_ROWS][STEP_ROUNDS];
-	double am[STEP_ROWS], um[STEP_ROWS], em[STEP_ROWS];
+	double am[STEP_ROWS], um[STEP_ROWS], em[STEP_ROWS], pos1 = 0, pos2 = 0;
 	struct bpf_object *obj[STEP_ROWS];
 	struct bpf_program *prog[STEP_ROWS];
-	struct bpf_link *slink, *l2;
-	struct per_run p1, p2;
-	int fd;
+	struct bpf_link *l2;
+	int fd, efd;
 
 	snprintf(cg_steps, sizeof(cg_steps), "%s-steps", cg_on);
 	if (mkdir(cg_steps, 0755))
 		die(cg_steps, errno);
 	fd = open(cg_steps, O_RDONLY | O_DIRECTORY);
-	slink = bpf_program__attach_cgroup(empty_prog, fd);
-	if (fd < 0 || !slink)
-		die("attaching the empty program to the step cgroup", errno);
+	efd = open(cg_empty, O_RDONLY | O_DIRECTORY);
+	if (fd < 0 || efd < 0)
+		die("opening the step cgroups", errno);
 	for (int s = 0; s < STEP_ROWS; s++)
 		obj[s] = step_load(s + 1, &prog[s]);
-	join(cg_steps);
-	/* Position: a second empty program after the first, same connects. */
-	l2 = bpf_program__attach_cgroup(empty2, fd);
+	/* Position: a second empty program after the first, in cg_empty. */
+	l2 = bpf_program__attach_cgroup(empty2, efd);
 	if (!l2)
 		die("attaching the second empty program", errno);
 	connects(other, 500);
-	p1 = measure_once(bpf_program__fd(empty2), empty_fd, other, n);
-	p2 = measure_once(bpf_program__fd(empty2), empty_fd, bsock, n);
+	for (int r = 0; r < 2; r++) {
+		const char *path = r ? bsock : other;
+		__u64 c0, t0, c1, t1, d0, u0, d1, u1;
+
+		join(cg_empty);
+		prog_stats(empty_fd, &c0, &t0);
+		prog_stats(bpf_program__fd(empty2), &d0, &u0);
+		connects(path, n);
+		prog_stats(empty_fd, &c1, &t1);
+		prog_stats(bpf_program__fd(empty2), &d1, &u1);
+		pos1 += (double)(t1 - t0) / (double)(c1 - c0) / 2;
+		pos2 += (double)(u1 - u0) / (double)(d1 - d0) / 2;
+	}
 	bpf_link__destroy(l2);
 	for (int r = 0; r < STEP_ROUNDS; r++) {
 		for (int s = 0; s < STEP_ROWS; s++) {
 			struct bpf_link *l = bpf_program__attach_cgroup(prog[s], fd);
 			int pfd = bpf_program__fd(prog[s]);
-			struct per_run pa, pu;
+			long ok_a = 0, ok_u = 0;
 
 			if (!l)
 				die("attaching a step build", errno);
+			join(cg_steps);
 			connects(bsock, 500); /* warm up */
-			pa = measure_once(pfd, empty_fd, bsock, n);
-			pu = measure_once(pfd, empty_fd, other, n);
-			if (pa.ok != n || pu.ok != n)
+			a[s][r] = stats_run(cg_steps, pfd, bsock, n, &ok_a);
+			e[s][r] = stats_run(cg_empty, empty_fd, bsock, n, NULL) / 2;
+			u[s][r] = stats_run(cg_steps, pfd, other, n, &ok_u);
+			e[s][r] += stats_run(cg_empty, empty_fd, other, n, NULL) / 2;
+			if (ok_a != n || ok_u != n)
 				fprintf(stderr,
 					"bench-kernel: step %d: %ld/%ld allowed, %ld/%ld "
 					"unregistered\n",
-					s + 1, pa.ok, n, pu.ok, n);
-			a[s][r] = pa.prog;
-			u[s][r] = pu.prog;
-			e[s][r] = (pa.empty + pu.empty) / 2;
+					s + 1, ok_a, n, ok_u, n);
 			bpf_link__destroy(l);
 		}
 	}
 	join(cg_on);
-	bpf_link__destroy(slink);
 	close(fd);
+	close(efd);
 	for (int s = 0; s < STEP_ROWS; s++) {
 		am[s] = median_of(a[s], STEP_ROUNDS);
 		um[s] = median_of(u[s], STEP_ROUNDS);
 		em[s] = median_of(e[s], STEP_ROUNDS);
 		bpf_object__close(obj[s]);
 	}
-	printf("per-step breakdown, 1 entry (bpf_stats; step builds -DEG_STOP_AFTER=N, one at a "
-	       "time beside the empty program; median of %d rounds of %ld connects)\n",
+	printf("per-step breakdown, 1 entry (bpf_stats; step builds -DEG_STOP_AFTER=N, each alone "
+	       "in its cgroup, as is the empty program; median of %d rounds of %ld connects)\n",
 	       STEP_ROUNDS, n);
 	printf("  %-2s %-30s %9s %7s %7s   %9s %7s\n", "", "allowed path: stop after", "ns/run",
 	       "+step", "empty", "unreg", "/empty");
 	for (int s = 0; s < STEP_ROWS; s++)
 		printf("  %-2d %-30s %9.0f %+7.0f %7.0f   %9.0f %6.2fx\n", s + 1, step_names[s],
 		       am[s], am[s] - (s ? am[s - 1] : em[s]), em[s], um[s], um[s] / em[s]);
-	printf("  (+step of row 1 is over the empty program; unregistered stops after row 2;\n"
-	       "   every step build runs second, after the empty program)\n");
-	printf("  position: the same empty program costs %.0f ns first vs %.0f ns second in the "
+	printf("  (+step of row 1 is over the empty program; unregistered stops after row 2)\n");
+	printf("  position: the same empty program costs %.0f ns first vs %.0f ns second in one "
 	       "array (+%.0f ns for running first)\n\n",
-	       (p1.empty + p2.empty) / 2, (p1.prog + p2.prog) / 2,
-	       (p1.empty + p2.empty - p1.prog - p2.prog) / 2);
+	       pos1, pos2, pos1 - pos2);
 }
 
 static void cleanup(void)
@@ -463,8 +463,8 @@ static void cleanup(void)
 		if (!eg_cgroup2_root(root, sizeof(root)))
 			join(root);
 	}
-	if (cg_lead[0])
-		rmdir(cg_lead);
+	if (cg_empty[0])
+		rmdir(cg_empty);
 	rmdir(cg_on);
 	rmdir(cg_off);
 	if (cg_steps[0])
@@ -486,7 +486,8 @@ int main(void)
 	long n = getenv("BENCH_CONNECTS") ? atol(getenv("BENCH_CONNECTS")) : 20000;
 	double base_allowed = 0, base_unreg = 0;
 	struct level_figures sum[3];
-	int stats_fd, real_fd, rc;
+	struct bpf_link *elink;
+	int real_fd, rc, efd;
 	pid_t dummy;
 
 	if (geteuid()) {
@@ -523,13 +524,12 @@ int main(void)
 	bpf_program__set_expected_attach_type(empty2->progs.eg_connect_unix_empty, 49);
 	if (cgroup_connect_unix_empty__load(empty2))
 		die("loading the second empty program", errno);
-	empty_prog = empty->progs.eg_connect_unix_empty;
-	snprintf(cg_lead, sizeof(cg_lead), "%s/lead", cg_on);
-	if (mkdir(cg_lead, 0755))
-		die(cg_lead, errno);
-	cgfd = open(cg_on, O_RDONLY | O_DIRECTORY);
-	elink = bpf_program__attach_cgroup(empty->progs.eg_connect_unix_empty, cgfd);
-	if (!elink)
+	snprintf(cg_empty, sizeof(cg_empty), "%s-empty", cg_on);
+	if (mkdir(cg_empty, 0755))
+		die(cg_empty, errno);
+	efd = open(cg_empty, O_RDONLY | O_DIRECTORY);
+	elink = bpf_program__attach_cgroup(empty->progs.eg_connect_unix_empty, efd);
+	if (efd < 0 || !elink)
 		die("attaching the empty program", errno);
 
 	if (eg_runtime_open(&rt, pin_dir, state_dir, false, err, sizeof(err)))
@@ -573,36 +573,32 @@ int main(void)
 	if (stats_fd < 0)
 		die("bpf_enable_stats", errno);
 	real_fd = real_prog_fd();
-	breakdown(bpf_program__fd(empty_prog), empty2->progs.eg_connect_unix_empty, bsock, other,
-		  n / 2);
+	breakdown(bpf_program__fd(empty->progs.eg_connect_unix_empty),
+		  empty2->progs.eg_connect_unix_empty, bsock, other, n / 2);
 
-	printf("connect_unix in-kernel cost (bpf_stats, %ld connects each; empty program on "
-	       "the same connects)\n",
+	printf("connect_unix in-kernel cost (bpf_stats, %ld connects each; the program alone in "
+	       "its cgroup, the empty program alone in another, on the same connects)\n",
 	       n);
 	printf("%9s  %-22s %9s %9s %7s\n", "entries", "destination", "ns/run", "empty", "ratio");
 	for (size_t l = 0, have = 1; l < sizeof(levels) / sizeof(levels[0]); l++) {
-		struct per_run u, a, d, uf, us;
-		double on, off, aon, aoff;
+		int efd_prog = bpf_program__fd(empty->progs.eg_connect_unix_empty);
+		struct per_run u, a, d;
+		double on, hook, off, aon, ahook, aoff;
 
 		fill((long)have, levels[l]);
 		have = (size_t)levels[l];
 		join(cg_on);
 		connects(other, 2000); /* warm up */
-		u = measure(real_fd, bpf_program__fd(empty_prog), other, n, &uf, &us);
-		a = measure(real_fd, bpf_program__fd(empty_prog), bsock, n, NULL, NULL);
-		d = measure(real_fd, bpf_program__fd(empty_prog), vsock, n, NULL, NULL);
-		if (a.ok != n || d.ok != 0 || u.ok != n)
+		u = measure(cg_on, real_fd, efd_prog, other, n);
+		a = measure(cg_on, real_fd, efd_prog, bsock, n);
+		d = measure(cg_on, real_fd, efd_prog, vsock, n);
+		if (a.ok != n / ROUNDS * ROUNDS || d.ok != 0 || u.ok != n / ROUNDS * ROUNDS)
 			fprintf(stderr,
 				"bench-kernel: unexpected verdicts: %ld/%ld allowed, %ld "
 				"denied-path successes, %ld/%ld unregistered\n",
 				a.ok, n, d.ok, u.ok, n);
 		printf("%9ld  %-22s %9.0f %9.0f %6.2fx\n", levels[l], "unregistered", u.prog,
 		       u.empty, u.prog / u.empty);
-		printf(
-		    "%9s  unregistered by position: first %.0f / %.0f = %.2fx, second %.0f / %.0f "
-		    "= %.2fx\n",
-		    "", uf.prog, uf.empty, uf.prog / uf.empty, us.prog, us.empty,
-		    us.prog / us.empty);
 		printf("%9ld  %-22s %9.0f %9.0f %6.2fx\n", levels[l], "registered, allowed", a.prog,
 		       a.empty, a.prog / a.empty);
 		printf("%9ld  %-22s %9.0f %9.0f %6.2fx\n", levels[l], "registered, denied", d.prog,
@@ -614,14 +610,13 @@ int main(void)
 			printf("%9s  vs 1 entry: unregistered %.2fx, allowed %.2fx\n", "",
 			       u.prog / base_unreg, a.prog / base_allowed);
 		}
-		/* Latency without the empty program's share. */
-		bpf_link__detach(elink);
-		bpf_link__destroy(elink);
-		latency(other, n, &on, &off);
-		latency(bsock, n, &aon, &aoff);
-		printf("%9s  connect() median ns: unregistered %.0f vs %.0f plain = %.3fx; "
-		       "allowed %.0f vs %.0f plain = %.3fx\n",
-		       "", on, off, on / off, aon, aoff, aon / aoff);
+		latency(other, n, &on, &hook, &off);
+		latency(bsock, n, &aon, &ahook, &aoff);
+		printf("%9s  connect() median ns, plain / empty program / enforced: unregistered "
+		       "%.0f / %.0f / %.0f = %.3fx (%.3fx over the empty program); allowed %.0f / "
+		       "%.0f / %.0f = %.3fx (%.3fx)\n",
+		       "", off, hook, on, on / off, on / hook, aoff, ahook, aon, aon / aoff,
+		       aon / ahook);
 		sum[l] = (struct level_figures){
 		    .entries = levels[l],
 		    .unreg = u.prog,
@@ -630,27 +625,27 @@ int main(void)
 		    .empty = (u.empty + a.empty + d.empty) / 3,
 		    .ratio_unreg = on / off,
 		    .ratio_allowed = aon / aoff,
+		    .hook_unreg = on / hook,
+		    .hook_allowed = aon / ahook,
 		};
-		elink = bpf_program__attach_cgroup(empty->progs.eg_connect_unix_empty, cgfd);
-		if (!elink)
-			die("re-attaching the empty program", errno);
 	}
-	printf("\nsummary (ns/run from bpf_stats; connect ratio = enforced / plain median)\n");
-	printf("%9s %7s %7s %8s %7s %8s %7s %8s %8s\n", "entries", "empty", "unreg", "unreg/",
-	       "allowed", "denied", "connect", "connect", "x1 entry");
-	printf("%9s %7s %7s %8s %7s %8s %7s %8s %8s\n", "", "", "", "empty", "", "", "unreg",
-	       "allowed", "allowed");
+	printf("\nsummary (ns/run from bpf_stats; connect ratio = enforced / plain median; "
+	       "/hook = enforced / empty program)\n");
+	printf("%9s %7s %7s %8s %7s %8s %7s %8s %7s %8s %8s\n", "entries", "empty", "unreg",
+	       "unreg/", "allowed", "denied", "connect", "connect", "/hook", "/hook", "x1 entry");
+	printf("%9s %7s %7s %8s %7s %8s %7s %8s %7s %8s %8s\n", "", "", "", "empty", "", "",
+	       "unreg", "allowed", "unreg", "allowed", "allowed");
 	for (size_t l = 0; l < sizeof(levels) / sizeof(levels[0]); l++)
-		printf("%9ld %7.0f %7.0f %7.2fx %7.0f %8.0f %6.3fx %7.3fx %7.2fx\n", sum[l].entries,
-		       sum[l].empty, sum[l].unreg, sum[l].unreg / sum[l].empty, sum[l].allowed,
-		       sum[l].denied, sum[l].ratio_unreg, sum[l].ratio_allowed,
-		       sum[l].allowed / sum[0].allowed);
+		printf("%9ld %7.0f %7.0f %7.2fx %7.0f %8.0f %6.3fx %7.3fx %6.3fx %7.3fx %7.2fx\n",
+		       sum[l].entries, sum[l].empty, sum[l].unreg, sum[l].unreg / sum[l].empty,
+		       sum[l].allowed, sum[l].denied, sum[l].ratio_unreg, sum[l].ratio_allowed,
+		       sum[l].hook_unreg, sum[l].hook_allowed, sum[l].allowed / sum[0].allowed);
 	printf("targets: unreg/empty <= 2x; allowed <= 250 ns; connect ratio <= 1.03; "
 	       "100000 entries within 1.2x of 1 entry\n");
 	bpf_link__destroy(elink);
+	close(efd);
 	cgroup_connect_unix_empty__destroy(empty);
 	cgroup_connect_unix_empty__destroy(empty2);
-	close(cgfd);
 	close(stats_fd);
 	return 0;
 }

@@ -108,25 +108,20 @@ int eg_grant_write(const struct eg_maps *m, const struct eg_grant *g)
 int eg_counters_read(const struct eg_maps *m, __u64 out[EG_K_REASON_COUNT])
 {
 	int ncpu = libbpf_num_possible_cpus();
-	__u64 *vals;
-	int rc = 0;
+	struct eg_cpu_counters slot;
 
 	if (ncpu <= 0)
 		return ncpu ? ncpu : -EINVAL;
-	vals = calloc((size_t)ncpu, sizeof(*vals));
-	if (!vals)
-		return -ENOMEM;
-	for (__u32 r = 0; r < EG_K_REASON_COUNT; r++) {
-		out[r] = 0;
-		if (bpf_map_lookup_elem(m->fd[EG_MAP_COUNTERS], &r, vals)) {
-			rc = -errno;
-			break;
-		}
-		for (int c = 0; c < ncpu; c++)
-			out[r] += vals[c];
+	if (ncpu > EG_COUNTER_CPUS)
+		return -E2BIG;
+	memset(out, 0, EG_K_REASON_COUNT * sizeof(out[0]));
+	for (__u32 cpu = 0; cpu < (__u32)ncpu; cpu++) {
+		if (bpf_map_lookup_elem(m->fd[EG_MAP_COUNTERS], &cpu, &slot))
+			return -errno;
+		for (int r = 0; r < EG_K_REASON_COUNT; r++)
+			out[r] += slot.n[r];
 	}
-	free(vals);
-	return rc;
+	return 0;
 }
 
 int eg_map_fill(int fd, unsigned *entries, unsigned *max_entries)
