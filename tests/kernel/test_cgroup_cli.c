@@ -6,8 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 #include <criterion/criterion.h>
 #include "core/ids.h"
 #include "harness.h"
@@ -273,4 +275,72 @@ Test(cgroup_cli, usage_and_lookup_errors_have_their_exit_codes)
 		     1, "%s", out);
 	cr_assert_str_eq(out, "execgate: install: pid 999999999: no such process\n");
 	cr_assert_eq(kh_cli(out, sizeof(out), "retire", "--sandbox", S, NULL), 7, "%s", out);
+}
+
+/* docs/operators.md §4: eg_counters is one element per CPU; a reason's
+ * count is the sum of n[reason] over the CPUs, and status prints that. */
+/* guarantees: none */
+Test(cgroup_cli, counters_sum_over_the_cpu_slots_as_status_prints)
+{
+	static char json[16384];
+	char cmd[512], out[512];
+	struct kh_child c;
+	unsigned long long summed, shown;
+	const char *p;
+	int rc;
+
+	kh_child_start(&c, true);
+	for (int i = 0; i < 5; i++)
+		cr_assert_eq(kh_child_connect(&c, kh_path("nobody.sock"), NULL, NULL), -ENOENT);
+	kh_child_stop(&c);
+	snprintf(cmd, sizeof(cmd),
+		 "bpftool -j map dump pinned %s/eg_counters | jq -e 'if length == %d and "
+		 "all(.[]; (.formatted.value.n | length) == %d) "
+		 "then [.[].formatted.value.n[%d]] | add else error(\"layout\") end'",
+		 kh.pin_dir, EG_COUNTER_CPUS, EG_COUNTER_SLOTS, EG_K_ALLOW_UNREGISTERED);
+	rc = kh_run(out, sizeof(out), "sh", "-c", cmd, NULL);
+	cr_assert_eq(rc, 0, "%s\n-> %s", cmd, out);
+	summed = strtoull(out, NULL, 10);
+	status_json(json, sizeof(json));
+	p = strstr(json, "\"counters\":{\"allow-unregistered\":");
+	cr_assert(p, "%s", json);
+	shown = strtoull(p + strlen("\"counters\":{\"allow-unregistered\":"), NULL, 10);
+	cr_assert_geq(summed, 5, "five unregistered connects counted: %llu", summed);
+	/* Nothing else in the scratch cgroup connects between the two reads. */
+	cr_assert_eq(shown, summed, "status %llu vs the bpftool sum %llu", shown, summed);
+}
+
+/* Pins of an older execgate (eg_counters a per-CPU array): load names the
+ * map and the fix instead of failing with libbpf's bare EINVAL, and loads
+ * once the stale pin is gone. */
+/* guarantees: none */
+Test(cgroup_cli, load_refuses_the_pins_of_an_older_layout_by_name)
+{
+	char out[2048], pin[300], expect[512];
+	int fd, rc;
+
+	cr_assert_eq(kh_cli(out, sizeof(out), "unload", NULL), 0, "%s", out);
+	kh.maps_open = false;
+	eg_maps_close(&kh.maps);
+	cr_assert(!mkdir(kh.pin_dir, 0700) || errno == EEXIST, "%s: %s", kh.pin_dir,
+		  strerror(errno));
+	fd =
+	    bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "eg_counters", 4, 8, EG_K_REASON_COUNT, NULL);
+	cr_assert_geq(fd, 0, "creating an old-layout eg_counters: %s", strerror(errno));
+	snprintf(pin, sizeof(pin), "%s/eg_counters", kh.pin_dir);
+	rc = bpf_obj_pin(fd, pin);
+	close(fd);
+	cr_assert_eq(rc, 0, "pinning %s: %s", pin, strerror(errno));
+
+	rc = kh_cli(out, sizeof(out), "load", "--cgroup", kh.cgroup, NULL);
+	unlink(pin);
+	cr_assert_eq(rc, 1, "load over an old pin: exit %d: %s", rc, out);
+	snprintf(expect, sizeof(expect),
+		 "execgate: load: pin dir %s: eg_counters has the layout of an older execgate "
+		 "(map type %d, value 8 bytes); run `execgate unload` first\n",
+		 kh.pin_dir, BPF_MAP_TYPE_PERCPU_ARRAY);
+	cr_assert_str_eq(out, expect);
+
+	rc = kh_cli(out, sizeof(out), "load", "--cgroup", kh.cgroup, NULL);
+	cr_assert_eq(rc, 0, "load once the stale pin is gone: %s", out);
 }
