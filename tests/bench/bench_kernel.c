@@ -15,7 +15,9 @@
  *    batch by batch, median of per-batch means, with bpf_stats off.
  * Both at 1, 1 000 and 100 000 map entries (endpoints + filter entries and
  * grants; records up to EG_MAX_SANDBOXES).
- * 3. The per-step breakdown, at 1 entry: copies of the program built with
+ * 3. Memory touches: probes that each touch map memory in one way
+ *    (bpf/bench/connect_unix_touch.bpf.c), alone in cgroups of their own.
+ * 4. The per-step breakdown, at 1 entry: copies of the program built with
  *    -DEG_STOP_AFTER=N (scripts/make/speed.mk, enum eg_step), each allowing
  *    right after step N, each alone in a cgroup of its own, in rounds;
  *    median per step. The increments are what each step costs; the last
@@ -56,6 +58,8 @@
 static char dir[128], pin_dir[128], cg_on[512], cg_off[512], cg_steps[600], cg_empty[600],
     state_dir[160];
 static int stats_fd = -1;
+#define TOUCHES 6 /* bpf/bench/connect_unix_touch.bpf.c, EG_TOUCH 0..5 */
+static char cg_touch[TOUCHES][640];
 static pid_t kids[4];
 static int nkids;
 static struct eg_runtime rt;
@@ -444,6 +448,76 @@ static void breakdown(int empty_fd, struct bpf_program *empty2, const char *bsoc
 	       pos1, pos2, pos1 - pos2);
 }
 
+/* ---- memory touches ---------------------------------------------------- */
+
+static const char *const touch_names[TOUCHES] = {
+    "nothing (empty program)",	      "1 ARRAY load",
+    "1 PERCPU_ARRAY increment",	      "1 ARRAY-by-CPU increment",
+    "ARRAY load + ARRAY-by-CPU incr", "ARRAY load + PERCPU_ARRAY incr",
+};
+
+/* Each probe alone in a cgroup of its own, on unregistered connects, in
+ * interleaved rounds; median per probe. */
+static void touches(const char *other, long n)
+{
+	double v[TOUCHES][STEP_ROUNDS], med[TOUCHES];
+	struct bpf_object *obj[TOUCHES];
+	struct bpf_link *link[TOUCHES];
+	int pfd[TOUCHES];
+	char exe[512], path[700];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	const char *bin_dir;
+
+	if (len <= 0)
+		die("/proc/self/exe", errno);
+	exe[len] = 0;
+	bin_dir = dirname(exe);
+	for (int t = 0; t < TOUCHES; t++) {
+		struct bpf_program *prog;
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/bpf-steps/connect_unix_touch%d.bpf.o", bin_dir, t);
+		obj[t] = bpf_object__open_file(path, NULL);
+		if (!obj[t])
+			die(path, errno);
+		prog = bpf_object__next_program(obj[t], NULL);
+		bpf_program__set_expected_attach_type(prog, 49); /* BPF_CGROUP_UNIX_CONNECT */
+		if (bpf_object__load(obj[t]))
+			die(path, errno);
+		pfd[t] = bpf_program__fd(prog);
+		snprintf(cg_touch[t], sizeof(cg_touch[t]), "%s-touch%d", cg_on, t);
+		if (mkdir(cg_touch[t], 0755))
+			die(cg_touch[t], errno);
+		fd = open(cg_touch[t], O_RDONLY | O_DIRECTORY);
+		link[t] = fd < 0 ? NULL : bpf_program__attach_cgroup(prog, fd);
+		if (!link[t])
+			die("attaching a touch probe", errno);
+		close(fd);
+	}
+	for (int r = 0; r < STEP_ROUNDS; r++)
+		for (int t = 0; t < TOUCHES; t++) {
+			join(cg_touch[t]);
+			connects(other, 500); /* warm up */
+			v[t][r] = stats_run(cg_touch[t], pfd[t], other, n, NULL);
+		}
+	join(cg_on);
+	for (int t = 0; t < TOUCHES; t++) {
+		med[t] = median_of(v[t], STEP_ROUNDS);
+		bpf_link__destroy(link[t]);
+		bpf_object__close(obj[t]);
+		rmdir(cg_touch[t]);
+		cg_touch[t][0] = 0;
+	}
+	printf("memory touches in a connect_unix program (bpf_stats, each alone in its cgroup, "
+	       "unregistered connects; median of %d rounds of %ld)\n",
+	       STEP_ROUNDS, n);
+	for (int t = 0; t < TOUCHES; t++)
+		printf("  %-2d %-34s %7.0f ns %+6.0f\n", t, touch_names[t], med[t],
+		       med[t] - med[0]);
+	printf("  (each touch is a cache miss; independent ones overlap, a per-CPU lookup is two "
+	       "dependent ones)\n\n");
+}
+
 static void cleanup(void)
 {
 	char out[EG_PIN_PATH_MAX];
@@ -465,6 +539,9 @@ static void cleanup(void)
 	}
 	if (cg_empty[0])
 		rmdir(cg_empty);
+	for (int t = 0; t < TOUCHES; t++)
+		if (cg_touch[t][0])
+			rmdir(cg_touch[t]);
 	rmdir(cg_on);
 	rmdir(cg_off);
 	if (cg_steps[0])
@@ -573,6 +650,7 @@ int main(void)
 	if (stats_fd < 0)
 		die("bpf_enable_stats", errno);
 	real_fd = real_prog_fd();
+	touches(other, n / 2);
 	breakdown(bpf_program__fd(empty->progs.eg_connect_unix_empty),
 		  empty2->progs.eg_connect_unix_empty, bsock, other, n / 2);
 

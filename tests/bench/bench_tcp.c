@@ -399,8 +399,9 @@ static void cleanup(void)
 /* n streams opened, the epoch moved by hand, then the TCP revoker alone
  * (sock_diag forced or not): out = wall ms, streams reported cut, streams
  * the gateway found cut, this process's CPU ms (the destroys run in it, in
- * the kernel: wall time on a loaded host is mostly waiting). */
-static void revoker_alone(struct eg_exec_record *rec, long n, bool diag, double out[4])
+ * the kernel: wall time on a loaded host is mostly waiting), streams
+ * reported unreachable, streams the gateway opened. */
+static void revoker_alone(struct eg_exec_record *rec, long n, bool diag, double out[6])
 {
 	struct eg_revoke_target t = {.current_epoch = 0};
 	struct eg_revoke_count cnt;
@@ -430,6 +431,8 @@ static void revoker_alone(struct eg_exec_record *rec, long n, bool diag, double 
 	out[1] = cnt.cut;
 	out[2] = (double)cut;
 	out[3] = (c1 - c0) / 1e6;
+	out[4] = cnt.unreachable;
+	out[5] = (double)opened;
 	grant(rec);
 }
 
@@ -560,7 +563,7 @@ int main(void)
 	       "is cut (gateway in its own netns; target <= 50 ms at 10 000):\n");
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		long opened, cut;
-		double t0, t1, alone[2][4];
+		double t0, t1, alone[2][6];
 
 		/* The whole install: record, endpoints, then every revoker
 		 * (Unix and TCP) before it returns. */
@@ -574,11 +577,12 @@ int main(void)
 		for (int m = 0; m < 2; m++)
 			revoker_alone(&res.after, sizes[i], m == 1, alone[m]);
 		printf("  %5ld streams: install %7.2f ms (%ld of %ld cut); tcp revoker alone: "
-		       "iter/tcp %7.2f ms, CPU %.2f ms (%.0f reported, %.0f cut), "
-		       "iter/tcp+sock_diag %7.2f ms, CPU %.2f ms (%.0f reported, %.0f cut)\n",
+		       "iter/tcp %7.2f ms, CPU %.2f ms (%.0f opened, %.0f reported cut + %.0f "
+		       "unreachable, %.0f cut), iter/tcp+sock_diag %7.2f ms, CPU %.2f ms (%.0f "
+		       "opened, %.0f reported cut + %.0f unreachable, %.0f cut)\n",
 		       sizes[i], (t1 - t0) / 1e6, cut, sizes[i], alone[0][0], alone[0][3],
-		       alone[0][1], alone[0][2], alone[1][0], alone[1][3], alone[1][1],
-		       alone[1][2]);
+		       alone[0][5], alone[0][1], alone[0][4], alone[0][2], alone[1][0], alone[1][3],
+		       alone[1][5], alone[1][1], alone[1][4], alone[1][2]);
 		install(&req, ++gen, &res);
 		grant(&res.after);
 	}

@@ -145,14 +145,11 @@ static void warn_attach_point(const struct egd_config *c)
 {
 	struct eg_probe_record *probed = malloc(sizeof(*probed));
 	struct eg_attach_check a = {.point = EG_ATTACH_NONE};
-	FILE *null = fopen("/dev/null", "w");
 
-	if (probed && null) {
+	if (probed) {
 		eg_probe_record_read(c->state_dir, probed);
-		eg_tier_report_attach(null, c->pin_dir, probed, true, false, &a);
+		eg_tier_report_attach(NULL, c->pin_dir, probed, false, false, &a);
 	}
-	if (null)
-		fclose(null);
 	free(probed);
 	if (a.point == EG_ATTACH_NOT_ROOT)
 		egd_log(EGD_LOG_WARNING,

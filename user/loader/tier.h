@@ -135,7 +135,9 @@ int eg_tiers_unload(const struct eg_tier_ctx *ctx, char *err, size_t err_size);
 int eg_tier_report(FILE *out, const char *pin_dir, const struct eg_probe_record *probed, bool json,
 		   bool full);
 /* The same, and where the cgroup programs are attached (loader/
- * attach_root.h; attach may be NULL): `status --require-root-attach`. */
+ * attach_root.h; attach may be NULL): `status --require-root-attach`.
+ * out NULL: only *attach is filled, nothing is printed (execgated's
+ * start-up warning). */
 struct eg_attach_check;
 int eg_tier_report_attach(FILE *out, const char *pin_dir, const struct eg_probe_record *probed,
 			  bool json, bool full, struct eg_attach_check *attach);

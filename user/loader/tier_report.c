@@ -56,17 +56,16 @@ static void json_str(FILE *f, const char *s)
 }
 
 /* The warning status gives about the attach point: its code (NULL when
- * there is none), and with buf its message. */
+ * there is none), and its message in buf. */
 static const char *attach_warning(const struct eg_attach_check *a, char *buf, size_t size)
 {
 	if (a->point != EG_ATTACH_NOT_ROOT)
 		return NULL;
-	if (buf)
-		snprintf(buf, size,
-			 "%s is attached at cgroup %s, not at the cgroup root %s: a socket "
-			 "created outside that cgroup is not checked, even when a process in it "
-			 "uses the socket (attach at the root in production: load --cgroup %s)",
-			 a->hook, a->cgroup, a->root, a->root);
+	snprintf(buf, size,
+		 "%s is attached at cgroup %s, not at the cgroup root %s: a socket "
+		 "created outside that cgroup is not checked, even when a process in it "
+		 "uses the socket (attach at the root in production: load --cgroup %s)",
+		 a->hook, a->cgroup, a->root, a->root);
 	return EG_WARN_CGROUP_NOT_ROOT;
 }
 
@@ -85,6 +84,7 @@ static void prog_text(FILE *f, const struct eg_prog_status *p)
 static void print_text(FILE *f, const char *pin_dir, const struct report *r, bool full)
 {
 	char warn[4 * EG_PIN_PATH_MAX];
+	const char *code;
 
 	fprintf(f, "pin dir %s: %s\n", pin_dir, r->loaded ? "loaded" : "not loaded");
 	for (size_t i = 0; i < eg_tier_count; i++) {
@@ -102,8 +102,9 @@ static void print_text(FILE *f, const char *pin_dir, const struct report *r, boo
 		for (size_t p = 0; p < st->nprogs; p++)
 			prog_text(f, &st->progs[p]);
 	}
-	if (attach_warning(&r->attach, warn, sizeof(warn)))
-		fprintf(f, "warning: %s: %s\n", attach_warning(&r->attach, NULL, 0), warn);
+	code = attach_warning(&r->attach, warn, sizeof(warn));
+	if (code)
+		fprintf(f, "warning: %s: %s\n", code, warn);
 	fprintf(f, "guarantees:\n");
 	for (size_t i = 0; i < r->ng; i++)
 		fprintf(f, "  %-8s %-30s %s\n           %s\n", r->g[i].held ? "held" : "NOT HELD",
@@ -129,6 +130,7 @@ static void print_json(FILE *f, const char *pin_dir, const struct eg_probe_recor
 		       const struct report *r, bool full)
 {
 	char warn[4 * EG_PIN_PATH_MAX];
+	const char *code;
 
 	fprintf(f, "{\"schema_version\":1,\"pin_dir\":");
 	json_str(f, pin_dir);
@@ -167,8 +169,9 @@ static void print_json(FILE *f, const char *pin_dir, const struct eg_probe_recor
 		r->attach.point == EG_ATTACH_ROOT	? "true"
 		: r->attach.point == EG_ATTACH_NOT_ROOT ? "false"
 							: "null");
-	if (attach_warning(&r->attach, warn, sizeof(warn))) {
-		fprintf(f, "{\"code\":\"%s\",\"message\":", attach_warning(&r->attach, NULL, 0));
+	code = attach_warning(&r->attach, warn, sizeof(warn));
+	if (code) {
+		fprintf(f, "{\"code\":\"%s\",\"message\":", code);
 		json_str(f, warn);
 		fprintf(f, ",\"hook\":");
 		json_str(f, r->attach.hook);
@@ -240,6 +243,10 @@ int eg_tier_report_attach(FILE *out, const char *pin_dir, const struct eg_probe_
 	eg_attach_point_check(rp->st, eg_tier_count, &rp->attach);
 	if (attach)
 		*attach = rp->attach;
+	if (!out) {
+		rc = rp->loaded ? 0 : -ENOENT;
+		goto out;
+	}
 	if (full && rp->loaded && !eg_maps_open(&maps, pin_dir, err, sizeof(err))) {
 		rp->have_counters = !eg_counters_read(&maps, rp->counters);
 		for (int m = 0; m < EG_MAP__COUNT; m++)
