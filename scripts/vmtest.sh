@@ -342,8 +342,10 @@ if [ "${1:-}" = run ]; then
 	rm -rf "$out"
 	mkdir -p "$out"
 	rc=0
+	# Through a pipe: with our stdout a regular file (make bench > log),
+	# the VM's output truncated everything written to it before.
 	boot "$label" "$out" run env EXECGATE_RESULTS="$out" EXECGATE_BIN="$build/execgate" \
-		EXECGATE_ISSUE_BIN="$build/execgate-issue" "$@" || rc=$?
+		EXECGATE_ISSUE_BIN="$build/execgate-issue" "$@" 2>&1 | cat || rc=$?
 	[ -f "$out/run.rc" ] || die "$label: guest did not report (vng $rc)"
 	exit "$(cat "$out/run.rc")"
 fi
