@@ -49,9 +49,15 @@ PY=/usr/bin/python3 CG=/nonexistent PIN=/nonexistent EG=()
 . "$ROOT/scripts/demo-lib.sh"
 demo_cleanup() {
 	set +e
+	# disowned first, as in demo-lib.sh: no "Killed" job notice
 	{
-		for p in "${PIDS[@]}"; do kill -9 "$p"; done
-		wait
+		for p in "${PIDS[@]}"; do
+			disown "$p"
+			kill -9 "$p"
+		done
+		for p in "${PIDS[@]}"; do
+			for _ in $(seq 100); do kill -0 "$p" || break; sleep 0.02; done
+		done
 	} 2>/dev/null
 	for w in A B; do
 		# whatever still runs in our scratch cgroups (per-connection

@@ -674,7 +674,7 @@ int main(void)
 			fprintf(stderr,
 				"bench-kernel: unexpected verdicts: %ld/%ld allowed, %ld "
 				"denied-path successes, %ld/%ld unregistered\n",
-				a.ok, n, d.ok, u.ok, n);
+				a.ok, n / ROUNDS * ROUNDS, d.ok, u.ok, n / ROUNDS * ROUNDS);
 		printf("%9ld  %-22s %9.0f %9.0f %6.2fx\n", levels[l], "unregistered", u.prog,
 		       u.empty, u.prog / u.empty);
 		printf("%9ld  %-22s %9.0f %9.0f %6.2fx\n", levels[l], "registered, allowed", a.prog,
