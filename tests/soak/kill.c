@@ -7,8 +7,11 @@
  * Reference log: the record as last seen, and every (generation, epoch)
  * pair a record ever had. After each kill the record must be exactly the
  * one before the command or the one the command writes (never a mix), the
- * grant of the admitted process must be absent or a whole grant of a pair
- * in the log, both endpoints must still be registered, and the prober must
+ * grant of the admitted process must be absent, a whole grant of a pair in
+ * the log, or a whole tombstone (a garbage collection of dead grants,
+ * loader/admit.c, killed between its tombstone write and its delete: the
+ * key, and zero epoch, generation, expiry and scope, which no record
+ * matches), both endpoints must still be registered, and the prober must
  * have been refused (EPERM) at every connect, including after the kill. */
 #include <errno.h>
 #include <signal.h>
@@ -231,10 +234,11 @@ int soak_kill(struct soak_result *r, unsigned kills, double max_seconds)
 	char bsock[200], vsock[200];
 	const char *paths[2];
 	uint64_t t0 = soak_now_ns(), dur[2][OP_COUNT] = {{0}}, scale[2][OP_COUNT], deadline;
-	unsigned long completed = 0, mid = 0, by_op[OP_COUNT] = {0}, by_cli = 0, grants_seen = 0;
+	unsigned long completed = 0, mid = 0, by_op[OP_COUNT] = {0}, by_cli = 0, grants_seen = 0,
+		      tombstones = 0;
 	unsigned n_endpoints;
 	pid_t probe;
-	bool torn_shown = false;
+	bool torn_shown = false, grant_torn_shown = false;
 	__u64 kc[EG_K_REASON_COUNT];
 
 	r->name = "kill";
@@ -392,10 +396,32 @@ int soak_kill(struct soak_result *r, unsigned kills, double max_seconds)
 		if (bpf_map_lookup_elem_flags(w.grants_fd, &gkey, &g, BPF_F_LOCK) == 0) {
 			grants_seen++;
 			r->decisions++;
-			if (memcmp(&g.key, &gkey, sizeof(gkey)) ||
-			    !pair_known(g.generation, g.epoch) ||
-			    g.scope != (EG_SCOPE_FILE_READ | EG_SCOPE_EXEC) || !g.expiry_ns)
+			if (!memcmp(&g.key, &gkey, sizeof(gkey)) && !g.generation && !g.epoch &&
+			    !g.expiry_ns && !g.scope)
+				tombstones++; /* dead: the next install or retire drops it */
+			else if (memcmp(&g.key, &gkey, sizeof(gkey)) ||
+				 !pair_known(g.generation, g.epoch) ||
+				 g.scope != (EG_SCOPE_FILE_READ | EG_SCOPE_EXEC) || !g.expiry_ns) {
 				r->torn++;
+				if (!grant_torn_shown) {
+					fprintf(
+					    stderr,
+					    "soak: kill %u (%s, exit %d): grant gen %llu epoch "
+					    "%llu scope %#x expiry %llu, key %s, pair %s; record "
+					    "gen %llu epoch %llu state %u\n",
+					    i, op_names[op],
+					    WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+					    (unsigned long long)g.generation,
+					    (unsigned long long)g.epoch, g.scope,
+					    (unsigned long long)g.expiry_ns,
+					    memcmp(&g.key, &gkey, sizeof(gkey)) ? "differs" : "ok",
+					    pair_known(g.generation, g.epoch) ? "known" : "unknown",
+					    (unsigned long long)info.record.generation,
+					    (unsigned long long)info.record.epoch,
+					    info.record.state);
+					grant_torn_shown = true;
+				}
+			}
 		} else if (errno != ENOENT) {
 			soak_fail("kill: reading eg_grants: %s", strerror(errno));
 		}
@@ -426,14 +452,15 @@ int soak_kill(struct soak_result *r, unsigned kills, double max_seconds)
 		 "unkilled install/retire/admit: CLI %.1f/%.1f/%.1f ms, library %.1f/%.1f/%.1f ms; "
 		 "%lu probe connects refused "
 		 "(bridge %lu, vmm %lu)%s%s; record ended at generation %llu epoch %llu; grant "
-		 "present at %lu checks",
+		 "present at %lu checks (%lu of them a tombstone a killed sweep left)",
 		 r->runs, by_op[0], by_op[1], by_op[2], by_cli, r->runs - by_cli, completed, mid,
 		 (double)dur[1][0] / 1e6, (double)dur[1][1] / 1e6, (double)dur[1][2] / 1e6,
 		 (double)dur[0][0] / 1e6, (double)dur[0][1] / 1e6, (double)dur[0][2] / 1e6,
 		 st->eperm[0] + st->eperm[1], st->eperm[0], st->eperm[1],
 		 st->other[0] + st->other[1] ? "; other errno " : "",
 		 st->other[0] + st->other[1] ? strerror(st->other_errno) : "",
-		 (unsigned long long)cur.generation, (unsigned long long)cur.epoch, grants_seen);
+		 (unsigned long long)cur.generation, (unsigned long long)cur.epoch, grants_seen,
+		 tombstones);
 	soak_counters_note(r->note, sizeof(r->note), kc);
 	munmap((void *)st, sizeof(*st));
 	close(w.grants_fd);
