@@ -311,8 +311,8 @@ Test(cgroup_cli, counters_sum_over_the_cpu_slots_as_status_prints)
 }
 
 /* Pins of an older execgate (eg_counters a per-CPU array): load names the
- * map and the fix instead of failing with libbpf's bare EINVAL, and loads
- * once the stale pin is gone. */
+ * map and the fix instead of failing with libbpf's bare EINVAL, creates
+ * nothing, and loads once the stale pin is gone. */
 /* guarantees: none */
 Test(cgroup_cli, load_refuses_the_pins_of_an_older_layout_by_name)
 {
@@ -335,10 +335,14 @@ Test(cgroup_cli, load_refuses_the_pins_of_an_older_layout_by_name)
 	rc = kh_cli(out, sizeof(out), "load", "--cgroup", kh.cgroup, NULL);
 	unlink(pin);
 	cr_assert_eq(rc, 1, "load over an old pin: exit %d: %s", rc, out);
+	snprintf(pin, sizeof(pin), "%s/eg_records", kh.pin_dir);
+	cr_assert_neq(access(pin, F_OK), 0, "the refused load created %s", pin);
 	snprintf(expect, sizeof(expect),
-		 "execgate: load: pin dir %s: eg_counters has the layout of an older execgate "
-		 "(map type %d, value 8 bytes); run `execgate unload` first\n",
-		 kh.pin_dir, BPF_MAP_TYPE_PERCPU_ARRAY);
+		 "execgate: load: cgroup tier: pin dir %s: eg_counters has the layout of another "
+		 "execgate build (map type %d, key 4, value 8 bytes, %d entries; this build: type "
+		 "%d, key 4, value %zu, %d entries); run `execgate unload` first\n",
+		 kh.pin_dir, BPF_MAP_TYPE_PERCPU_ARRAY, EG_K_REASON_COUNT, BPF_MAP_TYPE_ARRAY,
+		 sizeof(struct eg_cpu_counters), EG_COUNTER_CPUS);
 	cr_assert_str_eq(out, expect);
 
 	rc = kh_cli(out, sizeof(out), "load", "--cgroup", kh.cgroup, NULL);

@@ -8,7 +8,6 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 #include <linux/magic.h>
-#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "loader/maps.h"
 #include "loader/pins.h"
@@ -72,36 +71,6 @@ static int mkdir_p(const char *path, mode_t mode)
 	return 0;
 }
 
-/* libbpf refuses to reuse a pinned map whose definition changed and says
- * so only in its debug output; a load over the pins of an older execgate
- * would fail with a bare EINVAL. eg_counters is the map whose layout
- * changed (a per-CPU array of __u64 before, one struct per CPU now). */
-static int check_counters_pin(const char *pin_dir, char *err, size_t err_size)
-{
-	char path[EG_PIN_PATH_MAX];
-	struct bpf_map_info info;
-	__u32 len = sizeof(info);
-	int fd, rc = 0;
-
-	if (eg_pin_path(path, sizeof(path), pin_dir, eg_map_names[EG_MAP_COUNTERS]))
-		return 0;
-	fd = bpf_obj_get(path);
-	if (fd < 0)
-		return 0; /* not loaded yet */
-	memset(&info, 0, sizeof(info));
-	if (!bpf_obj_get_info_by_fd(fd, &info, &len) &&
-	    (info.type != BPF_MAP_TYPE_ARRAY || info.value_size != sizeof(struct eg_cpu_counters) ||
-	     info.max_entries != EG_COUNTER_CPUS)) {
-		snprintf(err, err_size,
-			 "pin dir %s: %s has the layout of an older execgate (map type %u, value "
-			 "%u bytes); run `execgate unload` first",
-			 pin_dir, eg_map_names[EG_MAP_COUNTERS], info.type, info.value_size);
-		rc = -EEXIST;
-	}
-	close(fd);
-	return rc;
-}
-
 int eg_pins_prepare(const char *pin_dir, char *err, size_t err_size)
 {
 	int ncpu = libbpf_num_possible_cpus();
@@ -145,7 +114,7 @@ int eg_pins_prepare(const char *pin_dir, char *err, size_t err_size)
 		snprintf(err, err_size, "pin dir %s: not on bpffs", pin_dir);
 		return -ENOTSUP;
 	}
-	return check_counters_pin(pin_dir, err, err_size);
+	return 0;
 }
 
 bool eg_pins_loaded(const char *pin_dir)

@@ -2,6 +2,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include "loader/tier.h"
 
 /* Order matters only for output. See tier.h for how to add a tier. */
@@ -54,4 +57,44 @@ void eg_tier_load_error(char *err, size_t err_size, const char *tier, const char
 	snprintf(err, err_size, "%s tier: loading the BPF object (pinned maps in %s): %s%s", tier,
 		 pin_dir, strerror(-rc),
 		 rc == -EINVAL ? " (incompatible pins from another build? execgate unload)" : "");
+}
+
+int eg_tier_check_pins(const struct bpf_object *obj, const char *tier, const char *pin_dir,
+		       char *err, size_t err_size)
+{
+	const struct bpf_map *map;
+
+	bpf_object__for_each_map(map, obj)
+	{
+		const char *pin = bpf_map__pin_path(map);
+		struct bpf_map_info info;
+		__u32 len = sizeof(info);
+		int fd, same;
+
+		if (!pin)
+			continue;
+		fd = bpf_obj_get(pin);
+		if (fd < 0)
+			continue; /* not pinned yet: the load creates it */
+		memset(&info, 0, sizeof(info));
+		same = bpf_obj_get_info_by_fd(fd, &info, &len) ||
+		       (info.type == (__u32)bpf_map__type(map) &&
+			info.key_size == bpf_map__key_size(map) &&
+			info.value_size == bpf_map__value_size(map) &&
+			info.max_entries == bpf_map__max_entries(map) &&
+			info.map_flags == bpf_map__map_flags(map));
+		close(fd);
+		if (same)
+			continue;
+		snprintf(
+		    err, err_size,
+		    "%s tier: pin dir %s: %s has the layout of another execgate build (map "
+		    "type %u, key %u, value %u bytes, %u entries; this build: type %d, key %u, "
+		    "value %u, %u entries); run `execgate unload` first",
+		    tier, pin_dir, bpf_map__name(map), info.type, info.key_size, info.value_size,
+		    info.max_entries, (int)bpf_map__type(map), bpf_map__key_size(map),
+		    bpf_map__value_size(map), bpf_map__max_entries(map));
+		return -EEXIST;
+	}
+	return 0;
 }
