@@ -10,10 +10,10 @@ ROWS=()
 FAILS=0
 declare -A IN OUT PID
 
-demo_cleanup() {
-	set +e
-	# disowned first, so that bash prints no "Killed" job notice for them
-	# (it printed one after the trap had returned, past any redirection)
+# Kills every actor in PIDS and waits (2 s at most each) until it is gone.
+# Disowned first, so that bash prints no "Killed" job notice for them (it
+# printed one after the trap had returned, past any redirection).
+demo_kill_actors() {
 	for p in "${PIDS[@]}"; do
 		disown "$p" 2>/dev/null
 		kill -9 "$p" 2>/dev/null
@@ -21,6 +21,11 @@ demo_cleanup() {
 	for p in "${PIDS[@]}"; do
 		for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.02; done
 	done
+}
+
+demo_cleanup() {
+	set +e
+	demo_kill_actors
 	[ -e "$PIN" ] && "$EXECGATE" unload "${EG[@]}" >/dev/null
 	for _ in 1 2 3 4 5 6 7 8 9 10; do rmdir "$CG" 2>/dev/null && break; sleep 0.1; done
 	rm -rf "$TMP"

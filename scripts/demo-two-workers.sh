@@ -41,7 +41,7 @@ S=5f0c1a2b-3c4d-4e5f-8091-a2b3c4d5e6f7 # sandbox S
 EA=(--pin-dir "${PINW[A]}" --state-dir "${STW[A]}")
 EB=(--pin-dir "${PINW[B]}" --state-dir "${STW[B]}")
 
-# demo-lib.sh: say, show_cmd, shown, check, demo_summary, PIDS (its cleanup
+# demo-lib.sh: say, show_cmd, shown, check, demo_summary, PIDS, demo_kill_actors (its cleanup
 # is replaced below: two workers here).
 DEMO=demo-two-workers DEMO_W_STEP=50 DEMO_W_VALUE=44
 PY=/usr/bin/python3 CG=/nonexistent PIN=/nonexistent EG=()
@@ -49,16 +49,7 @@ PY=/usr/bin/python3 CG=/nonexistent PIN=/nonexistent EG=()
 . "$ROOT/scripts/demo-lib.sh"
 demo_cleanup() {
 	set +e
-	# disowned first, as in demo-lib.sh: no "Killed" job notice
-	{
-		for p in "${PIDS[@]}"; do
-			disown "$p"
-			kill -9 "$p"
-		done
-		for p in "${PIDS[@]}"; do
-			for _ in $(seq 100); do kill -0 "$p" || break; sleep 0.02; done
-		done
-	} 2>/dev/null
+	demo_kill_actors
 	for w in A B; do
 		# whatever still runs in our scratch cgroups (per-connection
 		# children of the stand-ins) is ours
