@@ -542,14 +542,13 @@ int main(void)
 	for (int r = 0; r < ROUNDS; r++) {
 		double got[4];
 
+		/* c[0], c[2]: the tier's program; c[1], c[3]: the empty one */
 		gw_call(C_COST, n / ROUNDS, got, sizeof(got));
-		c[0] = got[0];
-		c[2] = got[2];
+		rounds[0][r] = got[0];
+		rounds[2][r] = got[2];
 		gw_call(C_COST_EMPTY, n / ROUNDS, got, sizeof(got));
-		c[1] = got[1];
-		c[3] = got[3];
-		for (int k = 0; k < 4; k++)
-			rounds[k][r] = c[k];
+		rounds[1][r] = got[1];
+		rounds[3][r] = got[3];
 	}
 	for (int k = 0; k < 4; k++)
 		c[k] = median_of(rounds[k], ROUNDS);

@@ -235,6 +235,49 @@ Test(cgroup, epoch_check_denies_a_grant_that_was_not_swept)
 	cr_assert_eq(kh_child_connect(&mgr, bsock, NULL, NULL), 0, "grant at the current epoch");
 }
 
+/* docs/operators.md "Consistency": a dead-grant sweep killed between its
+ * tombstone write and its delete leaves the all-zero tombstone. It denies;
+ * the next admit of the process overwrites it and the next install's sweep
+ * deletes it. */
+/* guarantees: epoch-revokes-grants, unix-fail-closed */
+Test(cgroup, a_tombstone_left_by_a_killed_sweep_denies_until_replaced)
+{
+	const char *bsock = kh_path("bridge.sock"), *vmm = kh_path("vmm.sock");
+	struct kh_child bridge, mgr;
+	struct eg_exec_record rec;
+	struct eg_grant g;
+	char token[512], out[1024], pid[16];
+	pid_t fc = kh_listener_start(vmm);
+	int rc;
+
+	kh_child_start(&bridge, true);
+	kh_child_start(&mgr, true);
+	cr_assert_eq(kh_child_listen(&bridge, bsock), 0);
+	install(7, 1, bridge.pid, fc, bsock, vmm, 0);
+	kh_keys();
+	rec = record();
+	memset(&g, 0, sizeof(g));
+	g.key.proc = kh_proc_id(mgr.pid);
+	memcpy(g.key.sandbox, rec.sandbox, EG_ID_BYTES);
+	cr_assert_eq(eg_grant_write(&kh.maps, &g), 0, "writing the tombstone");
+	cr_assert_eq(kh_child_connect(&mgr, bsock, NULL, NULL), -EPERM, "tombstone");
+	cr_assert_eq(kh_counter(EG_K_DENY_GRANT_EPOCH), 1);
+
+	/* The next admit of the process overwrites it in place. */
+	kh_cap(token, sizeof(token), SANDBOX, WORKER_A, 7, 1, 120, 0);
+	snprintf(pid, sizeof(pid), "%d", (int)mgr.pid);
+	rc = kh_cli(out, sizeof(out), "admit", "--pid", pid, token, NULL);
+	cr_assert_eq(rc, 0, "admit over the tombstone: exit %d: %s", rc, out);
+	cr_assert_eq(kh_child_connect(&mgr, bsock, NULL, NULL), 0, "admitted again");
+
+	/* Tombstone again; the next install's sweep deletes it. */
+	cr_assert_eq(eg_grant_write(&kh.maps, &g), 0, "writing the tombstone");
+	install(8, 1, bridge.pid, fc, bsock, vmm, 0);
+	cr_assert_eq(eg_grant_read(&kh.maps, &g.key, &g), -ENOENT, "the sweep dropped it");
+	cr_assert_eq(kh_child_connect(&mgr, bsock, NULL, NULL), -EPERM);
+	cr_assert_eq(kh_counter(EG_K_DENY_NO_GRANT), 1);
+}
+
 /* guarantees: unix-vmm-socket-bridge-only, unix-bridge-socket-grant */
 Test(cgroup, same_pid_with_another_start_time_is_denied)
 {
