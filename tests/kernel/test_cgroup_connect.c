@@ -147,6 +147,20 @@ static void write_grant(pid_t pid, const struct eg_exec_record *rec, __u64 expir
 	cr_assert_eq(eg_grant_write(&kh.maps, &g), 0, "writing a grant");
 }
 
+/* `execgate admit` of pid with a token for SANDBOX on worker A (now_unix
+ * 0: the real clock); asserts an allow. */
+static void admit_allowed(pid_t pid, unsigned gen, unsigned act, long long now_unix)
+{
+	char token[512], out[1024], p[16];
+	int rc;
+
+	kh_cap(token, sizeof(token), SANDBOX, WORKER_A, gen, act, 120, now_unix);
+	snprintf(p, sizeof(p), "%d", (int)pid);
+	rc = kh_cli(out, sizeof(out), "admit", "--pid", p, token, NULL);
+	cr_assert_eq(rc, 0, "admit of pid %d: exit %d: %s", (int)pid, rc, out);
+	cr_assert_str_eq(out, "allow\n");
+}
+
 static struct eg_exec_record record(void)
 {
 	struct eg_exec_record r;
@@ -162,11 +176,9 @@ Test(cgroup, grants_allow_expire_and_die_with_the_epoch)
 {
 	const char *bsock = kh_path("bridge.sock"), *vmm = kh_path("vmm.sock");
 	struct kh_child bridge, mgr, late;
-	char token[512], out[1024], pid[16], now[32];
 	struct eg_sk_tag tag;
 	bool tagged;
 	pid_t fc = kh_listener_start(vmm);
-	int rc;
 
 	kh_child_start(&bridge, true);
 	kh_child_start(&mgr, true);
@@ -178,11 +190,7 @@ Test(cgroup, grants_allow_expire_and_die_with_the_epoch)
 	cr_assert_eq(kh_child_connect(&mgr, bsock, NULL, NULL), -EPERM, "no grant yet");
 	cr_assert_eq(kh_counter(EG_K_DENY_NO_GRANT), 1);
 
-	kh_cap(token, sizeof(token), SANDBOX, WORKER_A, 7, 1, 120, 0);
-	snprintf(pid, sizeof(pid), "%d", (int)mgr.pid);
-	rc = kh_cli(out, sizeof(out), "admit", "--pid", pid, token, NULL);
-	cr_assert_eq(rc, 0, "admit: exit %d: %s", rc, out);
-	cr_assert_str_eq(out, "allow\n");
+	admit_allowed(mgr.pid, 7, 1, 0);
 	cr_assert_eq(kh_child_connect(&mgr, bsock, &tag, &tagged), 0, "granted connect");
 	cr_assert_eq(kh_counter(EG_K_ALLOW_GRANT), 1);
 	cr_assert(tagged);
@@ -190,11 +198,7 @@ Test(cgroup, grants_allow_expire_and_die_with_the_epoch)
 	cr_assert_eq(tag.epoch, 1);
 
 	/* A token issued 118 s ago with a 120 s lifetime: its grant lives ~2 s. */
-	snprintf(now, sizeof(now), "%lld", (long long)time(NULL) - 118);
-	kh_cap(token, sizeof(token), SANDBOX, WORKER_A, 7, 1, 120, atoll(now));
-	snprintf(pid, sizeof(pid), "%d", (int)late.pid);
-	rc = kh_cli(out, sizeof(out), "admit", "--pid", pid, token, NULL);
-	cr_assert_eq(rc, 0, "admit (short grant): exit %d: %s", rc, out);
+	admit_allowed(late.pid, 7, 1, (long long)time(NULL) - 118);
 	cr_assert_eq(kh_child_connect(&late, bsock, NULL, NULL), 0, "short grant, still live");
 	sleep(3);
 	cr_assert_eq(kh_child_connect(&late, bsock, NULL, NULL), -EPERM, "expired grant");
@@ -246,9 +250,7 @@ Test(cgroup, a_tombstone_left_by_a_killed_sweep_denies_until_replaced)
 	struct kh_child bridge, mgr;
 	struct eg_exec_record rec;
 	struct eg_grant g;
-	char token[512], out[1024], pid[16];
 	pid_t fc = kh_listener_start(vmm);
-	int rc;
 
 	kh_child_start(&bridge, true);
 	kh_child_start(&mgr, true);
@@ -264,10 +266,7 @@ Test(cgroup, a_tombstone_left_by_a_killed_sweep_denies_until_replaced)
 	cr_assert_eq(kh_counter(EG_K_DENY_GRANT_EPOCH), 1);
 
 	/* The next admit of the process overwrites it in place. */
-	kh_cap(token, sizeof(token), SANDBOX, WORKER_A, 7, 1, 120, 0);
-	snprintf(pid, sizeof(pid), "%d", (int)mgr.pid);
-	rc = kh_cli(out, sizeof(out), "admit", "--pid", pid, token, NULL);
-	cr_assert_eq(rc, 0, "admit over the tombstone: exit %d: %s", rc, out);
+	admit_allowed(mgr.pid, 7, 1, 0);
 	cr_assert_eq(kh_child_connect(&mgr, bsock, NULL, NULL), 0, "admitted again");
 
 	/* Tombstone again; the next install's sweep deletes it. */
