@@ -19,6 +19,11 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 "$BUILD/bench-kernel"
 
+# The allowed path's floor, the socket tag, by kernel function.
+echo
+echo "== kernel: where the socket tag's time goes (perf) =="
+BUILD="$BUILD" ./scripts/profile-tag.sh
+
 # install/retire -> every stale Unix stream stopped, 1 / 100 / 10 000 streams.
 if [ -x "$BUILD/bench-revoke" ]; then
 	echo

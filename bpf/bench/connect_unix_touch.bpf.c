@@ -12,9 +12,18 @@
  *   5  1 and 2
  * The figures explain the unregistered path: every touch is a cache miss,
  * independent misses overlap, dependent ones add up (a per-CPU lookup loads
- * the element's per-CPU pointer, then the value). */
+ * the element's per-CPU pointer, then the value).
+ * The kernel costs the allowed path cannot avoid, each alone:
+ *   6  the socket tag alone: creating the connecting socket's sk_storage
+ *      with an eg_sk_tag, as eg_tag_socket() does (the allowed path's floor)
+ *   7  one bpf_spin_lock / bpf_spin_unlock pair on an ARRAY value (each
+ *      locked copy takes one); over row 1, the lock pair alone
+ *   8  one bpf_ktime_get_boot_ns() (the grant's expiry check)
+ *   9  one bpf_ktime_get_coarse_ns()
+ *  10  one bpf_jiffies64() */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include "execgate/abi.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -41,6 +50,25 @@ struct {
 	__type(value, struct touch_slot);
 } touch_cpu_slots SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct eg_sk_tag);
+} touch_tags SEC(".maps");
+
+struct touch_locked {
+	struct bpf_spin_lock lock;
+	__u64 word;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct touch_locked);
+} touch_locked SEC(".maps");
+
 SEC("cgroup/connect4")
 int eg_connect_unix_touch(struct bpf_sock_addr *ctx)
 {
@@ -64,6 +92,30 @@ int eg_connect_unix_touch(struct bpf_sock_addr *ctx)
 		if (s)
 			s->n[3] += 1;
 	}
+	if (EG_TOUCH == 6 && ctx->sk) {
+		struct eg_sk_tag init = {.epoch = 1, .generation = 1, .activation = 1, .role = 1};
+
+		bpf_sk_storage_get(&touch_tags, ctx->sk, &init, BPF_SK_STORAGE_GET_F_CREATE);
+	}
+	if (EG_TOUCH == 7) {
+		__u32 zero = 0;
+		struct touch_locked *l = bpf_map_lookup_elem(&touch_locked, &zero);
+		__u64 w = 0;
+
+		if (l) {
+			bpf_spin_lock(&l->lock);
+			w = l->word;
+			bpf_spin_unlock(&l->lock);
+		}
+		if (w == 0x5eed)
+			return 0; /* never: the word stays 0 */
+	}
+	if (EG_TOUCH == 8 && bpf_ktime_get_boot_ns() == 1)
+		return 0; /* never */
+	if (EG_TOUCH == 9 && bpf_ktime_get_coarse_ns() == 1)
+		return 0; /* never */
+	if (EG_TOUCH == 10 && bpf_jiffies64() == 1)
+		return 0; /* never */
 	return 1;
 }
 

@@ -11,10 +11,10 @@ $(BUILD)/bpf-steps/cgroup_connect_unix_step%.bpf.o: bpf/cgroup_connect_unix.bpf.
 		-Wall -Werror -c $< -o $@
 
 # The memory-touch probes (bpf/bench/connect_unix_touch.bpf.c), same place.
-EG_BENCH_TOUCHES := 0 1 2 3 4 5
+EG_BENCH_TOUCHES := 0 1 2 3 4 5 6 7 8 9 10
 EG_TOUCH_OBJS := $(foreach n,$(EG_BENCH_TOUCHES),$(BUILD)/bpf-steps/connect_unix_touch$(n).bpf.o)
 
-$(BUILD)/bpf-steps/connect_unix_touch%.bpf.o: bpf/bench/connect_unix_touch.bpf.c vmlinux/vmlinux.h | $(DEPS_STAMP)
+$(BUILD)/bpf-steps/connect_unix_touch%.bpf.o: bpf/bench/connect_unix_touch.bpf.c $(wildcard include/execgate/*.h) vmlinux/vmlinux.h | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -DEG_TOUCH=$* -Ivmlinux -Iinclude -Ibpf \
 		-Wall -Werror -c $< -o $@

@@ -25,7 +25,9 @@
  *
  * Targets (printed, not asserted): unregistered <= 2x empty, allowed <=
  * 250 ns, connect ratio <= 1.03, 100 000 entries within 1.2x of 1 entry.
- * BENCH_CONNECTS overrides the connects per measurement (default 20000). */
+ * BENCH_CONNECTS overrides the connects per measurement (default 20000);
+ * BENCH_ONLY=touches runs part 3 alone (scripts/profile-tag.sh profiles
+ * it). */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -58,7 +60,8 @@
 static char dir[128], pin_dir[128], cg_on[512], cg_off[512], cg_steps[600], cg_empty[600],
     state_dir[160];
 static int stats_fd = -1;
-#define TOUCHES 6 /* bpf/bench/connect_unix_touch.bpf.c, EG_TOUCH 0..5 */
+#define TOUCHES	  11 /* bpf/bench/connect_unix_touch.bpf.c, EG_TOUCH 0..10 */
+#define TOUCH_TAG 6  /* the socket tag alone */
 static char cg_touch[TOUCHES][640];
 static pid_t kids[4];
 static int nkids;
@@ -243,13 +246,13 @@ static struct per_run measure(const char *cg, int real_fd, int empty_fd, const c
 	return r;
 }
 
-/* Interleaved batches: enforced (cg_on), the empty program alone
- * (cg_empty) and plain (cg_off); median per-connect ns of each. bpf_stats
- * is off meanwhile: it adds two clock reads to every program run, which
- * only the two cgroups with a program would pay. */
-static void latency(const char *path, long n, double *on, double *hook, double *off)
+/* Interleaved batches from three cgroups (enforced, the empty program
+ * alone, plain); median per-connect ns of each. bpf_stats is off
+ * meanwhile: it adds two clock reads to every program run, which only the
+ * two cgroups with a program would pay. */
+static void latency_of(const char *const cgs[3], const char *path, long n, double *on, double *hook,
+		       double *off)
 {
-	const char *cgs[3] = {cg_on, cg_empty, cg_off};
 	double *out[3] = {on, hook, off};
 	size_t nb = (size_t)(n / BATCH);
 	double *v[3], t;
@@ -272,6 +275,14 @@ static void latency(const char *path, long n, double *on, double *hook, double *
 	stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	if (stats_fd < 0)
 		die("bpf_enable_stats", errno);
+}
+
+/* Enforced (cg_on), the empty program (cg_empty), plain (cg_off). */
+static void latency(const char *path, long n, double *on, double *hook, double *off)
+{
+	const char *const cgs[3] = {cg_on, cg_empty, cg_off};
+
+	latency_of(cgs, path, n, on, hook, off);
 }
 
 /* Fill the maps up to n entries each (endpoints + filter, grants, records). */
@@ -451,15 +462,26 @@ static void breakdown(int empty_fd, struct bpf_program *empty2, const char *bsoc
 /* ---- memory touches ---------------------------------------------------- */
 
 static const char *const touch_names[TOUCHES] = {
-    "nothing (empty program)",	      "1 ARRAY load",
-    "1 PERCPU_ARRAY increment",	      "1 ARRAY-by-CPU increment",
-    "ARRAY load + ARRAY-by-CPU incr", "ARRAY load + PERCPU_ARRAY incr",
+    "nothing (empty program)",
+    "1 ARRAY load",
+    "1 PERCPU_ARRAY increment",
+    "1 ARRAY-by-CPU increment",
+    "ARRAY load + ARRAY-by-CPU incr",
+    "ARRAY load + PERCPU_ARRAY incr",
+    "socket tag alone (sk_storage)",
+    "ARRAY load + spin lock pair",
+    "bpf_ktime_get_boot_ns()",
+    "bpf_ktime_get_coarse_ns()",
+    "bpf_jiffies64()",
 };
 
 /* Each probe alone in a cgroup of its own, on unregistered connects, in
- * interleaved rounds; median per probe. */
+ * interleaved rounds; median per probe. Then the floor the socket tag
+ * sets: the tag probe's cost, and connect() with it against plain. */
 static void touches(const char *other, long n)
 {
+	const char *floor_cgs[3] = {cg_touch[TOUCH_TAG], cg_touch[0], cg_off};
+	double tag_on, tag_empty, tag_off;
 	double v[TOUCHES][STEP_ROUNDS], med[TOUCHES];
 	struct bpf_object *obj[TOUCHES];
 	struct bpf_link *link[TOUCHES];
@@ -500,6 +522,7 @@ static void touches(const char *other, long n)
 			connects(other, 500); /* warm up */
 			v[t][r] = stats_run(cg_touch[t], pfd[t], other, n, NULL);
 		}
+	latency_of(floor_cgs, other, 2 * n, &tag_on, &tag_empty, &tag_off);
 	join(cg_on);
 	for (int t = 0; t < TOUCHES; t++) {
 		med[t] = median_of(v[t], STEP_ROUNDS);
@@ -515,7 +538,13 @@ static void touches(const char *other, long n)
 		printf("  %-2d %-34s %7.0f ns %+6.0f\n", t, touch_names[t], med[t],
 		       med[t] - med[0]);
 	printf("  (each touch is a cache miss; independent ones overlap, a per-CPU lookup is two "
-	       "dependent ones)\n\n");
+	       "dependent ones)\n");
+	printf("  floor of the allowed path: empty %.0f + tag alone %+.0f = %.0f ns (target 250); "
+	       "the spin lock pair alone %+.0f, the clock read %+.0f\n",
+	       med[0], med[TOUCH_TAG] - med[0], med[TOUCH_TAG], med[7] - med[1], med[8] - med[0]);
+	printf("  floor of the connect ratio: connect() median ns, plain / empty program / tag "
+	       "alone: %.0f / %.0f / %.0f = %.3fx (target 1.03)\n\n",
+	       tag_off, tag_empty, tag_on, tag_on / tag_off);
 }
 
 static void cleanup(void)
@@ -651,6 +680,8 @@ int main(void)
 		die("bpf_enable_stats", errno);
 	real_fd = real_prog_fd();
 	touches(other, n / 2);
+	if (getenv("BENCH_ONLY") && !strcmp(getenv("BENCH_ONLY"), "touches"))
+		return 0;
 	breakdown(bpf_program__fd(empty->progs.eg_connect_unix_empty),
 		  empty2->progs.eg_connect_unix_empty, bsock, other, n / 2);
 
