@@ -82,12 +82,17 @@ int eg_connect_unix(struct bpf_sock_addr *ctx)
 		goto deny;
 	}
 	EG_STEP(EG_STEP_IDENTITY, caller.exe_ino ^ caller.tgid);
-	reason = eg_caller_verdict(&ep, &caller, bpf_ktime_get_boot_ns(), &rec);
+	reason = eg_caller_verdict(&ep, &caller, &rec);
 	EG_STEP(EG_STEP_GRANT, reason);
 	if (eg_reason_allows(reason)) {
-		eg_count(reason);
+		if (EG_STOPS_AFTER(EG_STEP_COUNT))
+			eg_count(reason); /* the real program counts after the tag */
 		EG_STEP(EG_STEP_COUNT, reason);
-		eg_tag_socket(ctx->sk, &rec, ep.role);
+		if (!eg_tag_socket(ctx->sk, &rec, ep.role)) {
+			reason = EG_K_DENY_NO_TAG;
+			goto deny;
+		}
+		eg_count(reason);
 		return SOCK_ALLOW;
 	}
 deny:

@@ -57,9 +57,11 @@ static __always_inline int inet_check(struct bpf_sock_addr *ctx, const struct eg
 	}
 	reason = eg_inet_verdict(&ep, port, proto, &caller, bpf_ktime_get_boot_ns(), &rec);
 	if (eg_reason_allows(reason)) {
+		if (tag && !eg_inet_tag_socket(ctx->sk, &rec, port, proto)) {
+			reason = EG_K_DENY_NO_TAG;
+			goto deny;
+		}
 		eg_count(reason);
-		if (tag)
-			eg_inet_tag_socket(ctx->sk, &rec, port, proto);
 		note_netns(ctx, caller.tgid);
 		return SOCK_ALLOW;
 	}

@@ -208,10 +208,12 @@ EG_INLINE __u32 eg_record_verdict(const struct eg_endpoint_snap *ep, struct eg_r
 
 /* The caller half, after eg_record_verdict() returned 0: a VMM socket
  * admits the record's bridge, a bridge socket a live grant. Returns an enum
- * eg_kreason. */
+ * eg_kreason. The clock (CLOCK_BOOTTIME, as grants' expiry_ns) is read only
+ * for a grant that passed its epoch check, the one check that needs it: a
+ * read costs ~130 ns on a paravirt clock (bench-kernel's touch rows), more
+ * than the grant lookup. */
 EG_INLINE __u32 eg_caller_verdict(const struct eg_endpoint_snap *ep,
-				  const struct eg_proc_id *caller, __u64 now_ns,
-				  const struct eg_record_snap *rec)
+				  const struct eg_proc_id *caller, const struct eg_record_snap *rec)
 {
 	struct eg_grant_key gkey;
 	struct eg_grant_snap grant;
@@ -228,22 +230,21 @@ EG_INLINE __u32 eg_caller_verdict(const struct eg_endpoint_snap *ep,
 		return EG_K_DENY_INCONSISTENT;
 	if (grant.epoch != rec->epoch || grant.generation != rec->generation)
 		return EG_K_DENY_GRANT_EPOCH;
-	if (now_ns >= grant.expiry_ns)
+	if (bpf_ktime_get_boot_ns() >= grant.expiry_ns)
 		return EG_K_DENY_GRANT_EXPIRED;
 	return EG_K_ALLOW_GRANT;
 }
 
 /* The endpoint verdict, independent of the hook. ep is a registered
- * endpoint, caller the connecting process, now_ns CLOCK_BOOTTIME. Returns an
- * enum eg_kreason; on EG_K_ALLOW_* (and on the identity denials) *rec holds
- * the record the decision was made against. */
+ * endpoint, caller the connecting process. Returns an enum eg_kreason; on
+ * EG_K_ALLOW_* (and on the identity denials) *rec holds the record the
+ * decision was made against. */
 EG_INLINE __u32 eg_endpoint_verdict(const struct eg_endpoint_snap *ep,
-				    const struct eg_proc_id *caller, __u64 now_ns,
-				    struct eg_record_snap *rec)
+				    const struct eg_proc_id *caller, struct eg_record_snap *rec)
 {
 	__u32 reason = eg_record_verdict(ep, rec);
 
-	return reason ? reason : eg_caller_verdict(ep, caller, now_ns, rec);
+	return reason ? reason : eg_caller_verdict(ep, caller, rec);
 }
 
 EG_INLINE bool eg_reason_allows(__u32 reason)
@@ -303,7 +304,9 @@ EG_INLINE void eg_emit_denial(__u32 hook, __u32 reason, const __u8 sandbox[EG_ID
 }
 
 /* Tag sk with the execution it was admitted to. sk must be a socket pointer
- * the hook may pass to bpf_sk_storage_get (may be NULL: then nothing).
+ * the hook may pass to bpf_sk_storage_get. False when there is no tag
+ * (sk NULL, or its storage could not be created): the hook then denies
+ * with EG_K_DENY_NO_TAG, since an untagged stream escapes its lease.
  *
  * A new tag is created from a complete initial value, so a concurrent reader
  * (the LSM stream hooks, userspace by socket fd) never sees a half-written
@@ -312,12 +315,12 @@ EG_INLINE void eg_emit_denial(__u32 hook, __u32 reason, const __u8 sandbox[EG_ID
  * (~0.8-1 us here: allocation and accounting of the storage and its
  * element, measured by bench-kernel); it is the price of a tag that the
  * stream leases and userspace can read. */
-EG_INLINE void eg_tag_socket(void *sk, const struct eg_record_snap *rec, __u32 role)
+EG_INLINE bool eg_tag_socket(void *sk, const struct eg_record_snap *rec, __u32 role)
 {
 	struct eg_sk_tag init, *tag;
 
 	if (!sk)
-		return;
+		return false;
 	__builtin_memcpy(init.sandbox, rec->sandbox, EG_ID_BYTES);
 	init.epoch = rec->epoch;
 	init.generation = rec->generation;
@@ -325,12 +328,13 @@ EG_INLINE void eg_tag_socket(void *sk, const struct eg_record_snap *rec, __u32 r
 	init.role = role;
 	tag = bpf_sk_storage_get(&eg_sk_tags, sk, &init, BPF_SK_STORAGE_GET_F_CREATE);
 	if (!tag)
-		return;
+		return false;
 	if (tag->epoch == init.epoch && tag->generation == init.generation &&
 	    tag->activation == init.activation && tag->role == init.role &&
 	    eg_id_eq(tag->sandbox, init.sandbox))
-		return; /* just created (or already this execution) */
+		return true; /* just created (or already this execution) */
 	*tag = init;
+	return true;
 }
 
 #endif

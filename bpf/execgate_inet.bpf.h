@@ -98,14 +98,15 @@ EG_INLINE __u32 eg_inet_verdict(const struct eg_endpoint_snap *ep, __u16 port, _
 
 /* Tags sk with the execution and ServicePort it was admitted to; a new tag
  * is created from a complete value. A datagram socket that connects again
- * gets its tag rewritten. */
-EG_INLINE void eg_inet_tag_socket(void *sk, const struct eg_record_snap *rec, __u16 port,
+ * gets its tag rewritten. False when there is no tag (as eg_tag_socket()):
+ * the caller denies. */
+EG_INLINE bool eg_inet_tag_socket(void *sk, const struct eg_record_snap *rec, __u16 port,
 				  __u8 proto)
 {
 	struct eg_inet_tag init, *tag;
 
 	if (!sk)
-		return;
+		return false;
 	__builtin_memcpy(init.sandbox, rec->sandbox, EG_ID_BYTES);
 	init.epoch = rec->epoch;
 	init.generation = rec->generation;
@@ -115,11 +116,12 @@ EG_INLINE void eg_inet_tag_socket(void *sk, const struct eg_record_snap *rec, __
 	init.pad = 0;
 	tag = bpf_sk_storage_get(&eg_inet_tags, sk, &init, BPF_SK_STORAGE_GET_F_CREATE);
 	if (!tag)
-		return;
+		return false;
 	if (tag->epoch == init.epoch && tag->generation == init.generation && tag->port == port &&
 	    tag->proto == proto && eg_id_eq(tag->sandbox, init.sandbox))
-		return;
+		return true;
 	*tag = init;
+	return true;
 }
 
 #endif

@@ -128,13 +128,14 @@ static __noinline int eg_vsock_connect(struct socket *sock, struct sockaddr *add
 	if (!eg_current_proc(&caller))
 		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, EG_K_DENY_NO_TASK, &ep, 0, NULL, 0,
 			       &key);
-	reason = eg_endpoint_verdict(&ep, &caller, bpf_ktime_get_boot_ns(), &rec);
+	reason = eg_endpoint_verdict(&ep, &caller, &rec);
 	if (!eg_reason_allows(reason))
 		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, reason, &ep, rec.epoch, NULL, 0, &key);
-	eg_count(reason);
 	sk = sock->sk;
-	if (sk)
-		eg_tag_socket(sk, &rec, ep.role);
+	if (!eg_tag_socket(sk, &rec, ep.role))
+		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, EG_K_DENY_NO_TAG, &ep, rec.epoch, NULL,
+			       0, &key);
+	eg_count(reason);
 	return 0;
 }
 
@@ -179,14 +180,15 @@ static __noinline int eg_unix_connect(struct socket *sock, struct sockaddr *addr
 	if (!eg_current_proc(&caller))
 		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, EG_K_DENY_NO_TASK, &ep, 0, key.path,
 			       sizeof(key.path), NULL);
-	reason = eg_endpoint_verdict(&ep, &caller, bpf_ktime_get_boot_ns(), &rec);
+	reason = eg_endpoint_verdict(&ep, &caller, &rec);
 	if (!eg_reason_allows(reason))
 		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, reason, &ep, rec.epoch, key.path,
 			       sizeof(key.path), NULL);
-	eg_count(reason);
 	sk = sock->sk;
-	if (sk)
-		eg_tag_socket(sk, &rec, ep.role);
+	if (!eg_tag_socket(sk, &rec, ep.role))
+		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, EG_K_DENY_NO_TAG, &ep, rec.epoch,
+			       key.path, sizeof(key.path), NULL);
+	eg_count(reason);
 	return 0;
 }
 
@@ -280,7 +282,7 @@ int BPF_PROG(eg_lsm_unix_stream_connect, struct sock *sock, struct sock *other, 
 			reason = EG_K_DENY_NO_TASK;
 			goto deny;
 		}
-		reason = eg_endpoint_verdict(&ep, &caller, bpf_ktime_get_boot_ns(), &rec);
+		reason = eg_endpoint_verdict(&ep, &caller, &rec);
 		if (!eg_reason_allows(reason))
 			goto deny;
 	} else {
@@ -321,12 +323,17 @@ int BPF_PROG(eg_lsm_unix_stream_connect, struct sock *sock, struct sock *other, 
 		struct eg_sk_tag copy = *tag, *peer;
 
 		peer = bpf_sk_storage_get(&eg_sk_tags, newsk, 0, BPF_SK_STORAGE_GET_F_CREATE);
-		if (peer)
-			*peer = copy;
+		if (!peer) {
+			reason = EG_K_DENY_NO_TAG;
+			goto deny;
+		}
+		*peer = copy;
 		return 0;
 	}
-	eg_tag_socket(sock, &rec, ep.role);
-	eg_tag_socket(newsk, &rec, ep.role);
+	if (!eg_tag_socket(sock, &rec, ep.role) || !eg_tag_socket(newsk, &rec, ep.role)) {
+		reason = EG_K_DENY_NO_TAG;
+		goto deny;
+	}
 	eg_count(reason);
 	return 0;
 
@@ -376,6 +383,8 @@ int BPF_PROG(eg_lsm_sock_graft, struct sock *sk, struct socket *parent)
 		return 0;
 	if (eg_record_copy(ep.sandbox, &rec) != EG_COPY_OK || rec.state != EG_RECORD_ACTIVE)
 		return 0; /* no lease to give; the peer's connect was denied */
+	/* sock_graft cannot refuse: an end left untagged here (its storage
+	 * could not be created) keeps no lease; the peer's end has its own. */
 	eg_tag_socket(sk, &rec, ep.role);
 	return 0;
 }

@@ -211,7 +211,12 @@ enum eg_kreason {
 	/* Not a verdict: a denial event the ring buffer had no room for
 	 * (the verdict itself was counted under its own reason). */
 	EG_K_EVENT_DROPPED = 13,
-	EG_K_REASON_COUNT = 14,
+	/* Admitted, but the socket's lease tag could not be created (its
+	 * socket-local storage: an allocation failure, or the socket's
+	 * net.core.optmem_max used up). Denied: a stream without its tag would
+	 * escape the epoch lease and revocation. */
+	EG_K_DENY_NO_TAG = 14,
+	EG_K_REASON_COUNT = 15,
 };
 
 /* map eg_counters: an ARRAY keyed by CPU number, one struct per possible

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -325,7 +326,7 @@ struct eg_proc_id kh_proc_id(pid_t pid)
 
 /* --- children ----------------------------------------------------------------- */
 
-enum kh_op { KH_CONNECT, KH_LISTEN, KH_EXEC_CONNECT };
+enum kh_op { KH_CONNECT, KH_LISTEN, KH_EXEC_CONNECT, KH_OPTMEM };
 
 struct kh_msg {
 	int op;
@@ -356,6 +357,25 @@ static const char *exec_connect_py = "import socket,sys\n"
 				     "except OSError as e:\n"
 				     "  sys.exit(e.errno or 255)\n";
 
+/* Unix path sockets connect across network namespaces, so the child keeps
+ * reaching the test's listeners from a namespace of its own. */
+static int child_optmem(int value, bool *own_netns)
+{
+	FILE *f;
+
+	if (!*own_netns) {
+		if (unshare(CLONE_NEWNET))
+			return -errno;
+		*own_netns = true;
+	}
+	f = fopen("/proc/sys/net/core/optmem_max", "w");
+	if (!f)
+		return -errno;
+	if (fprintf(f, "%d\n", value) < 0 || fclose(f))
+		return -EIO;
+	return 0;
+}
+
 static void child_loop(int ctl, const char *pin_dir)
 {
 	struct sockaddr_un sun;
@@ -363,13 +383,16 @@ static void child_loop(int ctl, const char *pin_dir)
 	struct kh_reply r;
 	char tags_pin[256];
 	int listen_fd = -1, tags_fd, fd;
+	bool own_netns = false;
 
 	snprintf(tags_pin, sizeof(tags_pin), "%s/%s", pin_dir, eg_map_names[EG_MAP_SK_TAGS]);
 	tags_fd = bpf_obj_get(tags_pin);
 	while (read(ctl, &m, sizeof(m)) == sizeof(m)) {
 		memset(&r, 0, sizeof(r));
 		m.path[sizeof(m.path) - 1] = '\0';
-		if (unix_addr(m.path, &sun)) {
+		if (m.op == KH_OPTMEM) {
+			r.rc = child_optmem(m.mode, &own_netns);
+		} else if (unix_addr(m.path, &sun)) {
 			r.rc = -ENAMETOOLONG;
 		} else if (m.op == KH_CONNECT) {
 			socklen_t len = sizeof(sun);
@@ -442,17 +465,47 @@ void kh_child_start(struct kh_child *c, bool in_cgroup)
 	cr_assert_eq(read(c->ctl, &ready, 1), 1, "child %d did not start", (int)pid);
 }
 
-static struct kh_reply child_call(struct kh_child *c, int op, const char *path)
+static struct kh_reply child_send(struct kh_child *c, const struct kh_msg *m)
 {
-	struct kh_msg m = {.op = op};
 	struct kh_reply r;
 
-	snprintf(m.path, sizeof(m.path), "%s", path);
-	cr_assert_eq(write(c->ctl, &m, sizeof(m)), (ssize_t)sizeof(m), "child %d: command",
+	cr_assert_eq(write(c->ctl, m, sizeof(*m)), (ssize_t)sizeof(*m), "child %d: command",
 		     (int)c->pid);
 	cr_assert_eq(read(c->ctl, &r, sizeof(r)), (ssize_t)sizeof(r), "child %d: no reply",
 		     (int)c->pid);
 	return r;
+}
+
+static struct kh_reply child_call(struct kh_child *c, int op, const char *path)
+{
+	struct kh_msg m = {.op = op};
+
+	snprintf(m.path, sizeof(m.path), "%s", path);
+	return child_send(c, &m);
+}
+
+int kh_vm_optmem_set(int value)
+{
+	const char *sysctl = "/proc/sys/net/core/optmem_max";
+	int old = -1;
+	FILE *f;
+
+	cr_assert(getenv("EXECGATE_VM"),
+		  "changing the machine-wide net.core.optmem_max is for a VM only (make vmtest)");
+	f = fopen(sysctl, "r+");
+	cr_assert_not_null(f, "%s: %s", sysctl, strerror(errno));
+	cr_assert_eq(fscanf(f, "%d", &old), 1, "%s", sysctl);
+	rewind(f);
+	fprintf(f, "%d\n", value);
+	cr_assert_eq(fclose(f), 0, "writing %s", sysctl);
+	return old;
+}
+
+int kh_child_optmem(struct kh_child *c, int value)
+{
+	struct kh_msg m = {.op = KH_OPTMEM, .mode = value};
+
+	return child_send(c, &m).rc;
 }
 
 int kh_child_connect(struct kh_child *c, const char *path, struct eg_sk_tag *tag, bool *tagged)

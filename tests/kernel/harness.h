@@ -97,6 +97,16 @@ int kh_child_listen(struct kh_child *c, const char *path);
  * 0 or -errno as seen by the new program. The child is gone afterwards. */
 int kh_child_exec_connect(struct kh_child *c, const char *path);
 void kh_child_stop(struct kh_child *c);
+/* Sets net.core.optmem_max, the socket-local-storage budget of every socket
+ * the child creates from then on, to value: in a network namespace of the
+ * child's own (entered on the first call), so the host's sysctl is never
+ * touched. Returns 0 or -errno; -ENOENT when the kernel keeps optmem_max
+ * for the initial namespace only (before 6.9). */
+int kh_child_optmem(struct kh_child *c, int value);
+/* The initial network namespace's net.core.optmem_max: sets it, returns
+ * the old value. Machine-wide, so it fails the test outside a VM
+ * (EXECGATE_VM, set by the VM matrix). */
+int kh_vm_optmem_set(int value);
 
 /* Like kh_child_connect with a non-canonical address: mode 1 passes
  * addrlen = sizeof(struct sockaddr_un) with garbage after the path's NUL,

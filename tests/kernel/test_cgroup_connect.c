@@ -277,6 +277,69 @@ Test(cgroup, a_tombstone_left_by_a_killed_sweep_denies_until_replaced)
 	cr_assert_eq(kh_counter(EG_K_DENY_NO_GRANT), 1);
 }
 
+/* net.core.optmem_max, which socket-local storage is charged against, for
+ * the sockets the child creates: in the child's own network namespace, or
+ * where the kernel keeps it for the initial namespace only (before 6.9)
+ * machine-wide, which only a VM may do. Returns the machine-wide value to
+ * restore, or -1. */
+static int child_optmem_or_vm(struct kh_child *c, int value)
+{
+	int rc = kh_child_optmem(c, value);
+
+	if (rc == 0)
+		return -1;
+	cr_assert_eq(rc, -ENOENT, "setting optmem_max in the child's namespace: %s", strerror(-rc));
+	return kh_vm_optmem_set(value);
+}
+
+/* An admitted connect whose socket cannot get its lease tag (the tag's
+ * socket-local storage is charged against net.core.optmem_max; 0 leaves
+ * no room) is denied: an untagged stream would escape the epoch lease and
+ * revocation. With room again the same process is admitted and tagged.
+ * guarantees: unix-socket-epoch-tag */
+Test(cgroup, an_admitted_connect_that_cannot_be_tagged_is_denied)
+{
+	const char *bsock = kh_path("bridge.sock"), *vmm = kh_path("vmm.sock");
+	char host_before[32] = "", host_after[32] = "";
+	struct kh_child bridge, mgr;
+	struct eg_sk_tag tag;
+	bool tagged = true;
+	pid_t fc = kh_listener_start(vmm);
+	int old;
+	FILE *f;
+
+	kh_child_start(&bridge, true);
+	kh_child_start(&mgr, true);
+	cr_assert_eq(kh_child_listen(&bridge, bsock), 0);
+	install(7, 1, bridge.pid, fc, bsock, vmm, 0);
+	kh_keys();
+	admit_allowed(mgr.pid, 7, 1, 0);
+
+	f = fopen("/proc/sys/net/core/optmem_max", "r");
+	cr_assert(f && fgets(host_before, sizeof(host_before), f), "reading optmem_max");
+	fclose(f);
+	old = child_optmem_or_vm(&mgr, 0);
+	cr_assert_eq(kh_child_connect(&mgr, bsock, &tag, &tagged), -EPERM,
+		     "an admitted connect without room for its tag");
+	cr_assert(!tagged);
+	cr_assert_eq(kh_counter(EG_K_DENY_NO_TAG), 1);
+	cr_assert_eq(kh_counter(EG_K_ALLOW_GRANT), 0, "the denial is not also counted an allow");
+	cr_assert_eq(kh_events((__u32)mgr.pid, EG_K_DENY_NO_TAG), 1);
+
+	if (old < 0)
+		cr_assert_eq(kh_child_optmem(&mgr, 131072), 0);
+	else
+		kh_vm_optmem_set(old);
+	f = fopen("/proc/sys/net/core/optmem_max", "r");
+	cr_assert(f && fgets(host_after, sizeof(host_after), f), "reading optmem_max");
+	fclose(f);
+	cr_assert_str_eq(host_after, host_before, "the host's optmem_max is unchanged");
+	cr_assert_eq(kh_child_connect(&mgr, bsock, &tag, &tagged), 0, "room again: admitted");
+	cr_assert(tagged);
+	cr_assert_eq(tag.epoch, 1);
+	cr_assert_eq(kh_counter(EG_K_ALLOW_GRANT), 1);
+}
+
 /* guarantees: unix-vmm-socket-bridge-only, unix-bridge-socket-grant */
 Test(cgroup, same_pid_with_another_start_time_is_denied)
 {

@@ -4,6 +4,7 @@
  * Real connections to CID 1 through vsock_loopback, inside the VM matrix. */
 #include <errno.h>
 #include <criterion/criterion.h>
+#include "harness.h"
 #include "test_lsm_common.h"
 #include "test_lsm_env.h"
 
@@ -60,6 +61,45 @@ Test(lsm_vsock, registered_bridge_connects_other_denied,
 	cr_assert_eq(lsm_env_count_events(&env, other->pid, EG_K_DENY_NOT_BRIDGE,
 					  EG_HOOK_LSM_SOCKET_CONNECT),
 		     1, "one denial event for the other process");
+}
+
+/* The bridge's admitted connect is denied when its socket cannot get the
+ * lease tag (no room under net.core.optmem_max, which socket-local storage
+ * is charged against): an untagged stream would escape the lease. VSOCK
+ * sockets are not per network namespace, so the VM's own sysctl is used.
+ * guarantees: stream-lease */
+Test(lsm_vsock, an_admitted_connect_that_cannot_be_tagged_is_denied,
+     .description = "the bridge's connect fails closed when its socket cannot be tagged")
+{
+	struct agent *vmm, *bridge;
+	__u64 allow0, notag0;
+	unsigned port;
+	int ls, rc, old;
+
+	setup();
+	port = lsm_env_vsock_port(0);
+	vmm = agent_start(&env, false);
+	bridge = agent_start(&env, false);
+	ls = agent_listen_vsock(vmm, port);
+	cr_assert_geq(ls, 0, "vsock listen on port %u: %s", port, strerror(-ls));
+	install(7, 1, bridge, vmm, port, EG_INSTALL_NEW);
+	allow0 = lsm_env_counter(&env, EG_K_ALLOW_BRIDGE);
+	notag0 = lsm_env_counter(&env, EG_K_DENY_NO_TAG);
+
+	old = kh_vm_optmem_set(0);
+	rc = agent_connect_vsock(bridge, 1, port);
+	kh_vm_optmem_set(old);
+	cr_assert_eq(rc, -EPERM, "bridge connect without room for its tag: %d (%s)", rc,
+		     strerror(-rc));
+	cr_assert_eq(lsm_env_counter(&env, EG_K_DENY_NO_TAG), notag0 + 1);
+	cr_assert_eq(lsm_env_counter(&env, EG_K_ALLOW_BRIDGE), allow0, "not also an allow");
+	cr_assert_eq(
+	    lsm_env_count_events(&env, bridge->pid, EG_K_DENY_NO_TAG, EG_HOOK_LSM_SOCKET_CONNECT),
+	    1);
+
+	rc = agent_connect_vsock(bridge, 1, port);
+	cr_assert_geq(rc, 0, "room again: %s", strerror(-rc));
+	cr_assert_eq(lsm_env_counter(&env, EG_K_ALLOW_BRIDGE), allow0 + 1);
 }
 
 /* guarantees: vsock-vmm-bridge-only */

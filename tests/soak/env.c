@@ -24,6 +24,7 @@
 #include <sodium.h>
 #include "core/keyset.h"
 #include "loader/cgroup.h"
+#include "loader/kreason.h"
 #include "soak.h"
 
 #define MAX_CHILDREN 64
@@ -327,12 +328,6 @@ void soak_counters(__u64 out[EG_K_REASON_COUNT])
 
 void soak_counters_note(char *note, size_t size, const __u64 before[EG_K_REASON_COUNT])
 {
-	/* enum eg_kreason, include/execgate/abi.h */
-	static const char *const names[EG_K_REASON_COUNT] = {
-	    "allow-unregistered", "allow-bridge",	"allow-grant",	   "deny-no-record",
-	    "deny-inconsistent",  "deny-retired",	"deny-not-bridge", "deny-no-grant",
-	    "deny-grant-epoch",	  "deny-grant-expired", "deny-listener",   "deny-stream-epoch",
-	    "deny-no-task",	  "event-dropped"};
 	__u64 now[EG_K_REASON_COUNT];
 	size_t len = strlen(note);
 	bool first = true;
@@ -341,8 +336,8 @@ void soak_counters_note(char *note, size_t size, const __u64 before[EG_K_REASON_
 	for (int i = 0; i < EG_K_REASON_COUNT && len + 1 < size; i++) {
 		if (now[i] == before[i])
 			continue;
-		snprintf(note + len, size - len, "%s%s %llu", first ? "; kernel: " : ", ", names[i],
-			 (unsigned long long)(now[i] - before[i]));
+		snprintf(note + len, size - len, "%s%s %llu", first ? "; kernel: " : ", ",
+			 eg_kreason_name((__u32)i), (unsigned long long)(now[i] - before[i]));
 		len = strlen(note);
 		first = false;
 	}

@@ -16,6 +16,7 @@ static const char *const reason_names[EG_K_REASON_COUNT] = {
     [EG_K_DENY_STREAM_EPOCH] = "deny-stream-epoch",
     [EG_K_DENY_NO_TASK] = "deny-no-task",
     [EG_K_EVENT_DROPPED] = "event-dropped",
+    [EG_K_DENY_NO_TAG] = "deny-no-tag",
 };
 
 const char *eg_kreason_name(__u32 reason)
