@@ -295,8 +295,8 @@ static int child_optmem_or_vm(struct kh_child *c, int value)
 /* An admitted connect whose socket cannot get its lease tag (the tag's
  * socket-local storage is charged against net.core.optmem_max; 0 leaves
  * no room) is denied: an untagged stream would escape the epoch lease and
- * revocation. With room again the same process is admitted and tagged.
- * guarantees: unix-socket-epoch-tag */
+ * revocation. With room again the same process is admitted and tagged. */
+/* guarantees: unix-socket-epoch-tag */
 Test(cgroup, an_admitted_connect_that_cannot_be_tagged_is_denied)
 {
 	const char *bsock = kh_path("bridge.sock"), *vmm = kh_path("vmm.sock");

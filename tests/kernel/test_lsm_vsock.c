@@ -66,8 +66,8 @@ Test(lsm_vsock, registered_bridge_connects_other_denied,
 /* The bridge's admitted connect is denied when its socket cannot get the
  * lease tag (no room under net.core.optmem_max, which socket-local storage
  * is charged against): an untagged stream would escape the lease. VSOCK
- * sockets are not per network namespace, so the VM's own sysctl is used.
- * guarantees: stream-lease */
+ * sockets are not per network namespace, so the VM's own sysctl is used. */
+/* guarantees: stream-lease */
 Test(lsm_vsock, an_admitted_connect_that_cannot_be_tagged_is_denied,
      .description = "the bridge's connect fails closed when its socket cannot be tagged")
 {
