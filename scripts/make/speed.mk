@@ -21,3 +21,11 @@ $(BUILD)/bpf-steps/connect_unix_touch%.bpf.o: bpf/bench/connect_unix_touch.bpf.c
 
 # bench-kernel finds them beside itself, in bpf-steps/.
 $(BUILD)/bench-kernel: $(EG_STEP_OBJS) $(EG_TOUCH_OBJS)
+
+# The LSM tag probe (bpf/bench/lsm_tag_probe.bpf.c): bench-lsm's floor rows.
+$(BUILD)/bpf-steps/lsm_tag_probe.bpf.o: bpf/bench/lsm_tag_probe.bpf.c $(wildcard include/execgate/*.h) vmlinux/vmlinux.h | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux -Iinclude -Ibpf \
+		-Wall -Werror -c $< -o $@
+
+$(BUILD)/bench-lsm: $(BUILD)/bpf-steps/lsm_tag_probe.bpf.o

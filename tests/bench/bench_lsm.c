@@ -9,8 +9,15 @@
  *   unix_stream_connect  unregistered socket; registered inode, allowed
  *   socket_sendmsg/recvmsg  untagged stream (the path every I/O on the host
  *                        takes); tagged stream at the current epoch
+ *   floor rows           the socket tag alone (bpf/bench/lsm_tag_probe.bpf.c,
+ *                        found in bpf-steps/ beside this binary), attached
+ *                        for one more unregistered round of each connect
+ *                        hook: what an allowed connect pays for its tag(s)
+ *                        whatever its checks cost, against the same empty
+ *                        program, in the same run
  *
- * Target (printed, not asserted): untagged sendmsg/recvmsg <= 2x empty.
+ * Targets (printed, not asserted): untagged sendmsg/recvmsg <= 2x empty;
+ * allowed connects <= 5x empty, out of reach when the tag alone is more.
  * Needs BPF LSM and vsock_loopback: run inside the VM matrix
  * (scripts/vmtest.sh run -- build/bench-lsm); elsewhere it says why and
  * exits 3 (scripts/bench.sh then runs it in a VM). Under TCG the absolute figures are meaningless,
@@ -18,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <libgen.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -45,6 +53,7 @@
 static char dir[128], pin_dir[128], state_dir[160], sock_reg[200], sock_unreg[200];
 static struct eg_runtime rt;
 static struct lsm_empty *empty;
+static struct bpf_object *probe;
 static pid_t acceptor;
 static int runs = 5000;
 
@@ -73,6 +82,7 @@ static void cleanup(void)
 		waitpid(acceptor, NULL, 0);
 	}
 	lsm_empty__destroy(empty);
+	bpf_object__close(probe);
 	eg_runtime_close(&rt);
 	eg_tier_lsm.unload(&ctx, err, sizeof(err));
 	eg_pins_remove_maps(pin_dir);
@@ -180,26 +190,80 @@ static int real_prog_fd(enum eg_lsm_prog which)
 	return fd;
 }
 
+/* ns per run of the real, empty and (when attached) probe program over one
+ * case; ratios are to the empty program of the same calls. */
+struct cost {
+	double real, empty, probe;
+};
+
 struct pair {
-	int real, empty;
-	struct stats r0, e0;
+	int real, empty, probe; /* probe: -1 when none */
+	struct stats r0, e0, p0;
 };
 
 static void pair_begin(struct pair *p)
 {
 	p->r0 = prog_stats(p->real);
 	p->e0 = prog_stats(p->empty);
+	if (p->probe >= 0)
+		p->p0 = prog_stats(p->probe);
 }
 
-static void pair_end(struct pair *p, const char *hook, const char *what)
+static double per_run(struct stats now, struct stats before, __u64 *cnt)
 {
-	struct stats r = prog_stats(p->real), e = prog_stats(p->empty);
-	__u64 rc = r.cnt - p->r0.cnt, ec = e.cnt - p->e0.cnt;
-	double rn = rc ? (double)(r.ns - p->r0.ns) / rc : 0,
-	       en = ec ? (double)(e.ns - p->e0.ns) / ec : 0;
+	*cnt = now.cnt - before.cnt;
+	return *cnt ? (double)(now.ns - before.ns) / *cnt : 0;
+}
 
-	printf("%-20s %-34s %8llu %9.0f %9.0f %7.2fx\n", hook, what, (unsigned long long)rc, rn, en,
-	       en > 0 ? rn / en : 0);
+static void print_row(const char *hook, const char *what, __u64 cnt, double ns, double empty_ns)
+{
+	printf("%-20s %-34s %8llu %9.0f %9.0f %7.2fx\n", hook, what, (unsigned long long)cnt, ns,
+	       empty_ns, empty_ns > 0 ? ns / empty_ns : 0);
+}
+
+static struct cost pair_end(struct pair *p, const char *hook, const char *what)
+{
+	struct cost c = {0};
+	__u64 rc, ec, pc;
+
+	c.real = per_run(prog_stats(p->real), p->r0, &rc);
+	c.empty = per_run(prog_stats(p->empty), p->e0, &ec);
+	print_row(hook, what, rc, c.real, c.empty);
+	if (p->probe >= 0) {
+		c.probe = per_run(prog_stats(p->probe), p->p0, &pc);
+		print_row(hook, "  the socket tag alone (probe)", pc, c.probe, c.empty);
+	}
+	return c;
+}
+
+/* The tag probe: one of its programs attached for one case. */
+static struct bpf_link *probe_attach(const char *name, int *fd)
+{
+	struct bpf_program *prog;
+	struct bpf_link *link;
+
+	if (!probe) {
+		char exe[512], path[700];
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+		if (n <= 0)
+			die("/proc/self/exe", errno);
+		exe[n] = 0;
+		snprintf(path, sizeof(path), "%s/bpf-steps/lsm_tag_probe.bpf.o", dirname(exe));
+		probe = bpf_object__open_file(path, NULL);
+		if (!probe)
+			die(path, errno);
+		if (bpf_object__load(probe))
+			die(path, errno);
+	}
+	prog = bpf_object__find_program_by_name(probe, name);
+	if (!prog)
+		die(name, ENOENT);
+	link = bpf_program__attach(prog);
+	if (!link)
+		die(name, errno);
+	*fd = bpf_program__fd(prog);
+	return link;
 }
 
 static int connect_vsock(unsigned port)
@@ -234,10 +298,13 @@ static int connect_unix(const char *path, bool keep)
 	return 0;
 }
 
-static void bench_connect(const char *what, unsigned port, int want)
+static struct cost bench_connect(const char *what, unsigned port, int want, bool with_probe)
 {
 	struct pair p = {.real = real_prog_fd(EG_LSM_PROG_CONNECT),
-			 .empty = bpf_program__fd(empty->progs.eg_empty_socket_connect)};
+			 .empty = bpf_program__fd(empty->progs.eg_empty_socket_connect),
+			 .probe = -1};
+	struct bpf_link *link = with_probe ? probe_attach("eg_probe_vsock_tag", &p.probe) : NULL;
+	struct cost c;
 
 	pair_begin(&p);
 	for (int i = 0; i < runs; i++) {
@@ -246,14 +313,19 @@ static void bench_connect(const char *what, unsigned port, int want)
 		if (rc != want)
 			die(what, rc ? rc : EINVAL);
 	}
-	pair_end(&p, "socket_connect", what);
+	c = pair_end(&p, "socket_connect", what);
+	bpf_link__destroy(link);
 	close(p.real);
+	return c;
 }
 
-static void bench_stream_connect(const char *what, const char *path)
+static struct cost bench_stream_connect(const char *what, const char *path, bool with_probe)
 {
 	struct pair p = {.real = real_prog_fd(EG_LSM_PROG_UNIX_STREAM),
-			 .empty = bpf_program__fd(empty->progs.eg_empty_unix_stream_connect)};
+			 .empty = bpf_program__fd(empty->progs.eg_empty_unix_stream_connect),
+			 .probe = -1};
+	struct bpf_link *link = with_probe ? probe_attach("eg_probe_unix_tags", &p.probe) : NULL;
+	struct cost c;
 
 	pair_begin(&p);
 	for (int i = 0; i < runs; i++) {
@@ -262,16 +334,20 @@ static void bench_stream_connect(const char *what, const char *path)
 		if (rc)
 			die(what, rc);
 	}
-	pair_end(&p, "unix_stream_connect", what);
+	c = pair_end(&p, "unix_stream_connect", what);
+	bpf_link__destroy(link);
 	close(p.real);
+	return c;
 }
 
 static void bench_io(const char *what, int a, int b, int n)
 {
 	struct pair s = {.real = real_prog_fd(EG_LSM_PROG_SENDMSG),
-			 .empty = bpf_program__fd(empty->progs.eg_empty_socket_sendmsg)};
+			 .empty = bpf_program__fd(empty->progs.eg_empty_socket_sendmsg),
+			 .probe = -1};
 	struct pair r = {.real = real_prog_fd(EG_LSM_PROG_RECVMSG),
-			 .empty = bpf_program__fd(empty->progs.eg_empty_socket_recvmsg)};
+			 .empty = bpf_program__fd(empty->progs.eg_empty_socket_recvmsg),
+			 .probe = -1};
 	char c = 'x';
 
 	pair_begin(&s);
@@ -290,14 +366,15 @@ int main(void)
 	struct eg_tier_ctx ctx;
 	struct eg_install_req req;
 	struct eg_install_result res;
-	struct eg_lsm_probe probe;
+	struct cost vsock_allowed, vsock_floor, unix_allowed, unix_floor;
+	struct eg_lsm_probe lsm;
 	char err[512], c;
 	int ready[2], stats_fd, sp[2], tagged, rc;
 
 	if (getenv("BENCH_RUNS"))
 		runs = atoi(getenv("BENCH_RUNS"));
-	if (eg_lsm_probe(&probe)) {
-		printf("bench-lsm: not offered by this kernel: %s\n", probe.reason);
+	if (eg_lsm_probe(&lsm)) {
+		printf("bench-lsm: not offered by this kernel: %s\n", lsm.reason);
 		return 3;
 	}
 	if (!getenv("EXECGATE_VM")) {
@@ -360,8 +437,9 @@ int main(void)
 	printf("bench-lsm on %d calls per case (ns per program run, bpf_stats)\n", runs);
 	printf("%-20s %-34s %8s %9s %9s %8s\n", "hook", "case", "runs", "execgate", "empty",
 	       "ratio");
-	bench_connect("vsock unregistered", PORT_UNREG, 0);
-	bench_connect("vsock registered, bridge allowed", PORT_REG, 0);
+	bench_connect("vsock unregistered", PORT_UNREG, 0, false);
+	vsock_allowed = bench_connect("vsock registered, bridge allowed", PORT_REG, 0, false);
+	vsock_floor = bench_connect("vsock unregistered, tag probe on", PORT_UNREG, 0, true);
 
 	/* Denied: make a child the bridge (activation 2) so we are not. */
 	{
@@ -376,7 +454,7 @@ int main(void)
 		rc = eg_install(&rt, &req, &res, err, sizeof(err));
 		if (rc)
 			die(err, rc);
-		bench_connect("vsock registered, denied", PORT_REG, -EPERM);
+		bench_connect("vsock registered, denied", PORT_REG, -EPERM, false);
 		req.bridge_pid = getpid();
 		req.id.activation = 3;
 		rc = eg_install(&rt, &req, &res, err, sizeof(err));
@@ -386,8 +464,9 @@ int main(void)
 			die(err, rc);
 	}
 
-	bench_stream_connect("unregistered socket", sock_unreg);
-	bench_stream_connect("registered socket, allowed", sock_reg);
+	bench_stream_connect("unregistered socket", sock_unreg, false);
+	unix_allowed = bench_stream_connect("registered socket, allowed", sock_reg, false);
+	unix_floor = bench_stream_connect("unregistered socket, tag probe on", sock_unreg, true);
 
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sp))
 		die("socketpair", errno);
@@ -399,6 +478,15 @@ int main(void)
 		die("tagged stream", tagged);
 	bench_io("tagged stream, current epoch", tagged, tagged, runs);
 	printf("target: untagged sendmsg/recvmsg <= 2x empty\n");
+	printf("target: allowed connects <= 5x empty; floor (the tag alone, same run):\n");
+	printf("  socket_connect vsock: allowed %.2fx, its tag alone %.2fx "
+	       "(checks over the tag: %+.0f ns)\n",
+	       vsock_allowed.real / vsock_allowed.empty, vsock_floor.probe / vsock_floor.empty,
+	       vsock_allowed.real - vsock_floor.probe);
+	printf("  unix_stream_connect: allowed %.2fx, its two tags alone %.2fx "
+	       "(checks over the tags: %+.0f ns)\n",
+	       unix_allowed.real / unix_allowed.empty, unix_floor.probe / unix_floor.empty,
+	       unix_allowed.real - unix_floor.probe);
 	if (stats_fd >= 0)
 		close(stats_fd);
 	return 0;
