@@ -7,9 +7,12 @@
  * before the tag cost.
  *   eg_probe_vsock_tag   socket_connect: one eg_sk_tag on an AF_VSOCK
  *                        socket, as eg_vsock_connect() does
- *   eg_probe_unix_tags   unix_stream_connect: one on each end (the
- *                        connecting socket and the embryo of the accepted
- *                        one), as an admitted Unix stream gets
+ *   eg_probe_unix_tags   unix_stream_connect: what the tier's program
+ *                        creates there, one tag on each end (the connecting
+ *                        socket and the embryo of the accepted one), or on
+ *                        kernels without connect_unix (6.1), where
+ *                        socket_connect tags the connecting end, only the
+ *                        accepted end's
  * bench-lsm attaches each only while the real program takes its
  * unregistered path, which creates no storage, so the probe's allocations
  * are the socket's first, as on the allowed path. Own map: the tier's maps
@@ -22,6 +25,10 @@
 #define AF_VSOCK 40
 
 char LICENSE[] SEC("license") = "GPL";
+
+/* Set by bench-lsm before load (the object's only .rodata variable), from
+ * the loader's eg_lsm_unix_connect_needed(). */
+const volatile bool probe_tags_connecting_end = true;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
@@ -58,7 +65,8 @@ int BPF_PROG(eg_probe_unix_tags, struct sock *sock, struct sock *other, struct s
 {
 	if (ret)
 		return ret;
-	probe_tag(sock);
+	if (probe_tags_connecting_end)
+		probe_tag(sock);
 	probe_tag(newsk);
 	return 0;
 }
