@@ -10,6 +10,14 @@ $(BUILD)/bpf-steps/cgroup_connect_unix_step%.bpf.o: bpf/cgroup_connect_unix.bpf.
 	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -DEG_STOP_AFTER=$* -Ivmlinux -Iinclude -Ibpf \
 		-Wall -Werror -c $< -o $@
 
+# The whole program with its locked copies unlocked (-DEG_BENCH_UNLOCKED,
+# bpf/execgate_common.bpf.h): what the lock pairs cost on the allowed path.
+$(BUILD)/bpf-steps/cgroup_connect_unix_unlocked.bpf.o: bpf/cgroup_connect_unix.bpf.c $(wildcard bpf/*.h) $(wildcard include/execgate/*.h) vmlinux/vmlinux.h | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -DEG_BENCH_UNLOCKED -Ivmlinux -Iinclude -Ibpf \
+		-Wall -Werror -c $< -o $@
+EG_STEP_OBJS += $(BUILD)/bpf-steps/cgroup_connect_unix_unlocked.bpf.o
+
 # The memory-touch probes (bpf/bench/connect_unix_touch.bpf.c), same place.
 EG_BENCH_TOUCHES := 0 1 2 3 4 5 6 7 8 9 10
 EG_TOUCH_OBJS := $(foreach n,$(EG_BENCH_TOUCHES),$(BUILD)/bpf-steps/connect_unix_touch$(n).bpf.o)

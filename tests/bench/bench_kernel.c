@@ -330,7 +330,8 @@ static void fill(long have, long n)
 /* ---- per-step breakdown ---------------------------------------------------- */
 
 #define STEP_BUILDS 7		      /* enum eg_step: EG_STEP_PATH .. EG_STEP_COUNT */
-#define STEP_ROWS   (STEP_BUILDS + 1) /* + the whole program */
+#define STEP_WHOLE  (STEP_BUILDS + 1) /* the real object */
+#define STEP_ROWS   (STEP_BUILDS + 2) /* + the whole program unlocked */
 #define STEP_ROUNDS 3
 
 static const char *const step_names[STEP_ROWS] = {
@@ -342,10 +343,12 @@ static const char *const step_names[STEP_ROWS] = {
     "grant (lookup, copy), verdict",
     "reason counter",
     "socket tag = whole program",
+    "whole program, copies unlocked",
 };
 
-/* A step build (1..STEP_BUILDS) or the real object (STEP_ROWS), loaded on
- * the benchmark's pinned maps. */
+/* A step build (1..STEP_BUILDS), the real object (STEP_WHOLE) or the
+ * unlocked build (STEP_ROWS, bench only: its copies can tear), loaded on the
+ * benchmark's pinned maps. */
 static struct bpf_object *step_load(int step, struct bpf_program **prog)
 {
 	char exe[512], path[700], pins[160];
@@ -358,6 +361,9 @@ static struct bpf_object *step_load(int step, struct bpf_program **prog)
 	if (step <= STEP_BUILDS)
 		snprintf(path, sizeof(path), "%s/bpf-steps/cgroup_connect_unix_step%d.bpf.o",
 			 dirname(exe), step);
+	else if (step == STEP_ROWS)
+		snprintf(path, sizeof(path), "%s/bpf-steps/cgroup_connect_unix_unlocked.bpf.o",
+			 dirname(exe));
 	else
 		snprintf(path, sizeof(path), "%s/bpf/cgroup_connect_unix.bpf.o", dirname(exe));
 	snprintf(pins, sizeof(pins), "%s", pin_dir);
@@ -450,10 +456,16 @@ static void breakdown(int empty_fd, struct bpf_program *empty2, const char *bsoc
 	       STEP_ROUNDS, n);
 	printf("  %-2s %-30s %9s %7s %7s   %9s %7s\n", "", "allowed path: stop after", "ns/run",
 	       "+step", "empty", "unreg", "/empty");
-	for (int s = 0; s < STEP_ROWS; s++)
+	for (int s = 0; s < STEP_ROWS; s++) {
+		/* each row over the one before; the unlocked one over the whole program */
+		double before = s == 0 ? em[s] : am[s + 1 == STEP_ROWS ? STEP_WHOLE - 1 : s - 1];
+
 		printf("  %-2d %-30s %9.0f %+7.0f %7.0f   %9.0f %6.2fx\n", s + 1, step_names[s],
-		       am[s], am[s] - (s ? am[s - 1] : em[s]), em[s], um[s], um[s] / em[s]);
-	printf("  (+step of row 1 is over the empty program; unregistered stops after row 2)\n");
+		       am[s], am[s] - before, em[s], um[s], um[s] / em[s]);
+	}
+	printf("  (+step of row 1 is over the empty program, of row %d over row %d: the three lock "
+	       "pairs; unregistered stops after row 2)\n",
+	       STEP_ROWS, STEP_WHOLE);
 	printf("  position: the same empty program costs %.0f ns first vs %.0f ns second in one "
 	       "array (+%.0f ns for running first)\n\n",
 	       pos1, pos2, pos1 - pos2);
