@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -56,6 +57,54 @@ int eg_cgroup2_root(char *out, size_t size)
 	}
 	fclose(f);
 	return rc;
+}
+
+/* A cgroup v1 mount whose super options name the memory controller. */
+static bool v1_memory_mount(const char *line, char *mnt, size_t size)
+{
+	const char *sep = strstr(line, " - ");
+	char fstype[64], src[256], opts[1024], path[4096], *save = NULL;
+
+	if (!sep || sscanf(sep + 3, "%63s %255s %1023s", fstype, src, opts) != 3 ||
+	    strcmp(fstype, "cgroup"))
+		return false;
+	for (char *o = strtok_r(opts, ",", &save); o; o = strtok_r(NULL, ",", &save))
+		if (!strcmp(o, "memory") && sscanf(line, "%*s %*s %*s %*s %4095s", path) == 1) {
+			unescape_octal(path);
+			return (size_t)snprintf(mnt, size, "%s", path) < size;
+		}
+	return false;
+}
+
+int eg_memcg_root(char *out, size_t size)
+{
+	char line[4096], ctrl[512] = "", path[4200], *save = NULL;
+	bool found = false;
+	FILE *f;
+	int rc;
+
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return -errno;
+	while (!found && fgets(line, sizeof(line), f))
+		found = v1_memory_mount(line, out, size);
+	fclose(f);
+	if (found)
+		return 0;
+	rc = eg_cgroup2_root(out, size);
+	if (rc)
+		return rc;
+	snprintf(path, sizeof(path), "%s/cgroup.controllers", out);
+	f = fopen(path, "re");
+	if (!f)
+		return -ENOENT;
+	if (!fgets(ctrl, sizeof(ctrl), f))
+		ctrl[0] = 0;
+	fclose(f);
+	for (char *c = strtok_r(ctrl, " \n", &save); c; c = strtok_r(NULL, " \n", &save))
+		if (!strcmp(c, "memory"))
+			return 0;
+	return -ENOENT;
 }
 
 int eg_cgroup_open(const char *path, char *err, size_t err_size)

@@ -10,6 +10,13 @@
 /* Mount point of cgroup2 from /proc/self/mountinfo. -ENOENT if none. */
 int eg_cgroup2_root(char *out, size_t size);
 
+/* The cgroup directory whose cgroup.procs moves a process to the root of
+ * the memory controller's hierarchy: the cgroup v1 "memory" mount where the
+ * controller lives there (hybrid layout), else the cgroup v2 mount when it
+ * has the controller. -ENOENT when no hierarchy has it (nothing is charged
+ * to a memory cgroup then). */
+int eg_memcg_root(char *out, size_t size);
+
 /* Opens a cgroup v2 directory (O_RDONLY | O_DIRECTORY) and checks that it
  * is on cgroup2. Returns the fd or a negative errno; err names the path. */
 int eg_cgroup_open(const char *path, char *err, size_t err_size);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "loader/tag_maps.h"
 #include "loader/tier.h"
 
 /* Order matters only for output. See tier.h for how to add a tier. */
@@ -59,10 +60,10 @@ void eg_tier_load_error(char *err, size_t err_size, const char *tier, const char
 		 rc == -EINVAL ? " (incompatible pins from another build? execgate unload)" : "");
 }
 
-int eg_tier_check_pins(const struct bpf_object *obj, const char *tier, const char *pin_dir,
-		       char *err, size_t err_size)
+int eg_tier_prepare_pins(struct bpf_object *obj, const char *tier, const char *pin_dir, char *err,
+			 size_t err_size)
 {
-	const struct bpf_map *map;
+	struct bpf_map *map;
 
 	bpf_object__for_each_map(map, obj)
 	{
@@ -96,5 +97,8 @@ int eg_tier_check_pins(const struct bpf_object *obj, const char *tier, const cha
 		    bpf_map__value_size(map), bpf_map__max_entries(map));
 		return -EEXIST;
 	}
+	/* Best effort: where the child cannot join the root memory cgroup,
+	 * the load creates the tag maps itself, charged as before. */
+	(void)eg_tag_maps_create_unaccounted(obj);
 	return 0;
 }

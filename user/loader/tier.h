@@ -151,13 +151,16 @@ void eg_tier_not_held_reason(const struct eg_tier_status *st, char *out, size_t 
 /* err for a failed skeleton load of the tier's BPF object; -EINVAL mostly
  * means pinned maps another build created. */
 void eg_tier_load_error(char *err, size_t err_size, const char *tier, const char *pin_dir, int rc);
-/* Before a load: every map of obj already pinned must have the layout obj
- * declares (what libbpf checks when it reuses a pin, but it says so only in
- * its debug output, after it may have created and pinned the object's other
- * maps). -EEXIST with err naming the first map that differs; nothing is
- * created either way. */
+/* Before a load, two steps. Every map of obj already pinned must have the
+ * layout obj declares (what libbpf checks when it reuses a pin, but it says
+ * so only in its debug output, after it may have created and pinned the
+ * object's other maps): -EEXIST with err naming the first map that
+ * differs, and nothing created. Then the socket tag maps not pinned yet are
+ * created outside the loader's memory cgroup (tag_maps.h); where that is
+ * not possible the load creates them as before, so it never fails the
+ * load. */
 struct bpf_object;
-int eg_tier_check_pins(const struct bpf_object *obj, const char *tier, const char *pin_dir,
-		       char *err, size_t err_size);
+int eg_tier_prepare_pins(struct bpf_object *obj, const char *tier, const char *pin_dir, char *err,
+			 size_t err_size);
 
 #endif

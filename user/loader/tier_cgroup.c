@@ -189,7 +189,7 @@ static int cgroup_load(const struct eg_tier_ctx *ctx, char *err, size_t err_size
 	}
 	bpf_program__set_expected_attach_type(skel->progs.eg_connect_unix,
 					      EG_ATTACH_CGROUP_UNIX_CONNECT);
-	rc = eg_tier_check_pins(skel->obj, "cgroup", ctx->pin_dir, err, err_size);
+	rc = eg_tier_prepare_pins(skel->obj, "cgroup", ctx->pin_dir, err, err_size);
 	if (rc)
 		goto out;
 	rc = cgroup_connect_unix__load(skel);
