@@ -50,11 +50,15 @@ struct {
 	__type(value, struct touch_slot);
 } touch_cpu_slots SEC(".maps");
 
+/* Pinned by name (bench-kernel's pin dir) only so that it is created as the
+ * loader creates eg_sk_tags, outside the bench's memory cgroup
+ * (user/loader/tag_maps.h): the probe costs what the real tag costs. */
 struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
 	__type(value, struct eg_sk_tag);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } touch_tags SEC(".maps");
 
 struct touch_locked {

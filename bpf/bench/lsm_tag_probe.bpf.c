@@ -30,11 +30,15 @@ char LICENSE[] SEC("license") = "GPL";
  * the loader's eg_lsm_unix_connect_needed(). */
 const volatile bool probe_tags_connecting_end = true;
 
+/* Pinned by name (bench-lsm's pin dir) only so that it is created as the
+ * loader creates eg_sk_tags, outside the bench's memory cgroup
+ * (user/loader/tag_maps.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
 	__type(value, struct eg_sk_tag);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } probe_tags SEC(".maps");
 
 static __always_inline void probe_tag(struct sock *sk)

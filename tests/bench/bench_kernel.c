@@ -51,6 +51,7 @@
 #include "loader/pins.h"
 #include "loader/proc_id.h"
 #include "loader/runtime.h"
+#include "loader/tag_maps.h"
 #include "loader/tier.h"
 
 #define SANDBOX "5f0c2c1e-7a4b-4c1d-9e3f-00000000be1c"
@@ -507,15 +508,18 @@ static void touches(const char *other, long n)
 	exe[len] = 0;
 	bin_dir = dirname(exe);
 	for (int t = 0; t < TOUCHES; t++) {
+		LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = pin_dir);
 		struct bpf_program *prog;
 		int fd;
 
 		snprintf(path, sizeof(path), "%s/bpf-steps/connect_unix_touch%d.bpf.o", bin_dir, t);
-		obj[t] = bpf_object__open_file(path, NULL);
+		obj[t] = bpf_object__open_file(path, &opts);
 		if (!obj[t])
 			die(path, errno);
 		prog = bpf_object__next_program(obj[t], NULL);
 		bpf_program__set_expected_attach_type(prog, 49); /* BPF_CGROUP_UNIX_CONNECT */
+		/* the tag probe's map, made as the loader makes eg_sk_tags */
+		eg_tag_maps_create_unaccounted(obj[t]);
 		if (bpf_object__load(obj[t]))
 			die(path, errno);
 		pfd[t] = bpf_program__fd(prog);
@@ -543,6 +547,8 @@ static void touches(const char *other, long n)
 		rmdir(cg_touch[t]);
 		cg_touch[t][0] = 0;
 	}
+	snprintf(path, sizeof(path), "%s/touch_tags", pin_dir);
+	unlink(path);
 	printf("memory touches in a connect_unix program (bpf_stats, each alone in its cgroup, "
 	       "unregistered connects; median of %d rounds of %ld)\n",
 	       STEP_ROUNDS, n);
@@ -571,6 +577,8 @@ static void cleanup(void)
 	eg_runtime_close(&rt);
 	for (size_t i = 0; i < eg_tier_count; i++)
 		eg_tiers[i]->unload(&ctx, out, sizeof(out));
+	snprintf(out, sizeof(out), "%s/touch_tags", pin_dir); /* touches() died early */
+	unlink(out);
 	eg_pins_remove_maps(pin_dir);
 	{
 		char root[400];

@@ -45,6 +45,7 @@
 #include "loader/lsm_tier.h"
 #include "loader/pins.h"
 #include "loader/runtime.h"
+#include "loader/tag_maps.h"
 #include "loader/tier.h"
 
 #define PORT_REG   47001
@@ -84,6 +85,12 @@ static void cleanup(void)
 	}
 	lsm_empty__destroy(empty);
 	bpf_object__close(probe);
+	if (probe) {
+		char pin[200];
+
+		snprintf(pin, sizeof(pin), "%s/probe_tags", pin_dir);
+		unlink(pin);
+	}
 	eg_runtime_close(&rt);
 	eg_tier_lsm.unload(&ctx, err, sizeof(err));
 	eg_pins_remove_maps(pin_dir);
@@ -278,6 +285,7 @@ static struct bpf_link *probe_attach(const char *name, int *fd)
 	struct bpf_link *link;
 
 	if (!probe) {
+		LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = pin_dir);
 		char exe[512], path[700];
 		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
@@ -285,10 +293,12 @@ static struct bpf_link *probe_attach(const char *name, int *fd)
 			die("/proc/self/exe", errno);
 		exe[n] = 0;
 		snprintf(path, sizeof(path), "%s/bpf-steps/lsm_tag_probe.bpf.o", dirname(exe));
-		probe = bpf_object__open_file(path, NULL);
+		probe = bpf_object__open_file(path, &opts);
 		if (!probe)
 			die(path, errno);
 		set_probe_ends(probe);
+		/* its map, made as the loader makes eg_sk_tags */
+		eg_tag_maps_create_unaccounted(probe);
 		if (bpf_object__load(probe))
 			die(path, errno);
 	}
