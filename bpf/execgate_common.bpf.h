@@ -326,9 +326,10 @@ EG_INLINE void eg_emit_denial(__u32 hook, __u32 reason, const __u8 sandbox[EG_ID
  * (the LSM stream hooks, userspace by socket fd) never sees a half-written
  * one. An existing tag (a datagram socket connecting again) is rewritten.
  * Creating the socket's storage is most of the cost of an admitted connect
- * (~0.8-1 us here: allocation and accounting of the storage and its
- * element, measured by bench-kernel); it is the price of a tag that the
- * stream leases and userspace can read. */
+ * (~0.65-0.8 us here: the allocations of the storage and its element,
+ * measured by bench-kernel; the loader creates the map outside any memory
+ * cgroup, user/loader/tag_maps.h, so no memcg charge); it is the price of a
+ * tag that the stream leases and userspace can read. */
 EG_INLINE bool eg_tag_socket(void *sk, const struct eg_record_snap *rec, __u32 role)
 {
 	struct eg_sk_tag init, *tag;
