@@ -11,7 +11,7 @@
  * on every admitted socket of the host, a full cgroup turning into
  * deny-no-tag for all of them. Created from the root of the memory
  * hierarchy, tags are charged to no memory cgroup; each socket's storage is
- * still bounded by net.core.optmem_max, which the kernel charges it to. */
+ * still bounded by net.core.optmem_max, which the kernel charges it against. */
 #ifndef EXECGATE_LOADER_TAG_MAPS_H
 #define EXECGATE_LOADER_TAG_MAPS_H
 
