@@ -39,6 +39,7 @@
 #include <unistd.h>
 #include <linux/vm_sockets.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "lsm_empty.skel.h"
 #include "loader/lsm_probe.h"
@@ -253,29 +254,40 @@ static bool unix_tags_both_ends(void)
 	return !eg_lsm_unix_connect_needed(&ctx);
 }
 
+/* Sets probe_tags_connecting_end in the probe's .rodata, found through the
+ * object's BTF (the section may hold compiler constants too). */
 static void set_probe_ends(struct bpf_object *obj)
 {
+	const char *var = "probe_tags_connecting_end";
+	const struct btf *btf = bpf_object__btf(obj);
+	const struct btf_var_secinfo *vs;
+	const struct btf_type *sec;
 	struct bpf_map *map;
+	size_t size = 0;
+	const void *init;
+	char data[256];
+	int id;
 
-	bpf_object__for_each_map(map, obj)
-	{
-		const char *name = bpf_map__name(map);
-		size_t len = strlen(name), size = 0;
-		const void *init;
-		char data[64];
+	id = btf ? btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC) : -ENOENT;
+	sec = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	map = bpf_object__find_map_by_name(obj, ".rodata");
+	init = map ? bpf_map__initial_value(map, &size) : NULL;
+	if (!sec || !init || size > sizeof(data))
+		die("lsm_tag_probe .rodata", ENOENT);
+	memcpy(data, init, size);
+	vs = btf_var_secinfos(sec);
+	for (int i = 0; i < btf_vlen(sec); i++, vs++) {
+		const struct btf_type *v = btf__type_by_id(btf, vs->type);
 
-		if (len < 7 || strcmp(name + len - 7, ".rodata"))
+		if (strcmp(btf__name_by_offset(btf, v->name_off), var) ||
+		    vs->offset + sizeof(bool) > size)
 			continue;
-		init = bpf_map__initial_value(map, &size);
-		if (!init || size < sizeof(bool) || size > sizeof(data))
-			die("lsm_tag_probe .rodata", EINVAL);
-		memcpy(data, init, size);
-		*(bool *)data = unix_tags_both_ends(); /* probe_tags_connecting_end, at 0 */
+		*(bool *)(data + vs->offset) = unix_tags_both_ends();
 		if (bpf_map__set_initial_value(map, data, size))
 			die("lsm_tag_probe .rodata", EINVAL);
 		return;
 	}
-	die("lsm_tag_probe .rodata", ENOENT);
+	die(var, ENOENT);
 }
 
 /* The tag probe: one of its programs attached for one case. */
