@@ -84,13 +84,10 @@ static double now_ns(void)
 
 static void join(const char *cg)
 {
-	char path[600];
-	FILE *f;
+	int rc = eg_cgroup_join(cg);
 
-	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
-	f = fopen(path, "w");
-	if (!f || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f))
-		die(path, errno);
+	if (rc)
+		die(cg, rc);
 }
 
 static void unix_addr(const char *path, struct sockaddr_un *sun)

@@ -232,14 +232,8 @@ int main(void)
 		die("socketpair", errno);
 	bridge = fork();
 	if (bridge == 0) {
-		char procs[600], pid[16];
-		FILE *f;
-
 		close(sv[0]);
-		snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
-		snprintf(pid, sizeof(pid), "%d", (int)getpid());
-		f = fopen(procs, "w");
-		if (!f || fputs(pid, f) < 0 || fclose(f))
+		if (eg_cgroup_join(cg))
 			_exit(1);
 		bridge_main(sv[1]);
 	}

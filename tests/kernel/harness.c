@@ -430,12 +430,7 @@ static void child_loop(int ctl, const char *pin_dir)
 
 static void join_cgroup(void)
 {
-	char path[600];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/cgroup.procs", kh.cgroup);
-	f = fopen(path, "w");
-	if (!f || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f))
+	if (eg_cgroup_join(kh.cgroup))
 		_exit(90);
 }
 

@@ -22,6 +22,7 @@
 #include <bpf/bpf.h>
 #include <criterion/criterion.h>
 #include "harness.h"
+#include "loader/cgroup.h"
 #include "tcp_env.h"
 
 enum op {
@@ -360,10 +361,9 @@ static struct te_reply gw_do(const struct te_msg *m)
 
 static void gateway_main(int ctl, int guest_ctl_child, int guest_ctl_parent)
 {
-	char path[600], ready = 1;
+	char ready = 1;
 	struct te_msg m;
 	pid_t guest;
-	FILE *f;
 
 	if (unshare(CLONE_NEWNET) || lo_up())
 		_exit(85);
@@ -380,9 +380,7 @@ static void gateway_main(int ctl, int guest_ctl_child, int guest_ctl_parent)
 	close(guest_ctl_child);
 	close(guest_ctl_parent);
 	/* In the cgroup only now: the guest is not, as in production. */
-	snprintf(path, sizeof(path), "%s/cgroup.procs", kh.cgroup);
-	f = fopen(path, "w");
-	if (!f || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f))
+	if (eg_cgroup_join(kh.cgroup))
 		_exit(87);
 	if (write(ctl, &guest, sizeof(guest)) != sizeof(guest) || write(ctl, &ready, 1) != 1)
 		_exit(88);

@@ -26,6 +26,7 @@
 #include "execgate/connect.h"
 #include "execgate/execgate.h"
 #include "harness.h"
+#include "loader/cgroup.h"
 #include "lib/connect_int.h" /* eg_cn_peer_cred: the pre-6.5 path */
 #include "not_offered.h"
 #include "test_lsm_common.h"
@@ -727,12 +728,7 @@ static const char *bridge_bin(void)
 
 static void join_cgroup(void)
 {
-	char path[600];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/cgroup.procs", kh.cgroup);
-	f = fopen(path, "w");
-	if (!f || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f))
+	if (eg_cgroup_join(kh.cgroup))
 		_exit(90);
 }
 

@@ -42,10 +42,9 @@ static void write_file(const char *path, const char *text)
 
 static void join(const char *cg)
 {
-	char procs[4300];
+	int rc = eg_cgroup_join(cg);
 
-	snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
-	write_file(procs, "0");
+	cr_assert_eq(rc, 0, "joining %s: %s", cg, strerror(-rc));
 }
 
 /* This process's memory cgroup, as a directory under root. */

@@ -30,7 +30,9 @@ static void unescape_octal(char *s)
 	*w = '\0';
 }
 
-int eg_cgroup2_root(char *out, size_t size)
+/* The mount point of the first mount in /proc/self/mountinfo that match()
+ * accepts by its file system type and super options. -ENOENT if none. */
+static int mount_point(bool (*match)(const char *fstype, char *superopts), char *out, size_t size)
 {
 	char line[4096], mnt[4096];
 	int rc = -ENOENT;
@@ -41,56 +43,54 @@ int eg_cgroup2_root(char *out, size_t size)
 		return -errno;
 	while (fgets(line, sizeof(line), f)) {
 		char *sep = strstr(line, " - ");
-		char fstype[64];
+		char fstype[64], src[256], opts[1024] = "";
 
-		if (!sep || sscanf(sep + 3, "%63s", fstype) != 1 || strcmp(fstype, "cgroup2"))
+		if (!sep || sscanf(sep + 3, "%63s %255s %1023s", fstype, src, opts) < 1 ||
+		    !match(fstype, opts))
 			continue;
 		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1)
 			continue;
 		unescape_octal(mnt);
-		if ((size_t)snprintf(out, size, "%s", mnt) >= size) {
-			rc = -ENAMETOOLONG;
-			break;
-		}
-		rc = 0;
+		rc = (size_t)snprintf(out, size, "%s", mnt) < size ? 0 : -ENAMETOOLONG;
 		break;
 	}
 	fclose(f);
 	return rc;
 }
 
-/* A cgroup v1 mount whose super options name the memory controller. */
-static bool v1_memory_mount(const char *line, char *mnt, size_t size)
+static bool is_cgroup2(const char *fstype, char *superopts)
 {
-	const char *sep = strstr(line, " - ");
-	char fstype[64], src[256], opts[1024], path[4096], *save = NULL;
+	(void)superopts;
+	return !strcmp(fstype, "cgroup2");
+}
 
-	if (!sep || sscanf(sep + 3, "%63s %255s %1023s", fstype, src, opts) != 3 ||
-	    strcmp(fstype, "cgroup"))
+/* A cgroup v1 hierarchy with the memory controller (hybrid layout). */
+static bool is_v1_memory(const char *fstype, char *superopts)
+{
+	char *save = NULL;
+
+	if (strcmp(fstype, "cgroup"))
 		return false;
-	for (char *o = strtok_r(opts, ",", &save); o; o = strtok_r(NULL, ",", &save))
-		if (!strcmp(o, "memory") && sscanf(line, "%*s %*s %*s %*s %4095s", path) == 1) {
-			unescape_octal(path);
-			return (size_t)snprintf(mnt, size, "%s", path) < size;
-		}
+	for (char *o = strtok_r(superopts, ",", &save); o; o = strtok_r(NULL, ",", &save))
+		if (!strcmp(o, "memory"))
+			return true;
 	return false;
+}
+
+int eg_cgroup2_root(char *out, size_t size)
+{
+	return mount_point(is_cgroup2, out, size);
 }
 
 int eg_memcg_root(char *out, size_t size)
 {
-	char line[4096], ctrl[512] = "", path[4200], *save = NULL;
-	bool found = false;
+	char ctrl[512] = "", path[4200], *save = NULL;
 	FILE *f;
 	int rc;
 
-	f = fopen("/proc/self/mountinfo", "re");
-	if (!f)
-		return -errno;
-	while (!found && fgets(line, sizeof(line), f))
-		found = v1_memory_mount(line, out, size);
-	fclose(f);
-	if (found)
-		return 0;
+	rc = mount_point(is_v1_memory, out, size);
+	if (rc != -ENOENT)
+		return rc;
 	rc = eg_cgroup2_root(out, size);
 	if (rc)
 		return rc;
@@ -105,6 +105,23 @@ int eg_memcg_root(char *out, size_t size)
 		if (!strcmp(c, "memory"))
 			return 0;
 	return -ENOENT;
+}
+
+int eg_cgroup_join(const char *dir)
+{
+	char procs[4200];
+	int fd, rc = 0;
+
+	if ((size_t)snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir) >= sizeof(procs))
+		return -ENAMETOOLONG;
+	fd = open(procs, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* "0": the writer itself, whatever its pid (namespace) */
+	if (write(fd, "0", 1) != 1)
+		rc = -errno;
+	close(fd);
+	return rc;
 }
 
 int eg_cgroup_open(const char *path, char *err, size_t err_size)

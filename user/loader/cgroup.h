@@ -17,6 +17,10 @@ int eg_cgroup2_root(char *out, size_t size);
  * to a memory cgroup then). */
 int eg_memcg_root(char *out, size_t size);
 
+/* Moves the calling process into the cgroup directory dir (v1 or v2).
+ * Returns 0 or a negative errno. */
+int eg_cgroup_join(const char *dir);
+
 /* Opens a cgroup v2 directory (O_RDONLY | O_DIRECTORY) and checks that it
  * is on cgroup2. Returns the fd or a negative errno; err names the path. */
 int eg_cgroup_open(const char *path, char *err, size_t err_size);

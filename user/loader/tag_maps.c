@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,14 +25,9 @@ static void __attribute__((noreturn)) child_create(struct bpf_object *obj, const
 {
 	struct bpf_program *prog;
 	struct bpf_map *map;
-	char procs[4200];
-	int fd;
 
-	snprintf(procs, sizeof(procs), "%s/cgroup.procs", memcg_root);
-	fd = open(procs, O_WRONLY | O_CLOEXEC);
-	if (fd < 0 || write(fd, "0", 1) != 1)
+	if (eg_cgroup_join(memcg_root))
 		_exit(2);
-	close(fd);
 	bpf_object__for_each_map(map, obj) bpf_map__set_autocreate(map, is_unpinned_tag_map(map));
 	bpf_object__for_each_program(prog, obj) bpf_program__set_autoload(prog, false);
 	_exit(bpf_object__load(obj) ? 3 : 0);
