@@ -24,6 +24,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "execgate/abi.h"
+#include "probe_tag.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -49,17 +50,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct touch_slot);
 } touch_cpu_slots SEC(".maps");
-
-/* Pinned by name (bench-kernel's pin dir) only so that it is created as the
- * loader creates eg_sk_tags, outside the bench's memory cgroup
- * (user/loader/tag_maps.h): the probe costs what the real tag costs. */
-struct {
-	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct eg_sk_tag);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} touch_tags SEC(".maps");
 
 struct touch_locked {
 	struct bpf_spin_lock lock;
@@ -96,11 +86,8 @@ int eg_connect_unix_touch(struct bpf_sock_addr *ctx)
 		if (s)
 			s->n[3] += 1;
 	}
-	if (EG_TOUCH == 6 && ctx->sk) {
-		struct eg_sk_tag init = {.epoch = 1, .generation = 1, .activation = 1, .role = 1};
-
-		bpf_sk_storage_get(&touch_tags, ctx->sk, &init, BPF_SK_STORAGE_GET_F_CREATE);
-	}
+	if (EG_TOUCH == 6)
+		probe_tag(ctx->sk);
 	if (EG_TOUCH == 7) {
 		__u32 zero = 0;
 		struct touch_locked *l = bpf_map_lookup_elem(&touch_locked, &zero);

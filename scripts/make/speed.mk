@@ -22,7 +22,7 @@ EG_STEP_OBJS += $(BUILD)/bpf-steps/cgroup_connect_unix_unlocked.bpf.o
 EG_BENCH_TOUCHES := 0 1 2 3 4 5 6 7 8 9 10
 EG_TOUCH_OBJS := $(foreach n,$(EG_BENCH_TOUCHES),$(BUILD)/bpf-steps/connect_unix_touch$(n).bpf.o)
 
-$(BUILD)/bpf-steps/connect_unix_touch%.bpf.o: bpf/bench/connect_unix_touch.bpf.c $(wildcard include/execgate/*.h) vmlinux/vmlinux.h | $(DEPS_STAMP)
+$(BUILD)/bpf-steps/connect_unix_touch%.bpf.o: bpf/bench/connect_unix_touch.bpf.c $(wildcard bpf/bench/*.h) $(wildcard include/execgate/*.h) vmlinux/vmlinux.h | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -DEG_TOUCH=$* -Ivmlinux -Iinclude -Ibpf \
 		-Wall -Werror -c $< -o $@
@@ -31,7 +31,7 @@ $(BUILD)/bpf-steps/connect_unix_touch%.bpf.o: bpf/bench/connect_unix_touch.bpf.c
 $(BUILD)/bench-kernel: $(EG_STEP_OBJS) $(EG_TOUCH_OBJS)
 
 # The LSM tag probe (bpf/bench/lsm_tag_probe.bpf.c): bench-lsm's floor rows.
-$(BUILD)/bpf-steps/lsm_tag_probe.bpf.o: bpf/bench/lsm_tag_probe.bpf.c $(wildcard include/execgate/*.h) vmlinux/vmlinux.h | $(DEPS_STAMP)
+$(BUILD)/bpf-steps/lsm_tag_probe.bpf.o: bpf/bench/lsm_tag_probe.bpf.c $(wildcard bpf/bench/*.h) $(wildcard include/execgate/*.h) vmlinux/vmlinux.h | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux -Iinclude -Ibpf \
 		-Wall -Werror -c $< -o $@

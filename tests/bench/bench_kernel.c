@@ -544,7 +544,7 @@ static void touches(const char *other, long n)
 		rmdir(cg_touch[t]);
 		cg_touch[t][0] = 0;
 	}
-	snprintf(path, sizeof(path), "%s/touch_tags", pin_dir);
+	snprintf(path, sizeof(path), "%s/probe_tags", pin_dir);
 	unlink(path);
 	printf("memory touches in a connect_unix program (bpf_stats, each alone in its cgroup, "
 	       "unregistered connects; median of %d rounds of %ld)\n",
@@ -574,7 +574,7 @@ static void cleanup(void)
 	eg_runtime_close(&rt);
 	for (size_t i = 0; i < eg_tier_count; i++)
 		eg_tiers[i]->unload(&ctx, out, sizeof(out));
-	snprintf(out, sizeof(out), "%s/touch_tags", pin_dir); /* touches() died early */
+	snprintf(out, sizeof(out), "%s/probe_tags", pin_dir); /* touches() died early */
 	unlink(out);
 	eg_pins_remove_maps(pin_dir);
 	{

@@ -39,7 +39,6 @@
 #include <unistd.h>
 #include <linux/vm_sockets.h>
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "lsm_empty.skel.h"
 #include "loader/lsm_probe.h"
@@ -249,45 +248,16 @@ static struct cost pair_end(struct pair *p, const char *hook, const char *what)
  * end there: the probe does what the program it is compared with does. */
 static bool unix_tags_both_ends(void)
 {
-	struct eg_tier_ctx ctx = {.pin_dir = pin_dir};
+	/* Asked once: the answer probes the cgroup tier (a program load and
+	 * a scratch cgroup), not something to repeat between rounds. */
+	static int both = -1;
 
-	return !eg_lsm_unix_connect_needed(&ctx);
-}
+	if (both < 0) {
+		struct eg_tier_ctx ctx = {.pin_dir = pin_dir};
 
-/* Sets probe_tags_connecting_end in the probe's .rodata, found through the
- * object's BTF (the section may hold compiler constants too). */
-static void set_probe_ends(struct bpf_object *obj)
-{
-	const char *var = "probe_tags_connecting_end";
-	const struct btf *btf = bpf_object__btf(obj);
-	const struct btf_var_secinfo *vs;
-	const struct btf_type *sec;
-	struct bpf_map *map;
-	size_t size = 0;
-	const void *init;
-	char data[256];
-	int id;
-
-	id = btf ? btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC) : -ENOENT;
-	sec = id > 0 ? btf__type_by_id(btf, id) : NULL;
-	map = bpf_object__find_map_by_name(obj, ".rodata");
-	init = map ? bpf_map__initial_value(map, &size) : NULL;
-	if (!sec || !init || size > sizeof(data))
-		die("lsm_tag_probe .rodata", ENOENT);
-	memcpy(data, init, size);
-	vs = btf_var_secinfos(sec);
-	for (int i = 0; i < btf_vlen(sec); i++, vs++) {
-		const struct btf_type *v = btf__type_by_id(btf, vs->type);
-
-		if (strcmp(btf__name_by_offset(btf, v->name_off), var) ||
-		    vs->offset + sizeof(bool) > size)
-			continue;
-		*(bool *)(data + vs->offset) = unix_tags_both_ends();
-		if (bpf_map__set_initial_value(map, data, size))
-			die("lsm_tag_probe .rodata", EINVAL);
-		return;
+		both = !eg_lsm_unix_connect_needed(&ctx);
 	}
-	die(var, ENOENT);
+	return both;
 }
 
 /* The tag probe: one of its programs attached for one case. */
@@ -308,7 +278,6 @@ static struct bpf_link *probe_attach(const char *name, int *fd)
 		probe = bpf_object__open_file(path, &opts);
 		if (!probe)
 			die(path, errno);
-		set_probe_ends(probe);
 		/* its map, made as the loader makes eg_sk_tags */
 		eg_tag_maps_create_unaccounted(probe);
 		if (bpf_object__load(probe))
@@ -382,9 +351,13 @@ static struct cost bench_stream_connect(const char *what, const char *path, bool
 	struct pair p = {.real = real_prog_fd(EG_LSM_PROG_UNIX_STREAM),
 			 .empty = bpf_program__fd(empty->progs.eg_empty_unix_stream_connect),
 			 .probe = -1};
-	struct bpf_link *link = with_probe ? probe_attach("eg_probe_unix_tags", &p.probe) : NULL;
+	struct bpf_link *link = NULL;
 	struct cost c;
 
+	if (with_probe)
+		link = probe_attach(unix_tags_both_ends() ? "eg_probe_unix_tags"
+							  : "eg_probe_unix_accepted_tag",
+				    &p.probe);
 	pair_begin(&p);
 	for (int i = 0; i < runs; i++) {
 		int rc = connect_unix(path, false);
