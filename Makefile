@@ -179,7 +179,8 @@ HOST_TIER ?= cgroup
 test-kernel: $(BUILD)/test-kernel $(BINS)
 	EXECGATE_EXPECT_TIER=$(HOST_TIER) \
 	EXECGATE_BIN=$(CURDIR)/$(BUILD)/execgate EXECGATE_ISSUE_BIN=$(CURDIR)/$(BUILD)/execgate-issue \
-		$(BUILD)/test-kernel --jobs 1 --json=$(BUILD)/test-kernel-host.json
+		$(BUILD)/test-kernel --jobs 1 --json=$(BUILD)/test-kernel-host.json || \
+		{ ./scripts/ktest-failures.sh $(BUILD)/test-kernel-host.json; exit 1; }
 
 vmtest: $(BUILD)/test-kernel $(BINS)
 	BUILD=$(BUILD) ./scripts/vmtest.sh
