@@ -10,10 +10,12 @@
  * exist, and M pays for them.
  *
  * The usage counter moves in pages charged ahead: each CPU keeps a stock of
- * up to 64 pages (256 KiB) precharged to a memcg, so one reading can be off
- * by that much per CPU either way. Both bounds leave room for it on every
- * CPU of a small worker: under 1 MiB for "not charged", over 2 MiB for
- * "charged", with the expected 4+ MiB. */
+ * up to 64 pages (256 KiB) precharged to a memcg. Nothing charges M while
+ * the bridge connects, unless the tags do, so "not charged" stays exact
+ * (a stock drained meanwhile only lowers M); charged tags first use up the
+ * stock M kept on each CPU the loader charged from, so growth can fall
+ * short of the tags by 256 KiB per such CPU. Hence the bounds: under 1 MiB
+ * for "not charged", over 2 MiB for "charged", where 4+ MiB is expected. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
