@@ -36,8 +36,9 @@ CFLAGS ?= -O2 -g
 # Every user object goes into libexecgate.so as well as the static archive.
 PIC := -fPIC
 CPPFLAGS += -Iinclude -Iuser -I$(BUILD)/include -D_GNU_SOURCE
-LDLIBS := -lbpf -lelf -lz -lsodium -lpthread
-DAEMON_LDLIBS := -lmicrohttpd -ljansson -lsystemd
+# jansson: the library builds the JSON of --json and of the API (user/lib/json.h).
+LDLIBS := -lbpf -lelf -lz -lsodium -ljansson -lpthread
+DAEMON_LDLIBS := -lmicrohttpd -lsystemd
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))

@@ -224,10 +224,19 @@ struct eg_sandbox_info {
 	struct eg_exec_record record;
 	unsigned n_endpoints; /* paths, vsock addresses and inodes pointing at it */
 	unsigned n_grants;
+	/* The ServicePort addresses registered for it (TCP tier). */
+	struct eg_inet_key service_addrs[EG_WORKER_MAX_ENDPOINTS];
+	size_t n_service_addrs;
 };
 /* -ENOENT when the sandbox has no record. */
 int eg_worker_show(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],
 		   struct eg_sandbox_info *out, char *err, size_t err_size);
+/* The ServicePort addresses registered for sandbox (install
+ * --service-addr, at most EG_WORKER_MAX_ENDPOINTS): *n of them into out.
+ * 0 (also when there are none) or a negative errno. */
+int eg_worker_service_addrs(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],
+			    struct eg_inet_key *out, size_t max, size_t *n, char *err,
+			    size_t err_size);
 /* Calls fn for every record (order unspecified); fn returns nonzero to
  * stop, which is returned. */
 int eg_worker_list(struct eg_worker *w, int (*fn)(const struct eg_exec_record *rec, void *ctx),
@@ -312,9 +321,9 @@ size_t eg_worker_map_fill(struct eg_worker *w, struct eg_map_fill *out, size_t m
 int eg_worker_events_fd(struct eg_worker *w);
 
 /* `execgate status` for pin_dir: tiers, programs, guarantees, counters and
- * map fill, as text or as JSON (schema_version 1). No side effects: it
- * reads pins and the probe results `load` recorded. Returns 0 when
- * something is loaded, -ENOENT when nothing is. */
+ * map fill, as text or as JSON (schema_version 2, docs/schema/status.schema.json). No side effects:
+ * it reads pins and the probe results `load` recorded. Returns 0 when something is loaded, -ENOENT
+ * when nothing is. */
 int eg_status_write(const char *pin_dir, const char *state_dir, FILE *out, bool json);
 
 /* Text forms used across the API, the CLI and the daemon. */

@@ -15,6 +15,7 @@
 #include "daemon/daemon.h"
 #include "daemon/events.h"
 #include "daemon/log.h"
+#include "lib/json.h"
 #include "loader/kreason.h"
 
 struct egd_reader {
@@ -51,58 +52,15 @@ static int64_t clock_ns(clockid_t c)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* Bytes from the kernel (comm, a socket path) as printable text: anything
- * outside printable ASCII becomes \xNN, so a path cannot forge a line. */
-static json_t *safe_string(const char *s, size_t max)
-{
-	char buf[4 * 128 + 1];
-	size_t o = 0;
-
-	for (size_t i = 0; i < max && s[i] && o + 5 < sizeof(buf); i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c >= 0x20 && c < 0x7f && c != '\\')
-			buf[o++] = (char)c;
-		else
-			o += (size_t)snprintf(buf + o, sizeof(buf) - o, "\\x%02x", c);
-	}
-	buf[o] = '\0';
-	return json_string(buf);
-}
-
-static void rfc3339(int64_t ns, char out[64])
-{
-	time_t secs = (time_t)(ns / 1000000000LL);
-	struct tm tm;
-
-	gmtime_r(&secs, &tm);
-	snprintf(out, 64, "%04d-%02d-%02dT%02d:%02d:%02d.%09lldZ", tm.tm_year + 1900, tm.tm_mon + 1,
-		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-		 (long long)((uint64_t)ns % 1000000000ULL));
-}
-
 static char *event_line(struct egd_events *ev, const struct eg_event *e, size_t *len)
 {
 	int64_t wall = (int64_t)e->ts_ns + ev->boot_to_real_ns;
-	char when[64], uuid[EG_UUID_TEXT_LEN], *text, *line;
+	char *text, *line;
 	json_t *o;
 
-	rfc3339(wall, when);
-	eg_uuid_format(e->sandbox, uuid);
-	o = json_pack("{s:i,s:s,s:s,s:I,s:s,s:s,s:s,s:i,s:i,s:o,s:s,s:I}", "schema_version", 1,
-		      "kind", "denial", "time", when, "time_unix_ns", (json_int_t)wall, "worker_id",
-		      ev->d->cfg.worker_id_text, "hook", eg_hook_name(e->hook), "reason",
-		      eg_kreason_name(e->reason), "pid", (int)e->pid, "tid", (int)e->tid, "comm",
-		      safe_string(e->comm, sizeof(e->comm)), "sandbox", uuid, "epoch",
-		      (json_int_t)e->epoch);
+	o = eg_json_event(e, wall, ev->d->cfg.worker_id_text);
 	if (!o)
 		return NULL;
-	if (e->path[0])
-		json_object_set_new(o, "path", safe_string(e->path, sizeof(e->path)));
-	if (e->vsock.cid || e->vsock.port)
-		json_object_set_new(o, "vsock",
-				    json_pack("{s:I,s:I}", "cid", (json_int_t)e->vsock.cid, "port",
-					      (json_int_t)e->vsock.port));
 	text = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
 	if (!text)
@@ -258,9 +216,10 @@ static ssize_t reader_cb(void *cls, uint64_t pos, char *buf, size_t max)
 	if (ev->head > EGD_EVENTS_KEPT && r->seq < ev->head - EGD_EVENTS_KEPT) {
 		uint64_t missed = ev->head - EGD_EVENTS_KEPT - r->seq;
 		int n = snprintf(buf, max,
-				 "{\"schema_version\":1,\"kind\":\"gap\",\"worker_id\":\"%s\","
+				 "{\"schema_version\":%d,\"kind\":\"gap\",\"worker_id\":\"%s\","
 				 "\"missed\":%llu}\n",
-				 ev->d->cfg.worker_id_text, (unsigned long long)missed);
+				 EG_JSON_SCHEMA_VERSION, ev->d->cfg.worker_id_text,
+				 (unsigned long long)missed);
 
 		if (n < 0 || (size_t)n >= max) {
 			pthread_mutex_unlock(&ev->mu);

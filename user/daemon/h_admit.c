@@ -125,7 +125,7 @@ static enum MHD_Result reply_verdict(struct egd_call *c, const struct eg_verdict
 
 	if (n < 0) {
 		free(buf);
-		return egd_reply_json(c, MHD_HTTP_OK, egd_json_verdict(res, req));
+		return egd_reply_json(c, MHD_HTTP_OK, eg_json_verdict(res, req));
 	}
 	buf[n++] = '\n';
 	return egd_reply_buf(c, MHD_HTTP_OK, "application/json", buf, (size_t)n);

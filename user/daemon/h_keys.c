@@ -6,25 +6,23 @@
 #include <string.h>
 #include "daemon/http.h"
 #include "daemon/log.h"
+#include "lib/json.h"
 
 static int add_key(const char *kid, const uint8_t pk[32], void *ctx)
 {
-	char hex[65];
-
-	for (int i = 0; i < 32; i++)
-		snprintf(hex + 2 * i, 3, "%02x", pk[i]);
-	return json_array_append_new(ctx, json_pack("{s:s,s:s}", "kid", kid, "public_key", hex))
-		   ? -ENOMEM
-		   : 0;
+	return eg_json_key_add(ctx, kid, pk);
 }
 
 enum MHD_Result egd_h_keys_list(struct egd_call *c)
 {
-	json_t *arr = json_array();
+	json_t *keys, *doc = eg_json_keys(&keys);
 
-	eg_worker_keys_list(c->d->worker, add_key, arr);
-	return egd_reply_json(c, MHD_HTTP_OK,
-			      json_pack("{s:i,s:o}", "schema_version", 1, "keys", arr));
+	if (doc && eg_worker_keys_list(c->d->worker, add_key, keys) < 0) {
+		json_decref(doc);
+		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error",
+				       "keys: out of memory");
+	}
+	return egd_reply_json(c, MHD_HTTP_OK, doc);
 }
 
 static bool kid_ok(const char *kid)
@@ -52,9 +50,8 @@ enum MHD_Result egd_h_key_put(struct egd_call *c)
 		    rc == -EINVAL ? "bad key" : "internal error", "%s",
 		    err[0] ? err : strerror(-rc));
 	egd_log(EGD_LOG_INFO, "keys: %s %s", rc == 0 ? "added" : "already present", kid);
-	return egd_reply_json(
-	    c, rc == 0 ? MHD_HTTP_CREATED : MHD_HTTP_OK,
-	    json_pack("{s:i,s:s,s:b}", "schema_version", 1, "kid", kid, "added", rc == 0));
+	return egd_reply_json(c, rc == 0 ? MHD_HTTP_CREATED : MHD_HTTP_OK,
+			      eg_json_key_change(kid, "added", rc == 0));
 }
 
 enum MHD_Result egd_h_key_delete(struct egd_call *c)
@@ -73,7 +70,5 @@ enum MHD_Result egd_h_key_delete(struct egd_call *c)
 		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error", "%s",
 				       err[0] ? err : strerror(-rc));
 	egd_log(EGD_LOG_INFO, "keys: removed %s", c->arg);
-	return egd_reply_json(
-	    c, MHD_HTTP_OK,
-	    json_pack("{s:i,s:s,s:b}", "schema_version", 1, "kid", c->arg, "removed", 1));
+	return egd_reply_json(c, MHD_HTTP_OK, eg_json_key_change(c->arg, "removed", true));
 }

@@ -18,25 +18,41 @@ static bool sandbox_arg(struct egd_call *c, __u8 id[EG_ID_BYTES], enum MHD_Resul
 	return false;
 }
 
+struct list_ctx {
+	struct eg_worker *w;
+	json_t *records;
+	char *err;
+	size_t err_size;
+};
+
 static int add_record(const struct eg_exec_record *rec, void *ctx)
 {
-	return json_array_append_new(ctx, egd_json_record(rec)) ? -ENOMEM : 0;
+	struct eg_inet_key addrs[EG_WORKER_MAX_ENDPOINTS];
+	struct list_ctx *l = ctx;
+	size_t n = 0;
+	int rc;
+
+	rc = eg_worker_service_addrs(l->w, rec->sandbox, addrs, EG_WORKER_MAX_ENDPOINTS, &n, l->err,
+				     l->err_size);
+	if (rc)
+		return rc;
+	return json_array_append_new(l->records, eg_json_record(rec, addrs, n)) ? -ENOMEM : 0;
 }
 
 enum MHD_Result egd_h_sandbox_list(struct egd_call *c)
 {
 	char err[EG_ERR_MAX] = "";
-	json_t *arr = json_array();
+	struct list_ctx l = {.w = c->d->worker, .err = err, .err_size = sizeof(err)};
+	json_t *doc = eg_json_list(&l.records);
 	int rc;
 
-	rc = eg_worker_list(c->d->worker, add_record, arr, err, sizeof(err));
+	rc = doc ? eg_worker_list(c->d->worker, add_record, &l, err, sizeof(err)) : -ENOMEM;
 	if (rc) {
-		json_decref(arr);
+		json_decref(doc);
 		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error", "%s",
 				       err[0] ? err : strerror(rc < 0 ? -rc : ENOMEM));
 	}
-	return egd_reply_json(c, MHD_HTTP_OK,
-			      json_pack("{s:i,s:o}", "schema_version", 1, "sandboxes", arr));
+	return egd_reply_json(c, MHD_HTTP_OK, doc);
 }
 
 enum MHD_Result egd_h_sandbox_show(struct egd_call *c)
@@ -45,7 +61,6 @@ enum MHD_Result egd_h_sandbox_show(struct egd_call *c)
 	char err[EG_ERR_MAX] = "";
 	enum MHD_Result replied;
 	__u8 id[EG_ID_BYTES];
-	json_t *rec;
 	int rc;
 
 	if (!sandbox_arg(c, id, &replied))
@@ -57,11 +72,7 @@ enum MHD_Result egd_h_sandbox_show(struct egd_call *c)
 	if (rc)
 		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error", "%s",
 				       err);
-	rec = egd_json_record(&info.record);
-	json_object_set_new(rec, "endpoints", json_integer(info.n_endpoints));
-	json_object_set_new(rec, "grants", json_integer(info.n_grants));
-	return egd_reply_json(c, MHD_HTTP_OK,
-			      json_pack("{s:i,s:o}", "schema_version", 1, "sandbox", rec));
+	return egd_reply_json(c, MHD_HTTP_OK, eg_json_show(&info));
 }
 
 /* Counts what install or retire cut, and warns when a stale stream was left
@@ -202,11 +213,13 @@ static int parse_spec(json_t *o, struct eg_install_spec *s, char *why, size_t wh
 
 enum MHD_Result egd_h_sandbox_install(struct egd_call *c)
 {
+	struct eg_inet_key addrs[EG_WORKER_MAX_ENDPOINTS];
 	struct eg_install_spec spec;
 	struct eg_install_report rep;
 	char why[256], err[EG_ERR_MAX] = "";
 	enum MHD_Result replied;
-	json_t *o, *out;
+	size_t naddrs = 0;
+	json_t *o;
 	int rc;
 
 	memset(&spec, 0, sizeof(spec));
@@ -239,25 +252,25 @@ enum MHD_Result egd_h_sandbox_install(struct egd_call *c)
 		c->arg, rep.outcome_name, (unsigned long long)rep.after.generation,
 		(unsigned long long)rep.after.epoch, rep.streams.unix_cut + rep.streams.tcp_cut,
 		rep.streams.unix_unreachable + rep.streams.tcp_unreachable);
-	out = json_pack("{s:i,s:s,s:s,s:o,s:i,s:i,s:i,s:i,s:o}", "schema_version", 1, "sandbox",
-			c->arg, "outcome", rep.outcome_name, "record", egd_json_record(&rep.after),
-			"endpoints_added", (int)rep.endpoints_added, "endpoints_claimed",
-			(int)rep.endpoints_claimed, "inodes", (int)rep.inodes, "grants_dropped",
-			(int)rep.grants_dropped, "streams", egd_json_streams(&rep.streams));
-	if (out && rep.had_before)
-		json_object_set_new(out, "before", egd_json_record(&rep.before));
-	return egd_reply_json(c, MHD_HTTP_OK, out);
+	rc = eg_worker_service_addrs(c->d->worker, spec.sandbox, addrs, EG_WORKER_MAX_ENDPOINTS,
+				     &naddrs, err, sizeof(err));
+	if (rc)
+		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error", "%s",
+				       err);
+	return egd_reply_json(c, MHD_HTTP_OK, eg_json_install(&rep, addrs, naddrs));
 }
 
 /* --- retire, forget ------------------------------------------------------------ */
 
 enum MHD_Result egd_h_sandbox_retire(struct egd_call *c)
 {
+	struct eg_inet_key addrs[EG_WORKER_MAX_ENDPOINTS];
 	struct eg_stream_cuts streams;
 	struct eg_exec_record after;
 	char err[EG_ERR_MAX] = "";
 	enum MHD_Result replied;
 	__u8 id[EG_ID_BYTES];
+	size_t naddrs = 0;
 	int rc;
 
 	if (!sandbox_arg(c, id, &replied))
@@ -273,10 +286,12 @@ enum MHD_Result egd_h_sandbox_retire(struct egd_call *c)
 	egd_log(EGD_LOG_INFO, "retire: sandbox=%s epoch=%llu streams_cut=%u streams_unreachable=%u",
 		c->arg, (unsigned long long)after.epoch, streams.unix_cut + streams.tcp_cut,
 		streams.unix_unreachable + streams.tcp_unreachable);
-	return egd_reply_json(c, MHD_HTTP_OK,
-			      json_pack("{s:i,s:s,s:o,s:o}", "schema_version", 1, "sandbox", c->arg,
-					"record", egd_json_record(&after), "streams",
-					egd_json_streams(&streams)));
+	rc = eg_worker_service_addrs(c->d->worker, id, addrs, EG_WORKER_MAX_ENDPOINTS, &naddrs, err,
+				     sizeof(err));
+	if (rc)
+		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error", "%s",
+				       err);
+	return egd_reply_json(c, MHD_HTTP_OK, eg_json_retire(&after, addrs, naddrs, &streams));
 }
 
 enum MHD_Result egd_h_sandbox_forget(struct egd_call *c)
@@ -300,7 +315,5 @@ enum MHD_Result egd_h_sandbox_forget(struct egd_call *c)
 		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error", "%s",
 				       err[0] ? err : strerror(-rc));
 	egd_log(EGD_LOG_INFO, "forget: sandbox=%s endpoints=%u", c->arg, endpoints);
-	return egd_reply_json(c, MHD_HTTP_OK,
-			      json_pack("{s:i,s:s,s:i}", "schema_version", 1, "sandbox", c->arg,
-					"endpoints_removed", (int)endpoints));
+	return egd_reply_json(c, MHD_HTTP_OK, eg_json_forget(id, endpoints));
 }

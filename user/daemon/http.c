@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "daemon/http.h"
 #include "daemon/log.h"
+#include "lib/json.h"
 
 /* --- routes ----------------------------------------------------------------- */
 
@@ -129,9 +130,7 @@ enum MHD_Result egd_reply_error(struct egd_call *c, unsigned status, const char 
 	vsnprintf(reason, sizeof(reason), reason_fmt, ap);
 	va_end(ap);
 	printable(reason, text, sizeof(text));
-	return egd_reply_json(
-	    c, status,
-	    json_pack("{s:i,s:s,s:s}", "schema_version", 1, "error", error, "reason", text));
+	return egd_reply_json(c, status, eg_json_error(error, text));
 }
 
 json_t *egd_body_object(struct egd_call *c, enum MHD_Result *replied)

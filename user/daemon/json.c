@@ -5,99 +5,6 @@
 #include "core/ids.h"
 #include "daemon/json.h"
 
-json_t *egd_json_uuid(const __u8 id[EG_ID_BYTES])
-{
-	char u[EG_UUID_TEXT_LEN];
-
-	eg_uuid_format(id, u);
-	return json_string(u);
-}
-
-json_t *egd_json_proc(const struct eg_proc_id *p)
-{
-	return json_pack("{s:I,s:I,s:I,s:I}", "tgid", (json_int_t)p->tgid, "start_boottime_ns",
-			 (json_int_t)p->start_boottime_ns, "exe_dev", (json_int_t)p->exe_dev,
-			 "exe_ino", (json_int_t)p->exe_ino);
-}
-
-json_t *egd_json_record(const struct eg_exec_record *r)
-{
-	json_t *ports = json_array();
-
-	for (__u32 i = 0; i < r->nports && i < EG_RECORD_PORTS; i++)
-		json_array_append_new(ports, json_pack("{s:i,s:s}", "port", (int)r->ports[i].port,
-						       "proto", eg_proto_name(r->ports[i].proto)));
-	return json_pack(
-	    "{s:o,s:s,s:o,s:o,s:s,s:I,s:I,s:I,s:o,s:o,s:o}", "sandbox", egd_json_uuid(r->sandbox),
-	    "state", r->state == EG_RECORD_RETIRED ? "retired" : "active", "worker",
-	    egd_json_uuid(r->worker), "pod_uid", egd_json_uuid(r->pod_uid), "substrate",
-	    eg_substrate_name((uint8_t)r->substrate), "generation", (json_int_t)r->generation,
-	    "activation", (json_int_t)r->activation, "epoch", (json_int_t)r->epoch, "bridge",
-	    egd_json_proc(&r->bridge), "vmm", egd_json_proc(&r->vmm), "ports", ports);
-}
-
-json_t *egd_json_streams(const struct eg_stream_cuts *s)
-{
-	return json_pack("{s:i,s:i,s:i,s:i,s:o,s:o,s:o}", "unix_cut", (int)s->unix_cut,
-			 "unix_unreachable", (int)s->unix_unreachable, "tcp_cut", (int)s->tcp_cut,
-			 "tcp_unreachable", (int)s->tcp_unreachable, "unix_method",
-			 s->unix_method ? json_string(s->unix_method) : json_null(), "tcp_method",
-			 s->tcp_method ? json_string(s->tcp_method) : json_null(), "error",
-			 s->error ? json_string(s->error_text) : json_null());
-}
-
-static json_t *or_null(json_t *v, bool present)
-{
-	if (present)
-		return v;
-	json_decref(v);
-	return json_null();
-}
-
-/* The keys and shapes of `execgate admit/check --json` (user/execgate/
- * verdict.c), so a caller parses the CLI and the API alike. */
-json_t *egd_json_verdict(const struct eg_verdict_result *res, const struct eg_request *req)
-{
-	const struct eg_decision *d = &res->d;
-	/* The token's contents only once its signature verified: before
-	 * that they are anyone's claims. */
-	bool verified = res->decoded && d->reason != EG_REASON_MALFORMED &&
-			d->reason != EG_REASON_UNKNOWN_KEY && d->reason != EG_REASON_BAD_SIGNATURE;
-	char scope[160], cap_scope[160], hex[2 * EG_ID_BYTES + 1];
-	json_t *token = NULL, *grant = NULL;
-
-	eg_scope_format(req->scope, scope, sizeof(scope));
-	if (verified) {
-		for (int i = 0; i < EG_ID_BYTES; i++)
-			snprintf(hex + 2 * i, 3, "%02x", res->cap_token_id[i]);
-		eg_scope_format(res->cap_scope, cap_scope, sizeof(cap_scope));
-		token = json_pack("{s:s,s:o,s:o,s:I,s:I,s:s,s:I}", "token_id", hex, "sandbox",
-				  egd_json_uuid(res->cap_sandbox), "worker",
-				  egd_json_uuid(res->cap_worker), "generation",
-				  (json_int_t)res->cap_generation, "activation",
-				  (json_int_t)res->cap_activation, "scope", cap_scope, "expiry",
-				  (json_int_t)res->cap_expiry);
-	}
-	if (res->granted)
-		grant = json_pack(
-		    "{s:o,s:I,s:I,s:I,s:I}", "sandbox", egd_json_uuid(res->grant.key.sandbox),
-		    "generation", (json_int_t)res->grant.generation, "epoch",
-		    (json_int_t)res->grant.epoch, "expiry_ns", (json_int_t)res->grant.expiry_ns,
-		    "scope", (json_int_t)res->grant.scope);
-	return json_pack(
-	    "{s:i,s:s,s:s,s:o,s:{s:s,s:i,s:s,s:s},s:o,s:b,s:o,s:o,s:o,s:o}", "schema_version", 1,
-	    "verdict", eg_verdict_name(d->verdict), "reason", eg_reason_name(d->reason), "detail",
-	    d->reason == EG_REASON_MALFORMED ? json_string(eg_decode_err_text(d->decode_err))
-					     : json_null(),
-	    "request", "scope", scope, "port", (int)req->port, "proto", eg_proto_name(req->proto),
-	    "open", req->open_kind == EG_OPEN_ESTABLISHED ? "established" : "new", "token",
-	    token ? token : json_null(), "cache_hit", res->cache_hit, "record",
-	    or_null(egd_json_record(&res->record), res->had_record), "signed_verdict",
-	    res->signed_verdict[0] ? json_string(res->signed_verdict) : json_null(), "subject",
-	    or_null(egd_json_proc(&res->subject), res->subject.tgid != 0), "grant",
-	    grant ? grant : json_null());
-}
-
 /* --- the verdict as text ------------------------------------------------------- */
 
 /* Every string written here is ASCII from a fixed table, a UUID, hex or
@@ -141,7 +48,8 @@ static void put_proc(struct text *t, const char *key, const struct eg_proc_id *p
 	    (long long)p->exe_ino);
 }
 
-/* egd_json_record's keys, in its order. */
+/* eg_json_record's keys, in its order (without service_addrs, as in the
+ * verdict). */
 static void put_record(struct text *t, const struct eg_exec_record *r)
 {
 	put(t, "{");
@@ -176,8 +84,8 @@ int egd_verdict_text(const struct eg_verdict_result *res, const struct eg_reques
 		return -ENOSPC;
 	buf[0] = '\0';
 	eg_scope_format(req->scope, scope, sizeof(scope));
-	put(&t, "{\"schema_version\":1,\"verdict\":\"%s\",\"reason\":\"%s\",\"detail\":",
-	    eg_verdict_name(d->verdict), eg_reason_name(d->reason));
+	put(&t, "{\"schema_version\":%d,\"verdict\":\"%s\",\"reason\":\"%s\",\"detail\":",
+	    EG_JSON_SCHEMA_VERSION, eg_verdict_name(d->verdict), eg_reason_name(d->reason));
 	if (d->reason == EG_REASON_MALFORMED)
 		put(&t, "\"%s\"", eg_decode_err_text((int)d->decode_err));
 	else

@@ -1,23 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* JSON forms shared by the handlers (docs/api.md gives the schema). */
+/* The daemon's side of the JSON forms: the verdict's hot-path text and the
+ * strict readers of request bodies. The objects themselves are built by
+ * the library (lib/json.h; docs/schema/ holds their schemas). */
 #ifndef EXECGATE_DAEMON_JSON_H
 #define EXECGATE_DAEMON_JSON_H
 
 #include <jansson.h>
 #include <execgate/execgate.h>
+#include "lib/json.h"
 
-json_t *egd_json_uuid(const __u8 id[EG_ID_BYTES]);
-json_t *egd_json_proc(const struct eg_proc_id *p);
-json_t *egd_json_record(const struct eg_exec_record *r);
-/* The "streams" member of install and retire: the keys and shapes of
- * `execgate install/retire --json` (json_streams in user/execgate/
- * cmd_install.c, which prints without jansson). */
-json_t *egd_json_streams(const struct eg_stream_cuts *s);
-/* The verdict object of POST /v1/admit and /v1/check. */
-json_t *egd_json_verdict(const struct eg_verdict_result *res, const struct eg_request *req);
-
-/* The same verdict object as text, written straight into buf (what
- * json_dumps(egd_json_verdict(), JSON_COMPACT) gives, byte for byte; the
+/* The verdict object of POST /v1/admit and /v1/check as text, written
+ * straight into buf (what json_dumps(eg_json_verdict(), JSON_COMPACT), the
+ * one builder the CLI uses too (lib/json.h), gives, byte for byte; the
  * tests compare them). The hot path of every admit and check: building and
  * dumping the jansson tree costs more than a cached verdict itself. The
  * length, or -ENOSPC when buf is too small. */

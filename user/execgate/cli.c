@@ -9,6 +9,7 @@
 #include "core/ids.h"
 #include "execgate/cli.h"
 #include "execgate/commands.h"
+#include "loader/inet.h"
 
 const char *eg_cli_command = "execgate";
 
@@ -296,67 +297,32 @@ void eg_cli_print_escaped(FILE *f, const char *s, size_t max)
 	}
 }
 
-void eg_json_strn(FILE *f, const char *s, size_t max)
-{
-	fputc('"', f);
-	for (size_t i = 0; i < max && s[i]; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			fprintf(f, "\\u%04x", c); /* bytes, not UTF-8: paths and comm are bytes */
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
-void eg_json_str(FILE *f, const char *s)
-{
-	eg_json_strn(f, s, (size_t)-1);
-}
-
-void eg_json_proc(FILE *f, const struct eg_proc_id *p)
-{
-	fprintf(f, "{\"tgid\":%u,\"start_boottime_ns\":%llu,\"exe_dev\":%u,\"exe_ino\":%llu}",
-		p->tgid, (unsigned long long)p->start_boottime_ns, p->exe_dev,
-		(unsigned long long)p->exe_ino);
-}
-
-void eg_json_record(FILE *f, const struct eg_exec_record *r)
-{
-	char u[EG_UUID_TEXT_LEN];
-
-	fprintf(f, "{\"sandbox\":\"%s\"", eg_cli_uuid(r->sandbox, u));
-	fprintf(f, ",\"state\":\"%s\"", r->state == EG_RECORD_RETIRED ? "retired" : "active");
-	fprintf(f, ",\"worker\":\"%s\"", eg_cli_uuid(r->worker, u));
-	fprintf(f, ",\"pod_uid\":\"%s\"", eg_cli_uuid(r->pod_uid, u));
-	fprintf(f, ",\"substrate\":\"%s\"", eg_substrate_name((uint8_t)r->substrate));
-	fprintf(f, ",\"generation\":%llu,\"activation\":%u,\"epoch\":%llu,\"bridge\":",
-		(unsigned long long)r->generation, r->activation, (unsigned long long)r->epoch);
-	eg_json_proc(f, &r->bridge);
-	fprintf(f, ",\"vmm\":");
-	eg_json_proc(f, &r->vmm);
-	fprintf(f, "}");
-}
-
-void eg_cli_boottime_rfc3339(uint64_t boot_ns, char *out, size_t size)
+int64_t eg_cli_boottime_to_real(uint64_t boot_ns)
 {
 	struct timespec rt, bt;
-	int64_t real_ns;
-	struct tm tm;
-	time_t secs;
 
 	/* The two clocks differ by the time spent suspended; read them
 	 * back to back and shift the event by the difference. */
 	clock_gettime(CLOCK_REALTIME, &rt);
 	clock_gettime(CLOCK_BOOTTIME, &bt);
-	real_ns = (int64_t)boot_ns + ((int64_t)rt.tv_sec - (int64_t)bt.tv_sec) * 1000000000LL +
-		  ((int64_t)rt.tv_nsec - (int64_t)bt.tv_nsec);
-	secs = (time_t)(real_ns / 1000000000LL);
-	gmtime_r(&secs, &tm);
-	snprintf(out, size, "%04d-%02d-%02dT%02d:%02d:%02d.%09lldZ", tm.tm_year + 1900,
-		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-		 (long long)(real_ns % 1000000000LL));
+	return (int64_t)boot_ns + ((int64_t)rt.tv_sec - (int64_t)bt.tv_sec) * 1000000000LL +
+	       ((int64_t)rt.tv_nsec - (int64_t)bt.tv_nsec);
+}
+
+void eg_cli_print_service_profile(FILE *f, const struct eg_exec_record *r,
+				  const struct eg_inet_key *addrs, size_t naddrs)
+{
+	char text[EG_INET_TEXT_MAX];
+
+	fprintf(f, "ports");
+	if (!r->nports)
+		fprintf(f, " none");
+	for (__u32 i = 0; i < r->nports && i < EG_RECORD_PORTS; i++)
+		fprintf(f, "%s%u/%s", i ? "," : " ", r->ports[i].port,
+			eg_proto_name(r->ports[i].proto));
+	fprintf(f, " service-addrs");
+	if (!naddrs)
+		fprintf(f, " none");
+	for (size_t i = 0; i < naddrs; i++)
+		fprintf(f, "%s%s", i ? "," : " ", eg_inet_key_format(&addrs[i], text));
 }

@@ -2,8 +2,9 @@
 /* What every `execgate` subcommand shares: its option table (one row per
  * flag, with its help text), one parser for it (exact long names, no
  * abbreviations, every single-valued flag at most once, --help), errno to
- * exit code, one-line errors `execgate: <command>: ...`, and the text and
- * JSON forms of ids, processes, records and verdicts. A command file is its
+ * exit code, one-line errors `execgate: <command>: ...`, and the text
+ * forms of ids, processes, records and verdicts (the JSON forms are the
+ * library's, lib/json.h). A command file is its
  * option table, the calls into libexecgate and its output. */
 #ifndef EXECGATE_CLI_CLI_H
 #define EXECGATE_CLI_CLI_H
@@ -108,23 +109,19 @@ void eg_cli_print_proc(FILE *f, const struct eg_proc_id *p);
  * backslash, bytes >= 0x7f) as \xHH, so one record is always one line. */
 void eg_cli_print_escaped(FILE *f, const char *s, size_t max);
 
-/* JSON: strings escaped per RFC 8259. */
-void eg_json_str(FILE *f, const char *s);
-void eg_json_strn(FILE *f, const char *s, size_t max);
-void eg_json_proc(FILE *f, const struct eg_proc_id *p);
-void eg_json_record(FILE *f, const struct eg_exec_record *r);
+/* The ServicePort profile of a record as text: "ports 8080/tcp,53/udp
+ * service-addrs 10.0.0.2,fd00::2" ("none" for an empty list). */
+void eg_cli_print_service_profile(FILE *f, const struct eg_exec_record *r,
+				  const struct eg_inet_key *addrs, size_t naddrs);
 
 /* The verdict of admit and of check: one text form ("allow",
  * "refresh-route: REASON", "deny: REASON", "deny: malformed: DETAIL") and
- * one JSON object, the same keys for both: schema_version (1), verdict,
- * reason, detail (decode error or null), request {scope, port, proto,
- * open}, token (its contents once verified, else null), cache_hit, record
- * (the record compared with, or null), signed_verdict (or null), subject
- * and grant (admit; null for check). */
+ * the one JSON verdict object of the CLI and the API (eg_json_verdict,
+ * docs/schema/verdict.schema.json). */
 void eg_cli_print_verdict(FILE *f, const struct eg_verdict_result *r, const struct eg_request *req,
 			  bool json);
 
-/* CLOCK_BOOTTIME ns (BPF timestamps) as RFC 3339 UTC with nanoseconds. */
-void eg_cli_boottime_rfc3339(uint64_t boot_ns, char *out, size_t size);
+/* CLOCK_BOOTTIME ns (BPF timestamps) as CLOCK_REALTIME ns. */
+int64_t eg_cli_boottime_to_real(uint64_t boot_ns);
 
 #endif

@@ -11,7 +11,7 @@ static const struct eg_cli_opt admit_opts[] = {
     EG_OPT("scope", "LIST",
 	   "the access asked for: file.read,file.write,exec,terminal,watch,control"),
     EG_OPT("now", "UNIX", "judge the token at this unix time (seconds) instead of the clock"),
-    EG_OPT("json", NULL, "print the verdict as one JSON object (schema_version 1)"),
+    EG_OPT("json", NULL, "print the verdict as one JSON object (schema_version 2)"),
     EG_OPT_END,
 };
 

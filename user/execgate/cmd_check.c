@@ -31,7 +31,7 @@ static const struct eg_cli_opt check_opts[] = {
     EG_OPT("port", "N/tcp|udp", "ServicePort traffic to this port (implies --need serviceport)"),
     EG_OPT("established", NULL, "a stream already open (an activation change keeps it)"),
     EG_OPT("now", "UNIX", "judge the token at this unix time (seconds) instead of the clock"),
-    EG_OPT("json", NULL, "print the verdict as one JSON object (schema_version 1)"),
+    EG_OPT("json", NULL, "print the verdict as one JSON object (schema_version 2)"),
     EG_OPT_END,
 };
 

@@ -7,6 +7,7 @@
 #include "core/ids.h"
 #include "execgate/commands.h"
 #include "execgate/ring.h"
+#include "lib/json.h"
 #include "loader/kreason.h"
 
 static volatile sig_atomic_t stop;
@@ -19,30 +20,25 @@ static void on_signal(int sig)
 
 struct follow {
 	bool json;
-	long remaining; /* < 0: unlimited */
+	long remaining;	       /* < 0: unlimited */
+	const char *worker_id; /* NULL: not recorded (node.worker) */
 };
 
 static void on_event(void *ctx, const void *data, size_t size)
 {
 	struct follow *f = ctx;
 	const struct eg_event *ev = data;
-	char u[EG_UUID_TEXT_LEN], t[48];
+	char u[EG_UUID_TEXT_LEN], t[64];
+	int64_t wall;
 
 	if (size < sizeof(*ev))
 		return;
 	eg_uuid_format(ev->sandbox, u);
-	eg_cli_boottime_rfc3339(ev->ts_ns, t, sizeof(t));
+	wall = eg_cli_boottime_to_real(ev->ts_ns);
+	eg_json_rfc3339(wall, t);
 	if (f->json) {
-		printf("{\"schema_version\":1,\"time\":\"%s\",\"ts_ns\":%llu,\"pid\":%u,\"tid\":%u,"
-		       "\"comm\":",
-		       t, (unsigned long long)ev->ts_ns, ev->pid, ev->tid);
-		eg_json_strn(stdout, ev->comm, sizeof(ev->comm));
-		printf(",\"hook\":\"%s\",\"reason\":\"%s\",\"reason_code\":%u,\"sandbox\":\"%s\","
-		       "\"epoch\":%llu,\"path\":",
-		       eg_hook_name(ev->hook), eg_kreason_name(ev->reason), ev->reason, u,
-		       (unsigned long long)ev->epoch);
-		eg_json_strn(stdout, ev->path, sizeof(ev->path));
-		printf(",\"vsock\":{\"cid\":%u,\"port\":%u}}\n", ev->vsock.cid, ev->vsock.port);
+		if (eg_json_print(stdout, eg_json_event(ev, wall, f->worker_id)))
+			eg_cli_err("event: out of memory");
 	} else {
 		/* comm and path are the caller's bytes: escaped, so that an
 		 * event is always exactly one line. */
@@ -64,7 +60,7 @@ static void on_event(void *ctx, const void *data, size_t size)
 }
 
 static const struct eg_cli_opt events_opts[] = {
-    EG_OPT("json", NULL, "one JSON object per line (schema_version 1)"),
+    EG_OPT("json", NULL, "one JSON object per line (schema_version 2)"),
     EG_OPT("count", "N", "exit 0 after exactly N events"),
     EG_OPT("drain", NULL, "print the events pending now, then exit 0 (with --count: at most N)"),
     EG_OPT_END,
@@ -74,6 +70,7 @@ static int run_events(const struct eg_cli_cmd *cmd, int argc, char **argv)
 {
 	struct follow f = {.json = false, .remaining = -1};
 	struct eg_ring ring;
+	char worker_id[EG_UUID_TEXT_LEN];
 	struct eg_cli_parse p;
 	struct eg_worker *w;
 	struct sigaction sa;
@@ -100,6 +97,8 @@ static int run_events(const struct eg_cli_cmd *cmd, int argc, char **argv)
 		return eg_cli_usage(&p, "%s: unexpected argument", p.pos[0]);
 	if (eg_cli_worker_open(&p, &w))
 		return EG_EXIT_ERROR;
+	if (!eg_node_worker_id_text(p.state_dir, worker_id))
+		f.worker_id = worker_id;
 	rc = eg_ring_open(&ring, eg_worker_events_fd(w));
 	if (rc) {
 		eg_cli_err("ring buffer eg_events: %s", strerror(-rc));

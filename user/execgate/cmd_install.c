@@ -6,6 +6,7 @@
 #include "core/identity_opts.h"
 #include "core/ids.h"
 #include "execgate/commands.h"
+#include "lib/json.h"
 #include "loader/inet.h"
 
 static const struct eg_cli_opt install_opts[] = {
@@ -26,7 +27,7 @@ static const struct eg_cli_opt install_opts[] = {
 		"a Unix socket the bridge listens on (grant holders only)"),
     EG_OPT_MANY("vmm-socket", "PATH", "a Unix socket of the VMM (the bridge only)"),
     EG_OPT_MANY("vsock", "CID:PORT", "an AF_VSOCK address of the VMM (the bridge only; LSM tier)"),
-    EG_OPT("json", NULL, "print the outcome as one JSON object (schema_version 1)"),
+    EG_OPT("json", NULL, "print the outcome as one JSON object (schema_version 2)"),
     EG_OPT_END,
 };
 
@@ -83,30 +84,8 @@ static void spec_identity(struct eg_install_spec *s, const struct eg_record *r)
 	s->n_ports = r->nports;
 }
 
-/* The streams install or retire cut: a JSON member, a text clause, and a
- * warning on stderr when some could not be cut. */
-static void json_streams(const struct eg_stream_cuts *s)
-{
-	printf(",\"streams\":{\"unix_cut\":%u,\"unix_unreachable\":%u,\"tcp_cut\":%u,"
-	       "\"tcp_unreachable\":%u,\"unix_method\":",
-	       s->unix_cut, s->unix_unreachable, s->tcp_cut, s->tcp_unreachable);
-	if (s->unix_method)
-		eg_json_str(stdout, s->unix_method);
-	else
-		printf("null");
-	printf(",\"tcp_method\":");
-	if (s->tcp_method)
-		eg_json_str(stdout, s->tcp_method);
-	else
-		printf("null");
-	printf(",\"error\":");
-	if (s->error)
-		eg_json_str(stdout, s->error_text);
-	else
-		printf("null");
-	printf("}");
-}
-
+/* The streams install or retire cut: a text clause, and a warning on stderr
+ * when some could not be cut (the JSON member is eg_json_streams). */
 static void text_streams(const struct eg_stream_cuts *s)
 {
 	if (!s->unix_method && !s->tcp_method)
@@ -127,8 +106,10 @@ static void warn_streams(const struct eg_stream_cuts *s)
 static int run_install(const struct eg_cli_cmd *cmd, int argc, char **argv)
 {
 	static struct eg_install_spec spec;
+	struct eg_inet_key addrs[EG_WORKER_MAX_ENDPOINTS];
 	struct eg_install_report rep;
 	struct eg_identity_opts id;
+	size_t naddrs = 0;
 	struct eg_cli_parse p;
 	struct eg_worker *w;
 	char err[EG_ERR_MAX], u[EG_UUID_TEXT_LEN];
@@ -185,23 +166,18 @@ static int run_install(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	if (eg_cli_worker_open(&p, &w))
 		return EG_EXIT_ERROR;
 	rc = eg_worker_install(w, &spec, &rep, err, sizeof(err));
+	if (!rc)
+		rc = eg_worker_service_addrs(w, spec.sandbox, addrs, EG_WORKER_MAX_ENDPOINTS,
+					     &naddrs, err, sizeof(err));
 	eg_worker_close(w);
 	if (rc) {
 		eg_cli_err("%s", err);
 		return rc == -ESTALE ? EG_EXIT_STALE : EG_EXIT_ERROR;
 	}
 	warn_streams(&rep.streams);
-	if (json) {
-		printf("{\"schema_version\":1,\"result\":\"%s\",\"record\":", rep.outcome_name);
-		eg_json_record(stdout, &rep.after);
-		printf(",\"previous_epoch\":%llu,\"endpoints_added\":%u,\"endpoints_claimed\":%u,"
-		       "\"inodes\":%u,\"grants_dropped\":%u",
-		       rep.had_before ? (unsigned long long)rep.before.epoch : 0ULL,
-		       rep.endpoints_added, rep.endpoints_claimed, rep.inodes, rep.grants_dropped);
-		json_streams(&rep.streams);
-		printf("}\n");
-		return EG_EXIT_OK;
-	}
+	if (json)
+		return eg_json_print(stdout, eg_json_install(&rep, addrs, naddrs)) ? EG_EXIT_ERROR
+										   : EG_EXIT_OK;
 	printf("sandbox %s: %s generation %llu attempt %u, epoch %llu",
 	       eg_cli_uuid(rep.after.sandbox, u), rep.outcome_name,
 	       (unsigned long long)rep.after.generation, rep.after.activation,
@@ -232,7 +208,7 @@ const struct eg_cli_cmd eg_cmd_install = {
 
 static const struct eg_cli_opt sandbox_opts[] = {
     EG_OPT("sandbox", "UUID", "the sandbox"),
-    EG_OPT("json", NULL, "print one JSON object (schema_version 1)"),
+    EG_OPT("json", NULL, "print one JSON object (schema_version 2)"),
     EG_OPT_END,
 };
 
@@ -265,7 +241,9 @@ static int open_sandbox(struct eg_cli_parse *p, const struct eg_cli_cmd *cmd, in
 
 static int run_retire(const struct eg_cli_cmd *cmd, int argc, char **argv)
 {
+	struct eg_inet_key addrs[EG_WORKER_MAX_ENDPOINTS];
 	struct eg_stream_cuts streams;
+	size_t naddrs = 0;
 	struct eg_exec_record after;
 	struct eg_cli_parse p;
 	struct eg_worker *w;
@@ -278,19 +256,19 @@ static int run_retire(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	rc = eg_worker_retire_report(w, sandbox, &after, &streams, err, sizeof(err));
+	if (!rc)
+		rc = eg_worker_service_addrs(w, sandbox, addrs, EG_WORKER_MAX_ENDPOINTS, &naddrs,
+					     err, sizeof(err));
 	eg_worker_close(w);
 	if (rc) {
 		eg_cli_err("%s", err);
 		return eg_cli_exit_for(rc);
 	}
 	warn_streams(&streams);
-	if (json) {
-		printf("{\"schema_version\":1,\"record\":");
-		eg_json_record(stdout, &after);
-		json_streams(&streams);
-		printf("}\n");
-		return EG_EXIT_OK;
-	}
+	if (json)
+		return eg_json_print(stdout, eg_json_retire(&after, addrs, naddrs, &streams))
+			   ? EG_EXIT_ERROR
+			   : EG_EXIT_OK;
 	printf("sandbox %s: retired generation %llu attempt %u, epoch %llu; its endpoints deny "
 	       "every connect",
 	       eg_cli_uuid(sandbox, u), (unsigned long long)after.generation, after.activation,
@@ -337,8 +315,8 @@ static int run_forget(const struct eg_cli_cmd *cmd, int argc, char **argv)
 		return eg_cli_exit_for(rc);
 	}
 	if (json)
-		printf("{\"schema_version\":1,\"sandbox\":\"%s\",\"endpoints_removed\":%u}\n",
-		       eg_cli_uuid(sandbox, u), endpoints);
+		return eg_json_print(stdout, eg_json_forget(sandbox, endpoints)) ? EG_EXIT_ERROR
+										 : EG_EXIT_OK;
 	else
 		printf("sandbox %s: forgotten, %u endpoint%s removed\n", eg_cli_uuid(sandbox, u),
 		       endpoints, endpoints == 1 ? "" : "s");
@@ -355,7 +333,8 @@ const struct eg_cli_cmd eg_cmd_forget = {
     .run = run_forget,
 };
 
-static void record_text(const struct eg_exec_record *r)
+static void record_text(const struct eg_exec_record *r, const struct eg_inet_key *addrs,
+			size_t naddrs)
 {
 	char u[EG_UUID_TEXT_LEN], wk[EG_UUID_TEXT_LEN];
 
@@ -364,6 +343,8 @@ static void record_text(const struct eg_exec_record *r)
 	       (unsigned long long)r->generation, r->activation, (unsigned long long)r->epoch,
 	       eg_cli_uuid(r->worker, wk), eg_substrate_name((uint8_t)r->substrate));
 	eg_cli_print_proc(stdout, &r->bridge);
+	printf(" ");
+	eg_cli_print_service_profile(stdout, r, addrs, naddrs);
 }
 
 static int run_show(const struct eg_cli_cmd *cmd, int argc, char **argv)
@@ -385,13 +366,9 @@ static int run_show(const struct eg_cli_cmd *cmd, int argc, char **argv)
 		eg_cli_err("%s", err);
 		return eg_cli_exit_for(rc);
 	}
-	if (json) {
-		printf("{\"schema_version\":1,\"record\":");
-		eg_json_record(stdout, &info.record);
-		printf(",\"endpoints\":%u,\"grants\":%u}\n", info.n_endpoints, info.n_grants);
-		return EG_EXIT_OK;
-	}
-	record_text(&info.record);
+	if (json)
+		return eg_json_print(stdout, eg_json_show(&info)) ? EG_EXIT_ERROR : EG_EXIT_OK;
+	record_text(&info.record, info.service_addrs, info.n_service_addrs);
 	printf("\n  vmm ");
 	eg_cli_print_proc(stdout, &info.record.vmm);
 	printf("\n  %u endpoint%s, %u grant%s\n", info.n_endpoints,
@@ -402,7 +379,8 @@ static int run_show(const struct eg_cli_cmd *cmd, int argc, char **argv)
 const struct eg_cli_cmd eg_cmd_show = {
     .name = "show",
     .args = "--sandbox UUID [--json]",
-    .about = "One sandbox's record, and how many endpoints and grants point at it.\n"
+    .about = "One sandbox's record with its ServicePort profile (ports and service\n"
+	     "addresses), and how many endpoints and grants point at it.\n"
 	     "Exit 7 when the sandbox has no record.",
     .opts = sandbox_opts,
     .dirs = true,
@@ -410,65 +388,76 @@ const struct eg_cli_cmd eg_cmd_show = {
 };
 
 struct list_out {
-	bool json;
-	unsigned n;
+	struct eg_worker *w;
+	json_t *records; /* NULL: text */
+	char *err;
+	size_t err_size;
 };
 
 static int list_one(const struct eg_exec_record *r, void *ctx)
 {
+	struct eg_inet_key addrs[EG_WORKER_MAX_ENDPOINTS];
 	struct list_out *o = ctx;
+	size_t naddrs = 0;
+	int rc;
 
-	if (o->json) {
-		printf("%s", o->n ? "," : "");
-		eg_json_record(stdout, r);
-	} else {
-		record_text(r);
-		printf("\n");
-	}
-	o->n++;
+	rc = eg_worker_service_addrs(o->w, r->sandbox, addrs, EG_WORKER_MAX_ENDPOINTS, &naddrs,
+				     o->err, o->err_size);
+	if (rc)
+		return rc;
+	if (o->records)
+		return json_array_append_new(o->records, eg_json_record(r, addrs, naddrs)) ? -ENOMEM
+											   : 0;
+	record_text(r, addrs, naddrs);
+	printf("\n");
 	return 0;
 }
 
 static const struct eg_cli_opt list_opts[] = {
-    EG_OPT("json", NULL, "print one JSON object (schema_version 1)"),
+    EG_OPT("json", NULL, "print one JSON object (schema_version 2)"),
     EG_OPT_END,
 };
 
 static int run_list(const struct eg_cli_cmd *cmd, int argc, char **argv)
 {
-	struct list_out o = {0};
+	char err[EG_ERR_MAX] = "";
+	struct list_out o = {.err = err, .err_size = sizeof(err)};
 	struct eg_cli_parse p;
-	struct eg_worker *w;
 	const char *name, *val;
-	char err[EG_ERR_MAX];
+	json_t *doc = NULL;
+	bool json = false;
 	int c, rc;
 
 	eg_cli_parse_init(&p, cmd, argc, argv);
 	while ((c = eg_cli_next(&p, &name, &val)) == 1)
-		o.json = true;
+		json = true;
 	if (c < 0)
 		return p.exit;
 	if (p.npos)
 		return eg_cli_usage(&p, "%s: unexpected argument", p.pos[0]);
-	if (eg_cli_worker_open(&p, &w))
+	if (eg_cli_worker_open(&p, &o.w))
 		return EG_EXIT_ERROR;
-	if (o.json)
-		printf("{\"schema_version\":1,\"records\":[");
-	rc = eg_worker_list(w, list_one, &o, err, sizeof(err));
-	eg_worker_close(w);
-	if (o.json)
-		printf("]}\n");
+	/* The JSON document is printed whole or not at all. */
+	if (json && !(doc = eg_json_list(&o.records)))
+		rc = -ENOMEM;
+	else
+		rc = eg_worker_list(o.w, list_one, &o, err, sizeof(err));
+	eg_worker_close(o.w);
 	if (rc) {
-		eg_cli_err("%s", err);
+		json_decref(doc);
+		eg_cli_err("%s", err[0] ? err : strerror(rc < 0 ? -rc : ENOMEM));
 		return EG_EXIT_ERROR;
 	}
+	if (doc && eg_json_print(stdout, doc))
+		return EG_EXIT_ERROR;
 	return EG_EXIT_OK;
 }
 
 const struct eg_cli_cmd eg_cmd_list = {
     .name = "list",
     .args = "[--json]",
-    .about = "Every runtime record on this worker, active and retired, one per line.",
+    .about = "Every runtime record on this worker, active and retired, one per line, with\n"
+	     "its ServicePort profile (ports and service addresses).",
     .opts = list_opts,
     .dirs = true,
     .run = run_list,

@@ -5,15 +5,16 @@
 #include <string.h>
 #include <sodium.h>
 #include "execgate/commands.h"
+#include "lib/json.h"
 
 static const struct eg_cli_opt keys_opts[] = {
-    EG_OPT("json", NULL, "list: print one JSON object (schema_version 1)"),
+    EG_OPT("json", NULL, "list: print one JSON object (schema_version 2)"),
     EG_OPT_END,
 };
 
 struct list_out {
 	bool json;
-	unsigned n;
+	json_t *keys;
 };
 
 static int list_one(const char *kid, const uint8_t pk[32], void *ctx)
@@ -21,12 +22,10 @@ static int list_one(const char *kid, const uint8_t pk[32], void *ctx)
 	struct list_out *o = ctx;
 	char hex[65];
 
-	sodium_bin2hex(hex, sizeof(hex), pk, 32);
 	if (o->json)
-		printf("%s{\"kid\":\"%s\",\"public_key\":\"%s\"}", o->n ? "," : "", kid, hex);
-	else
-		printf("%s %s\n", kid, hex);
-	o->n++;
+		return eg_json_key_add(o->keys, kid, pk);
+	sodium_bin2hex(hex, sizeof(hex), pk, 32);
+	printf("%s %s\n", kid, hex);
 	return 0;
 }
 
@@ -61,11 +60,16 @@ static int run_keys(const struct eg_cli_cmd *cmd, int argc, char **argv)
 		if (!rc)
 			printf("removed %s\n", p.pos[1]);
 	} else {
-		if (o.json)
-			printf("{\"schema_version\":1,\"keys\":[");
-		rc = eg_worker_keys_list(w, list_one, &o);
-		if (o.json)
-			printf("]}\n");
+		json_t *doc = o.json ? eg_json_keys(&o.keys) : NULL;
+
+		rc = o.json && !doc ? -ENOMEM : eg_worker_keys_list(w, list_one, &o);
+		if (rc < 0)
+			snprintf(err, sizeof(err), "keys: %s", strerror(-rc));
+		else if (doc && eg_json_print(stdout, doc))
+			rc = -EIO;
+		else
+			doc = NULL;
+		json_decref(doc);
 	}
 	eg_worker_close(w);
 	if (rc < 0) {

@@ -15,7 +15,7 @@ static const struct eg_cli_opt load_opts[] = {
     EG_OPT("require", "TIER",
 	   "fail (exit 5, nothing loaded) unless the kernel offers cgroup, lsm or "
 	   "full (both)"),
-    EG_OPT("json", NULL, "print the report as one JSON object (schema_version 1)"),
+    EG_OPT("json", NULL, "print the report as one JSON object (schema_version 2)"),
     EG_OPT_END,
 };
 
@@ -112,12 +112,12 @@ const struct eg_cli_cmd eg_cmd_unload = {
 };
 
 static const struct eg_cli_opt status_opts[] = {
-    EG_OPT("json", NULL, "print the report as one JSON object (schema_version 1)"),
+    EG_OPT("json", NULL, "print the report as one JSON object (schema_version 2)"),
     EG_OPT_END,
 };
 
 static const struct eg_cli_opt status_only_opts[] = {
-    EG_OPT("json", NULL, "print the report as one JSON object (schema_version 1)"),
+    EG_OPT("json", NULL, "print the report as one JSON object (schema_version 2)"),
     EG_OPT("require-root-attach", NULL,
 	   "exit 1 when a cgroup program is attached below the cgroup root (status warns "
 	   "either way)"),

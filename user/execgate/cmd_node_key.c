@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include "execgate/commands.h"
+#include "lib/json.h"
 
 static const struct eg_cli_opt node_key_opts[] = {
     EG_OPT("worker-id", "UUID",
@@ -59,36 +60,29 @@ const struct eg_cli_cmd eg_cmd_node_key = {
 
 static const struct eg_cli_opt verdict_opts[] = {
     EG_OPT("node-key", "FILE", "the signing worker's public node key (node.pub)"),
-    EG_OPT("json", NULL, "print one JSON object (schema_version 1)"),
+    EG_OPT("json", NULL, "print one JSON object (schema_version 2)"),
     EG_OPT_END,
 };
 
 static void print_claim(const struct eg_verdict_claim *v, bool json)
 {
-	char tok[EG_UUID_TEXT_LEN], sb[EG_UUID_TEXT_LEN], wk[EG_UUID_TEXT_LEN], when[64];
+	char tok[2 * EG_ID_BYTES + 1], sb[EG_UUID_TEXT_LEN], wk[EG_UUID_TEXT_LEN], when[64];
 	time_t t = (time_t)v->issued_at;
 	struct tm tm;
 
-	eg_uuid_to_text(v->token_id, tok);
+	if (json) {
+		if (eg_json_print(stdout, eg_json_claim(v)))
+			eg_cli_err("verdict: out of memory");
+		return;
+	}
+	/* A token id is 32 hex digits wherever it is printed (admit's
+	 * token.token_id too), never UUID-formatted. */
+	for (int i = 0; i < EG_ID_BYTES; i++)
+		snprintf(tok + 2 * i, 3, "%02x", v->token_id[i]);
 	eg_uuid_to_text(v->sandbox, sb);
 	eg_uuid_to_text(v->worker, wk);
 	gmtime_r(&t, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	if (json) {
-		printf("{\"schema_version\":1,\"valid\":true,\"verdict\":\"%s\",\"reason\":\"%s\","
-		       "\"node_key_id\":\"%s\",\"token_id\":\"%s\",\"sandbox\":\"%s\","
-		       "\"worker\":\"%s\",\"record\":",
-		       eg_verdict_name(v->verdict), eg_reason_name(v->reason), v->node_key_id, tok,
-		       sb, wk);
-		if (v->has_record)
-			printf("{\"generation\":%llu,\"activation\":%u}",
-			       (unsigned long long)v->generation, v->activation);
-		else
-			printf("null");
-		printf(",\"issued_at\":%llu,\"issued_at_time\":\"%s\"}\n",
-		       (unsigned long long)v->issued_at, when);
-		return;
-	}
 	printf("%s: %s\n", eg_verdict_name(v->verdict), eg_reason_name(v->reason));
 	printf("  signed by   node key %s, worker %s\n", v->node_key_id, wk);
 	printf("  token       %s\n  sandbox     %s\n", tok, sb);
@@ -131,7 +125,8 @@ static int run_verdict(const struct eg_cli_cmd *cmd, int argc, char **argv)
 		 * route cache: do not act on it. */
 		eg_cli_err("%s", err);
 		if (json)
-			printf("{\"schema_version\":1,\"valid\":false}\n");
+			eg_json_print(stdout, json_pack("{s:i,s:b}", "schema_version",
+							EG_JSON_SCHEMA_VERSION, "valid", 0));
 		return EG_EXIT_DENY;
 	}
 	print_claim(&v, json);

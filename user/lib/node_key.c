@@ -16,6 +16,7 @@
 #include <sodium.h>
 #include "core/fd_io.h"
 #include "core/key_file.h"
+#include "lib/json.h"
 #include "core/signed_verdict.h"
 #include "lib/worker.h"
 
@@ -69,6 +70,16 @@ static int read_worker_id(const char *state_dir, __u8 out[EG_ID_BYTES])
 	if (n && text[n - 1] == '\n')
 		text[n - 1] = '\0';
 	return eg_uuid_parse(text, out) ? -EINVAL : 0;
+}
+
+int eg_node_worker_id_text(const char *state_dir, char out[EG_UUID_TEXT_LEN])
+{
+	__u8 id[EG_ID_BYTES];
+	int rc = read_worker_id(state_dir, id);
+
+	if (!rc)
+		eg_uuid_format(id, out);
+	return rc;
 }
 
 int eg_node_key_init(const char *state_dir, const char *worker_id, char *pub_path,

@@ -209,11 +209,28 @@ int eg_worker_show(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],
 		rc = eg_endpoints_count(&w->rt, sandbox, &out->n_endpoints);
 	if (!rc)
 		rc = eg_grants_count(&w->rt, sandbox, &out->n_grants);
+	if (!rc)
+		rc = eg_service_addrs_of(&w->rt, sandbox, out->service_addrs,
+					 EG_WORKER_MAX_ENDPOINTS, &out->n_service_addrs);
 	memset(&out->record.lock, 0, sizeof(out->record.lock));
 	if (rc && err && err_size) {
 		eg_uuid_format(sandbox, s);
 		snprintf(err, err_size, "sandbox %s: %s", s,
 			 rc == -ENOENT ? "no runtime record" : strerror(-rc));
+	}
+	return rc;
+}
+
+int eg_worker_service_addrs(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],
+			    struct eg_inet_key *out, size_t max, size_t *n, char *err,
+			    size_t err_size)
+{
+	char s[EG_UUID_TEXT_LEN];
+	int rc = eg_service_addrs_of(&w->rt, sandbox, out, max, n);
+
+	if (rc && err && err_size) {
+		eg_uuid_format(sandbox, s);
+		snprintf(err, err_size, "sandbox %s: map eg_inet_endpoints: %s", s, strerror(-rc));
 	}
 	return rc;
 }

@@ -110,6 +110,30 @@ int eg_endpoints_count(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], u
 	return endpoints_walk(rt, sandbox, NULL, count);
 }
 
+int eg_service_addrs_of(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES],
+			struct eg_inet_key *out, size_t max, size_t *n)
+{
+	int fd = rt->maps.fd[EG_MAP_INET_ENDPOINTS];
+	struct eg_inet_key key, next;
+	struct eg_endpoint ep;
+	bool have = false;
+
+	*n = 0;
+	if (fd < 0)
+		return 0; /* no TCP tier: no addresses */
+	while (!bpf_map_get_next_key(fd, have ? &key : NULL, &next)) {
+		key = next;
+		have = true;
+		if (eg_endpoint_read(&rt->maps, EG_MAP_INET_ENDPOINTS, &key, &ep) ||
+		    ep.role != EG_ROLE_SERVICE || memcmp(ep.sandbox, sandbox, EG_ID_BYTES))
+			continue;
+		if (*n == max)
+			return -E2BIG;
+		out[(*n)++] = key;
+	}
+	return errno == ENOENT ? 0 : -errno;
+}
+
 int eg_forget(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], unsigned *endpoints,
 	      char *err, size_t err_size)
 {

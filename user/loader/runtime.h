@@ -111,6 +111,10 @@ int eg_forget(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], unsigned *
 /* Endpoints (paths, vsock addresses, inodes) and grants naming sandbox. */
 int eg_endpoints_count(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], unsigned *count);
 int eg_grants_count(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], unsigned *n);
+/* The ServicePort addresses (eg_inet_endpoints, role EG_ROLE_SERVICE) of
+ * sandbox; -E2BIG when more than max. */
+int eg_service_addrs_of(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES],
+			struct eg_inet_key *out, size_t max, size_t *n);
 
 /* --- grants --------------------------------------------------------------- */
 

@@ -129,7 +129,7 @@ int eg_tiers_load(const struct eg_tier_ctx *ctx, const char *require, char *err,
 int eg_tiers_unload(const struct eg_tier_ctx *ctx, char *err, size_t err_size);
 
 /* Tiers, programs, guarantees (and, with full, counters and map fill) for
- * pin_dir, as text or JSON (schema_version 1), offered tiers from probed.
+ * pin_dir, as text or JSON (docs/schema/status.schema.json), offered tiers from probed.
  * Reads pins and maps only. 0 when loaded, -ENOENT when nothing is loaded
  * (the report is written either way), other negative errnos on failure. */
 int eg_tier_report(FILE *out, const char *pin_dir, const struct eg_probe_record *probed, bool json,

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The report of `execgate status` (and the tail of `load` and `probe`):
  * tiers, programs, guarantees, counters and map fill, as text or as JSON
- * (schema_version 1). It reads pins and maps only; what the kernel offers
+ * (lib/json.h; docs/schema/status.schema.json). It reads pins and maps only; what the kernel offers
  * comes from the probe record it is given. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/libbpf.h>
+#include "lib/json.h"
 #include "loader/attach_root.h"
 #include "loader/kreason.h"
 #include "loader/maps.h"
@@ -36,24 +37,6 @@ struct report {
 	unsigned fill[EG_MAP__COUNT], cap[EG_MAP__COUNT];
 	struct eg_attach_check attach;
 };
-
-/* RFC 8259 string; bytes outside printable ASCII as \u00XX (paths are
- * bytes, not UTF-8). */
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
 
 /* The warning status gives about the attach point: its code (NULL when
  * there is none), and its message in buf. */
@@ -126,91 +109,77 @@ static void print_text(FILE *f, const char *pin_dir, const struct report *r, boo
 	}
 }
 
-static void print_json(FILE *f, const char *pin_dir, const struct eg_probe_record *probed,
-		       const struct report *r, bool full)
+#define STR(x) eg_json_bytes((x), (size_t)-1)
+
+static json_t *tier_json(const struct eg_tier_status *st, const char *name)
+{
+	json_t *progs = json_array();
+
+	for (size_t p = 0; p < st->nprogs; p++) {
+		const struct eg_prog_status *ps = &st->progs[p];
+
+		json_array_append_new(
+		    progs,
+		    json_pack("{s:o,s:o,s:I,s:I,s:I,s:s,s:o,s:I,s:I,s:I}", "hook", STR(ps->hook),
+			      "name", STR(ps->name), "prog_id", (json_int_t)ps->prog_id, "link_id",
+			      (json_int_t)ps->link_id, "attach_type", (json_int_t)ps->attach_type,
+			      "attach_type_name", attach_type_name(ps->attach_type), "cgroup",
+			      STR(ps->target), "cgroup_id", (json_int_t)ps->target_id, "run_cnt",
+			      (json_int_t)ps->run_cnt, "run_time_ns", (json_int_t)ps->run_time_ns));
+	}
+	return json_pack("{s:o,s:b,s:b,s:o,s:o}", "name", STR(name), "offered", st->offered,
+			 "loaded", st->loaded, "why_not",
+			 STR(st->offered ? st->detail : st->why_not), "programs", progs);
+}
+
+/* The status document (docs/schema/status.schema.json). */
+static json_t *report_json(const char *pin_dir, const struct eg_probe_record *probed,
+			   const struct report *r, bool full)
 {
 	char warn[4 * EG_PIN_PATH_MAX];
+	json_t *o, *tiers = json_array(), *warnings = json_array(), *g = json_array();
 	const char *code;
 
-	fprintf(f, "{\"schema_version\":1,\"pin_dir\":");
-	json_str(f, pin_dir);
-	fprintf(f, ",\"loaded\":%s,\"probed\":%s,\"tiers\":[", r->loaded ? "true" : "false",
-		probed->present ? "true" : "false");
-	for (size_t i = 0; i < eg_tier_count; i++) {
-		const struct eg_tier_status *st = &r->st[i];
-
-		fprintf(f, "%s{\"name\":", i ? "," : "");
-		json_str(f, eg_tiers[i]->name);
-		fprintf(f, ",\"offered\":%s,\"loaded\":%s,\"why_not\":",
-			st->offered ? "true" : "false", st->loaded ? "true" : "false");
-		json_str(f, st->offered ? st->detail : st->why_not);
-		fprintf(f, ",\"programs\":[");
-		for (size_t p = 0; p < st->nprogs; p++) {
-			const struct eg_prog_status *ps = &st->progs[p];
-
-			fprintf(f, "%s{\"hook\":", p ? "," : "");
-			json_str(f, ps->hook);
-			fprintf(f, ",\"name\":");
-			json_str(f, ps->name);
-			fprintf(f,
-				",\"prog_id\":%u,\"link_id\":%u,\"attach_type\":%u,"
-				"\"attach_type_name\":",
-				ps->prog_id, ps->link_id, ps->attach_type);
-			json_str(f, attach_type_name(ps->attach_type));
-			fprintf(f, ",\"cgroup\":");
-			json_str(f, ps->target);
-			fprintf(f, ",\"cgroup_id\":%llu,\"run_cnt\":%llu,\"run_time_ns\":%llu}",
-				(unsigned long long)ps->target_id, (unsigned long long)ps->run_cnt,
-				(unsigned long long)ps->run_time_ns);
-		}
-		fprintf(f, "]}");
-	}
-	fprintf(f, "],\"attach_root\":%s,\"warnings\":[",
-		r->attach.point == EG_ATTACH_ROOT	? "true"
-		: r->attach.point == EG_ATTACH_NOT_ROOT ? "false"
-							: "null");
+	for (size_t i = 0; i < eg_tier_count; i++)
+		json_array_append_new(tiers, tier_json(&r->st[i], eg_tiers[i]->name));
 	code = attach_warning(&r->attach, warn, sizeof(warn));
-	if (code) {
-		fprintf(f, "{\"code\":\"%s\",\"message\":", code);
-		json_str(f, warn);
-		fprintf(f, ",\"hook\":");
-		json_str(f, r->attach.hook);
-		fprintf(f, ",\"cgroup\":");
-		json_str(f, r->attach.cgroup);
-		fprintf(f, ",\"root\":");
-		json_str(f, r->attach.root);
-		fprintf(f, "}");
-	}
-	fprintf(f, "],\"guarantees\":[");
-	for (size_t i = 0; i < r->ng; i++) {
-		fprintf(f, "%s{\"name\":", i ? "," : "");
-		json_str(f, r->g[i].name);
-		fprintf(f, ",\"held\":%s,\"summary\":", r->g[i].held ? "true" : "false");
-		json_str(f, r->g[i].summary);
-		fprintf(f, ",\"reason\":");
-		json_str(f, r->g[i].reason);
-		fprintf(f, "}");
-	}
-	fprintf(f, "]");
-	if (full && r->have_counters) {
-		fprintf(f, ",\"counters\":{");
+	if (code)
+		json_array_append_new(
+		    warnings, json_pack("{s:s,s:o,s:o,s:o,s:o}", "code", code, "message", STR(warn),
+					"hook", STR(r->attach.hook), "cgroup",
+					STR(r->attach.cgroup), "root", STR(r->attach.root)));
+	for (size_t i = 0; i < r->ng; i++)
+		json_array_append_new(g, json_pack("{s:o,s:b,s:o,s:o}", "name", STR(r->g[i].name),
+						   "held", r->g[i].held, "summary",
+						   STR(r->g[i].summary), "reason",
+						   STR(r->g[i].reason)));
+	o = json_pack("{s:i,s:o,s:b,s:b,s:o,s:o,s:o,s:o}", "schema_version", EG_JSON_SCHEMA_VERSION,
+		      "pin_dir", STR(pin_dir), "loaded", r->loaded, "probed", probed->present,
+		      "tiers", tiers, "attach_root",
+		      r->attach.point == EG_ATTACH_ROOT	      ? json_true()
+		      : r->attach.point == EG_ATTACH_NOT_ROOT ? json_false()
+							      : json_null(),
+		      "warnings", warnings, "guarantees", g);
+	if (o && full && r->have_counters) {
+		json_t *c = json_object();
+
 		for (__u32 k = 0; k < EG_K_REASON_COUNT; k++)
-			fprintf(f, "%s\"%s\":%llu", k ? "," : "", eg_kreason_name(k),
-				(unsigned long long)r->counters[k]);
-		fprintf(f, "}");
+			json_object_set_new(c, eg_kreason_name(k),
+					    json_integer((json_int_t)r->counters[k]));
+		json_object_set_new(o, "counters", c);
 	}
-	if (full && r->loaded) {
-		fprintf(f, ",\"maps\":{");
-		for (int m = 0, first = 1; m < EG_MAP__COUNT; m++) {
-			if (!r->cap[m])
-				continue;
-			fprintf(f, "%s\"%s\":{\"entries\":%u,\"max_entries\":%u}", first ? "" : ",",
-				eg_map_names[m], r->fill[m], r->cap[m]);
-			first = 0;
-		}
-		fprintf(f, "}");
+	if (o && full && r->loaded) {
+		json_t *m = json_object();
+
+		for (int i = 0; i < EG_MAP__COUNT; i++)
+			if (r->cap[i])
+				json_object_set_new(m, eg_map_names[i],
+						    json_pack("{s:I,s:I}", "entries",
+							      (json_int_t)r->fill[i], "max_entries",
+							      (json_int_t)r->cap[i]));
+		json_object_set_new(o, "maps", m);
 	}
-	fprintf(f, "}\n");
+	return o;
 }
 
 int eg_tier_report(FILE *out, const char *pin_dir, const struct eg_probe_record *probed, bool json,
@@ -256,10 +225,13 @@ int eg_tier_report_attach(FILE *out, const char *pin_dir, const struct eg_probe_
 				eg_map_fill(maps.fd[m], &rp->fill[m], &rp->cap[m]);
 		eg_maps_close(&maps);
 	}
-	if (json)
-		print_json(out, pin_dir, probed, rp, full);
-	else
+	if (json) {
+		rc = eg_json_print(out, report_json(pin_dir, probed, rp, full));
+		if (rc)
+			goto out;
+	} else {
 		print_text(out, pin_dir, rp, full);
+	}
 	rc = fflush(out) ? -errno : rp->loaded ? 0 : -ENOENT;
 out:
 	free(rp);

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The JSON objects of the CLI's --json and of execgated's answers, built
+ * once, here, with jansson: `execgate X --json` and the API print the same
+ * members in the same shapes. docs/schema/ holds one JSON Schema per
+ * document; docs/api.md describes them. Never installed: the front ends
+ * link the static library.
+ *
+ * Every builder returns a new reference, or NULL when jansson could not
+ * allocate. */
+#ifndef EXECGATE_LIB_JSON_H
+#define EXECGATE_LIB_JSON_H
+
+#include <stdio.h>
+#include <jansson.h>
+#include "execgate/execgate.h"
+
+/* Moves only when a member is removed, renamed, or changes type or
+ * meaning; members are added within a version (docs/api.md). */
+#define EG_JSON_SCHEMA_VERSION 2
+
+/* A document: {"schema_version": 2} to add members to. */
+json_t *eg_json_doc(void);
+/* One document as one compact line on f; takes the reference. 0 or
+ * -ENOMEM/-EIO. */
+int eg_json_print(FILE *f, json_t *doc);
+
+json_t *eg_json_uuid(const __u8 id[EG_ID_BYTES]);
+/* 32 lowercase hex digits: a token id, wherever it is printed. */
+json_t *eg_json_token_id(const __u8 id[EG_ID_BYTES]);
+json_t *eg_json_proc(const struct eg_proc_id *p);
+/* Bytes from the kernel or a client (comm, a socket path) as printable
+ * text: anything outside printable ASCII, and the backslash, become \xNN,
+ * so the string is valid UTF-8 and a path cannot forge a line. */
+json_t *eg_json_bytes(const char *s, size_t max);
+
+/* The record object. addrs: the ServicePort addresses (service_addrs),
+ * NULL to leave the member out (the verdict's record: admit reads no
+ * address map). */
+json_t *eg_json_record(const struct eg_exec_record *r, const struct eg_inet_key *addrs,
+		       size_t naddrs);
+/* {"schema_version", "records": [...]}: records are appended by the
+ * caller. */
+json_t *eg_json_list(json_t **records);
+/* show: {"schema_version", "record", "endpoints", "grants"}. */
+json_t *eg_json_show(const struct eg_sandbox_info *info);
+
+/* The verdict of admit and check. */
+json_t *eg_json_verdict(const struct eg_verdict_result *res, const struct eg_request *req);
+/* `execgate verdict verify`: a signed verdict, decoded. */
+json_t *eg_json_claim(const struct eg_verdict_claim *v);
+
+/* The "streams" member of install and retire. */
+json_t *eg_json_streams(const struct eg_stream_cuts *s);
+json_t *eg_json_install(const struct eg_install_report *rep, const struct eg_inet_key *addrs,
+			size_t naddrs);
+json_t *eg_json_retire(const struct eg_exec_record *after, const struct eg_inet_key *addrs,
+		       size_t naddrs, const struct eg_stream_cuts *streams);
+json_t *eg_json_forget(const __u8 sandbox[EG_ID_BYTES], unsigned endpoints_removed);
+
+/* Keys: {"schema_version", "keys": [...]}, entries appended with
+ * eg_json_key_add; a change is {"schema_version", "kid", "added"|"removed"}. */
+json_t *eg_json_keys(json_t **keys);
+int eg_json_key_add(json_t *keys, const char *kid, const uint8_t pk[32]);
+json_t *eg_json_key_change(const char *kid, const char *what, bool value);
+
+/* A denial event; wall_ns is its CLOCK_REALTIME time; worker_id may be
+ * NULL (JSON null) when the worker's id is not known. */
+json_t *eg_json_event(const struct eg_event *e, int64_t wall_ns, const char *worker_id);
+/* RFC 3339 UTC with nanoseconds. */
+void eg_json_rfc3339(int64_t wall_ns, char out[64]);
+
+/* {"schema_version", "error", "reason"}. */
+json_t *eg_json_error(const char *error, const char *reason);
+
+/* The worker id recorded in state_dir (node.worker, eg_node_key_init) as
+ * UUID text; -ENOENT when none is recorded. */
+int eg_node_worker_id_text(const char *state_dir, char out[EG_UUID_TEXT_LEN]);
+
+#endif

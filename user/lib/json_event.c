@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Denial events and the key set (lib/json.h). */
+#include <errno.h>
+#include <stdio.h>
+#include "core/ids.h"
+#include "lib/json.h"
+#include "loader/kreason.h"
+
+json_t *eg_json_event(const struct eg_event *e, int64_t wall_ns, const char *worker_id)
+{
+	char when[64];
+	json_t *o;
+
+	eg_json_rfc3339(wall_ns, when);
+	o = json_pack("{s:i,s:s,s:s,s:I,s:o,s:s,s:s,s:I,s:I,s:o,s:o,s:I}", "schema_version",
+		      EG_JSON_SCHEMA_VERSION, "kind", "denial", "time", when, "time_unix_ns",
+		      (json_int_t)wall_ns, "worker_id",
+		      worker_id ? json_string(worker_id) : json_null(), "hook",
+		      eg_hook_name(e->hook), "reason", eg_kreason_name(e->reason), "pid",
+		      (json_int_t)e->pid, "tid", (json_int_t)e->tid, "comm",
+		      eg_json_bytes(e->comm, sizeof(e->comm)), "sandbox", eg_json_uuid(e->sandbox),
+		      "epoch", (json_int_t)e->epoch);
+	if (!o)
+		return NULL;
+	if (e->path[0])
+		json_object_set_new(o, "path", eg_json_bytes(e->path, sizeof(e->path)));
+	if (e->vsock.cid || e->vsock.port)
+		json_object_set_new(o, "vsock",
+				    json_pack("{s:I,s:I}", "cid", (json_int_t)e->vsock.cid, "port",
+					      (json_int_t)e->vsock.port));
+	return o;
+}
+
+json_t *eg_json_keys(json_t **keys)
+{
+	json_t *o = eg_json_doc();
+
+	*keys = json_array();
+	if (!o || !*keys || json_object_set_new(o, "keys", *keys)) {
+		json_decref(o);
+		*keys = NULL;
+		return NULL;
+	}
+	return o;
+}
+
+int eg_json_key_add(json_t *keys, const char *kid, const uint8_t pk[32])
+{
+	char hex[65];
+
+	for (int i = 0; i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", pk[i]);
+	return json_array_append_new(keys, json_pack("{s:s,s:s}", "kid", kid, "public_key", hex))
+		   ? -ENOMEM
+		   : 0;
+}
+
+json_t *eg_json_key_change(const char *kid, const char *what, bool value)
+{
+	return json_pack("{s:i,s:s,s:b}", "schema_version", EG_JSON_SCHEMA_VERSION, "kid", kid,
+			 what, value);
+}

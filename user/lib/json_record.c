@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The record and what carries it: list, show, install, retire, forget
+ * (lib/json.h). */
+#include "core/ids.h"
+#include "lib/json.h"
+#include "loader/inet.h"
+
+json_t *eg_json_record(const struct eg_exec_record *r, const struct eg_inet_key *addrs,
+		       size_t naddrs)
+{
+	json_t *ports = json_array(), *o;
+
+	for (__u32 i = 0; i < r->nports && i < EG_RECORD_PORTS; i++)
+		json_array_append_new(ports, json_pack("{s:i,s:s}", "port", (int)r->ports[i].port,
+						       "proto", eg_proto_name(r->ports[i].proto)));
+	o = json_pack(
+	    "{s:o,s:s,s:o,s:o,s:s,s:I,s:I,s:I,s:o,s:o,s:o}", "sandbox", eg_json_uuid(r->sandbox),
+	    "state", r->state == EG_RECORD_RETIRED ? "retired" : "active", "worker",
+	    eg_json_uuid(r->worker), "pod_uid", eg_json_uuid(r->pod_uid), "substrate",
+	    eg_substrate_name((uint8_t)r->substrate), "generation", (json_int_t)r->generation,
+	    "activation", (json_int_t)r->activation, "epoch", (json_int_t)r->epoch, "bridge",
+	    eg_json_proc(&r->bridge), "vmm", eg_json_proc(&r->vmm), "ports", ports);
+	if (o && addrs) {
+		json_t *arr = json_array();
+		char text[EG_INET_TEXT_MAX];
+
+		for (size_t i = 0; i < naddrs; i++)
+			json_array_append_new(arr,
+					      json_string(eg_inet_key_format(&addrs[i], text)));
+		json_object_set_new(o, "service_addrs", arr);
+	}
+	return o;
+}
+
+json_t *eg_json_list(json_t **records)
+{
+	json_t *o = eg_json_doc();
+
+	*records = json_array();
+	if (!o || !*records || json_object_set_new(o, "records", *records)) {
+		json_decref(o);
+		*records = NULL;
+		return NULL;
+	}
+	return o;
+}
+
+json_t *eg_json_show(const struct eg_sandbox_info *info)
+{
+	return json_pack("{s:i,s:o,s:I,s:I}", "schema_version", EG_JSON_SCHEMA_VERSION, "record",
+			 eg_json_record(&info->record, info->service_addrs, info->n_service_addrs),
+			 "endpoints", (json_int_t)info->n_endpoints, "grants",
+			 (json_int_t)info->n_grants);
+}
+
+json_t *eg_json_streams(const struct eg_stream_cuts *s)
+{
+	return json_pack("{s:I,s:I,s:I,s:I,s:o,s:o,s:o}", "unix_cut", (json_int_t)s->unix_cut,
+			 "unix_unreachable", (json_int_t)s->unix_unreachable, "tcp_cut",
+			 (json_int_t)s->tcp_cut, "tcp_unreachable", (json_int_t)s->tcp_unreachable,
+			 "unix_method", s->unix_method ? json_string(s->unix_method) : json_null(),
+			 "tcp_method", s->tcp_method ? json_string(s->tcp_method) : json_null(),
+			 "error", s->error ? json_string(s->error_text) : json_null());
+}
+
+json_t *eg_json_install(const struct eg_install_report *rep, const struct eg_inet_key *addrs,
+			size_t naddrs)
+{
+	/* before: the record install replaced, without service_addrs (the
+	 * report does not keep the addresses it had). */
+	return json_pack(
+	    "{s:i,s:o,s:s,s:o,s:o,s:I,s:I,s:I,s:I,s:o}", "schema_version", EG_JSON_SCHEMA_VERSION,
+	    "sandbox", eg_json_uuid(rep->after.sandbox), "outcome", rep->outcome_name, "record",
+	    eg_json_record(&rep->after, addrs, naddrs), "before",
+	    rep->had_before ? eg_json_record(&rep->before, NULL, 0) : json_null(),
+	    "endpoints_added", (json_int_t)rep->endpoints_added, "endpoints_claimed",
+	    (json_int_t)rep->endpoints_claimed, "inodes", (json_int_t)rep->inodes, "grants_dropped",
+	    (json_int_t)rep->grants_dropped, "streams", eg_json_streams(&rep->streams));
+}
+
+json_t *eg_json_retire(const struct eg_exec_record *after, const struct eg_inet_key *addrs,
+		       size_t naddrs, const struct eg_stream_cuts *streams)
+{
+	return json_pack("{s:i,s:o,s:o,s:o}", "schema_version", EG_JSON_SCHEMA_VERSION, "sandbox",
+			 eg_json_uuid(after->sandbox), "record",
+			 eg_json_record(after, addrs, naddrs), "streams", eg_json_streams(streams));
+}
+
+json_t *eg_json_forget(const __u8 sandbox[EG_ID_BYTES], unsigned endpoints_removed)
+{
+	return json_pack("{s:i,s:o,s:I}", "schema_version", EG_JSON_SCHEMA_VERSION, "sandbox",
+			 eg_json_uuid(sandbox), "endpoints_removed", (json_int_t)endpoints_removed);
+}
