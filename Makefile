@@ -177,8 +177,12 @@ test-unit-san: $(BUILD)/test-unit-san
 # (vmtest fails any test that ran on no kernel); a test that needs the
 # declared tier and cannot have it fails.
 HOST_TIER ?= cgroup
+# Each suite logs the JSON its tests receive for test-schema
+# (scripts/make/schema.mk), afresh on every run.
+JSON_LOG_DIR := $(BUILD)/json-log
 test-kernel: $(BUILD)/test-kernel $(BINS)
-	EXECGATE_EXPECT_TIER=$(HOST_TIER) \
+	@mkdir -p $(JSON_LOG_DIR) && rm -f $(JSON_LOG_DIR)/kernel.jsonl
+	EXECGATE_EXPECT_TIER=$(HOST_TIER) EXECGATE_JSON_LOG=$(CURDIR)/$(JSON_LOG_DIR)/kernel.jsonl \
 	EXECGATE_BIN=$(CURDIR)/$(BUILD)/execgate EXECGATE_ISSUE_BIN=$(CURDIR)/$(BUILD)/execgate-issue \
 		$(BUILD)/test-kernel --jobs 1 --json=$(BUILD)/test-kernel-host.json || \
 		{ ./scripts/ktest-failures.sh $(BUILD)/test-kernel-host.json; exit 1; }

@@ -7,7 +7,7 @@
 
 # user/daemon/json.c too: test_json.c compares the verdict's two forms.
 DAEMON_TEST_SRCS := $(wildcard tests/daemon/*.c) tests/kernel/harness.c tests/kernel/not_offered.c \
-	user/daemon/json.c
+	tests/kernel/json_log.c user/daemon/json.c
 
 .PHONY: test-daemon install-daemon
 
@@ -18,7 +18,9 @@ $(BUILD)/test-daemon: $(DAEMON_TEST_SRCS) $(wildcard tests/daemon/*.h tests/kern
 # Root (scratch cgroups and pins). --jobs 1: each test starts its own
 # daemon on its own pin dir, and the bad-client tests count fds.
 test-daemon: $(BUILD)/test-daemon $(BINS)
+	@mkdir -p $(JSON_LOG_DIR) && rm -f $(JSON_LOG_DIR)/daemon.jsonl
 	EXECGATE_EXPECT_TIER=$(HOST_TIER) EXECGATED_BIN=$(CURDIR)/$(BUILD)/execgated \
+	EXECGATE_JSON_LOG=$(CURDIR)/$(JSON_LOG_DIR)/daemon.jsonl \
 	EXECGATE_BIN=$(CURDIR)/$(BUILD)/execgate EXECGATE_ISSUE_BIN=$(CURDIR)/$(BUILD)/execgate-issue \
 	EXECGATE_UNIT=$(CURDIR)/deploy/systemd/execgated.service \
 		$(BUILD)/test-daemon --jobs 1

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <criterion/criterion.h>
 #include "dd.h"
+#include "json_log.h"
 #include "loader/cgroup.h"
 #include "not_offered.h"
 
@@ -184,7 +185,7 @@ void dd_resp_free(struct dd_resp *r)
 	r->json = NULL;
 }
 
-static struct dd_resp read_resp(int fd, int timeout_ms)
+static struct dd_resp read_resp(int fd, int timeout_ms, const char *req, size_t req_len)
 {
 	struct dd_resp r = {.status = -ETIMEDOUT};
 	size_t cap = 8192, len = 0;
@@ -221,6 +222,11 @@ static struct dd_resp read_resp(int fd, int timeout_ms)
 		r.body = malloc(r.body_len + 1);
 		memcpy(r.body, sep + 4, r.body_len + 1);
 		r.json = json_loadb(r.body, r.body_len, 0, NULL);
+		/* Every JSON answer goes to the schema log (json_log.h); an
+		 * answer that claims JSON but does not parse is logged too,
+		 * and fails the check. */
+		if (strcasestr(r.head, "\r\nContent-Type: application/json"))
+			kh_json_log_api(req, req_len, r.status, r.body, r.body_len);
 	} else {
 		r.body = strdup("");
 	}
@@ -244,7 +250,7 @@ struct dd_resp dd_raw(const void *bytes, size_t len, int timeout_ms)
 		close(fd);
 		return r;
 	}
-	r = read_resp(fd, timeout_ms);
+	r = read_resp(fd, timeout_ms, bytes, len);
 	close(fd);
 	return r;
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <criterion/criterion.h>
 #include "dd.h"
+#include "json_log.h"
 
 TestSuite(daemon_api, .init = dd_setup, .fini = dd_teardown, .timeout = 90);
 
@@ -53,7 +54,7 @@ static void expect(const char *op, const char *token, const char *scope, const c
 	struct dd_resp r = verdict(op, token, scope);
 
 	cr_assert_eq(r.status, 200, "%s: %d %s", op, r.status, r.body);
-	cr_expect_eq(dd_int(&r, "schema_version"), 1);
+	cr_expect_eq(dd_int(&r, "schema_version"), 2);
 	cr_expect_str_eq(dd_str(&r, "verdict"), v, "%s: %s", op, r.body);
 	cr_expect_str_eq(dd_str(&r, "reason"), reason, "%s: %s", op, r.body);
 	dd_resp_free(&r);
@@ -341,17 +342,17 @@ Test(daemon_api, record_and_key_life_cycle)
 	r = dd_req("GET", "/v1/sandboxes/" DD_SANDBOX, NULL);
 	cr_assert_eq(r.status, 200, "%s", r.body);
 	{
-		json_t *s = json_object_get(r.json, "sandbox");
+		json_t *s = json_object_get(r.json, "record");
 
 		cr_expect_str_eq(json_string_value(json_object_get(s, "sandbox")), DD_SANDBOX);
 		cr_expect_str_eq(json_string_value(json_object_get(s, "state")), "active");
 		cr_expect_eq(json_integer_value(json_object_get(s, "generation")), 8);
-		cr_expect_geq(json_integer_value(json_object_get(s, "endpoints")), 1, "%s", r.body);
+		cr_expect_geq(dd_int(&r, "endpoints"), 1, "%s", r.body);
 	}
 	dd_resp_free(&r);
 	r = dd_req("GET", "/v1/sandboxes", NULL);
 	cr_assert_eq(r.status, 200);
-	cr_expect_eq(json_array_size(json_object_get(r.json, "sandboxes")), 1, "%s", r.body);
+	cr_expect_eq(json_array_size(json_object_get(r.json, "records")), 1, "%s", r.body);
 	dd_resp_free(&r);
 
 	/* a newer generation replaces: epoch moves */
@@ -476,6 +477,7 @@ Test(daemon_api, events_fan_out_to_every_reader)
 		cr_assert_not_null(line, "%s", buf[i]);
 		end = strchr(line, '\n');
 		cr_assert_not_null(end);
+		kh_json_log_event(line, (size_t)(end - line));
 		ev = json_loadb(line, (size_t)(end - line), 0, NULL);
 		cr_assert_not_null(ev, "not JSON: %s", line);
 		cr_expect_str_eq(json_string_value(json_object_get(ev, "worker_id")), DD_WORKER);
@@ -597,11 +599,12 @@ Test(daemon_api, slow_event_reader_gets_a_gap_line)
 		      metric_value("execgate_events_total"),
 		      metric_value("execgate_ringbuf_dropped_events_total"));
 	cr_assert(
-	    stream_until(fd, "{\"schema_version\":1,\"kind\":\"gap\"", 10000, gap, sizeof(gap)),
+	    stream_until(fd, "{\"schema_version\":2,\"kind\":\"gap\"", 10000, gap, sizeof(gap)),
 	    "no gap line");
 	{
 		json_t *o = json_loads(gap, 0, NULL);
 
+		kh_json_log_event(gap, strcspn(gap, "\n"));
 		cr_assert_not_null(o, "not JSON: %s", gap);
 		cr_expect_str_eq(json_string_value(json_object_get(o, "worker_id")), DD_WORKER);
 		cr_expect_gt(json_integer_value(json_object_get(o, "missed")), 0, "%s", gap);
@@ -636,7 +639,7 @@ Test(daemon_api, status_and_metrics)
 	r = dd_req("GET", "/v1/status", NULL);
 	cr_assert_eq(r.status, 200, "%s", r.body);
 	cr_expect(json_is_true(json_object_get(r.json, "loaded")), "%s", r.body);
-	cr_expect_eq(dd_int(&r, "schema_version"), 1, "%s", r.body);
+	cr_expect_eq(dd_int(&r, "schema_version"), 2, "%s", r.body);
 	/* The tests attach to a scratch cgroup: status warns (200 still). */
 	cr_expect(json_is_false(json_object_get(r.json, "attach_root")), "%s", r.body);
 	cr_expect_str_eq(json_string_value(json_object_get(

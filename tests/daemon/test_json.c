@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The verdict text execgated answers admit and check with
- * (egd_verdict_text) is exactly what the jansson form (egd_json_verdict)
+ * (egd_verdict_text) is exactly what the jansson form (eg_json_verdict)
  * dumps, for every shape of result: random contents, every verdict and
  * reason, each optional part present or not. No daemon needed. */
 #include <errno.h>
@@ -72,7 +72,7 @@ Test(daemon_json, verdict_text_is_the_jansson_form)
 		int n;
 
 		random_result(&res, &req);
-		o = egd_json_verdict(&res, &req);
+		o = eg_json_verdict(&res, &req);
 		cr_assert_not_null(o, "case %d: jansson refused the result", i);
 		want = json_dumps(o, JSON_COMPACT);
 		json_decref(o);

@@ -22,6 +22,7 @@
 #include <criterion/criterion.h>
 #include "not_offered.h"
 #include "harness.h"
+#include "json_log.h"
 #include "core/keyset.h"
 #include "loader/cgroup.h"
 #include "loader/pins.h"
@@ -58,8 +59,9 @@ void kh_track(pid_t pid)
 static int run_argv(char *out, size_t size, char *const argv[])
 {
 	char scratch[256];
-	int pipefd[2], status;
-	size_t used = 0;
+	int pipefd[2], status, rc;
+	size_t used = 0, all_len = 0, all_cap = 0;
+	char *all = NULL; /* everything, for the JSON log (json_log.h) */
 	ssize_t n;
 	pid_t pid;
 
@@ -83,19 +85,31 @@ static int run_argv(char *out, size_t size, char *const argv[])
 	/* Keep reading past a full buffer so the child never blocks. */
 	for (;;) {
 		bool room = used + 1 < size;
+		char *at = room ? out + used : scratch;
 
-		n = read(pipefd[0], room ? out + used : scratch,
-			 room ? size - 1 - used : sizeof(scratch));
+		n = read(pipefd[0], at, room ? size - 1 - used : sizeof(scratch));
 		if (n <= 0)
 			break;
+		if (all_len + (size_t)n > all_cap) {
+			all_cap = 2 * (all_len + (size_t)n);
+			all = realloc(all, all_cap);
+			cr_assert_not_null(all);
+		}
+		memcpy(all + all_len, at, (size_t)n);
+		all_len += (size_t)n;
 		if (room)
 			used += (size_t)n;
 	}
 	close(pipefd[0]);
 	out[used] = '\0';
-	if (waitpid(pid, &status, 0) < 0)
+	if (waitpid(pid, &status, 0) < 0) {
+		free(all);
 		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	}
+	rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	kh_json_log_cli(argv, rc, all ? all : "", all_len);
+	free(all);
+	return rc;
 }
 
 static int run_va(char *out, size_t size, const char *prog, bool dirs, va_list ap)

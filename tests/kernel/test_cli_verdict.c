@@ -31,7 +31,7 @@ static void signed_verdict_of(const char *json, char *out, size_t size)
 /* guarantees: none */
 Test(cli_verdict, node_key_signs_refresh_and_verify_accepts_only_the_real_thing)
 {
-	char out[4096], pub[512], sv[512], bad[600], tok[512], issuer_pub[512];
+	char out[4096], pub[512], sv[512], bad[600], tok[512], issuer_pub[512], tid[4096];
 	const char *bsock = kh_path("bridge.sock");
 	pid_t bridge = kh_listener_start(bsock);
 	char b[16];
@@ -73,6 +73,32 @@ Test(cli_verdict, node_key_signs_refresh_and_verify_accepts_only_the_real_thing)
 	cr_assert(strstr(out, "refresh-route: generation-retired"), "%s", out);
 	cr_assert(strstr(out, "generation 8 activation 1"), "the installed identity: %s", out);
 	cr_assert(strstr(out, WORKER_A), "the signing worker: %s", out);
+	/* The token id as admit prints it (token.token_id): 32 hex digits,
+	 * in the text and in the JSON form. */
+	rc = kh_cli(tid, sizeof(tid), "check", "--json", tok, NULL);
+	cr_assert_eq(rc, 3, "%s", tid);
+	{
+		const char *t = strstr(tid, "\"token_id\":\"");
+
+		cr_assert_not_null(t, "%s", tid);
+		snprintf(tid, sizeof(tid), "%.32s", t + strlen("\"token_id\":\""));
+	}
+	cr_assert_eq(strspn(tid, "0123456789abcdef"), 32, "%s", tid);
+	cr_assert(strstr(out, tid), "token %s in: %s", tid, out);
+	rc = kh_run(out, sizeof(out), getenv("EXECGATE_BIN"), "verdict", "verify", "--node-key",
+		    pub, "--json", sv, NULL);
+	cr_assert_eq(rc, 0, "valid: %s", out);
+	cr_assert(strstr(out, "{\"schema_version\":2,\"valid\":true,\"verdict\":\"refresh-route\","
+			      "\"reason\":\"generation-retired\","),
+		  "%s", out);
+	snprintf(bad, sizeof(bad), "\"token_id\":\"%.32s\",", tid);
+	cr_assert(strstr(out, bad), "%s in: %s", bad, out);
+	cr_assert(strstr(out, "\"record\":{\"generation\":8,\"activation\":1}"), "%s", out);
+	snprintf(issuer_pub, sizeof(issuer_pub), "%s/%s.pub", kh.keys_dir, kh.kid);
+	rc = kh_run(out, sizeof(out), getenv("EXECGATE_BIN"), "verdict", "verify", "--node-key",
+		    issuer_pub, "--json", sv, NULL);
+	cr_assert_eq(rc, 4, "another key: %s", out);
+	cr_assert(strstr(out, "{\"schema_version\":2,\"valid\":false}\n"), "%s", out);
 
 	/* One character changed, cut short, one group more, another key. */
 	snprintf(bad, sizeof(bad), "%s", sv);

@@ -71,7 +71,7 @@ Test(cli_worker, status_exits_7_when_nothing_is_loaded)
 		    "/sys/fs/bpf/execgate-test-none", "--state-dir", kh_path("none"), NULL);
 	cr_assert_eq(rc, 7, "exit %d: %s", rc, out);
 	cr_assert(strstr(out,
-			 "{\"schema_version\":1,\"pin_dir\":\"/sys/fs/bpf/execgate-test-none\","
+			 "{\"schema_version\":2,\"pin_dir\":\"/sys/fs/bpf/execgate-test-none\","
 			 "\"loaded\":false,\"probed\":false,") == out,
 		  "%s", out);
 	cr_assert(strstr(out, "not probed: no probe record"), "%s", out);
@@ -194,7 +194,7 @@ Test(cli_worker, keys_add_of_a_present_key_exits_0)
 	cr_assert_str_eq(out, want);
 	rc = kh_cli(out, sizeof(out), "keys", "list", "--json", NULL);
 	cr_assert_eq(rc, 0, "%s", out);
-	cr_assert(strstr(out, "{\"schema_version\":1,\"keys\":[{\"kid\":\"") == out, "%s", out);
+	cr_assert(strstr(out, "{\"schema_version\":2,\"keys\":[{\"kid\":\"") == out, "%s", out);
 	cr_assert_null(strstr(strchr(out, '}'), "\"kid\""), "one key, listed once: %s", out);
 }
 
@@ -285,14 +285,16 @@ Test(cli_worker, list_show_forget)
 	cr_assert_eq(rc, 0, "%s", out);
 	cr_assert(strstr(out, S " active  generation 7 attempt 1 epoch 1 worker " WORKER_A) == out,
 		  "%s", out);
+	/* The ServicePort profile: none installed here. */
+	cr_assert(strstr(out, " ports none service-addrs none\n"), "%s", out);
 	rc = kh_cli(out, sizeof(out), "list", "--json", NULL);
 	cr_assert_eq(rc, 0, "%s", out);
-	cr_assert(strstr(out, "{\"schema_version\":1,\"records\":[{\"sandbox\":\"" S
+	cr_assert(strstr(out, "{\"schema_version\":2,\"records\":[{\"sandbox\":\"" S
 			      "\",\"state\":\"active\"") == out,
 		  "%s", out);
 	rc = kh_cli(out, sizeof(out), "show", "--sandbox", S, "--json", NULL);
 	cr_assert_eq(rc, 0, "%s", out);
-	cr_assert(strstr(out, "{\"schema_version\":1,\"record\":{\"sandbox\":\"" S "\""), "%s",
+	cr_assert(strstr(out, "{\"schema_version\":2,\"record\":{\"sandbox\":\"" S "\""), "%s",
 		  out);
 	/* The path and the inode of the socket bound there (LSM tier keys). */
 	cr_assert(strstr(out, ",\"endpoints\":2,\"grants\":0}\n"), "%s", out);
@@ -314,7 +316,7 @@ Test(cli_worker, list_show_forget)
 	cr_assert_str_eq(out, want);
 	cr_assert_eq(kh_cli(out, sizeof(out), "forget", "--sandbox", S, NULL), 7, "%s", out);
 	rc = kh_cli(out, sizeof(out), "list", "--json", NULL);
-	cr_assert_str_eq(out, "{\"schema_version\":1,\"records\":[]}\n");
+	cr_assert_str_eq(out, "{\"schema_version\":2,\"records\":[]}\n");
 	/* The bridge socket is unregistered again: anyone connects. */
 	cr_assert_eq(kh_child_connect(&bridge, kh_path("b.sock"), NULL, NULL), 0);
 }
@@ -356,7 +358,7 @@ Test(cli_worker, admit_and_check_print_one_verdict_form)
 	ra = kh_cli(a, sizeof(a), "admit", "--pid", p, "--json", token, NULL);
 	rc = kh_cli(c, sizeof(c), "check", "--json", token, NULL);
 	cr_assert_eq(ra, 3, "%s", a);
-	cr_assert(strstr(a, "{\"schema_version\":1,\"verdict\":\"refresh-route\",\"reason\":"
+	cr_assert(strstr(a, "{\"schema_version\":2,\"verdict\":\"refresh-route\",\"reason\":"
 			    "\"generation-mismatch\",\"detail\":null,") == a,
 		  "%s", a);
 	cr_assert(strstr(a, ",\"subject\":{\"tgid\":"), "%s", a);
