@@ -15,10 +15,13 @@
 3. Every ```json block in the docs is preceded by a marker line
        <!-- json-example: KIND -->        (a whole document)
        <!-- json-example: KIND MEMBER --> (the value of one member of it)
+       <!-- json-example: request -->     (a request body: only parsed)
    and is valid against that schema, every member path it shows (with its
    JSON type) occurs in some real document of that kind in the logs, and,
    for a whole document, some real document has exactly its top-level
    members. An example is what the binaries print, not what they once did.
+   A document shown anywhere else (another code block, an inline code span
+   starting `{"schema_version"`) fails: it would go unchecked.
 
 Without logs only the docs are checked against the schemas (step 3 minus
 the comparison with real output), for a quick run while editing.
@@ -229,13 +232,28 @@ def read_logs(logs):
 MARKER = re.compile(r"^\s*<!-- json-example: ([a-z-]+)(?: ([a-z_]+))? -->\s*$")
 
 
+INLINE_DOC = re.compile(r'`\{"schema_version"')
+
+
 def doc_examples(files):
-    """Yields (file, line, kind, member, text) for each ```json block."""
+    """Yields (file, line, kind, member, text) for each ```json block, and
+    (file, line, "UNMARKED", None, text) for a document shown anywhere else:
+    another code block or an inline code span."""
     for path in files:
         with open(path, encoding="utf-8") as f:
             lines = f.read().split("\n")
         i = 0
         while i < len(lines):
+            if lines[i].strip().startswith("```") and lines[i].strip() != "```json":
+                j = i + 1
+                while j < len(lines) and not lines[j].strip().startswith("```"):
+                    if lines[j].lstrip().startswith('{"schema_version"'):
+                        yield path, j + 1, "UNMARKED", None, lines[j]
+                    j += 1
+                i = j + 1
+                continue
+            if INLINE_DOC.search(lines[i]):
+                yield path, i + 1, "UNMARKED", None, lines[i]
             if lines[i].strip() == "```json":
                 start = i + 1
                 j = start
@@ -293,6 +311,17 @@ def main():
         if kind is None:
             failures.append("%s: ```json block without a <!-- json-example: KIND --> line "
                             "before it" % where)
+            continue
+        if kind == "UNMARKED":
+            failures.append("%s: a JSON document outside a marked ```json block (it would go "
+                            "unchecked): %s" % (where, text.strip()[:100]))
+            continue
+        if kind == "request":
+            # A request body: what a client sends, no output to compare with.
+            try:
+                json.loads(text)
+            except ValueError as exc:
+                failures.append("%s: request example is not JSON: %s" % (where, exc))
             continue
         if kind not in DOC_KINDS:
             failures.append("%s: json-example %s: no such document schema" % (where, kind))

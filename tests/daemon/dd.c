@@ -49,6 +49,7 @@ void dd_setup(void)
 	memset(&dd, 0, sizeof(dd));
 	if (geteuid() != 0)
 		kh_not_offered(KH_NEED_ROOT, "not running as root");
+	kh_json_log_open();
 	/* The 1000-connection test needs more than the usual 1024 fds. */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;

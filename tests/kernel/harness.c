@@ -228,6 +228,7 @@ void kh_setup_requiring(const char *tier)
 	memset(&kh, 0, sizeof(kh));
 	if (geteuid() != 0)
 		kh_not_offered(KH_NEED_ROOT, "not running as root");
+	kh_json_log_open();
 	snprintf(kh.dir, sizeof(kh.dir), "/tmp/egk-%d-%u", (int)getpid(), n);
 	snprintf(kh.state_dir, sizeof(kh.state_dir), "%s/state", kh.dir);
 	snprintf(kh.keys_dir, sizeof(kh.keys_dir), "%s/issuer", kh.dir);

@@ -10,30 +10,43 @@
 #include <jansson.h>
 #include "json_log.h"
 
-/* One entry, one write(2) on an O_APPEND descriptor: entries of tests
- * that run at once never interleave. A log that cannot be written fails
- * the test: a missing entry would go unchecked. */
+static int log_fd = -1;
+
+void kh_json_log_open(void)
+{
+	const char *path = getenv("EXECGATE_JSON_LOG");
+
+	if (log_fd >= 0 || !path || !*path)
+		return;
+	log_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	cr_assert_geq(log_fd, 0, "json log %s: %s", path, strerror(errno));
+}
+
+/* One entry, one write(2) on an O_APPEND descriptor: entries of processes
+ * that write at once never interleave. The descriptor is opened once, by
+ * root, in the test's setup: a forked child that dropped its uid
+ * (tests/daemon/dd.c req_as) writes through the one it inherited. A log
+ * that cannot be written fails the test: a missing entry would go
+ * unchecked. */
 static void append(json_t *entry)
 {
 	const char *path = getenv("EXECGATE_JSON_LOG");
 	char *text;
 	size_t n;
-	int fd;
 
 	if (!path || !*path) {
 		json_decref(entry);
 		return;
 	}
+	kh_json_log_open();
 	cr_assert_not_null(entry, "json log: out of memory");
 	text = json_dumps(entry, JSON_COMPACT);
 	json_decref(entry);
 	cr_assert_not_null(text, "json log: out of memory");
 	n = strlen(text);
 	text[n] = '\n'; /* json_dumps' NUL becomes the newline */
-	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-	cr_assert_geq(fd, 0, "json log %s: %s", path, strerror(errno));
-	cr_assert_eq(write(fd, text, n + 1), (ssize_t)(n + 1), "json log %s: short write", path);
-	close(fd);
+	cr_assert_eq(write(log_fd, text, n + 1), (ssize_t)(n + 1), "json log %s: short write",
+		     path);
 	free(text);
 }
 

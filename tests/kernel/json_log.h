@@ -13,6 +13,9 @@
 
 #include <stddef.h>
 
+/* Opens the log (as root, before any child drops its uid); every setup
+ * calls it. */
+void kh_json_log_open(void);
 /* A CLI run: argv (NULL-terminated), its exit status, stdout+stderr. */
 void kh_json_log_cli(char *const argv[], int rc, const char *out, size_t len);
 /* An HTTP answer to "METHOD PATH" (request holds the request line). */

@@ -182,6 +182,52 @@ Test(tcp, connect4_needs_a_serviceport_grant_for_port_and_protocol)
 	cr_assert_eq(kh_counter(EG_K_DENY_RETIRED), denied + 1);
 }
 
+/* The ServicePort profile an install registered is what list and show
+ * print, in text and in JSON, and what install's own report carries.
+ * guarantees: none */
+Test(tcp, list_and_show_print_the_serviceport_profile)
+{
+	static const char *const forms[][3] = {
+	    {"list", NULL, NULL}, {"list", "--json", NULL}, {"show", "--sandbox", SANDBOX}};
+	const char *ports_text = " ports 7000/tcp,7001/udp,7003/tcp service-addrs ";
+	const char *ports_json = "\"ports\":[{\"port\":7000,\"proto\":\"tcp\"},{\"port\":7001,"
+				 "\"proto\":\"udp\"},{\"port\":7003,\"proto\":\"tcp\"}],"
+				 "\"service_addrs\":[";
+	char out[8192], me[16];
+	int rc;
+
+	tcp_tier_or_skip();
+	snprintf(me, sizeof(me), "%d", (int)getpid());
+	rc = kh_cli(out, sizeof(out), "install", "--sandbox", SANDBOX, "--worker", WORKER,
+		    "--generation", "7", "--activation", "1", "--bridge-pid", me, "--service-addr",
+		    TE_GUEST_ADDR, "--service-addr", "::1", "--service-port", "7000/tcp",
+		    "--service-port", "7001/udp", "--profile-port", "7003/tcp", "--json", NULL);
+	cr_assert_eq(rc, 0, "%s", out);
+	cr_assert(strstr(out, ports_json), "install --json: %s", out);
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]) + 1; i++) {
+		bool json = i == 1 || i == 3;
+
+		if (i < 3)
+			rc = kh_cli(out, sizeof(out), forms[i][0], forms[i][1], forms[i][2], NULL);
+		else
+			rc = kh_cli(out, sizeof(out), "show", "--sandbox", SANDBOX, "--json", NULL);
+		cr_assert_eq(rc, 0, "form %zu: %s", i, out);
+		cr_assert(strstr(out, json ? ports_json : ports_text), "form %zu: %s", i, out);
+		/* Both addresses, in the map's order. */
+		cr_assert(strstr(out, json ? "\"" TE_GUEST_ADDR "\"" : TE_GUEST_ADDR), "%s", out);
+		cr_assert(strstr(out, json ? "\"::1\"" : "::1"), "%s", out);
+	}
+	/* Retired, the profile is still the record's; forgotten, it is gone. */
+	rc = kh_cli(out, sizeof(out), "retire", "--sandbox", SANDBOX, "--json", NULL);
+	cr_assert_eq(rc, 0, "%s", out);
+	cr_assert(strstr(out, ports_json), "retire --json: %s", out);
+	cr_assert_eq(kh_cli(out, sizeof(out), "forget", "--sandbox", SANDBOX, "--json", NULL), 0,
+		     "%s", out);
+	cr_assert(strstr(out, "\"endpoints_removed\":2}"), "two addresses: %s", out);
+	cr_assert_eq(kh_cli(out, sizeof(out), "list", "--json", NULL), 0, "%s", out);
+	cr_assert_str_eq(out, "{\"schema_version\":2,\"records\":[]}\n");
+}
+
 /* guarantees: tcp-serviceport-profile */
 Test(tcp, connect6_and_udp_sendmsg_are_checked)
 {
