@@ -81,11 +81,24 @@ void kh_json_log_api(const char *request, size_t request_len, int status, const 
 {
 	size_t line = 0;
 
-	while (line < request_len && request[line] != '\r' && request[line] != '\n')
-		line++;
-	append(json_pack("{s:s,s:o,s:i,s:o}", "src", "api", "request",
-			 text_or_marker(request, line), "status", status, "body",
-			 text_or_marker(body, len)));
+	char text[512];
+	size_t o = 0;
+
+	/* The request line only classifies the answer: bytes a test sent
+	 * outside printable ASCII (a bad path) as \xNN. */
+	for (; line < request_len && request[line] != '\r' && request[line] != '\n' &&
+	       o + 5 < sizeof(text);
+	     line++) {
+		unsigned char c = (unsigned char)request[line];
+
+		if (c >= 0x20 && c < 0x7f)
+			text[o++] = (char)c;
+		else
+			o += (size_t)snprintf(text + o, 5, "\\x%02x", c);
+	}
+	text[o] = '\0';
+	append(json_pack("{s:s,s:s,s:i,s:o}", "src", "api", "request", text, "status", status,
+			 "body", text_or_marker(body, len)));
 }
 
 void kh_json_log_event(const char *line, size_t len)

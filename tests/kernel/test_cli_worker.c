@@ -241,6 +241,15 @@ Test(cli_worker, events_count_drain_time_and_escaping)
 	rc = kh_cli(out, sizeof(out), "events", "--drain", "--json", NULL);
 	cr_assert_eq(rc, 0, "%s", out);
 	cr_assert_str_empty(out);
+	/* The JSON form escapes the same bytes the same way (\xNN, as
+	 * execgated's GET /v1/events does), so it is valid UTF-8. */
+	cr_assert_eq(kh_child_connect(&other, path, NULL, NULL), -EPERM);
+	rc = kh_cli(out, sizeof(out), "events", "--drain", "--json", NULL);
+	cr_assert_eq(rc, 0, "%s", out);
+	cr_assert_eq(lines(out), 1, "%s", out);
+	cr_assert(strstr(out, "br\\\\x5cidge-\\\\xc3\\\\xa9.sock\"}\n"), "escaped path: %s", out);
+	cr_assert(strstr(out, "{\"schema_version\":2,\"kind\":\"denial\",\"time\":\"") == out, "%s",
+		  out);
 
 	/* Wall-clock time, RFC 3339 UTC with nanoseconds, in both forms. */
 	cr_assert_eq(kh_child_connect(&other, path, NULL, NULL), -EPERM);
