@@ -63,13 +63,13 @@ static int run_keys(const struct eg_cli_cmd *cmd, int argc, char **argv)
 		json_t *doc = o.json ? eg_json_keys(&o.keys) : NULL;
 
 		rc = o.json && !doc ? -ENOMEM : eg_worker_keys_list(w, list_one, &o);
-		if (rc < 0)
+		if (rc < 0) {
 			snprintf(err, sizeof(err), "keys: %s", strerror(-rc));
-		else if (doc && eg_json_print(stdout, doc))
+			json_decref(doc);
+		} else if (doc && eg_json_print(stdout, doc)) { /* takes doc */
+			snprintf(err, sizeof(err), "keys: cannot write the list");
 			rc = -EIO;
-		else
-			doc = NULL;
-		json_decref(doc);
+		}
 	}
 	eg_worker_close(w);
 	if (rc < 0) {
