@@ -70,8 +70,8 @@ enum MHD_Result egd_h_sandbox_show(struct egd_call *c)
 		return egd_reply_error(c, MHD_HTTP_NOT_FOUND, "not found", "sandbox %s: no record",
 				       c->arg);
 	if (rc)
-		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error", "%s",
-				       err);
+		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error",
+				       "%s, but the report cannot be read: %s", "installed", err);
 	return egd_reply_json(c, MHD_HTTP_OK, eg_json_show(&info));
 }
 
@@ -255,8 +255,8 @@ enum MHD_Result egd_h_sandbox_install(struct egd_call *c)
 	rc = eg_worker_service_addrs(c->d->worker, spec.sandbox, addrs, EG_WORKER_MAX_ENDPOINTS,
 				     &naddrs, err, sizeof(err));
 	if (rc)
-		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error", "%s",
-				       err);
+		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error",
+				       "%s, but the report cannot be read: %s", "retired", err);
 	return egd_reply_json(c, MHD_HTTP_OK, eg_json_install(&rep, addrs, naddrs));
 }
 

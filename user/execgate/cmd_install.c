@@ -166,9 +166,12 @@ static int run_install(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	if (eg_cli_worker_open(&p, &w))
 		return EG_EXIT_ERROR;
 	rc = eg_worker_install(w, &spec, &rep, err, sizeof(err));
-	if (!rc)
-		rc = eg_worker_service_addrs(w, spec.sandbox, addrs, EG_WORKER_MAX_ENDPOINTS,
-					     &naddrs, err, sizeof(err));
+	if (!rc && eg_worker_service_addrs(w, spec.sandbox, addrs, EG_WORKER_MAX_ENDPOINTS, &naddrs,
+					   err, sizeof(err))) {
+		eg_worker_close(w);
+		eg_cli_err("installed, but the report cannot be read: %s", err);
+		return EG_EXIT_ERROR;
+	}
 	eg_worker_close(w);
 	if (rc) {
 		eg_cli_err("%s", err);
@@ -256,9 +259,12 @@ static int run_retire(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	rc = eg_worker_retire_report(w, sandbox, &after, &streams, err, sizeof(err));
-	if (!rc)
-		rc = eg_worker_service_addrs(w, sandbox, addrs, EG_WORKER_MAX_ENDPOINTS, &naddrs,
-					     err, sizeof(err));
+	if (!rc && eg_worker_service_addrs(w, sandbox, addrs, EG_WORKER_MAX_ENDPOINTS, &naddrs, err,
+					   sizeof(err))) {
+		eg_worker_close(w);
+		eg_cli_err("retired, but the report cannot be read: %s", err);
+		return EG_EXIT_ERROR;
+	}
 	eg_worker_close(w);
 	if (rc) {
 		eg_cli_err("%s", err);
