@@ -70,8 +70,8 @@ enum MHD_Result egd_h_sandbox_show(struct egd_call *c)
 		return egd_reply_error(c, MHD_HTTP_NOT_FOUND, "not found", "sandbox %s: no record",
 				       c->arg);
 	if (rc)
-		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error",
-				       "%s, but the report cannot be read: %s", "installed", err);
+		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error", "%s",
+				       err);
 	return egd_reply_json(c, MHD_HTTP_OK, eg_json_show(&info));
 }
 
@@ -256,7 +256,7 @@ enum MHD_Result egd_h_sandbox_install(struct egd_call *c)
 				     &naddrs, err, sizeof(err));
 	if (rc)
 		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error",
-				       "%s, but the report cannot be read: %s", "retired", err);
+				       "installed, but the report cannot be read: %s", err);
 	return egd_reply_json(c, MHD_HTTP_OK, eg_json_install(&rep, addrs, naddrs));
 }
 
@@ -289,8 +289,8 @@ enum MHD_Result egd_h_sandbox_retire(struct egd_call *c)
 	rc = eg_worker_service_addrs(c->d->worker, id, addrs, EG_WORKER_MAX_ENDPOINTS, &naddrs, err,
 				     sizeof(err));
 	if (rc)
-		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error", "%s",
-				       err);
+		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error",
+				       "retired, but the report cannot be read: %s", err);
 	return egd_reply_json(c, MHD_HTTP_OK, eg_json_retire(&after, addrs, naddrs, &streams));
 }
 
