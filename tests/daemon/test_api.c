@@ -348,6 +348,11 @@ Test(daemon_api, record_and_key_life_cycle)
 		cr_expect_str_eq(json_string_value(json_object_get(s, "state")), "active");
 		cr_expect_eq(json_integer_value(json_object_get(s, "generation")), 8);
 		cr_expect_geq(dd_int(&r, "endpoints"), 1, "%s", r.body);
+		/* The ServicePort profile, as execgate show --json prints it:
+		 * none installed here, so two empty arrays. */
+		cr_expect(json_is_array(json_object_get(s, "ports")), "%s", r.body);
+		cr_expect_eq(json_array_size(json_object_get(s, "service_addrs")), 0, "%s", r.body);
+		cr_expect(json_is_array(json_object_get(s, "service_addrs")), "%s", r.body);
 	}
 	dd_resp_free(&r);
 	r = dd_req("GET", "/v1/sandboxes", NULL);
