@@ -6,7 +6,7 @@
 #include <sodium.h>
 #include "execgate/commands.h"
 
-static const struct eg_cli_opt keys_opts[] = {
+static const struct eg_opt keys_opts[] = {
     EG_OPT("json", NULL, "list: print one JSON object (schema_version 1)"),
     EG_OPT_END,
 };

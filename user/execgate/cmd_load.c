@@ -8,7 +8,7 @@
 #include "loader/proc_id.h"
 #include "loader/tier.h"
 
-static const struct eg_cli_opt load_opts[] = {
+static const struct eg_opt load_opts[] = {
     EG_OPT("cgroup", "PATH",
 	   "the cgroup v2 directory whose processes the cgroup tier checks "
 	   "(default: the cgroup v2 root)"),
@@ -76,7 +76,7 @@ const struct eg_cli_cmd eg_cmd_load = {
     .run = run_load,
 };
 
-static const struct eg_cli_opt no_opts[] = {EG_OPT_END};
+static const struct eg_opt no_opts[] = {EG_OPT_END};
 
 static int run_unload(const struct eg_cli_cmd *cmd, int argc, char **argv)
 {
@@ -111,12 +111,12 @@ const struct eg_cli_cmd eg_cmd_unload = {
     .run = run_unload,
 };
 
-static const struct eg_cli_opt status_opts[] = {
+static const struct eg_opt status_opts[] = {
     EG_OPT("json", NULL, "print the report as one JSON object (schema_version 1)"),
     EG_OPT_END,
 };
 
-static const struct eg_cli_opt status_only_opts[] = {
+static const struct eg_opt status_only_opts[] = {
     EG_OPT("json", NULL, "print the report as one JSON object (schema_version 1)"),
     EG_OPT("require-root-attach", NULL,
 	   "exit 1 when a cgroup program is attached below the cgroup root (status warns "
