@@ -78,7 +78,7 @@ static size_t commands(char names[][32], size_t max)
 	RUN(&r, "--help");
 	cr_assert_eq(r.rc, 0, "execgate --help: exit %d: %s", r.rc, r.err);
 	for (char *line = strtok(r.out, "\n"); line && n < max; line = strtok(NULL, "\n"))
-		if (line[0] == ' ' && line[1] == ' ' && line[2] != ' ')
+		if (line[0] == ' ' && line[1] == ' ' && line[2] != ' ' && line[2] != '-')
 			sscanf(line + 2, "%31[a-z-]", names[n++]);
 	return n;
 }

@@ -204,7 +204,8 @@ static const struct key keys[] = {
 /* clang-format on */
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
-/* The doc text, folded at 76 columns under a 4-space indent. */
+/* The doc text, folded at 72 columns under a 4-space indent (the man
+ * page indents it 7 more). */
 static void print_folded(FILE *f, const char *text)
 {
 	const char *p = text;
@@ -212,8 +213,8 @@ static void print_folded(FILE *f, const char *text)
 	while (*p) {
 		size_t n = strlen(p);
 
-		if (n > 72) {
-			n = 72;
+		if (n > 68) {
+			n = 68;
 			while (n && p[n] != ' ')
 				n--;
 			if (!n)
@@ -232,7 +233,10 @@ void egd_config_help(FILE *f)
 		const struct key *k = &keys[i];
 		char value[64];
 
-		if (k->value)
+		if (k->set == set_path)
+			snprintf(value, sizeof(value), "%s, at most %zu bytes", k->value,
+				 k->size - 1);
+		else if (k->value)
 			snprintf(value, sizeof(value), "%s", k->value);
 		else
 			snprintf(value, sizeof(value), "%u..%u", k->min, k->max);

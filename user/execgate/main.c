@@ -23,8 +23,9 @@ static void usage(FILE *f)
 			commands[i]->args);
 	fprintf(f,
 		"every command takes --pin-dir DIR (default %s) and --state-dir DIR\n"
-		"(default %s), and --help; execgate --version (-V) prints the version\n",
+		"(default %s), and --help\n\noptions:\n",
 		EG_WORKER_DEFAULT_PIN_DIR, EG_WORKER_DEFAULT_STATE_DIR);
+	eg_opts_help_std(f);
 }
 
 int main(int argc, char **argv)

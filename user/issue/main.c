@@ -16,8 +16,8 @@ static void usage(FILE *f)
 		   "                          [--pod-uid UUID] [--substrate NAME] --scope LIST "
 		   "[--port N/tcp|udp]\n"
 		   "                          [--ttl S] [--now UNIX] [--not-before UNIX]\n"
-		   "       execgate-issue --help | --version\n"
-		   "(execgate-issue COMMAND --help for its flags)\n");
+		   "(execgate-issue COMMAND --help for its flags)\n\noptions:\n");
+	eg_opts_help_std(f);
 }
 
 int main(int argc, char **argv)
