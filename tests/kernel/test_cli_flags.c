@@ -103,6 +103,11 @@ static size_t flags(const char *cmd, struct flag *f, size_t max, struct run *r)
 	     line = strtok_r(NULL, "\n", &save)) {
 		char left[64] = "", *sp;
 
+		/* A row's help text folds onto lines indented to its column. */
+		if (n && strspn(line, " ") >= 20) {
+			f[n - 1].repeat |= strstr(line, "(repeatable)") != NULL;
+			continue;
+		}
 		/* "  -h, --help ...": the short alias goes, the row stays. */
 		if (!strncmp(line, "  -", 3) && line[3] != '-' && !strncmp(line + 4, ", --", 4)) {
 			line += 4;

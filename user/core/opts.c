@@ -39,17 +39,44 @@ void eg_opts_print_version(const char *prog)
 	printf("%s %s\n", prog, EXECGATE_VERSION);
 }
 
+/* Help rows fit 80 columns: the text folds at spaces onto lines indented
+ * to its column, so the man pages made from --help fit too. */
+#define HELP_COLUMN 29
+#define HELP_WIDTH  80
+
 static void help_row(FILE *f, char short_name, const char *name, const char *arg, const char *help,
 		     bool repeat)
 {
-	char left[64];
+	char left[64], text[512];
+	const char *p = text;
+	int col;
 
 	if (short_name)
 		snprintf(left, sizeof(left), "-%c, --%s%s%s", short_name, name, arg ? " " : "",
 			 arg ? arg : "");
 	else
 		snprintf(left, sizeof(left), "--%s%s%s", name, arg ? " " : "", arg ? arg : "");
-	fprintf(f, "  %-26s %s%s\n", left, help, repeat ? " (repeatable)" : "");
+	snprintf(text, sizeof(text), "%s%s", help, repeat ? " (repeatable)" : "");
+	col = fprintf(f, "  %-26s ", left);
+	while (*p) {
+		size_t room = (size_t)(HELP_WIDTH - col), n = strlen(p);
+
+		if (n > room) {
+			n = room;
+			while (n && p[n] != ' ')
+				n--;
+			if (!n) /* one word longer than the room: whole */
+				n = strcspn(p, " ");
+		}
+		fprintf(f, "%.*s\n", (int)n, p);
+		p += n;
+		while (*p == ' ')
+			p++;
+		if (*p)
+			col = fprintf(f, "%*s", HELP_COLUMN, "");
+	}
+	if (p == text)
+		fputc('\n', f);
 }
 
 void eg_opts_help_rows(FILE *f, const struct eg_opt *table)
