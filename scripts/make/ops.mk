@@ -80,6 +80,8 @@ test-ops: $(MAN_PAGES) $(BINS) $(OPS_CONFIG_CHECK) | $(DEPS_STAMP)
 	./tests/ops/test-options.sh $(BUILD) $(VERSION)
 	$(if $(DAEMON_OBJS),@echo "test-ops: configuration reference: docs/api.md and execgated(8) = execgated --help-config")
 	$(if $(DAEMON_OBJS),./tests/ops/test-config-doc.sh $(BUILD))
+	@echo "test-ops: every command line in the docs uses flags the programs have"
+	python3 ./tests/ops/test_doc_flags.py $(BUILD)
 	$(if $(DAEMON_OBJS),,@echo "test-ops: NOT TESTED: execgated(8): user/daemon/ has no sources, so no execgated to run help2man on")
 	@echo "test-ops: install-man, install-bash-completion into $(OPS_DESTDIR)"
 	rm -rf $(OPS_DESTDIR)
