@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # The one option parser (user/core/opts.c) as each program meets it: in
 # execgate, execgated, execgate-issue and execgate-bridge, and in every
-# subcommand, --help and -h print the same usage on stdout (exit 0),
+# subcommand, --help and -h print the same usage on stdout (exit 0) with a
+# description for every flag,
 # --version and -V print "PROG VERSION", and every flag the help lists,
 # cut by one letter, is refused: exit 2, one line on stderr naming the
 # option, nothing on stdout (getopt_long would have taken the prefix). The
@@ -45,6 +46,10 @@ check_unit() {
 	done
 	# "  --name ARG  help" or "  -c, --name ARG  help"
 	flags=$(sed -n -E 's/^  (-[a-zA-Z], )?--([a-z][a-z-]*).*/\2/p' "$out.help")
+	# Every flag is described: text after the flag and its value.
+	bare=$(grep -E '^  (-[a-zA-Z], )?--[a-z]' "$out.help" |
+		grep -vE '^  (-[a-zA-Z], )?--[a-z][a-z-]*( [^ ]+)? +[^ ].{8,}' || true)
+	[ -z "$bare" ] && ok || fail "$unit --help: flags without a description: $bare"
 	rm -f "$out.help"
 	for want in help version; do
 		printf '%s\n' "$flags" | grep -qx "$want" && ok || fail "$unit --help does not list --$want"
