@@ -204,6 +204,15 @@ static const struct key keys[] = {
 /* clang-format on */
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
+static size_t key_index(const char *name)
+{
+	size_t i = 0;
+
+	while (i < NKEYS - 1 && strcmp(keys[i].name, name))
+		i++;
+	return i;
+}
+
 /* The doc text, folded at 72 columns under a 4-space indent (the man
  * page indents it 7 more). */
 static void print_folded(FILE *f, const char *text)
@@ -334,7 +343,7 @@ int egd_config_load(const char *file, struct egd_config *cfg, char *err, size_t 
 		rc = -EIO;
 	}
 	fclose(f);
-	if (!rc && !seen[0]) { /* keys[0]: worker_id */
+	if (!rc && !seen[key_index("worker_id")]) {
 		/* Events and metrics name the worker: no silent default. */
 		snprintf(err, err_size, "config %s:%u: worker_id: missing (the worker's UUID)",
 			 file, lineno);
