@@ -32,9 +32,9 @@ static const struct eg_opt opts[] = {
 
 static const struct issue_cmd cap_cmd = {
     .name = "cap",
-    .synopsis = "--key SEEDFILE --sandbox UUID --worker UUID --generation N --activation N\n"
-		"       [--pod-uid UUID] [--substrate NAME] --scope LIST [--port N/tcp|udp]\n"
-		"       [--ttl S] [--now UNIX] [--not-before UNIX]",
+    .synopsis = "--key SEEDFILE --sandbox UUID --worker UUID --generation N\n"
+		"       --activation N [--pod-uid UUID] [--substrate NAME] --scope LIST\n"
+		"       [--port N/tcp|udp] [--ttl S] [--now UNIX] [--not-before UNIX]",
     .about = "Signs one capability v1 for the execution identity given and prints its text\n"
 	     "form on stdout. Workers verify it with execgate check or admit, or over\n"
 	     "execgated's API; they allow at most 15 seconds of clock skew.",
