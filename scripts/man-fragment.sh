@@ -6,7 +6,10 @@
 #   [SYNOPSIS]  the usage block: the "usage:" line and the indented lines
 #               after it;
 #   [COMMANDS]  for each subcommand that usage block names, its own --help;
-#   [OPTIONS]   without subcommands: --help from its first option line on.
+#   [OPTIONS]   without subcommands: --help from its first option line on;
+#   [CONFIGURATION]  where --help lists --help-config: its output, the
+#               reference of every configuration key (docs/api.md carries
+#               the same text, tests/ops/test-config-doc.sh).
 # A subcommand whose --help fails fails the page: the manual never silently
 # lacks a command. usage: man-fragment.sh BINARY
 set -eu
@@ -68,4 +71,12 @@ else
 		printf '%s\n' "$rest" | roff
 		printf '.fi\n'
 	fi
+fi
+if printf '%s\n' "$help" | grep -q -- '--help-config'; then
+	printf '[CONFIGURATION]\n'
+	printf 'One \\fIkey\\fR = \\fIvalue\\fR per line; a line whose first non-blank character is\n'
+	printf '# is a comment. An unknown key, a key given twice or a bad value stops\n'
+	printf '.B %s\nwith exit 2. The keys:\n.PP\n.nf\n' "$prog"
+	"$bin" --help-config | roff
+	printf '.fi\n'
 fi

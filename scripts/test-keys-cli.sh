@@ -144,7 +144,7 @@ expect_refused "cap --key 0644 seed" 1 "mode 0644 is too open" -- \
 	"$ISSUE" cap --key "$S" "${ISSUE_ARGS[@]}"
 chmod 600 "$S"
 expect_refused "pubkey without --seed" 2 "missing --seed" -- "$ISSUE" pubkey
-expect_refused "pubkey --seed twice" 2 "--seed given twice" -- \
+expect_refused "pubkey --seed twice" 2 "--seed: given more than once" -- \
 	"$ISSUE" pubkey --seed "$S" --seed "$S"
 
 # The conversion docs/capability.md gives for an old seed: it stays 0600 and

@@ -17,29 +17,35 @@ man: $(MAN_PAGES)
 
 # Each page: help2man over the binary (title, version, date), the
 # hand-written docs/man/<name>.h2m (NAME, DESCRIPTION, EXIT STATUS, FILES,
-# SEE ALSO) and the binary's --help kept verbatim (scripts/man-fragment.sh:
-# SYNOPSIS, and COMMANDS or OPTIONS).
+# SEE ALSO; a man page of its own, turned into help2man's include form by
+# scripts/man-h2m.sh) and the binary's --help kept verbatim
+# (scripts/man-fragment.sh: SYNOPSIS, COMMANDS or OPTIONS, and
+# CONFIGURATION from --help-config where the binary has it).
 $(MAN_DIR)/%.h2m: $(BUILD)/% scripts/man-fragment.sh | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	./scripts/man-fragment.sh $(BUILD)/$* > $@
 
+$(MAN_DIR)/%.src.h2m: docs/man/%.h2m scripts/man-h2m.sh
+	@mkdir -p $(@D)
+	./scripts/man-h2m.sh $< > $@
+
 MAN_SECTION_NAME = $(if $(filter %.1,$@),User Commands,System Administration)
 define man_page
 	$(HELP2MAN) --section $(subst .,,$(suffix $@)) --manual "$(MAN_SECTION_NAME)" \
-		--include docs/man/$(basename $(@F)).h2m --include $(MAN_DIR)/$(basename $(@F)).h2m \
+		--include $(MAN_DIR)/$(basename $(@F)).src.h2m --include $(MAN_DIR)/$(basename $(@F)).h2m \
 		--output $@ $(BUILD)/$(basename $(@F))
 endef
 
-$(MAN_DIR)/execgate.8: $(BUILD)/execgate docs/man/execgate.h2m $(MAN_DIR)/execgate.h2m
+$(MAN_DIR)/execgate.8: $(BUILD)/execgate $(MAN_DIR)/execgate.src.h2m $(MAN_DIR)/execgate.h2m
 	$(man_page)
 
-$(MAN_DIR)/execgate-issue.1: $(BUILD)/execgate-issue docs/man/execgate-issue.h2m $(MAN_DIR)/execgate-issue.h2m
+$(MAN_DIR)/execgate-issue.1: $(BUILD)/execgate-issue $(MAN_DIR)/execgate-issue.src.h2m $(MAN_DIR)/execgate-issue.h2m
 	$(man_page)
 
-$(MAN_DIR)/execgated.8: $(BUILD)/execgated docs/man/execgated.h2m $(MAN_DIR)/execgated.h2m
+$(MAN_DIR)/execgated.8: $(BUILD)/execgated $(MAN_DIR)/execgated.src.h2m $(MAN_DIR)/execgated.h2m
 	$(man_page)
 
-$(MAN_DIR)/execgate-bridge.8: $(BUILD)/execgate-bridge docs/man/execgate-bridge.h2m $(MAN_DIR)/execgate-bridge.h2m
+$(MAN_DIR)/execgate-bridge.8: $(BUILD)/execgate-bridge $(MAN_DIR)/execgate-bridge.src.h2m $(MAN_DIR)/execgate-bridge.h2m
 	$(man_page)
 
 install: install-man install-bash-completion
@@ -68,6 +74,14 @@ OPS_DESTDIR := $(CURDIR)/$(BUILD)/ops-destdir
 test-ops: $(MAN_PAGES) $(BINS) $(OPS_CONFIG_CHECK) | $(DEPS_STAMP)
 	@echo "test-ops: man pages"
 	./tests/ops/man-lint.sh $(VERSION) $(MAN_PAGES)
+	@echo "test-ops: man page sources render as pages of their own (man -l docs/man/*.h2m)"
+	./tests/ops/man-lint.sh --source $(wildcard docs/man/*.h2m)
+	@echo "test-ops: one option parser (exact names, --help/-h, --version/-V) in every program"
+	./tests/ops/test-options.sh $(BUILD) $(VERSION)
+	$(if $(DAEMON_OBJS),@echo "test-ops: configuration reference: docs/api.md and execgated(8) = execgated --help-config")
+	$(if $(DAEMON_OBJS),./tests/ops/test-config-doc.sh $(BUILD))
+	@echo "test-ops: every command line in the docs uses flags the programs have"
+	python3 ./tests/ops/test_doc_flags.py $(BUILD)
 	$(if $(DAEMON_OBJS),,@echo "test-ops: NOT TESTED: execgated(8): user/daemon/ has no sources, so no execgated to run help2man on")
 	@echo "test-ops: install-man, install-bash-completion into $(OPS_DESTDIR)"
 	rm -rf $(OPS_DESTDIR)

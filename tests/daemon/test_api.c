@@ -680,6 +680,41 @@ Test(daemon_api, status_and_metrics)
 	dd_resp_free(&r);
 	rc = kh_run(out, sizeof(out), "sh", "-c", "promtool check metrics < \"$0\"", file, NULL);
 	cr_expect_eq(rc, 0, "promtool check metrics: exit %d: %s", rc, out);
+
+	/* The TCP tier's maps have their gauges too: a record with a
+	 * ServicePort address (installed through the CLI, on the daemon's
+	 * pins) is one entry in eg_inet_endpoints. */
+	{
+		char pid[16];
+
+		snprintf(pid, sizeof(pid), "%d", (int)bridge.pid);
+		rc = kh_cli(out, sizeof(out), "install", "--sandbox", DD_SANDBOX2, "--worker",
+			    DD_WORKER, "--generation", "1", "--activation", "1", "--bridge-pid",
+			    pid, "--service-addr", "10.0.8.2", "--service-port", "8080/tcp", NULL);
+		cr_assert_eq(rc, 0, "execgate install --service-addr: %s", out);
+	}
+	r = dd_req("GET", "/metrics", NULL);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	cr_expect(strstr(r.body, "\nexecgate_map_entries{map=\"eg_inet_endpoints\"} 1\n"), "%s",
+		  r.body);
+	cr_expect(strstr(r.body, "\nexecgate_map_entries{map=\"eg_service_grants\"} 0\n"), "%s",
+		  r.body);
+	cr_expect(strstr(r.body, "\nexecgate_map_entries{map=\"eg_inet_netns\"} "), "%s", r.body);
+	snprintf(out, sizeof(out), "\nexecgate_map_max_entries{map=\"eg_inet_endpoints\"} %u\n",
+		 EG_MAX_INET_ENDPOINTS);
+	cr_expect(strstr(r.body, out), "%s", r.body);
+	snprintf(out, sizeof(out), "\nexecgate_map_max_entries{map=\"eg_service_grants\"} %u\n",
+		 EG_MAX_SERVICE_GRANTS);
+	cr_expect(strstr(r.body, out), "%s", r.body);
+	snprintf(out, sizeof(out), "\nexecgate_map_max_entries{map=\"eg_inet_netns\"} %u\n",
+		 EG_MAX_INET_NETNS);
+	cr_expect(strstr(r.body, out), "%s", r.body);
+	f = fopen(file, "w");
+	fwrite(r.body, 1, r.body_len, f);
+	fclose(f);
+	dd_resp_free(&r);
+	rc = kh_run(out, sizeof(out), "sh", "-c", "promtool check metrics < \"$0\"", file, NULL);
+	cr_expect_eq(rc, 0, "promtool check metrics (with the TCP maps): exit %d: %s", rc, out);
 }
 
 /* --- stream revocation over the API ---------------------------------------- */

@@ -60,7 +60,7 @@ Test(daemon_config, one_line_errors_exit_2)
 			 "execgated: config FILE:4: pin_dir = relative: not an absolute path\n");
 	cr_expect_eq(with_config(WID "require = most\n", out, sizeof(out)), 2);
 	cr_expect_str_eq(
-	    out, "execgated: config FILE:2: require = most: not one of cgroup, lsm, full\n");
+	    out, "execgated: config FILE:2: require = most: not one of cgroup, lsm, tcp, full\n");
 	cr_expect_eq(with_config(WID "threads = 0\n", out, sizeof(out)), 2);
 	cr_expect_str_eq(out, "execgated: config FILE:2: threads = 0: not a number in 1..64\n");
 	cr_expect_eq(with_config(WID WID, out, sizeof(out)), 2);

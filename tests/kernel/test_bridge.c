@@ -1094,14 +1094,16 @@ Test(bridge, bridge_command_line)
 			      "PATH --vsock-port N\n"),
 		  "%s", out);
 	cr_assert_eq(kh_run(out, sizeof(out), bin, "--sand", SANDBOX, NULL), 2);
-	cr_assert_str_eq(out, "execgate-bridge: unknown argument '--sand' (see --help)\n");
+	cr_assert_str_eq(out, "execgate-bridge: --sand: unknown option (execgate-bridge --help)\n");
 	cr_assert_eq(
 	    kh_run(out, sizeof(out), bin, "--sandbox", SANDBOX, "--sandbox", SANDBOX, NULL), 2);
-	cr_assert_str_eq(out, "execgate-bridge: --sandbox given twice\n");
+	cr_assert_str_eq(
+	    out, "execgate-bridge: --sandbox: given more than once (execgate-bridge --help)\n");
 	cr_assert_eq(kh_run(out, sizeof(out), bin, "--sandbox", SANDBOX, "--listen", "/tmp/x",
 			    "--vmm-socket", "/tmp/y", NULL),
 		     2);
-	cr_assert_str_eq(out, "execgate-bridge: --vsock-port is required (see --help)\n");
+	cr_assert_str_eq(out,
+			 "execgate-bridge: --vsock-port is required (execgate-bridge --help)\n");
 	cr_assert_eq(kh_run(out, sizeof(out), bin, "--sandbox", SANDBOX, "--listen", "/tmp/x",
 			    "--vmm-socket", "/tmp/y", "--vsock-port", "-1", NULL),
 		     2);

@@ -78,7 +78,7 @@ static size_t commands(char names[][32], size_t max)
 	RUN(&r, "--help");
 	cr_assert_eq(r.rc, 0, "execgate --help: exit %d: %s", r.rc, r.err);
 	for (char *line = strtok(r.out, "\n"); line && n < max; line = strtok(NULL, "\n"))
-		if (line[0] == ' ' && line[1] == ' ' && line[2] != ' ')
+		if (line[0] == ' ' && line[1] == ' ' && line[2] != ' ' && line[2] != '-')
 			sscanf(line + 2, "%31[a-z-]", names[n++]);
 	return n;
 }
@@ -103,6 +103,16 @@ static size_t flags(const char *cmd, struct flag *f, size_t max, struct run *r)
 	     line = strtok_r(NULL, "\n", &save)) {
 		char left[64] = "", *sp;
 
+		/* A row's help text folds onto lines indented to its column. */
+		if (n && strspn(line, " ") >= 20) {
+			f[n - 1].repeat |= strstr(line, "(repeatable)") != NULL;
+			continue;
+		}
+		/* "  -h, --help ...": the short alias goes, the row stays. */
+		if (!strncmp(line, "  -", 3) && line[3] != '-' && !strncmp(line + 4, ", --", 4)) {
+			line += 4;
+			line[0] = line[1] = ' ';
+		}
 		if (strncmp(line, "  --", 4))
 			continue;
 		memset(&f[n], 0, sizeof(f[n]));
@@ -236,7 +246,8 @@ Test(cli_flags, every_single_valued_flag_given_twice_is_refused)
 			char opt[40];
 			const char *v;
 
-			if (f[k].repeat || !strcmp(f[k].name, "help"))
+			if (f[k].repeat || !strcmp(f[k].name, "help") ||
+			    !strcmp(f[k].name, "version"))
 				continue;
 			snprintf(opt, sizeof(opt), "--%s", f[k].name);
 			if (f[k].arg[0]) {

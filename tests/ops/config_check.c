@@ -25,10 +25,10 @@ int main(int argc, char **argv)
 	printf("cgroup=%s\n", cfg.cgroup);
 	printf("require=%s\n", cfg.require);
 	printf("socket=%s\n", cfg.socket);
-	if (cfg.has_admin_gid)
-		printf("admin_group=%u\n", (unsigned)cfg.admin_gid);
-	if (cfg.has_admit_gid)
-		printf("admit_group=%u\n", (unsigned)cfg.admit_gid);
+	if (cfg.admin_group.set)
+		printf("admin_group=%u\n", (unsigned)cfg.admin_group.gid);
+	if (cfg.admit_group.set)
+		printf("admit_group=%u\n", (unsigned)cfg.admit_group.gid);
 	printf("worker_id=%s\n", cfg.worker_id_text);
 	return 0;
 }

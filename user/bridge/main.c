@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include "bridge/bridge.h"
+#include "core/opts.h"
 
 #define EXIT_ERROR 1
 #define EXIT_USAGE 2
@@ -39,8 +40,20 @@ void egb_log(const char *fmt, ...)
 	fprintf(stderr, "execgate-bridge: %s\n", line);
 }
 
-static void usage(FILE *f)
+static const struct eg_opt opts[] = {
+    EG_OPT("sandbox", "UUID", "the sandbox whose record is checked"),
+    EG_OPT("listen", "PATH", "the bridge socket to listen on"),
+    EG_OPT("vmm-socket", "PATH", "Firecracker's host-side VSOCK Unix socket"),
+    EG_OPT("vsock-port", "N", "the guest port asked for in CONNECT N"),
+    EG_OPT("pin-dir", "DIR", "pinned maps (default " EG_WORKER_DEFAULT_PIN_DIR ")"),
+    EG_OPT("state-dir", "DIR", "state directory (default " EG_WORKER_DEFAULT_STATE_DIR ")"),
+    EG_OPT_END,
+};
+enum { O_SANDBOX, O_LISTEN, O_VMM, O_PORT, O_PIN, O_STATE, O__COUNT };
+
+static void usage(const struct eg_opts *p, FILE *f)
 {
+	(void)p;
 	fprintf(
 	    f,
 	    "usage: execgate-bridge --sandbox UUID --listen PATH --vmm-socket PATH --vsock-port N\n"
@@ -51,72 +64,36 @@ static void usage(FILE *f)
 	    "listener is the VMM of the installed record, does Firecracker's hybrid VSOCK\n"
 	    "handshake (CONNECT N) and forwards bytes both ways. A stream is cut when its\n"
 	    "lease is revoked (the record's epoch moved or the sandbox was retired).\n"
-	    "\n"
-	    "  --sandbox UUID     the sandbox whose record is checked\n"
-	    "  --listen PATH      the bridge socket to listen on\n"
-	    "  --vmm-socket PATH  Firecracker's host-side VSOCK Unix socket\n"
-	    "  --vsock-port N     the guest port asked for in CONNECT N\n"
-	    "  --pin-dir DIR      pinned maps (default " EG_WORKER_DEFAULT_PIN_DIR ")\n"
-	    "  --state-dir DIR    state directory (default " EG_WORKER_DEFAULT_STATE_DIR ")\n"
-	    "  --help             this text\n"
-	    "  --version          print the version\n"
-	    "\n"
-	    "Runs in the foreground until SIGTERM or SIGINT; logs one line per connection on\n"
-	    "stderr (verified, refused and why, revoked, closed).\n");
+	    "\n");
+	eg_opts_help_rows(f, opts);
+	eg_opts_help_std(f);
+	fprintf(f,
+		"\n"
+		"Runs in the foreground until SIGTERM or SIGINT; logs one line per connection on\n"
+		"stderr (verified, refused and why, revoked, closed).\n");
 }
 
-enum { O_SANDBOX, O_LISTEN, O_VMM, O_PORT, O_PIN, O_STATE, O__COUNT };
-static const char *const opt_names[O__COUNT] = {
-    "--sandbox", "--listen", "--vmm-socket", "--vsock-port", "--pin-dir", "--state-dir",
-};
-
-/* Exact names only (no abbreviations), each at most once, "--opt VALUE"
- * or "--opt=VALUE". 0, 1 (--help/--version done), or EXIT_USAGE. */
+/* 0, 1 (--help/--version done), or EXIT_USAGE. */
 static int parse_args(int argc, char **argv, const char *val[O__COUNT])
 {
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *eq = strchr(a, '=');
-		size_t n = eq ? (size_t)(eq - a) : strlen(a);
-		int o;
+	const struct eg_opt *o;
+	const char *v;
+	struct eg_opts p;
+	int rc;
 
-		if (!strcmp(a, "--help")) {
-			usage(stdout);
-			return 1;
-		}
-		if (!strcmp(a, "--version")) {
-			printf("execgate-bridge %s\n", eg_version());
-			return 1;
-		}
-		for (o = 0; o < O__COUNT; o++)
-			if (strlen(opt_names[o]) == n && !strncmp(a, opt_names[o], n))
-				break;
-		if (o == O__COUNT) {
-			fprintf(stderr, "execgate-bridge: unknown argument '%s' (see --help)\n", a);
-			return EXIT_USAGE;
-		}
-		if (val[o]) {
-			fprintf(stderr, "execgate-bridge: %s given twice\n", opt_names[o]);
-			return EXIT_USAGE;
-		}
-		if (eq) {
-			val[o] = eq + 1;
-		} else if (i + 1 < argc) {
-			val[o] = argv[++i];
-		} else {
-			fprintf(stderr, "execgate-bridge: %s needs a value\n", opt_names[o]);
-			return EXIT_USAGE;
-		}
-		if (!*val[o]) {
-			fprintf(stderr, "execgate-bridge: %s: empty value\n", opt_names[o]);
-			return EXIT_USAGE;
-		}
+	eg_opts_init(&p, "execgate-bridge", NULL, argc, argv);
+	p.tables[0] = opts;
+	p.help = usage;
+	while ((rc = eg_opts_next(&p, &o, &v)) == 1) {
+		if (!*v)
+			return eg_opts_usage(&p, "--%s: empty value", o->name);
+		val[o - opts] = v;
 	}
-	for (int o = 0; o <= O_PORT; o++)
-		if (!val[o]) {
-			fprintf(stderr, "execgate-bridge: %s is required (see --help)\n",
-				opt_names[o]);
-			return EXIT_USAGE;
-		}
+	if (rc < 0)
+		return p.exit == EG_OPTS_EXIT_OK ? 1 : p.exit;
+	for (int i = 0; i <= O_PORT; i++)
+		if (!val[i])
+			return eg_opts_usage(&p, "--%s is required", opts[i].name);
 	return 0;
 }
 

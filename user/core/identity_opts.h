@@ -22,19 +22,6 @@ enum eg_identity_flag {
 };
 #define EG_IDF_REQUIRED (EG_IDF_SANDBOX | EG_IDF_WORKER | EG_IDF_GENERATION | EG_IDF_ACTIVATION)
 
-/* struct option entries (getopt.h) for the flags every identity command
- * takes, each returning val; a command adds --retired-below and
- * --profile-port itself where it accepts them. */
-/* clang-format off */
-#define EG_IDENTITY_LONG_OPTS(val)                                                                 \
-	{"sandbox", required_argument, NULL, (val)},                                               \
-	{"worker", required_argument, NULL, (val)},                                                \
-	{"generation", required_argument, NULL, (val)},                                            \
-	{"activation", required_argument, NULL, (val)},                                            \
-	{"pod-uid", required_argument, NULL, (val)},                                               \
-	{"substrate", required_argument, NULL, (val)}
-/* clang-format on */
-
 struct eg_identity_opts {
 	struct eg_record rec; /* defaults: pod_uid zero, substrate firecracker-host */
 	unsigned seen;	      /* enum eg_identity_flag bits */

@@ -58,9 +58,9 @@ int egd_peer_read(int fd, const struct egd_config *cfg, struct egd_peer *out)
 	 * which can only ever deny more, never grant more. */
 
 	if (cred.uid == 0 ||
-	    (cfg->has_admin_gid && in_groups(cfg->admin_gid, cred.gid, groups, ngroups)))
+	    (cfg->admin_group.set && in_groups(cfg->admin_group.gid, cred.gid, groups, ngroups)))
 		out->role = EGD_ROLE_ADMIN;
-	else if (cfg->has_admit_gid && in_groups(cfg->admit_gid, cred.gid, groups, ngroups))
+	else if (cfg->admit_group.set && in_groups(cfg->admit_group.gid, cred.gid, groups, ngroups))
 		out->role = EGD_ROLE_ADMIT;
 	else
 		out->role = EGD_ROLE_NONE;

@@ -2,9 +2,9 @@
 /* key=value, one per line; '#' starts a comment line; blanks around key and
  * value are ignored. Unknown keys, duplicates and bad values are errors: a
  * typo in a security service's config must not fall back to a default. */
-#include <ctype.h>
 #include <errno.h>
 #include <grp.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,35 +12,6 @@
 #include "daemon/config.h"
 
 #define LINE_MAX_LEN 1024
-
-enum key {
-	K_PIN_DIR,
-	K_STATE_DIR,
-	K_CGROUP,
-	K_REQUIRE,
-	K_SOCKET,
-	K_ADMIN_GROUP,
-	K_ADMIT_GROUP,
-	K_WORKER_ID,
-	K_THREADS,
-	K_MAX_CONNECTIONS,
-	K_CONNECTION_TIMEOUT,
-	K__COUNT,
-};
-
-static const char *const key_names[K__COUNT] = {
-    [K_PIN_DIR] = "pin_dir",
-    [K_STATE_DIR] = "state_dir",
-    [K_CGROUP] = "cgroup",
-    [K_REQUIRE] = "require",
-    [K_SOCKET] = "socket",
-    [K_ADMIN_GROUP] = "admin_group",
-    [K_ADMIT_GROUP] = "admit_group",
-    [K_WORKER_ID] = "worker_id",
-    [K_THREADS] = "threads",
-    [K_MAX_CONNECTIONS] = "max_connections",
-    [K_CONNECTION_TIMEOUT] = "connection_timeout",
-};
 
 static char *trim(char *s)
 {
@@ -62,29 +33,74 @@ static bool has_control(const char *s)
 	return false;
 }
 
-static int set_path(char *out, size_t size, const char *v, char *why, size_t why_size)
+/* One row per key. Adding a key: its field in struct egd_config
+ * (daemon/config.h) and one row in keys[] below; the parser, the defaults,
+ * --check-config and --help-config (which docs/api.md and execgated(8)
+ * carry, tests/ops/test-config-doc.sh) all follow from the row. */
+struct key {
+	const char *name;
+	int (*set)(const struct key *k, struct egd_config *c, const char *v, char *why,
+		   size_t why_size);
+	void (*show)(const struct key *k, const struct egd_config *c, FILE *f);
+	size_t off, size; /* the field in struct egd_config */
+	unsigned min, max;
+	const char *value; /* what it takes, for --help-config */
+	const char *def;   /* the default, set through set(); NULL: none */
+	const char *unset; /* what no value means, when def is NULL */
+	const char *doc;
+};
+
+#define FIELD(c, k) ((char *)(c) + (k)->off)
+
+static int set_path(const struct key *k, struct egd_config *c, const char *v, char *why,
+		    size_t why_size)
 {
 	if (v[0] != '/') {
 		snprintf(why, why_size, "not an absolute path");
 		return -EINVAL;
 	}
-	if (strlen(v) >= size) {
-		snprintf(why, why_size, "longer than %zu bytes", size - 1);
+	if (strlen(v) >= k->size) {
+		snprintf(why, why_size, "longer than %zu bytes", k->size - 1);
 		return -EINVAL;
 	}
-	snprintf(out, size, "%s", v);
+	snprintf(FIELD(c, k), k->size, "%s", v);
 	return 0;
 }
 
-/* A group name, or a numeric gid. Resolved once, at start-up. */
-static int set_group(gid_t *out, bool *has, const char *v, char *why, size_t why_size)
+static void show_text(const struct key *k, const struct egd_config *c, FILE *f)
 {
+	const char *v = FIELD(c, k);
+
+	if (*v)
+		fprintf(f, "%s = %s\n", k->name, v);
+	else
+		fprintf(f, "%s = (%s)\n", k->name, k->unset);
+}
+
+/* A tier word, as `execgate load --require` takes it. */
+static int set_tier(const struct key *k, struct egd_config *c, const char *v, char *why,
+		    size_t why_size)
+{
+	if (strcmp(v, "cgroup") && strcmp(v, "lsm") && strcmp(v, "tcp") && strcmp(v, "full")) {
+		snprintf(why, why_size, "not one of cgroup, lsm, tcp, full");
+		return -EINVAL;
+	}
+	snprintf(FIELD(c, k), k->size, "%s", v);
+	return 0;
+}
+
+/* A group name, or a numeric gid. Resolved once, at start-up. The field
+ * is a struct egd_group. */
+static int set_group(const struct key *k, struct egd_config *c, const char *v, char *why,
+		     size_t why_size)
+{
+	struct egd_group *g = (struct egd_group *)FIELD(c, k);
 	struct group *gr;
 	uint64_t n;
 
 	if (!eg_parse_u64(v, 0xfffffffeu, &n)) {
-		*out = (gid_t)n;
-		*has = true;
+		g->gid = (gid_t)n;
+		g->set = true;
 		return 0;
 	}
 	errno = 0;
@@ -93,68 +109,164 @@ static int set_group(gid_t *out, bool *has, const char *v, char *why, size_t why
 		snprintf(why, why_size, "no such group");
 		return -EINVAL;
 	}
-	*out = gr->gr_gid;
-	*has = true;
+	g->gid = gr->gr_gid;
+	g->set = true;
 	return 0;
 }
 
-static int set_uint(unsigned *out, const char *v, unsigned min, unsigned max, char *why,
+static void show_group(const struct key *k, const struct egd_config *c, FILE *f)
+{
+	const struct egd_group *g = (const struct egd_group *)FIELD(c, k);
+
+	if (g->set)
+		fprintf(f, "%s = %u\n", k->name, (unsigned)g->gid);
+	else
+		fprintf(f, "%s = (%s)\n", k->name, k->unset);
+}
+
+static int set_uuid(const struct key *k, struct egd_config *c, const char *v, char *why,
+		    size_t why_size)
+{
+	(void)k;
+	if (eg_uuid_parse(v, c->worker_id)) {
+		snprintf(why, why_size, "not a UUID");
+		return -EINVAL;
+	}
+	eg_uuid_format(c->worker_id, c->worker_id_text);
+	return 0;
+}
+
+static void show_uuid(const struct key *k, const struct egd_config *c, FILE *f)
+{
+	fprintf(f, "%s = %s\n", k->name, c->worker_id_text);
+}
+
+static int set_uint(const struct key *k, struct egd_config *c, const char *v, char *why,
 		    size_t why_size)
 {
 	uint64_t n;
 
-	if (eg_parse_u64(v, max, &n) || n < min) {
-		snprintf(why, why_size, "not a number in %u..%u", min, max);
+	if (eg_parse_u64(v, k->max, &n) || n < k->min) {
+		snprintf(why, why_size, "not a number in %u..%u", k->min, k->max);
 		return -EINVAL;
 	}
-	*out = (unsigned)n;
+	*(unsigned *)FIELD(c, k) = (unsigned)n;
 	return 0;
 }
 
-static int set_value(struct egd_config *c, enum key k, const char *v, char *why, size_t why_size)
+static void show_uint(const struct key *k, const struct egd_config *c, FILE *f)
 {
-	switch (k) {
-	case K_PIN_DIR:
-		return set_path(c->pin_dir, sizeof(c->pin_dir), v, why, why_size);
-	case K_STATE_DIR:
-		return set_path(c->state_dir, sizeof(c->state_dir), v, why, why_size);
-	case K_CGROUP:
-		return set_path(c->cgroup, sizeof(c->cgroup), v, why, why_size);
-	case K_SOCKET:
-		return set_path(c->socket, sizeof(c->socket), v, why, why_size);
-	case K_REQUIRE:
-		if (strcmp(v, "cgroup") && strcmp(v, "lsm") && strcmp(v, "full")) {
-			snprintf(why, why_size, "not one of cgroup, lsm, full");
-			return -EINVAL;
+	fprintf(f, "%s = %u\n", k->name, *(const unsigned *)FIELD(c, k));
+}
+
+#define F(field) offsetof(struct egd_config, field), sizeof(((struct egd_config *)0)->field)
+/* clang-format off */
+#define PATH(name, def, unset, doc) \
+	{#name, set_path, show_text, F(name), 0, 0, "absolute path", def, unset, doc}
+#define UINT(name, def, min, max, doc) \
+	{#name, set_uint, show_uint, F(name), min, max, NULL, #def, NULL, doc}
+#define GROUP(name, unset, doc) \
+	{#name, set_group, show_group, F(name), 0, 0, "group name or numeric gid", NULL, unset, doc}
+
+static const struct key keys[] = {
+    {"worker_id", set_uuid, show_uuid, F(worker_id), 0, 0, "UUID", NULL, "required",
+     "the worker's UUID. Events, the execgate_info metric and signed verdicts carry it; "
+     "capabilities name it as their worker"},
+    PATH(pin_dir, EG_WORKER_DEFAULT_PIN_DIR, NULL, "where the programs and maps are pinned"),
+    PATH(state_dir, EG_WORKER_DEFAULT_STATE_DIR, NULL,
+	 "keys (<state_dir>/keys, reloaded on change and on SIGHUP), the node key, the probe "
+	 "record and the writer lock"),
+    PATH(cgroup, NULL, "the cgroup v2 root",
+	 "the cgroup v2 directory the cgroup tier is attached to. The root is what "
+	 "production wants: below it, sockets created outside it are not checked "
+	 "(docs/operators.md), and the daemon logs cgroup-not-root at start-up and in "
+	 "GET /v1/status"),
+    {"require", set_tier, show_text, F(require), 0, 0, "cgroup, lsm, tcp or full", NULL,
+     "none: load what the kernel offers",
+     "refuse to start (exit 5, nothing loaded) unless the kernel offers that tier; full "
+     "is every tier (cgroup, lsm and tcp), as execgate load --require"},
+    PATH(socket, EGD_DEFAULT_SOCKET, NULL,
+	 "the API socket. Anyone may connect; every request is authorized by the caller's "
+	 "SO_PEERCRED credentials"),
+    GROUP(admin_group, "none: only root is admin",
+	  "members may install, retire, forget and manage keys, as root"),
+    GROUP(admit_group, "none: only root and admin_group",
+	  "members may admit (a grant for the calling process only) and check, and read "
+	  "records, keys, status, events and metrics"),
+    UINT(threads, 4, 1, 64, "HTTP worker threads"),
+    UINT(max_connections, 1024, 1, 65536,
+	 "concurrent connections of callers with a role; beyond it requests get 503. "
+	 "Callers without a role get an eighth of it on top (docs/api.md, Limits)"),
+    UINT(connection_timeout, 10, 1, 3600,
+	 "seconds a request may take to arrive, and an idle keep-alive connection may "
+	 "stay"),
+};
+/* clang-format on */
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+static size_t key_index(const char *name)
+{
+	size_t i = 0;
+
+	while (i < NKEYS - 1 && strcmp(keys[i].name, name))
+		i++;
+	return i;
+}
+
+/* The doc text, folded at 72 columns under a 4-space indent (the man
+ * page indents it 7 more). */
+static void print_folded(FILE *f, const char *text)
+{
+	const char *p = text;
+
+	while (*p) {
+		size_t n = strlen(p);
+
+		if (n > 68) {
+			n = 68;
+			while (n && p[n] != ' ')
+				n--;
+			if (!n)
+				n = strcspn(p, " ");
 		}
-		snprintf(c->require, sizeof(c->require), "%s", v);
-		return 0;
-	case K_ADMIN_GROUP:
-		return set_group(&c->admin_gid, &c->has_admin_gid, v, why, why_size);
-	case K_ADMIT_GROUP:
-		return set_group(&c->admit_gid, &c->has_admit_gid, v, why, why_size);
-	case K_WORKER_ID:
-		if (eg_uuid_parse(v, c->worker_id)) {
-			snprintf(why, why_size, "not a UUID");
-			return -EINVAL;
-		}
-		eg_uuid_format(c->worker_id, c->worker_id_text);
-		return 0;
-	case K_THREADS:
-		return set_uint(&c->threads, v, 1, 64, why, why_size);
-	case K_MAX_CONNECTIONS:
-		return set_uint(&c->max_connections, v, 1, 65536, why, why_size);
-	case K_CONNECTION_TIMEOUT:
-		return set_uint(&c->connection_timeout, v, 1, 3600, why, why_size);
-	case K__COUNT:
-		break;
+		fprintf(f, "    %.*s\n", (int)n, p);
+		p += n;
+		while (*p == ' ')
+			p++;
 	}
-	return -EINVAL;
+}
+
+void egd_config_help(FILE *f)
+{
+	for (size_t i = 0; i < NKEYS; i++) {
+		const struct key *k = &keys[i];
+		char value[64];
+
+		if (k->set == set_path)
+			snprintf(value, sizeof(value), "%s, at most %zu bytes", k->value,
+				 k->size - 1);
+		else if (k->value)
+			snprintf(value, sizeof(value), "%s", k->value);
+		else
+			snprintf(value, sizeof(value), "%u..%u", k->min, k->max);
+		if (k->def)
+			fprintf(f, "%s = %s (default %s)\n", k->name, value, k->def);
+		else
+			fprintf(f, "%s = %s (%s)\n", k->name, value, k->unset);
+		print_folded(f, k->doc);
+	}
+}
+
+void egd_config_print(const struct egd_config *c, FILE *f)
+{
+	fprintf(f, "config = %s\n", c->file);
+	for (size_t i = 0; i < NKEYS; i++)
+		keys[i].show(&keys[i], c, f);
 }
 
 int egd_config_load(const char *file, struct egd_config *cfg, char *err, size_t err_size)
 {
-	bool seen[K__COUNT] = {0};
+	bool seen[NKEYS] = {0};
 	char line[LINE_MAX_LEN + 2], why[256];
 	unsigned lineno = 0;
 	FILE *f;
@@ -162,12 +274,12 @@ int egd_config_load(const char *file, struct egd_config *cfg, char *err, size_t 
 
 	memset(cfg, 0, sizeof(*cfg));
 	snprintf(cfg->file, sizeof(cfg->file), "%s", file);
-	snprintf(cfg->pin_dir, sizeof(cfg->pin_dir), "%s", EG_WORKER_DEFAULT_PIN_DIR);
-	snprintf(cfg->state_dir, sizeof(cfg->state_dir), "%s", EG_WORKER_DEFAULT_STATE_DIR);
-	snprintf(cfg->socket, sizeof(cfg->socket), "%s", EGD_DEFAULT_SOCKET);
-	cfg->threads = 4;
-	cfg->max_connections = 1024;
-	cfg->connection_timeout = 10;
+	for (size_t i = 0; i < NKEYS; i++)
+		if (keys[i].def && keys[i].set(&keys[i], cfg, keys[i].def, why, sizeof(why))) {
+			snprintf(err, err_size, "config: %s: bad built-in default %s: %s",
+				 keys[i].name, keys[i].def, why);
+			return -EINVAL;
+		}
 
 	f = fopen(file, "re");
 	if (!f) {
@@ -177,7 +289,7 @@ int egd_config_load(const char *file, struct egd_config *cfg, char *err, size_t 
 	}
 	while (fgets(line, sizeof(line), f)) {
 		char *p, *eq, *k, *v;
-		int i;
+		size_t i;
 
 		lineno++;
 		if (!strchr(line, '\n') && !feof(f)) {
@@ -198,10 +310,10 @@ int egd_config_load(const char *file, struct egd_config *cfg, char *err, size_t 
 		*eq = '\0';
 		k = trim(p);
 		v = trim(eq + 1);
-		for (i = 0; i < K__COUNT; i++)
-			if (!strcmp(k, key_names[i]))
+		for (i = 0; i < NKEYS; i++)
+			if (!strcmp(k, keys[i].name))
 				break;
-		if (i == K__COUNT) {
+		if (i == NKEYS) {
 			snprintf(err, err_size, "config %s:%u: %.64s: unknown key", file, lineno,
 				 k);
 			rc = -EINVAL;
@@ -219,7 +331,7 @@ int egd_config_load(const char *file, struct egd_config *cfg, char *err, size_t 
 			rc = -EINVAL;
 			break;
 		}
-		if (set_value(cfg, (enum key)i, v, why, sizeof(why))) {
+		if (keys[i].set(&keys[i], cfg, v, why, sizeof(why))) {
 			snprintf(err, err_size, "config %s:%u: %s = %.128s: %s", file, lineno, k, v,
 				 why);
 			rc = -EINVAL;
@@ -231,7 +343,7 @@ int egd_config_load(const char *file, struct egd_config *cfg, char *err, size_t 
 		rc = -EIO;
 	}
 	fclose(f);
-	if (!rc && !seen[K_WORKER_ID]) {
+	if (!rc && !seen[key_index("worker_id")]) {
 		/* Events and metrics name the worker: no silent default. */
 		snprintf(err, err_size, "config %s:%u: worker_id: missing (the worker's UUID)",
 			 file, lineno);

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 #include <linux/types.h>
 #include <execgate/execgate.h>
@@ -14,6 +15,12 @@
 #define EGD_PATH_MAX	   512
 #define EGD_SOCKET_MAX	   108 /* sizeof(sockaddr_un.sun_path) */
 
+struct egd_group {
+	bool set;
+	gid_t gid;
+};
+
+/* The fields are named as the keys (daemon/config.c's table). */
 struct egd_config {
 	char file[EGD_PATH_MAX];
 	char pin_dir[EGD_PATH_MAX];
@@ -21,8 +28,7 @@ struct egd_config {
 	char cgroup[EGD_PATH_MAX]; /* "" : the cgroup v2 root, as `execgate load` */
 	char require[16];	   /* "" : load what the kernel offers */
 	char socket[EGD_SOCKET_MAX];
-	bool has_admin_gid, has_admit_gid;
-	gid_t admin_gid, admit_gid;
+	struct egd_group admin_group, admit_group;
 	__u8 worker_id[EG_ID_BYTES];
 	char worker_id_text[EG_UUID_TEXT_LEN];
 	/* Tuning, all optional. */
@@ -35,5 +41,9 @@ struct egd_config {
  * message "config FILE:LINE: ..." and -EINVAL (or -errno when the file
  * cannot be read) is returned. */
 int egd_config_load(const char *file, struct egd_config *cfg, char *err, size_t err_size);
+/* --check-config: "key = value" for every key, resolved. */
+void egd_config_print(const struct egd_config *cfg, FILE *f);
+/* --help-config: every key, what it takes, its default and what it does. */
+void egd_config_help(FILE *f);
 
 #endif

@@ -8,7 +8,6 @@
  * so a kill -9 leaves enforcement as it was and the next start adopts it. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -22,6 +21,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 #include <systemd/sd-daemon.h>
+#include "core/opts.h"
 #include "daemon/daemon.h"
 #include "daemon/events.h"
 #include "daemon/http.h"
@@ -35,41 +35,32 @@
 #define EXIT_USAGE	 2
 #define EXIT_UNSUPPORTED 5
 
-static void usage(FILE *f)
+static const struct eg_opt opts[] = {
+    EG_OPT_SHORT('c', "config", "FILE",
+		 "key=value configuration (default: $EXECGATE_CONFIG, else " EGD_DEFAULT_CONFIG
+		 ")"),
+    EG_OPT("check-config", NULL,
+	   "parse the config, print the settings it resolves to and exit (nothing is loaded)"),
+    EG_OPT("help-config", NULL, "print every configuration key, its values and default, and exit"),
+    EG_OPT_END,
+};
+
+static void usage(const struct eg_opts *p, FILE *f)
 {
+	(void)p;
 	fprintf(f, "usage: execgated [--config FILE] [--check-config]\n"
 		   "\n"
 		   "The execgate worker service: loads (or adopts) the enforcement programs, then\n"
 		   "serves the HTTP/JSON API (docs/api.md) on a Unix socket.\n"
-		   "\n"
-		   "  -c, --config FILE  key=value configuration (default: $EXECGATE_CONFIG, else\n"
-		   "                     " EGD_DEFAULT_CONFIG ")\n"
-		   "      --check-config parse the config, print the settings it resolves to and\n"
-		   "                     exit (nothing is loaded)\n"
-		   "  -h, --help         this text\n"
-		   "  -V, --version      print the version\n"
-		   "\n"
+		   "\n");
+	eg_opts_help_rows(f, opts);
+	eg_opts_help_std(f);
+	fprintf(f, "\n"
 		   "Signals: SIGHUP reloads the key set; SIGTERM/SIGINT stop the service (the\n"
-		   "programs stay attached).\n");
-}
-
-static void print_config(const struct egd_config *c)
-{
-	printf("config = %s\nworker_id = %s\npin_dir = %s\nstate_dir = %s\ncgroup = %s\n"
-	       "require = %s\nsocket = %s\n",
-	       c->file, c->worker_id_text, c->pin_dir, c->state_dir,
-	       c->cgroup[0] ? c->cgroup : "(cgroup v2 root)", c->require[0] ? c->require : "(none)",
-	       c->socket);
-	if (c->has_admin_gid)
-		printf("admin_group = %u\n", (unsigned)c->admin_gid);
-	else
-		printf("admin_group = (none: root only)\n");
-	if (c->has_admit_gid)
-		printf("admit_group = %u\n", (unsigned)c->admit_gid);
-	else
-		printf("admit_group = (none)\n");
-	printf("threads = %u\nmax_connections = %u\nconnection_timeout = %u\n", c->threads,
-	       c->max_connections, c->connection_timeout);
+		   "programs stay attached).\n"
+		   "\n"
+		   "exit codes: 0 stopped cleanly, 1 start-up failed, 2 usage or configuration,\n"
+		   "5 the required tier is not offered\n");
 }
 
 static void mkdirs(const char *path, mode_t mode)
@@ -232,50 +223,33 @@ static void serve(struct egd *d, int sfd, int ifd)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"config", required_argument, NULL, 'c'},
-	    {"check-config", no_argument, NULL, 'C'},
-	    {"help", no_argument, NULL, 'h'},
-	    {"version", no_argument, NULL, 'V'},
-	    {NULL, 0, NULL, 0},
-	};
 	struct eg_worker_config wcfg = {0};
 	struct eg_tier_ctx tctx = {0};
 	const char *config = getenv("EXECGATE_CONFIG");
 	char err[EG_ERR_MAX], keys_dir[EGD_PATH_MAX + 8];
 	static struct egd d = {.listen_fd = -1};
-	int c, rc, sfd = -1, ifd = -1, exit_code = EXIT_ERROR;
-	bool config_given = false, check_only = false;
+	int rc, sfd = -1, ifd = -1, exit_code = EXIT_ERROR;
+	bool check_only = false;
+	const struct eg_opt *o;
+	struct eg_opts p;
+	const char *val;
 	sigset_t mask;
 
-	while ((c = getopt_long(argc, argv, "c:hV", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			if (config_given) {
-				fprintf(stderr, "execgated: --config given twice\n");
-				return EXIT_USAGE;
-			}
-			config_given = true;
-			config = optarg;
-			break;
-		case 'C':
+	eg_opts_init(&p, "execgated", NULL, argc, argv);
+	p.tables[0] = opts;
+	p.help = usage;
+	while ((rc = eg_opts_next(&p, &o, &val)) == 1) {
+		if (!strcmp(o->name, "config"))
+			config = val;
+		else if (!strcmp(o->name, "check-config"))
 			check_only = true;
-			break;
-		case 'h':
-			usage(stdout);
+		else if (!strcmp(o->name, "help-config")) {
+			egd_config_help(stdout);
 			return 0;
-		case 'V':
-			printf("execgated %s\n", eg_version());
-			return 0;
-		default:
-			usage(stderr);
-			return EXIT_USAGE;
 		}
 	}
-	if (optind != argc) {
-		usage(stderr);
-		return EXIT_USAGE;
-	}
+	if (rc < 0)
+		return p.exit;
 	if (!config || !*config)
 		config = EGD_DEFAULT_CONFIG;
 	if (egd_config_load(config, &d.cfg, err, sizeof(err))) {
@@ -283,7 +257,7 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (check_only) {
-		print_config(&d.cfg);
+		egd_config_print(&d.cfg, stdout);
 		return 0;
 	}
 	raise_nofile();

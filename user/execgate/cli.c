@@ -14,14 +14,14 @@
 const char *eg_cli_command = "execgate";
 
 /* The options every command of the worker takes, after its own. */
-static const struct eg_cli_opt dir_opts[] = {
+static const struct eg_opt dir_opts[] = {
     EG_OPT("pin-dir", "DIR",
 	   "where the BPF maps and links are pinned (default " EG_WORKER_DEFAULT_PIN_DIR ")"),
     EG_OPT("state-dir", "DIR",
 	   "verification keys, the writer lock and what load probed "
 	   "(default " EG_WORKER_DEFAULT_STATE_DIR ")"),
+    EG_OPT_END,
 };
-static const struct eg_cli_opt help_opt = EG_OPT("help", NULL, "print this help and exit 0");
 
 void eg_cli_err(const char *fmt, ...)
 {
@@ -34,23 +34,13 @@ void eg_cli_err(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-static void help_row(FILE *f, const struct eg_cli_opt *o)
-{
-	char left[64];
-
-	snprintf(left, sizeof(left), "--%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
-	fprintf(f, "  %-26s %s%s\n", left, o->help, o->repeat ? " (repeatable)" : "");
-}
-
 void eg_cli_help(const struct eg_cli_cmd *cmd, FILE *f)
 {
 	fprintf(f, "usage: execgate %s %s\n\n%s\n\noptions:\n", cmd->name, cmd->args, cmd->about);
-	for (const struct eg_cli_opt *o = cmd->opts; o && o->name; o++)
-		help_row(f, o);
+	eg_opts_help_rows(f, cmd->opts);
 	if (cmd->dirs)
-		for (size_t i = 0; i < sizeof(dir_opts) / sizeof(dir_opts[0]); i++)
-			help_row(f, &dir_opts[i]);
-	help_row(f, &help_opt);
+		eg_opts_help_rows(f, dir_opts);
+	eg_opts_help_std(f);
 	fprintf(f, "\nexit codes: 0 ok/allow, 1 failed, 2 usage, 3 refresh-route, 4 deny,\n"
 		   "5 tier not offered, 6 stale install, 7 not found / not loaded\n");
 }
@@ -67,104 +57,48 @@ int eg_cli_usage(const struct eg_cli_parse *p, const char *fmt, ...)
 	return EG_EXIT_USAGE;
 }
 
+static void help(const struct eg_opts *o, FILE *f)
+{
+	eg_cli_help(o->ctx, f);
+}
+
 void eg_cli_parse_init(struct eg_cli_parse *p, const struct eg_cli_cmd *cmd, int argc, char **argv)
 {
 	memset(p, 0, sizeof(*p));
 	p->cmd = cmd;
-	p->argc = argc;
-	p->argv = argv;
-	p->i = 1;
 	p->pin_dir = EG_WORKER_DEFAULT_PIN_DIR;
 	p->state_dir = EG_WORKER_DEFAULT_STATE_DIR;
-}
-
-static int stop(struct eg_cli_parse *p, int code)
-{
-	p->exit = code;
-	return -1;
-}
-
-/* The row of an exact name: the command's own (index < n), then the dirs;
- * NULL when unknown. getopt_long would also take an unambiguous prefix
- * (--bridge-sock for --bridge-socket): a typo then silently means another
- * flag, so only full names are accepted. */
-static const struct eg_cli_opt *find(const struct eg_cli_parse *p, const char *name, size_t len,
-				     size_t *idx)
-{
-	size_t n = 0;
-
-	for (const struct eg_cli_opt *o = p->cmd->opts; o && o->name && n < EG_CLI_MAX_OPTS;
-	     o++, n++)
-		if (strlen(o->name) == len && !strncmp(o->name, name, len)) {
-			*idx = n;
-			return o;
-		}
-	if (!p->cmd->dirs)
-		return NULL;
-	for (size_t i = 0; i < 2; i++)
-		if (strlen(dir_opts[i].name) == len && !strncmp(dir_opts[i].name, name, len)) {
-			*idx = EG_CLI_MAX_OPTS + i;
-			return &dir_opts[i];
-		}
-	return NULL;
+	eg_opts_init(&p->opts, "execgate", cmd->name, argc, argv);
+	p->opts.tables[0] = cmd->opts;
+	p->opts.tables[1] = cmd->dirs ? dir_opts : NULL;
+	/* "-" is stdin, and a base64url token may start with "-". */
+	p->opts.dash_positional = true;
+	p->opts.max_pos = EG_CLI_MAX_POS;
+	p->opts.help = help;
+	p->opts.ctx = cmd;
 }
 
 int eg_cli_next(struct eg_cli_parse *p, const char **name, const char **value)
 {
-	const struct eg_cli_opt *o;
-	const char *a, *eq;
-	size_t len, idx;
+	const struct eg_opt *o;
+	int rc;
 
-	while (p->i < p->argc) {
-		a = p->argv[p->i++];
-		if (p->only_pos || strncmp(a, "--", 2) || (a[0] == '-' && a[1] == '\0')) {
-			if (!p->only_pos && (!strcmp(a, "-h"))) {
-				eg_cli_help(p->cmd, stdout);
-				return stop(p, EG_EXIT_OK);
-			}
-			if (p->npos == EG_CLI_MAX_POS)
-				return stop(p, eg_cli_usage(p, "%s: unexpected argument", a));
-			p->pos[p->npos++] = a;
-			continue;
-		}
-		if (a[2] == '\0') {
-			p->only_pos = true;
-			continue;
-		}
-		eq = strchr(a, '=');
-		len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
-		if (len == 4 && !strncmp(a + 2, "help", 4)) {
-			eg_cli_help(p->cmd, stdout);
-			return stop(p, EG_EXIT_OK);
-		}
-		o = find(p, a + 2, len, &idx);
-		if (!o)
-			return stop(p, eg_cli_usage(p, "%.*s: unknown option", (int)len + 2, a));
-		if (p->seen[idx]++ && !o->repeat)
-			return stop(p, eg_cli_usage(p, "--%s: given more than once", o->name));
-		if (!o->arg && eq)
-			return stop(p, eg_cli_usage(p, "--%s: takes no value", o->name));
-		*value = NULL;
-		if (o->arg) {
-			if (eq)
-				*value = eq + 1;
-			else if (p->i < p->argc)
-				*value = p->argv[p->i++];
-			else
-				return stop(p,
-					    eg_cli_usage(p, "--%s: missing %s", o->name, o->arg));
-		}
-		if (idx == EG_CLI_MAX_OPTS) {
+	while ((rc = eg_opts_next(&p->opts, &o, value)) == 1) {
+		if (o == &dir_opts[0])
 			p->pin_dir = *value;
-			continue;
-		}
-		if (idx == EG_CLI_MAX_OPTS + 1) {
+		else if (o == &dir_opts[1])
 			p->state_dir = *value;
-			continue;
+		else {
+			*name = o->name;
+			return 1;
 		}
-		*name = o->name;
-		return 1;
 	}
+	if (rc < 0) {
+		p->exit = p->opts.exit;
+		return -1;
+	}
+	p->npos = (int)p->opts.npos;
+	memcpy(p->pos, p->opts.pos, sizeof(p->pos));
 	return 0;
 }
 

@@ -12,52 +12,28 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "core/opts.h"
 #include "execgate/abi.h"
 #include "execgate/execgate.h"
 
-/* One flag: name without "--"; arg the value's placeholder ("PID"), NULL
- * for a flag without a value; repeat when it may be given more than once. */
-struct eg_cli_opt {
-	const char *name;
-	const char *arg;
-	const char *help;
-	bool repeat;
-};
-
-#define EG_OPT(name, arg, help)                                                                    \
-	{                                                                                          \
-		name, arg, help, false                                                             \
-	}
-#define EG_OPT_MANY(name, arg, help)                                                               \
-	{                                                                                          \
-		name, arg, help, true                                                              \
-	}
-#define EG_OPT_END                                                                                 \
-	{                                                                                          \
-		NULL, NULL, NULL, false                                                            \
-	}
-
 struct eg_cli_cmd {
 	const char *name;
-	const char *args;	       /* the synopsis after the name */
-	const char *about;	       /* what it does, for --help */
-	const struct eg_cli_opt *opts; /* ends with {NULL} */
-	bool dirs;		       /* takes --pin-dir and --state-dir */
+	const char *args;	   /* the synopsis after the name */
+	const char *about;	   /* what it does, for --help */
+	const struct eg_opt *opts; /* core/opts.h rows, ending with EG_OPT_END */
+	bool dirs;		   /* takes --pin-dir and --state-dir */
 	int (*run)(const struct eg_cli_cmd *cmd, int argc, char **argv);
 };
 
 /* The command being run, for error messages (set by main). */
 extern const char *eg_cli_command;
 
-#define EG_CLI_MAX_POS	8
-#define EG_CLI_MAX_OPTS 32
+#define EG_CLI_MAX_POS EG_OPTS_MAX_POS
 
+/* A command's parse: core/opts.h over the command's table and the dirs. */
 struct eg_cli_parse {
 	const struct eg_cli_cmd *cmd;
-	int argc, i;
-	char **argv;
-	bool only_pos; /* after "--" */
-	unsigned seen[EG_CLI_MAX_OPTS + 2];
+	struct eg_opts opts;
 	const char *pin_dir, *state_dir;
 	const char *pos[EG_CLI_MAX_POS];
 	int npos;
@@ -68,9 +44,9 @@ struct eg_cli_parse {
 void eg_cli_parse_init(struct eg_cli_parse *p, const struct eg_cli_cmd *cmd, int argc, char **argv);
 /* 1: one option, *name its full name, *value its value (NULL for a flag);
  * 0: done, the positional arguments in p->pos; -1: the command exits with
- * p->exit (help printed, or a usage error printed). --pin-dir, --state-dir
- * and --help are handled here. Arguments that do not start with "--" are
- * positional ("-" is stdin; a base64url token may start with "-"). */
+ * p->exit (help or version printed, or a usage error printed). --pin-dir,
+ * --state-dir, --help/-h and --version/-V are handled here. Arguments that do not start with "--"
+ * are positional ("-" is stdin; a base64url token may start with "-"). */
 int eg_cli_next(struct eg_cli_parse *p, const char **name, const char **value);
 /* "execgate: <command>: <msg> (execgate <command> --help)" on stderr;
  * returns EG_EXIT_USAGE. */

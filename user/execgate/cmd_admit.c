@@ -6,7 +6,7 @@
 #include "core/ids.h"
 #include "execgate/commands.h"
 
-static const struct eg_cli_opt admit_opts[] = {
+static const struct eg_opt admit_opts[] = {
     EG_OPT("pid", "PID", "the process the grant is for (a process id, not a thread id)"),
     EG_OPT("scope", "LIST",
 	   "the access asked for: file.read,file.write,exec,terminal,watch,control"),
@@ -80,7 +80,7 @@ const struct eg_cli_cmd eg_cmd_admit = {
     .run = run_admit,
 };
 
-static const struct eg_cli_opt revoke_opts[] = {
+static const struct eg_opt revoke_opts[] = {
     EG_OPT("pid", "PID", "the process whose grants go"),
     EG_OPT("sandbox", "UUID", "the sandbox the grants are for"),
     EG_OPT_END,

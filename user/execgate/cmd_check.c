@@ -12,7 +12,7 @@
 #include "core/ids.h"
 #include "execgate/commands.h"
 
-static const struct eg_cli_opt check_opts[] = {
+static const struct eg_opt check_opts[] = {
     EG_OPT("keys", "DIR|FILE",
 	   "check offline: verification keys (*.pub files, or one); the record is "
 	   "the identity flags below"),

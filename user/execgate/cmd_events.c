@@ -59,7 +59,7 @@ static void on_event(void *ctx, const void *data, size_t size)
 		f->remaining--;
 }
 
-static const struct eg_cli_opt events_opts[] = {
+static const struct eg_opt events_opts[] = {
     EG_OPT("json", NULL, "one JSON object per line (schema_version 2)"),
     EG_OPT("count", "N", "exit 0 after exactly N events"),
     EG_OPT("drain", NULL, "print the events pending now, then exit 0 (with --count: at most N)"),

@@ -9,7 +9,7 @@
 #include "lib/json.h"
 #include "loader/inet.h"
 
-static const struct eg_cli_opt install_opts[] = {
+static const struct eg_opt install_opts[] = {
     EG_OPT("sandbox", "UUID", "the sandbox"),
     EG_OPT("worker", "UUID", "this worker's id (tokens for another worker get refresh-route)"),
     EG_OPT("generation", "N", "the execution generation now running here"),
@@ -209,7 +209,7 @@ const struct eg_cli_cmd eg_cmd_install = {
     .run = run_install,
 };
 
-static const struct eg_cli_opt sandbox_opts[] = {
+static const struct eg_opt sandbox_opts[] = {
     EG_OPT("sandbox", "UUID", "the sandbox"),
     EG_OPT("json", NULL, "print one JSON object (schema_version 2)"),
     EG_OPT_END,
@@ -419,7 +419,7 @@ static int list_one(const struct eg_exec_record *r, void *ctx)
 	return 0;
 }
 
-static const struct eg_cli_opt list_opts[] = {
+static const struct eg_opt list_opts[] = {
     EG_OPT("json", NULL, "print one JSON object (schema_version 2)"),
     EG_OPT_END,
 };

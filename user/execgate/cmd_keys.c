@@ -7,7 +7,7 @@
 #include "execgate/commands.h"
 #include "lib/json.h"
 
-static const struct eg_cli_opt keys_opts[] = {
+static const struct eg_opt keys_opts[] = {
     EG_OPT("json", NULL, "list: print one JSON object (schema_version 2)"),
     EG_OPT_END,
 };

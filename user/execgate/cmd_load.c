@@ -8,13 +8,14 @@
 #include "loader/proc_id.h"
 #include "loader/tier.h"
 
-static const struct eg_cli_opt load_opts[] = {
+static const struct eg_opt load_opts[] = {
     EG_OPT("cgroup", "PATH",
 	   "the cgroup v2 directory whose processes the cgroup tier checks "
 	   "(default: the cgroup v2 root)"),
     EG_OPT("require", "TIER",
-	   "fail (exit 5, nothing loaded) unless the kernel offers cgroup, lsm or "
-	   "full (both)"),
+	   "fail (exit 5, nothing loaded) unless the kernel offers this tier: cgroup (Unix "
+	   "connects), lsm (VSOCK, inode endpoints, listener identity), tcp (ServicePort "
+	   "TCP/UDP) or full (all three)"),
     EG_OPT("json", NULL, "print the report as one JSON object (schema_version 2)"),
     EG_OPT_END,
 };
@@ -67,7 +68,7 @@ static int run_load(const struct eg_cli_cmd *cmd, int argc, char **argv)
 
 const struct eg_cli_cmd eg_cmd_load = {
     .name = "load",
-    .args = "[--cgroup PATH] [--require cgroup|lsm|full] [--json]",
+    .args = "[--cgroup PATH] [--require cgroup|lsm|tcp|full] [--json]",
     .about = "Probes which enforcement tiers the kernel offers, then loads, attaches and pins\n"
 	     "each one (adopting programs already pinned, with no moment unguarded). Keeps\n"
 	     "what it probed in <state-dir>/probe, for status. Prints the status report.",
@@ -76,7 +77,7 @@ const struct eg_cli_cmd eg_cmd_load = {
     .run = run_load,
 };
 
-static const struct eg_cli_opt no_opts[] = {EG_OPT_END};
+static const struct eg_opt no_opts[] = {EG_OPT_END};
 
 static int run_unload(const struct eg_cli_cmd *cmd, int argc, char **argv)
 {
@@ -111,12 +112,12 @@ const struct eg_cli_cmd eg_cmd_unload = {
     .run = run_unload,
 };
 
-static const struct eg_cli_opt status_opts[] = {
+static const struct eg_opt status_opts[] = {
     EG_OPT("json", NULL, "print the report as one JSON object (schema_version 2)"),
     EG_OPT_END,
 };
 
-static const struct eg_cli_opt status_only_opts[] = {
+static const struct eg_opt status_only_opts[] = {
     EG_OPT("json", NULL, "print the report as one JSON object (schema_version 2)"),
     EG_OPT("require-root-attach", NULL,
 	   "exit 1 when a cgroup program is attached below the cgroup root (status warns "

@@ -9,7 +9,7 @@
 #include "execgate/commands.h"
 #include "lib/json.h"
 
-static const struct eg_cli_opt node_key_opts[] = {
+static const struct eg_opt node_key_opts[] = {
     EG_OPT("worker-id", "UUID",
 	   "this worker's id as the control plane names it, bound into every signed verdict"),
     EG_OPT_END,
@@ -58,7 +58,7 @@ const struct eg_cli_cmd eg_cmd_node_key = {
     .run = run_node_key,
 };
 
-static const struct eg_cli_opt verdict_opts[] = {
+static const struct eg_opt verdict_opts[] = {
     EG_OPT("node-key", "FILE", "the signing worker's public node key (node.pub)"),
     EG_OPT("json", NULL, "print one JSON object (schema_version 2)"),
     EG_OPT_END,

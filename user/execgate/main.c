@@ -23,24 +23,17 @@ static void usage(FILE *f)
 			commands[i]->args);
 	fprintf(f,
 		"every command takes --pin-dir DIR (default %s) and --state-dir DIR\n"
-		"(default %s)\n",
+		"(default %s), and --help\n\noptions:\n",
 		EG_WORKER_DEFAULT_PIN_DIR, EG_WORKER_DEFAULT_STATE_DIR);
+	eg_opts_help_std(f);
 }
 
 int main(int argc, char **argv)
 {
-	if (argc < 2) {
-		usage(stderr);
-		return EG_EXIT_USAGE;
-	}
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
-		usage(stdout);
-		return EG_EXIT_OK;
-	}
-	if (!strcmp(argv[1], "--version")) {
-		printf("execgate %s\n", EXECGATE_VERSION);
-		return EG_EXIT_OK;
-	}
+	int rc = eg_opts_top("execgate", argc, argv, usage);
+
+	if (rc >= 0)
+		return rc;
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
 		if (strcmp(argv[1], commands[i]->name))
 			continue;
@@ -51,7 +44,6 @@ int main(int argc, char **argv)
 		}
 		return commands[i]->run(commands[i], argc - 1, argv + 1);
 	}
-	fprintf(stderr, "execgate: %s: unknown command\n", argv[1]);
-	usage(stderr);
+	fprintf(stderr, "execgate: %s: unknown command (execgate --help)\n", argv[1]);
 	return EG_EXIT_USAGE;
 }

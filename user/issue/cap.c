@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* execgate-issue cap: sign one capability v1 and print its text form. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -11,39 +10,40 @@
 #include "core/keyset.h"
 #include "issue/issue.h"
 
-enum {
-	OPT_KEY = 0x100,
-	OPT_SCOPE,
-	OPT_PORT,
-	OPT_TTL,
-	OPT_NOW,
-	OPT_NOT_BEFORE,
-	OPT_IDENTITY,
-	OPT_HELP,
+static const struct eg_opt opts[] = {
+    EG_OPT("key", "SEEDFILE", "the signing seed (keygen's KID.seed, mode 0600 or stricter)"),
+    EG_OPT("sandbox", "UUID", "the sandbox the capability is for (required)"),
+    EG_OPT("worker", "UUID", "the worker the execution was selected on (required)"),
+    EG_OPT("generation", "N", "the execution generation it was selected for (required)"),
+    EG_OPT("activation", "N", "the activation attempt of that generation (required)"),
+    EG_OPT("pod-uid", "UUID", "the pod UID (substrate firecracker-k8s; default all-zero)"),
+    EG_OPT("substrate", "NAME", "firecracker-host (default) or firecracker-k8s"),
+    EG_OPT("scope", "LIST",
+	   "comma-separated: file.read, file.write, exec, terminal, watch, control, "
+	   "serviceport (required)"),
+    EG_OPT("port", "N/tcp|udp", "the ServicePort the serviceport scope allows (only with it)"),
+    EG_OPT("ttl", "S", "lifetime in seconds, 1..120 (default 120)"),
+    EG_OPT("now", "UNIX", "issue at this unix time (seconds) instead of the clock"),
+    EG_OPT("not-before", "UNIX",
+	   "valid from this unix time, in [--now, --now + --ttl) "
+	   "(default --now)"),
+    EG_OPT_END,
 };
 
-static const struct option opts[] = {
-    {"key", required_argument, NULL, OPT_KEY},
-    {"scope", required_argument, NULL, OPT_SCOPE},
-    {"port", required_argument, NULL, OPT_PORT},
-    {"ttl", required_argument, NULL, OPT_TTL},
-    {"now", required_argument, NULL, OPT_NOW},
-    {"not-before", required_argument, NULL, OPT_NOT_BEFORE},
-    EG_IDENTITY_LONG_OPTS(OPT_IDENTITY),
-    {"help", no_argument, NULL, OPT_HELP},
-    {0},
+static const struct issue_cmd cap_cmd = {
+    .name = "cap",
+    .synopsis = "--key SEEDFILE --sandbox UUID --worker UUID --generation N\n"
+		"       --activation N [--pod-uid UUID] [--substrate NAME] --scope LIST\n"
+		"       [--port N/tcp|udp] [--ttl S] [--now UNIX] [--not-before UNIX]",
+    .about = "Signs one capability v1 for the execution identity given and prints its text\n"
+	     "form on stdout. Workers verify it with execgate check or admit, or over\n"
+	     "execgated's API; they allow at most 15 seconds of clock skew.",
+    .opts = opts,
 };
 
-static int usage_error(const char *msg)
+static int bad_value(const struct eg_opts *p, const char *flag, const char *value, const char *why)
 {
-	fprintf(stderr, "execgate-issue cap: %s\n", msg);
-	return ISSUE_EXIT_USAGE;
-}
-
-static int bad_value(const char *flag, const char *value, const char *why)
-{
-	fprintf(stderr, "execgate-issue cap: --%s '%s': %s\n", flag, value, why);
-	return ISSUE_EXIT_USAGE;
+	return eg_opts_usage(p, "--%s '%s': %s", flag, value, why);
 }
 
 int cmd_cap(int argc, char **argv)
@@ -57,74 +57,56 @@ int cmd_cap(int argc, char **argv)
 	uint64_t ttl = EG_CAP_MAX_TTL, now = 0, not_before = 0;
 	bool have_scope = false, have_now = false, have_nb = false;
 	struct eg_capability check;
-	int c, idx, ret, rc = ISSUE_EXIT_ERROR;
+	int c, ret, rc = ISSUE_EXIT_ERROR;
+	const struct eg_opt *o;
+	const char *optarg;
+	struct eg_opts p;
 
 	memset(&cap, 0, sizeof(cap));
 	eg_identity_opts_init(&id);
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":", opts, &idx)) != -1) {
-		switch (c) {
-		case OPT_KEY:
+	issue_opts_init(&p, &cap_cmd, argc, argv);
+	while ((c = eg_opts_next(&p, &o, &optarg)) == 1) {
+		const char *name = o->name;
+
+		if (!strcmp(name, "key")) {
 			key_path = optarg;
-			break;
-		case OPT_SCOPE:
+		} else if (!strcmp(name, "scope")) {
 			if (eg_scope_parse(optarg, &cap.scope) != 0)
-				return bad_value("scope", optarg,
+				return bad_value(&p, name, optarg,
 						 "not a list of file.read, file.write, exec, "
 						 "terminal, watch, control, serviceport");
 			have_scope = true;
-			break;
-		case OPT_PORT:
+		} else if (!strcmp(name, "port")) {
 			if (eg_port_parse(optarg, &cap.port, &cap.proto) != 0)
-				return bad_value("port", optarg, "not PORT/tcp or PORT/udp");
-			break;
-		case OPT_TTL:
+				return bad_value(&p, name, optarg, "not PORT/tcp or PORT/udp");
+		} else if (!strcmp(name, "ttl")) {
 			if (eg_parse_u64(optarg, EG_CAP_MAX_TTL, &ttl) != 0 || ttl == 0)
-				return bad_value("ttl", optarg,
+				return bad_value(&p, name, optarg,
 						 "not a number of seconds in 1..120");
-			break;
-		case OPT_NOW:
+		} else if (!strcmp(name, "now")) {
 			if (eg_parse_u64(optarg, UINT64_MAX - EG_CAP_MAX_TTL, &now) != 0)
-				return bad_value("now", optarg, "not a unix time in seconds");
+				return bad_value(&p, name, optarg, "not a unix time in seconds");
 			have_now = true;
-			break;
-		case OPT_NOT_BEFORE:
+		} else if (!strcmp(name, "not-before")) {
 			if (eg_parse_u64(optarg, UINT64_MAX, &not_before) != 0)
-				return bad_value("not-before", optarg,
-						 "not a unix time in seconds");
+				return bad_value(&p, name, optarg, "not a unix time in seconds");
 			have_nb = true;
-			break;
-		case OPT_IDENTITY:
-			if (eg_identity_opt(&id, opts[idx].name, optarg, err, sizeof(err)) < 0)
-				return usage_error(err);
-			break;
-		case OPT_HELP:
-			printf(
-			    "usage: execgate-issue cap --key SEEDFILE --sandbox UUID --worker UUID "
-			    "--generation N --activation N [--pod-uid UUID] [--substrate NAME] "
-			    "--scope LIST [--port N/tcp|udp] [--ttl S] [--now UNIX] "
-			    "[--not-before UNIX]\n");
-			return ISSUE_EXIT_OK;
-		case ':':
-			snprintf(err, sizeof(err), "%s: missing value", argv[optind - 1]);
-			return usage_error(err);
-		default:
-			snprintf(err, sizeof(err), "%s: unknown option", argv[optind - 1]);
-			return usage_error(err);
+		} else if (eg_identity_opt(&id, name, optarg, err, sizeof(err)) < 0) {
+			return eg_opts_usage(&p, "%s", err);
 		}
 	}
-	if (optind != argc)
-		return bad_value("", argv[optind], "unexpected argument");
+	if (c < 0)
+		return p.exit;
 	if (!key_path)
-		return usage_error("missing --key SEEDFILE");
+		return eg_opts_usage(&p, "missing --key SEEDFILE");
 	if (eg_identity_opts_finish(&id, EG_IDF_REQUIRED, err, sizeof(err)) != 0)
-		return usage_error(err);
+		return eg_opts_usage(&p, "%s", err);
 	if (!have_scope)
-		return usage_error("missing --scope");
+		return eg_opts_usage(&p, "missing --scope");
 	if (cap.port && !(cap.scope & EG_SCOPE_SERVICEPORT))
-		return usage_error("--port needs the serviceport scope");
+		return eg_opts_usage(&p, "--port needs the serviceport scope");
 	if (!cap.port && (cap.scope & EG_SCOPE_SERVICEPORT))
-		return usage_error("the serviceport scope needs --port");
+		return eg_opts_usage(&p, "the serviceport scope needs --port");
 	if (!have_now) {
 		time_t t = time(NULL);
 
@@ -133,11 +115,11 @@ int cmd_cap(int argc, char **argv)
 	if (!have_nb)
 		not_before = now;
 	if (not_before < now || not_before >= now + ttl)
-		return usage_error("--not-before must lie in [--now, --now + --ttl)");
+		return eg_opts_usage(&p, "--not-before must lie in [--now, --now + --ttl)");
 
 	ret = seed_file_read(key_path, seed, err, sizeof(err));
 	if (ret) {
-		fprintf(stderr, "execgate-issue cap: key %s: %s\n", key_path, err);
+		fprintf(stderr, "execgate-issue: cap: key %s: %s\n", key_path, err);
 		return ISSUE_EXIT_ERROR;
 	}
 	/* Only the seed is ever read; the public half (and so the key id) is
@@ -171,13 +153,13 @@ int cmd_cap(int argc, char **argv)
 	if (ret != EG_DECODE_OK ||
 	    crypto_sign_verify_detached(raw + EG_OFF_SIGNATURE, msg, sizeof(msg), pk) != 0) {
 		fprintf(stderr,
-			"execgate-issue cap: internal error: token fails its own check (%s)\n",
+			"execgate-issue: cap: internal error: token fails its own check (%s)\n",
 			eg_decode_err_name(ret));
 		goto cleanup;
 	}
 	eg_cap_to_text(raw, text);
 	if (printf("%s\n", text) < 0 || fflush(stdout) != 0) {
-		fprintf(stderr, "execgate-issue cap: stdout: %s\n", strerror(errno));
+		fprintf(stderr, "execgate-issue: cap: stdout: %s\n", strerror(errno));
 		goto cleanup;
 	}
 	rc = ISSUE_EXIT_OK;

@@ -8,12 +8,21 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sodium.h>
+#include "core/opts.h"
 
 enum {
 	ISSUE_EXIT_OK = 0,
 	ISSUE_EXIT_ERROR = 1,
 	ISSUE_EXIT_USAGE = 2,
 };
+
+/* The parse of a subcommand: core/opts.h over its flags; help prints
+ * "usage: execgate-issue CMD SYNOPSIS", about, then every flag. */
+struct issue_cmd {
+	const char *name, *synopsis, *about;
+	const struct eg_opt *opts;
+};
+void issue_opts_init(struct eg_opts *p, const struct issue_cmd *cmd, int argc, char **argv);
 
 int cmd_keygen(int argc, char **argv);
 int cmd_cap(int argc, char **argv);

@@ -3,7 +3,6 @@
  * both in the typed form of core/key_file.h, so that no reader can take
  * the one for the other. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,46 +12,43 @@
 #include "core/keyset.h"
 #include "issue/issue.h"
 
+static const struct eg_opt opts[] = {
+    EG_OPT("out", "DIR",
+	   "the directory the key pair is written to (created 0700 if missing); never "
+	   "overwrites a file"),
+    EG_OPT_END,
+};
+
+static const struct issue_cmd keygen = {
+    .name = "keygen",
+    .synopsis = "--out DIR",
+    .about = "Makes an Ed25519 key pair: DIR/KID.seed (mode 0600, the signing seed; it stays\n"
+	     "with the control plane) and DIR/KID.pub (for the workers' execgate keys add),\n"
+	     "and prints the key id KID.",
+    .opts = opts,
+};
+
 int cmd_keygen(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"out", required_argument, NULL, 'o'},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
-	};
 	uint8_t seed[crypto_sign_SEEDBYTES], pk[crypto_sign_PUBLICKEYBYTES];
 	uint8_t sk[crypto_sign_SECRETKEYBYTES], kid[EG_KEY_ID_LEN];
 	char kid_hex[EG_KEY_ID_TEXT_LEN], name[64], seed_line[EG_KEY_FILE_LINE_MAX];
 	char pub_line[EG_KEY_FILE_LINE_MAX];
 	const char *out = NULL;
-	int c, ret, seed_len, pub_len, rc = ISSUE_EXIT_ERROR;
+	int ret, seed_len, pub_len, rc = ISSUE_EXIT_ERROR;
+	const struct eg_opt *o;
+	struct eg_opts p;
+	const char *val;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			out = optarg;
-			break;
-		case 'h':
-			printf("usage: execgate-issue keygen --out DIR\n");
-			return ISSUE_EXIT_OK;
-		case ':':
-			fprintf(stderr, "execgate-issue keygen: %s: missing value\n",
-				argv[optind - 1]);
-			return ISSUE_EXIT_USAGE;
-		default:
-			fprintf(stderr, "execgate-issue keygen: %s: unknown option\n",
-				argv[optind - 1]);
-			return ISSUE_EXIT_USAGE;
-		}
-	}
-	if (!out || optind != argc) {
-		fprintf(stderr, "execgate-issue keygen: %s\n",
-			!out ? "missing --out DIR" : "unexpected argument");
-		return ISSUE_EXIT_USAGE;
-	}
+	issue_opts_init(&p, &keygen, argc, argv);
+	while ((ret = eg_opts_next(&p, &o, &val)) == 1)
+		out = val; /* --out, the only flag */
+	if (ret < 0)
+		return p.exit;
+	if (!out)
+		return eg_opts_usage(&p, "missing --out DIR");
 	if (mkdir(out, 0700) != 0 && errno != EEXIST) {
-		fprintf(stderr, "execgate-issue keygen: %s: %s\n", out, strerror(errno));
+		fprintf(stderr, "execgate-issue: keygen: %s: %s\n", out, strerror(errno));
 		return ISSUE_EXIT_ERROR;
 	}
 
@@ -61,7 +57,7 @@ int cmd_keygen(int argc, char **argv)
 	/* A fresh key is valid with overwhelming probability; checking costs
 	 * nothing and keeps the key-set rule in one place. */
 	if (eg_key_check(pk) != EG_KEY_OK) {
-		fprintf(stderr, "execgate-issue keygen: generated key failed the key rules\n");
+		fprintf(stderr, "execgate-issue: keygen: generated key failed the key rules\n");
 		goto cleanup;
 	}
 	eg_key_id(pk, kid);
@@ -71,14 +67,14 @@ int cmd_keygen(int argc, char **argv)
 	pub_len = eg_key_file_encode(EG_KEY_ALG_ED25519, EG_KEY_KIND_PUBLIC, pk, sizeof(pk),
 				     pub_line, sizeof(pub_line));
 	if (seed_len < 0 || pub_len < 0) {
-		fprintf(stderr, "execgate-issue keygen: encoding the key files failed\n");
+		fprintf(stderr, "execgate-issue: keygen: encoding the key files failed\n");
 		goto cleanup;
 	}
 
 	snprintf(name, sizeof(name), "%s.seed", kid_hex);
 	ret = file_create_new(out, name, seed_line, (size_t)seed_len, 0600);
 	if (ret) {
-		fprintf(stderr, "execgate-issue keygen: %s/%s: %s\n", out, name, strerror(-ret));
+		fprintf(stderr, "execgate-issue: keygen: %s/%s: %s\n", out, name, strerror(-ret));
 		goto cleanup;
 	}
 	snprintf(name, sizeof(name), "%s.pub", kid_hex);
@@ -86,7 +82,7 @@ int cmd_keygen(int argc, char **argv)
 	if (ret) {
 		char seed_path[4096];
 
-		fprintf(stderr, "execgate-issue keygen: %s/%s: %s\n", out, name, strerror(-ret));
+		fprintf(stderr, "execgate-issue: keygen: %s/%s: %s\n", out, name, strerror(-ret));
 		/* No half key pair: the seed we just wrote goes again. */
 		snprintf(seed_path, sizeof(seed_path), "%s/%s.seed", out, kid_hex);
 		unlink(seed_path);

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sodium.h>
 #include <execgate/execgate.h>
+#include "core/opts.h"
 #include "issue/issue.h"
 
 static void usage(FILE *f)
@@ -14,34 +15,47 @@ static void usage(FILE *f)
 		   "--generation N --activation N\n"
 		   "                          [--pod-uid UUID] [--substrate NAME] --scope LIST "
 		   "[--port N/tcp|udp]\n"
-		   "                          [--ttl S] [--now UNIX] [--not-before UNIX]\n");
+		   "                          [--ttl S] [--now UNIX] [--not-before UNIX]\n"
+		   "(execgate-issue COMMAND --help for its flags)\n\noptions:\n");
+	eg_opts_help_std(f);
 }
 
 int main(int argc, char **argv)
 {
+	int rc;
+
 	if (sodium_init() < 0) {
 		fprintf(stderr, "execgate-issue: libsodium: initialisation failed\n");
 		return ISSUE_EXIT_ERROR;
 	}
-	if (argc < 2) {
-		usage(stderr);
-		return ISSUE_EXIT_USAGE;
-	}
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
-		usage(stdout);
-		return ISSUE_EXIT_OK;
-	}
-	if (!strcmp(argv[1], "--version")) {
-		printf("execgate-issue %s\n", EXECGATE_VERSION);
-		return ISSUE_EXIT_OK;
-	}
+	rc = eg_opts_top("execgate-issue", argc, argv, usage);
+	if (rc >= 0)
+		return rc;
 	if (!strcmp(argv[1], "keygen"))
 		return cmd_keygen(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "pubkey"))
 		return cmd_pubkey(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "cap"))
 		return cmd_cap(argc - 1, argv + 1);
-	fprintf(stderr, "execgate-issue: %s: unknown command\n", argv[1]);
-	usage(stderr);
+	fprintf(stderr, "execgate-issue: %s: unknown command (execgate-issue --help)\n", argv[1]);
 	return ISSUE_EXIT_USAGE;
+}
+
+static void cmd_help(const struct eg_opts *p, FILE *f)
+{
+	const struct issue_cmd *cmd = p->ctx;
+
+	fprintf(f, "usage: execgate-issue %s %s\n\n%s\n\noptions:\n", cmd->name, cmd->synopsis,
+		cmd->about);
+	eg_opts_help_rows(f, cmd->opts);
+	eg_opts_help_std(f);
+	fprintf(f, "\nexit codes: 0 done, 1 failed, 2 usage\n");
+}
+
+void issue_opts_init(struct eg_opts *p, const struct issue_cmd *cmd, int argc, char **argv)
+{
+	eg_opts_init(p, "execgate-issue", cmd->name, argc, argv);
+	p->tables[0] = cmd->opts;
+	p->help = cmd_help;
+	p->ctx = cmd;
 }

@@ -2,60 +2,47 @@
 /* execgate-issue pubkey --seed FILE: prints the typed public key line of a
  * seed. The one way to (re)make a .pub: from its seed, never by editing a
  * file, since an untyped file may be a seed copied by mistake. */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include "core/key_file.h"
 #include "core/keyset.h"
 #include "issue/issue.h"
 
+static const struct eg_opt opts[] = {
+    EG_OPT("seed", "SEEDFILE",
+	   "a seed file written by keygen (mode 0600); prints its public key line, the "
+	   "content of a .pub"),
+    EG_OPT_END,
+};
+
+static const struct issue_cmd pubkey = {
+    .name = "pubkey",
+    .synopsis = "--seed SEEDFILE",
+    .about = "Prints the typed public key line of a seed: the one way to (re)make a .pub.",
+    .opts = opts,
+};
+
 int cmd_pubkey(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"seed", required_argument, NULL, 's'},
-	    {"help", no_argument, NULL, 'h'},
-	    {0},
-	};
 	uint8_t seed[crypto_sign_SEEDBYTES], pk[crypto_sign_PUBLICKEYBYTES];
 	uint8_t sk[crypto_sign_SECRETKEYBYTES];
 	char err[512], line[EG_KEY_FILE_LINE_MAX];
 	const char *path = NULL;
-	int c, ret;
+	const struct eg_opt *o;
+	struct eg_opts p;
+	const char *val;
+	int ret;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			if (path) {
-				fprintf(stderr, "execgate-issue pubkey: --seed given twice\n");
-				return ISSUE_EXIT_USAGE;
-			}
-			path = optarg;
-			break;
-		case 'h':
-			printf("usage: execgate-issue pubkey --seed SEEDFILE\n"
-			       "  --seed SEEDFILE  a seed file written by keygen (mode 0600);\n"
-			       "                   prints its public key line, the content of a "
-			       ".pub\n");
-			return ISSUE_EXIT_OK;
-		case ':':
-			fprintf(stderr, "execgate-issue pubkey: %s: missing value\n",
-				argv[optind - 1]);
-			return ISSUE_EXIT_USAGE;
-		default:
-			fprintf(stderr, "execgate-issue pubkey: %s: unknown option\n",
-				argv[optind - 1]);
-			return ISSUE_EXIT_USAGE;
-		}
-	}
-	if (!path || optind != argc) {
-		fprintf(stderr, "execgate-issue pubkey: %s\n",
-			!path ? "missing --seed SEEDFILE" : "unexpected argument");
-		return ISSUE_EXIT_USAGE;
-	}
+	issue_opts_init(&p, &pubkey, argc, argv);
+	while ((ret = eg_opts_next(&p, &o, &val)) == 1)
+		path = val; /* --seed, the only flag */
+	if (ret < 0)
+		return p.exit;
+	if (!path)
+		return eg_opts_usage(&p, "missing --seed SEEDFILE");
 	ret = seed_file_read(path, seed, err, sizeof(err));
 	if (ret) {
-		fprintf(stderr, "execgate-issue pubkey: key %s: %s\n", path, err);
+		fprintf(stderr, "execgate-issue: pubkey: key %s: %s\n", path, err);
 		return ISSUE_EXIT_ERROR;
 	}
 	crypto_sign_seed_keypair(pk, sk, seed);
@@ -63,7 +50,7 @@ int cmd_pubkey(int argc, char **argv)
 	sodium_memzero(sk, sizeof(sk));
 	if (eg_key_file_encode(EG_KEY_ALG_ED25519, EG_KEY_KIND_PUBLIC, pk, sizeof(pk), line,
 			       sizeof(line)) < 0) {
-		fprintf(stderr, "execgate-issue pubkey: encoding the public key failed\n");
+		fprintf(stderr, "execgate-issue: pubkey: encoding the public key failed\n");
 		return ISSUE_EXIT_ERROR;
 	}
 	fputs(line, stdout);

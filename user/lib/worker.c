@@ -217,8 +217,9 @@ int eg_worker_counters(struct eg_worker *w, __u64 out[EG_K_REASON_COUNT])
 size_t eg_worker_map_fill(struct eg_worker *w, struct eg_map_fill *out, size_t max)
 {
 	static const enum eg_map_id hash_maps[] = {
-	    EG_MAP_RECORDS, EG_MAP_ENDPOINTS,	    EG_MAP_PATH_FILTER,
-	    EG_MAP_GRANTS,  EG_MAP_VSOCK_ENDPOINTS, EG_MAP_INODE_ENDPOINTS,
+	    EG_MAP_RECORDS,	   EG_MAP_ENDPOINTS,	   EG_MAP_PATH_FILTER,
+	    EG_MAP_GRANTS,	   EG_MAP_VSOCK_ENDPOINTS, EG_MAP_INODE_ENDPOINTS,
+	    EG_MAP_INET_ENDPOINTS, EG_MAP_SERVICE_GRANTS,  EG_MAP_INET_NETNS,
 	};
 	size_t n = 0;
 

@@ -22,7 +22,8 @@ int eg_tiers_load(const struct eg_tier_ctx *ctx, const char *require, char *err,
 	int rc;
 
 	if (require && strcmp(require, "full") && !eg_tier_find(require)) {
-		snprintf(err, err_size, "--require %s: unknown tier (cgroup, lsm, full)", require);
+		snprintf(err, err_size, "--require %s: unknown tier (cgroup, lsm, tcp, full)",
+			 require);
 		return -EINVAL;
 	}
 	/* A cgroup that is not there is the operator's typo, not a kernel
