@@ -443,13 +443,19 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 	free(c);
 }
 
+/* libmicrohttpd's own messages quote the request (a URL, a header) as the
+ * client sent it: they go through egd_log, which escapes every byte a
+ * client controls. Only MHD's own line end is dropped. */
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
-	char line[512];
+	char line[1024];
+	size_t n;
 
 	(void)cls;
 	vsnprintf(line, sizeof(line), fmt, ap);
-	line[strcspn(line, "\n")] = '\0';
+	n = strlen(line);
+	while (n && line[n - 1] == '\n')
+		line[--n] = '\0';
 	egd_log(EGD_LOG_INFO, "http: %s", line);
 }
 
