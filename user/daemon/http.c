@@ -230,14 +230,49 @@ struct request {
 	const struct route *route;
 	bool answered; /* replied on the header: discard the body */
 	bool too_big;
+	/* Decided on the header, answered once the body is read (early()). */
+	bool deferred;
+	unsigned status;
+	const char *error;
+	char reason[EG_ERR_MAX];
+	char allow[64];
 	char arg[ARG_MAX];
 	char *body;
 	size_t len, cap;
 };
 
+/* Is a body of at most EGD_BODY_MAX bytes coming? */
+static bool bounded_body(struct egd_call *c)
+{
+	const char *clen =
+	    MHD_lookup_connection_value(c->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	const char *te = MHD_lookup_connection_value(c->conn, MHD_HEADER_KIND,
+						     MHD_HTTP_HEADER_TRANSFER_ENCODING);
+
+	if (clen)
+		return strtoull(clen, NULL, 10) > 0 && strtoull(clen, NULL, 10) <= EGD_BODY_MAX;
+	return te != NULL; /* chunked: discarded up to the bound, then cut (on_request) */
+}
+
+/* An answer decided on the header. With a body on its way, the answer
+ * waits until the body has been read and thrown away: a client still
+ * writing its body would otherwise find the socket closed under it
+ * (EPIPE, or a reset that loses the answer) and never read why. Only a
+ * body of at most EGD_BODY_MAX bytes is waited for, within the reaper's
+ * connection_timeout; a bigger one is answered at once. */
 static enum MHD_Result early(struct egd_call *c, struct request *rq, unsigned status,
 			     const char *error, const char *fmt, const char *detail)
 {
+	if (status != MHD_HTTP_CONTENT_TOO_LARGE && bounded_body(c)) {
+		rq->deferred = true;
+		rq->status = status;
+		rq->error = error;
+		snprintf(rq->reason, sizeof(rq->reason), fmt, detail);
+		if (c->allow)
+			snprintf(rq->allow, sizeof(rq->allow), "%s", c->allow);
+		c->allow = NULL;
+		return MHD_YES;
+	}
 	rq->answered = true;
 	set_busy(c->conn, true);
 	return egd_reply_error(c, status, error, fmt, detail);
@@ -316,6 +351,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		size_t n = *upload_data_size;
 
 		*upload_data_size = 0;
+		if (rq->deferred) {
+			rq->len += n;
+			/* Chunked past the bound: nothing more is read. */
+			return rq->len > EGD_BODY_MAX ? MHD_NO : MHD_YES;
+		}
 		if (rq->answered || rq->too_big)
 			return MHD_YES;
 		if (rq->len + n > EGD_BODY_MAX) {
@@ -343,6 +383,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return MHD_YES;
 	rq->answered = true;
 	set_busy(conn, true);
+	if (rq->deferred) {
+		c.allow = rq->allow[0] ? rq->allow : NULL;
+		return egd_reply_error(&c, rq->status, rq->error, "%s", rq->reason);
+	}
 	if (rq->too_big)
 		return egd_reply_error(&c, MHD_HTTP_CONTENT_TOO_LARGE, "body too large",
 				       "more than %d bytes", EGD_BODY_MAX);
