@@ -18,13 +18,37 @@ static int add_key(const char *kid, const uint8_t pk[32], void *ctx)
 		   : 0;
 }
 
-enum MHD_Result egd_h_keys_list(struct egd_call *c)
+/* The key files the load skipped (one line each in text) as a JSON array
+ * of printable strings, each also logged as a warning line of its own. */
+static json_t *warnings(const char *text, bool log)
 {
 	json_t *arr = json_array();
 
+	while (*text) {
+		size_t n = strcspn(text, "\n");
+		char line[EG_ERR_MAX * 4 + 1];
+
+		egd_log_escape(text, n, line, sizeof(line));
+		json_array_append_new(arr, json_string(line));
+		if (log)
+			egd_log(EGD_LOG_WARNING, "keys: skipped: %s", line);
+		text += n;
+		if (*text)
+			text++;
+	}
+	return arr;
+}
+
+enum MHD_Result egd_h_keys_list(struct egd_call *c)
+{
+	char warn[EG_ERR_MAX] = "";
+	json_t *arr = json_array();
+
 	eg_worker_keys_list(c->d->worker, add_key, arr);
+	eg_worker_keys_warnings(c->d->worker, warn, sizeof(warn));
 	return egd_reply_json(c, MHD_HTTP_OK,
-			      json_pack("{s:i,s:o}", "schema_version", 1, "keys", arr));
+			      json_pack("{s:i,s:o,s:o}", "schema_version", 1, "keys", arr,
+					"warnings", warnings(warn, false)));
 }
 
 static bool kid_ok(const char *kid)
@@ -52,9 +76,9 @@ enum MHD_Result egd_h_key_put(struct egd_call *c)
 		    rc == -EINVAL ? "bad key" : "internal error", "%s",
 		    err[0] ? err : strerror(-rc));
 	egd_log(EGD_LOG_INFO, "keys: %s %s", rc == 0 ? "added" : "already present", kid);
-	return egd_reply_json(
-	    c, rc == 0 ? MHD_HTTP_CREATED : MHD_HTTP_OK,
-	    json_pack("{s:i,s:s,s:b}", "schema_version", 1, "kid", kid, "added", rc == 0));
+	return egd_reply_json(c, rc == 0 ? MHD_HTTP_CREATED : MHD_HTTP_OK,
+			      json_pack("{s:i,s:s,s:b,s:o}", "schema_version", 1, "kid", kid,
+					"added", rc == 0, "warnings", warnings(err, true)));
 }
 
 enum MHD_Result egd_h_key_delete(struct egd_call *c)
@@ -69,11 +93,15 @@ enum MHD_Result egd_h_key_delete(struct egd_call *c)
 	if (rc == -ENOENT)
 		return egd_reply_error(c, MHD_HTTP_NOT_FOUND, "not found", "key %s: not held",
 				       c->arg);
-	if (rc)
+	if (rc) {
+		/* The key has left memory all the same (eg_worker_keys_remove):
+		 * what failed is on disk, and the reason says so. */
+		egd_log(EGD_LOG_ERR, "keys: remove %s: %s", c->arg, err[0] ? err : strerror(-rc));
 		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error", "%s",
 				       err[0] ? err : strerror(-rc));
+	}
 	egd_log(EGD_LOG_INFO, "keys: removed %s", c->arg);
-	return egd_reply_json(
-	    c, MHD_HTTP_OK,
-	    json_pack("{s:i,s:s,s:b}", "schema_version", 1, "kid", c->arg, "removed", 1));
+	return egd_reply_json(c, MHD_HTTP_OK,
+			      json_pack("{s:i,s:s,s:b,s:o}", "schema_version", 1, "kid", c->arg,
+					"removed", 1, "warnings", warnings(err, true)));
 }

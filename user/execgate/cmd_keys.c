@@ -35,7 +35,7 @@ static int run_keys(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	struct list_out o = {0};
 	struct eg_cli_parse p;
 	struct eg_worker *w;
-	char err[EG_ERR_MAX], kid[EG_KID_TEXT_LEN];
+	char err[EG_ERR_MAX] = "", kid[EG_KID_TEXT_LEN];
 	const char *name, *val, *verb;
 	int c, rc;
 
@@ -66,6 +66,18 @@ static int run_keys(const struct eg_cli_cmd *cmd, int argc, char **argv)
 		rc = eg_worker_keys_list(w, list_one, &o);
 		if (o.json)
 			printf("]}\n");
+	}
+	/* The files the load skipped (their keys are not trusted), each on
+	 * a line of its own. */
+	if (rc >= 0) {
+		if (!strcmp(verb, "list"))
+			eg_worker_keys_warnings(w, err, sizeof(err));
+		for (char *line = err; *line;) {
+			size_t n = strcspn(line, "\n");
+
+			eg_cli_err("warning: skipped %.*s", (int)n, line);
+			line += n + (line[n] ? 1 : 0);
+		}
 	}
 	eg_worker_close(w);
 	if (rc < 0) {
