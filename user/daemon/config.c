@@ -25,6 +25,9 @@ enum key {
 	K_THREADS,
 	K_MAX_CONNECTIONS,
 	K_CONNECTION_TIMEOUT,
+	K_ADMIN_RESERVE,
+	K_MAX_EVENT_STREAMS,
+	K_MAX_EVENT_STREAMS_PER_UID,
 	K__COUNT,
 };
 
@@ -40,6 +43,9 @@ static const char *const key_names[K__COUNT] = {
     [K_THREADS] = "threads",
     [K_MAX_CONNECTIONS] = "max_connections",
     [K_CONNECTION_TIMEOUT] = "connection_timeout",
+    [K_ADMIN_RESERVE] = "admin_reserve",
+    [K_MAX_EVENT_STREAMS] = "max_event_streams",
+    [K_MAX_EVENT_STREAMS_PER_UID] = "max_event_streams_per_uid",
 };
 
 static char *trim(char *s)
@@ -146,6 +152,12 @@ static int set_value(struct egd_config *c, enum key k, const char *v, char *why,
 		return set_uint(&c->max_connections, v, 1, 65536, why, why_size);
 	case K_CONNECTION_TIMEOUT:
 		return set_uint(&c->connection_timeout, v, 1, 3600, why, why_size);
+	case K_ADMIN_RESERVE:
+		return set_uint(&c->admin_reserve, v, 1, 65535, why, why_size);
+	case K_MAX_EVENT_STREAMS:
+		return set_uint(&c->max_event_streams, v, 1, 65536, why, why_size);
+	case K_MAX_EVENT_STREAMS_PER_UID:
+		return set_uint(&c->max_event_streams_per_uid, v, 1, 65536, why, why_size);
 	case K__COUNT:
 		break;
 	}
@@ -168,6 +180,8 @@ int egd_config_load(const char *file, struct egd_config *cfg, char *err, size_t 
 	cfg->threads = 4;
 	cfg->max_connections = 1024;
 	cfg->connection_timeout = 10;
+	cfg->max_event_streams = 64;
+	cfg->max_event_streams_per_uid = 8;
 
 	f = fopen(file, "re");
 	if (!f) {
@@ -231,6 +245,15 @@ int egd_config_load(const char *file, struct egd_config *cfg, char *err, size_t 
 		rc = -EIO;
 	}
 	fclose(f);
+	if (!rc && !seen[K_ADMIN_RESERVE])
+		cfg->admin_reserve = cfg->max_connections / 8 ? cfg->max_connections / 8 : 1;
+	if (!rc && cfg->admin_reserve >= cfg->max_connections) {
+		/* admit_group would get no connection at all. */
+		snprintf(err, err_size,
+			 "config %s: admin_reserve = %u: not less than max_connections (%u)", file,
+			 cfg->admin_reserve, cfg->max_connections);
+		rc = -EINVAL;
+	}
 	if (!rc && !seen[K_WORKER_ID]) {
 		/* Events and metrics name the worker: no silent default. */
 		snprintf(err, err_size, "config %s:%u: worker_id: missing (the worker's UUID)",

@@ -172,6 +172,7 @@ struct egd_conn {
 	atomic_bool busy;   /* answered or streaming: MHD's business now */
 	bool reaped;
 	bool unprivileged; /* no role: counted in connections_unprivileged */
+	bool admit;	   /* admit_group: counted in connections_admit */
 	struct egd_conn *prev, *next;
 };
 
@@ -278,6 +279,38 @@ static enum MHD_Result early(struct egd_call *c, struct request *rq, unsigned st
 	return egd_reply_error(c, status, error, fmt, detail);
 }
 
+static uint64_t load_u64(const uint64_t *v)
+{
+	return atomic_load_explicit((_Atomic uint64_t *)v, memory_order_relaxed);
+}
+
+static uint64_t admit_budget(const struct egd_config *cfg)
+{
+	return cfg->max_connections - cfg->admin_reserve;
+}
+
+/* Per-role budgets, so that the lowest role can never take the
+ * revocation path (install, retire) from root and admin_group. Callers
+ * without a role never get here (403 first) and hold a share of their own
+ * outside max_connections (on_connection). admit_group holds at most
+ * max_connections - admin_reserve (its connections beyond are closed at
+ * accept, on_connection); admins get 503 only when their own connections
+ * and admit_group's together pass max_connections, so at least
+ * admin_reserve are always theirs. */
+static bool over_budget(struct egd *d, enum egd_role role)
+{
+	uint64_t open = load_u64(&d->metrics.connections_open),
+		 unpriv = load_u64(&d->metrics.connections_unprivileged),
+		 admit = load_u64(&d->metrics.connections_admit);
+	uint64_t with_role = open > unpriv ? open - unpriv : 0;
+	uint64_t admins = with_role > admit ? with_role - admit : 0;
+
+	if (role == EGD_ROLE_ADMIT)
+		return admit > admit_budget(&d->cfg);
+	return admins + (admit < admit_budget(&d->cfg) ? admit : admit_budget(&d->cfg)) >
+	       d->cfg.max_connections;
+}
+
 /* On the header: route, role, size and load decide before any body byte. */
 static enum MHD_Result on_header(struct egd_call *c, struct request *rq, const char *url,
 				 const char *method)
@@ -316,13 +349,7 @@ static enum MHD_Result on_header(struct egd_call *c, struct request *rq, const c
 	if (clen && strtoull(clen, NULL, 10) > EGD_BODY_MAX)
 		return early(c, rq, MHD_HTTP_CONTENT_TOO_LARGE, "body too large",
 			     "more than %s bytes", "65536");
-	/* Callers without a role never get here (403 above) and hold a share
-	 * of their own (on_connection): they cannot make this 503 for others. */
-	if (atomic_load_explicit((_Atomic uint64_t *)&c->d->metrics.connections_open,
-				 memory_order_relaxed) -
-		atomic_load_explicit((_Atomic uint64_t *)&c->d->metrics.connections_unprivileged,
-				     memory_order_relaxed) >
-	    c->d->cfg.max_connections)
+	if (over_budget(c->d, c->peer->role))
 		return early(c, rq, MHD_HTTP_SERVICE_UNAVAILABLE, "overloaded", "%s",
 			     "too many connections, retry later");
 	return MHD_YES;
@@ -458,6 +485,24 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 				    memory_order_relaxed);
 			}
 		}
+		if (c->have_peer && c->peer.role == EGD_ROLE_ADMIT) {
+			/* admit_group's budget: beyond it the connection is
+			 * shut down at once, so that idle connections of the
+			 * lowest role can never fill libmicrohttpd's limit
+			 * and leave an admin no connection (over_budget). */
+			uint64_t n = atomic_fetch_add_explicit(
+			    (_Atomic uint64_t *)&d->metrics.connections_admit, 1,
+			    memory_order_relaxed);
+
+			c->admit = true;
+			if (n >= admit_budget(&d->cfg) && c->fd >= 0) {
+				c->reaped = true;
+				shutdown(c->fd, SHUT_RDWR);
+				atomic_fetch_add_explicit(
+				    (_Atomic uint64_t *)&d->metrics.connections_admit_refused, 1,
+				    memory_order_relaxed);
+			}
+		}
 		pthread_mutex_lock(&conns_mu);
 		c->next = &conns;
 		c->prev = conns.prev;
@@ -480,6 +525,9 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 	if (c->unprivileged)
 		atomic_fetch_sub_explicit((_Atomic uint64_t *)&d->metrics.connections_unprivileged,
 					  1, memory_order_relaxed);
+	if (c->admit)
+		atomic_fetch_sub_explicit((_Atomic uint64_t *)&d->metrics.connections_admit, 1,
+					  memory_order_relaxed);
 	if (c->fd >= 0)
 		close(c->fd);
 	if (c->have_peer)

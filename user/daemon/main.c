@@ -68,8 +68,10 @@ static void print_config(const struct egd_config *c)
 		printf("admit_group = %u\n", (unsigned)c->admit_gid);
 	else
 		printf("admit_group = (none)\n");
-	printf("threads = %u\nmax_connections = %u\nconnection_timeout = %u\n", c->threads,
-	       c->max_connections, c->connection_timeout);
+	printf("threads = %u\nmax_connections = %u\nconnection_timeout = %u\nadmin_reserve = %u\n"
+	       "max_event_streams = %u\nmax_event_streams_per_uid = %u\n",
+	       c->threads, c->max_connections, c->connection_timeout, c->admin_reserve,
+	       c->max_event_streams, c->max_event_streams_per_uid);
 }
 
 static void mkdirs(const char *path, mode_t mode)
