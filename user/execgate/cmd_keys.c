@@ -94,7 +94,8 @@ const struct eg_cli_cmd eg_cmd_keys = {
     .about = "The verification keys capabilities are checked with, in <state-dir>/keys.\n"
 	     "add FILE takes a public key file (execgate-issue keygen writes KID.pub) and\n"
 	     "refuses a secret one; adding a key already present succeeds (exit 0).\n"
-	     "remove KID exits 7 when there is no such key.",
+	     "remove KID exits 7 when there is no such key. A file in the key set that\n"
+	     "does not load is skipped (its key is not trusted) and named on stderr.",
     .opts = keys_opts,
     .dirs = true,
     .run = run_keys,
