@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <unistd.h>
 #include <criterion/criterion.h>
 #include "dd.h"
@@ -140,4 +141,30 @@ Test(daemon_keys_tx, malformed_neighbour_never_keeps_a_withdrawn_key)
 	cr_expect(strstr(log, "keys: skipped: key file ") && strstr(log, BAD_NAME ": key-not-hex"),
 		  "no warning line for the neighbour:\n%s", log);
 	free(log);
+}
+
+/* A key file that cannot be removed (a mount point: unlink is EBUSY):
+ * the withdrawal still takes effect in memory, and the 500 says so. */
+Test(daemon_keys_tx, withdrawal_takes_effect_even_when_the_file_stays)
+{
+	char pub[300], path[128], reason[128];
+	struct dd_resp r;
+	bool mounted;
+
+	dd_keys();
+	snprintf(pub, sizeof(pub), "%s/keys/%s.pub", kh.state_dir, kh.kid);
+	mounted = mount(pub, pub, NULL, MS_BIND, NULL) == 0;
+	cr_assert(mounted, "bind mount on %s: %s", pub, strerror(errno));
+	snprintf(path, sizeof(path), "/v1/keys/%s", kh.kid);
+	r = dd_req("DELETE", path, NULL);
+	umount2(pub, MNT_DETACH);
+	cr_expect_eq(r.status, 500, "DELETE of an unremovable key file: %d %s", r.status, r.body);
+	cr_expect(strstr(dd_str(&r, "reason"), "withdrawn from memory"), "%s", r.body);
+	dd_resp_free(&r);
+	cr_expect_eq(access(pub, F_OK), 0, "%s went after all", pub);
+	r = dd_req("GET", "/v1/keys", NULL);
+	cr_expect(!listed(&r, kh.kid), "the withdrawn key is still listed: %s", r.body);
+	dd_resp_free(&r);
+	fresh_check(reason, sizeof(reason));
+	cr_expect_str_eq(reason, "unknown-key", "a fresh token signed by the withdrawn key");
 }
