@@ -61,8 +61,9 @@ struct eg_worker_config {
 };
 
 /* Opens the pinned maps and loads <state_dir>/keys. -ENOENT when nothing
- * is loaded at pin_dir (err says "not loaded"); a bad key file fails the
- * open (err names it). */
+ * is loaded at pin_dir (err says "not loaded"). A key file that does not
+ * load is skipped, its key not trusted, and named by
+ * eg_worker_keys_warnings; an unreadable key directory fails the open. */
 int eg_worker_open(const struct eg_worker_config *cfg, struct eg_worker **out, char *err,
 		   size_t err_size);
 void eg_worker_close(struct eg_worker *w);
@@ -246,9 +247,18 @@ int eg_worker_list(struct eg_worker *w, int (*fn)(const struct eg_exec_record *r
 
 #define EG_KID_TEXT_LEN 17 /* 16 hex digits + NUL */
 
-/* Adds a public key file (typed key-file form, docs/capability.md). 0 when
+/* Key changes are transactions over <state_dir>/keys and the set in
+ * memory: after every return, success or failure, memory holds exactly
+ * the keys that load from the directory. A file that does not load (a
+ * malformed neighbour) is skipped, its key not trusted; on success err
+ * holds one line per such file ("key file PATH: NAME: DETAIL", "" when
+ * none), which eg_worker_keys_warnings also returns until the next load.
+ *
+ * Adds a public key file (typed key-file form, docs/capability.md). 0 when
  * added, 1 when that key was already present (idempotent), -EINVAL with
- * the reason (a secret key, CRLF, wrong length, ...). */
+ * the reason (a secret key, CRLF, wrong length, ...). When the key cannot
+ * be loaded once stored (the set is full), the file is removed again and
+ * -EINVAL says why. */
 int eg_worker_keys_add(struct eg_worker *w, const char *file, char kid[EG_KID_TEXT_LEN], char *err,
 		       size_t err_size);
 /* The same, from a key file's contents (PUT /v1/keys/{kid}); when
@@ -256,10 +266,17 @@ int eg_worker_keys_add(struct eg_worker *w, const char *file, char kid[EG_KID_TE
 int eg_worker_keys_add_text(struct eg_worker *w, const char *text, size_t len,
 			    const char *expect_kid, char kid[EG_KID_TEXT_LEN], char *err,
 			    size_t err_size);
-/* -ENOENT when absent. */
+/* Withdraws a key: -ENOENT when neither memory nor the directory has it.
+ * The key leaves memory (and the token cache) whatever else happens; when
+ * its file cannot be removed, the error says so (the key would be trusted
+ * again at the next reload). */
 int eg_worker_keys_remove(struct eg_worker *w, const char *kid, char *err, size_t err_size);
-/* Re-reads <state_dir>/keys (whole or not at all) and flushes the cache. */
+/* Re-reads <state_dir>/keys and flushes the cache; -errno (and the previous
+ * set stays) only when the directory cannot be read. */
 int eg_worker_keys_reload(struct eg_worker *w, char *err, size_t err_size);
+/* The key files the last load skipped, one line each, into buf (cut to
+ * size); returns the full length, 0 when none. */
+size_t eg_worker_keys_warnings(struct eg_worker *w, char *buf, size_t size);
 /* Calls fn for each key held; fn returns nonzero to stop. */
 int eg_worker_keys_list(struct eg_worker *w,
 			int (*fn)(const char *kid, const uint8_t pk[32], void *ctx), void *ctx);

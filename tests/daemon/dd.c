@@ -235,6 +235,11 @@ static struct dd_resp read_resp(int fd, int timeout_ms, const char *req, size_t 
 	return r;
 }
 
+struct dd_resp dd_read_resp(int fd, int timeout_ms)
+{
+	return read_resp(fd, timeout_ms);
+}
+
 struct dd_resp dd_raw(const void *bytes, size_t len, int timeout_ms)
 {
 	struct dd_resp r = {0};

@@ -2,6 +2,7 @@
 /* execgated's API over its socket: every verdict, every error status,
  * authorization by peer credentials, the record and key life cycles, and
  * real enforcement after an admit. */
+#include <ctype.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -425,6 +426,61 @@ Test(daemon_api, admit_opens_the_kernel_gate)
 	cr_assert_str_eq(dd_str(&r, "verdict"), "allow", "%s", r.body);
 	dd_resp_free(&r);
 	cr_expect_eq(kh_child_connect(&client, kh_path("bridge.sock"), NULL, NULL), 0);
+}
+
+/* A token 10 s past its expiry, inside the 15 s clock skew: the answer and
+ * the kernel agree. The verifier allows it, so the grant lives until the
+ * verifier would stop accepting it, and the connect succeeds; the same
+ * token 20 s past is refused and the connect fails. The UUID in the URL
+ * is answered in its canonical lower-case form, whatever case was sent. */
+Test(daemon_api, allow_inside_the_skew_is_a_grant_the_kernel_honours)
+{
+	char tok[1024], upper[64], path[128], *body;
+	struct kh_child client, late;
+	struct dd_resp r;
+
+	world();
+	kh_child_start(&client, true);
+	kh_child_start(&late, true);
+	kh_cap(tok, sizeof(tok), DD_SANDBOX, DD_WORKER, 8, 1, 60, (long long)time(NULL) - 70);
+	body = dd_admit_body(tok, "file.read", client.pid);
+	r = dd_req("POST", "/v1/admit", body);
+	free(body);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	cr_expect_str_eq(dd_str(&r, "verdict"), "allow", "10 s past expiry: %s", r.body);
+	dd_resp_free(&r);
+	cr_expect_eq(kh_child_connect(&client, kh_path("bridge.sock"), NULL, NULL), 0,
+		     "allow 10 s past expiry, and the connect is refused");
+
+	kh_cap(tok, sizeof(tok), DD_SANDBOX, DD_WORKER, 8, 1, 60, (long long)time(NULL) - 80);
+	body = dd_admit_body(tok, "file.read", late.pid);
+	r = dd_req("POST", "/v1/admit", body);
+	free(body);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	cr_expect_str_eq(dd_str(&r, "verdict"), "deny", "20 s past expiry: %s", r.body);
+	dd_resp_free(&r);
+	cr_expect_eq(kh_child_connect(&late, kh_path("bridge.sock"), NULL, NULL), -EPERM,
+		     "deny 20 s past expiry, and the connect passes");
+
+	/* upper-case UUID: the canonical form in every answer */
+	for (size_t i = 0; i <= strlen(DD_SANDBOX); i++)
+		upper[i] = (char)toupper((unsigned char)DD_SANDBOX[i]);
+	snprintf(path, sizeof(path), "/v1/sandboxes/%s", upper);
+	r = dd_req("GET", path, NULL);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	cr_expect(!strstr(r.body, upper), "GET echoes the upper-case form: %s", r.body);
+	dd_resp_free(&r);
+	snprintf(path, sizeof(path), "/v1/sandboxes/%s/retire", upper);
+	r = dd_req("POST", path, NULL);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	cr_expect_str_eq(dd_str(&r, "sandbox"), DD_SANDBOX, "retire: %s", r.body);
+	cr_expect(!strstr(r.body, upper), "retire echoes the upper-case form: %s", r.body);
+	dd_resp_free(&r);
+	snprintf(path, sizeof(path), "/v1/sandboxes/%s", upper);
+	r = dd_req("DELETE", path, NULL);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	cr_expect_str_eq(dd_str(&r, "sandbox"), DD_SANDBOX, "forget: %s", r.body);
+	dd_resp_free(&r);
 }
 
 /* Reads from fd until a line containing needle arrives (or ms pass). */

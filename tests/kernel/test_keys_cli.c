@@ -90,3 +90,60 @@ Test(keys_cli, keys_add_stores_the_pub_and_refuses_every_seed)
 	cr_assert_eq(rc, 1, "%s", out);
 	cr_assert_not_null(strstr(out, "key-file-missing: no such file"), "%s", out);
 }
+
+/* The reason `execgate check` gives a fresh token signed by kh.kid. */
+static void fresh_check(char *out, size_t size)
+{
+	char tok[1024];
+
+	kh_cap(tok, sizeof(tok), "5f0c2c1e-7a4b-4c1d-9e3f-000000000007",
+	       "a0000000-0000-4000-8000-00000000000a", 8, 1, 120, 0);
+	kh_cli(out, size, "check", "--json", tok, NULL);
+}
+
+/* guarantees: none */
+Test(keys_cli, malformed_neighbour_never_keeps_a_withdrawn_key)
+{
+	char out[4096], bad[300], pub[300], stored[300];
+	int rc;
+
+	kh_keys();
+	snprintf(pub, sizeof(pub), "%s/%s.pub", kh.keys_dir, kh.kid);
+	snprintf(stored, sizeof(stored), "%s/keys/%s.pub", kh.state_dir, kh.kid);
+	snprintf(bad, sizeof(bad), "%s/keys/0000000000000000.pub", kh.state_dir);
+	write_text(bad, "execgate-ed25519-public-v1 not-hex\n");
+
+	/* Every command still opens the worker; the neighbour is named. */
+	rc = kh_cli(out, sizeof(out), "keys", "list", NULL);
+	cr_assert_eq(rc, 0, "keys list with a malformed neighbour: %s", out);
+	cr_expect(strstr(out, kh.kid), "the good key is listed: %s", out);
+	cr_expect(strstr(out, "warning: skipped key file ") &&
+		      strstr(out, "0000000000000000.pub: key-not-hex"),
+		  "the neighbour is named: %s", out);
+	fresh_check(out, sizeof(out));
+	cr_expect(!strstr(out, "unknown-key"), "the key is held: %s", out);
+
+	/* remove: exit 0, gone from disk, list and verification */
+	rc = kh_cli(out, sizeof(out), "keys", "remove", kh.kid, NULL);
+	cr_assert_eq(rc, 0, "keys remove with a malformed neighbour: %s", out);
+	cr_expect(strstr(out, "0000000000000000.pub: key-not-hex"), "the neighbour is named: %s",
+		  out);
+	cr_expect_neq(access(stored, F_OK), 0, "%s is still on disk", stored);
+	rc = kh_cli(out, sizeof(out), "keys", "list", NULL);
+	cr_assert_eq(rc, 0, "%s", out);
+	cr_expect(!strstr(out, kh.kid), "the withdrawn key is still listed: %s", out);
+	fresh_check(out, sizeof(out));
+	cr_expect(strstr(out, "\"reason\":\"unknown-key\""),
+		  "a fresh token signed by the withdrawn key: %s", out);
+	rc = kh_cli(out, sizeof(out), "keys", "remove", kh.kid, NULL);
+	cr_expect_eq(rc, 7, "remove again: exit %d: %s", rc, out);
+
+	/* add: exit 0, listed, verified; the neighbour named */
+	rc = kh_cli(out, sizeof(out), "keys", "add", pub, NULL);
+	cr_assert_eq(rc, 0, "keys add with a malformed neighbour: %s", out);
+	cr_expect(strstr(out, "0000000000000000.pub: key-not-hex"), "the neighbour is named: %s",
+		  out);
+	cr_expect_eq(access(stored, F_OK), 0, "%s is not on disk", stored);
+	fresh_check(out, sizeof(out));
+	cr_expect(!strstr(out, "unknown-key"), "after the add: %s", out);
+}

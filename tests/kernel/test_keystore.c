@@ -79,7 +79,7 @@ Test(keystore, add_text_stores_the_typed_line_0644)
 {
 	char pub[EG_KEY_FILE_LINE_MAX], sec[EG_KEY_FILE_LINE_MAX], kid[EG_KEY_ID_TEXT_LEN];
 	char got[EG_KEY_ID_TEXT_LEN], err[512], path[300], content[200], names[512], want[64];
-	struct eg_keyset ks;
+	struct eg_keyset ks = {0};
 	struct stat st;
 	FILE *f;
 	size_t n;
@@ -107,7 +107,7 @@ Test(keystore, add_text_stores_the_typed_line_0644)
 	cr_assert_str_eq(got, kid);
 	cr_assert_not_null(strstr(err, "already present"), "%s", err);
 
-	cr_assert_eq(eg_keystore_load(state, &ks, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(eg_keystore_load(state, &ks, NULL, 0, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(ks.n, 1);
 }
 

@@ -200,6 +200,17 @@ static const struct key keys[] = {
     UINT(connection_timeout, 10, 1, 3600,
 	 "seconds a request may take to arrive, and an idle keep-alive connection may "
 	 "stay"),
+    {"admin_reserve", set_uint, show_uint, F(admin_reserve), 1, 65535, NULL, NULL,
+     "an eighth of max_connections",
+     "connections of max_connections kept for root and admin_group: admit_group "
+     "callers hold at most max_connections - admin_reserve, and their connections "
+     "beyond it are closed as they are accepted. Must be below max_connections"},
+    UINT(max_event_streams, 64, 1, 65536,
+	 "GET /v1/events streams that callers other than root and admin_group may hold "
+	 "together; beyond it they get 503"),
+    UINT(max_event_streams_per_uid, 8, 1, 65536,
+	 "GET /v1/events streams one uid may hold (root and admin_group included); "
+	 "beyond it 503"),
 };
 /* clang-format on */
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -343,6 +354,15 @@ int egd_config_load(const char *file, struct egd_config *cfg, char *err, size_t 
 		rc = -EIO;
 	}
 	fclose(f);
+	if (!rc && !seen[key_index("admin_reserve")])
+		cfg->admin_reserve = cfg->max_connections / 8 ? cfg->max_connections / 8 : 1;
+	if (!rc && cfg->admin_reserve >= cfg->max_connections) {
+		/* admit_group would get no connection at all. */
+		snprintf(err, err_size,
+			 "config %s: admin_reserve = %u: not less than max_connections (%u)", file,
+			 cfg->admin_reserve, cfg->max_connections);
+		rc = -EINVAL;
+	}
 	if (!rc && !seen[key_index("worker_id")]) {
 		/* Events and metrics name the worker: no silent default. */
 		snprintf(err, err_size, "config %s:%u: worker_id: missing (the worker's UUID)",

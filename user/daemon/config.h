@@ -35,6 +35,13 @@ struct egd_config {
 	unsigned threads;	     /* MHD thread pool size */
 	unsigned max_connections;    /* beyond it: 503, then refused */
 	unsigned connection_timeout; /* seconds without progress before a close */
+	/* Of max_connections, held for root and admin_group: admit_group
+	 * may hold at most max_connections - admin_reserve (http.c). */
+	unsigned admin_reserve;
+	/* GET /v1/events streams: of callers other than root and
+	 * admin_group in all, and of any one uid (events.c). */
+	unsigned max_event_streams;
+	unsigned max_event_streams_per_uid;
 };
 
 /* Reads file into cfg (defaults first). On error err holds the one-line

@@ -22,6 +22,8 @@ struct egd_reader {
 	struct egd_reader *prev, *next;
 	struct egd_events *ev;
 	struct MHD_Connection *conn;
+	uid_t uid;
+	bool admin;   /* not counted in nlimited */
 	uint64_t seq; /* next line to send */
 	size_t off;   /* bytes of line seq already sent */
 	bool suspended;
@@ -38,6 +40,8 @@ struct egd_events {
 	uint64_t head; /* seq of the next line */
 	struct egd_reader readers;
 	size_t nreaders;
+	size_t nlimited; /* readers that are not root or admin_group */
+	uint64_t refused;
 	uint64_t skipped;
 	bool stopping;
 	atomic_bool stop_thread;
@@ -268,21 +272,51 @@ static void reader_free(void *cls)
 	r->prev->next = r->next;
 	r->next->prev = r->prev;
 	ev->nreaders--;
+	if (!r->admin)
+		ev->nlimited--;
 	pthread_mutex_unlock(&ev->mu);
 	free(r);
 }
 
-struct MHD_Response *egd_events_response(struct egd *d, struct MHD_Connection *conn)
+/* Caller holds mu. */
+static size_t streams_of(struct egd_events *ev, uid_t uid)
+{
+	size_t n = 0;
+
+	for (struct egd_reader *r = ev->readers.next; r != &ev->readers; r = r->next)
+		n += r->uid == uid;
+	return n;
+}
+
+int egd_events_response(struct egd *d, struct MHD_Connection *conn, uid_t uid, bool admin,
+			struct MHD_Response **out)
 {
 	struct egd_events *ev = d->events;
 	struct MHD_Response *resp;
 	struct egd_reader *r = calloc(1, sizeof(*r));
 
+	*out = NULL;
 	if (!r)
-		return NULL;
+		return -ENOMEM;
 	r->ev = ev;
 	r->conn = conn;
+	r->uid = uid;
+	r->admin = admin;
 	pthread_mutex_lock(&ev->mu);
+	/* A stream holds its connection for as long as the client likes,
+	 * outside the reaper's reach: their number is bounded, per uid and,
+	 * for callers other than root and admin_group, in all. */
+	if (streams_of(ev, uid) >= d->cfg.max_event_streams_per_uid ||
+	    (!admin && ev->nlimited >= d->cfg.max_event_streams)) {
+		int rc = streams_of(ev, uid) >= d->cfg.max_event_streams_per_uid ? -EUSERS : -EBUSY;
+
+		ev->refused++;
+		pthread_mutex_unlock(&ev->mu);
+		free(r);
+		return rc;
+	}
+	if (!admin)
+		ev->nlimited++;
 	r->seq = ev->head;
 	r->next = &ev->readers;
 	r->prev = ev->readers.prev;
@@ -291,9 +325,12 @@ struct MHD_Response *egd_events_response(struct egd *d, struct MHD_Connection *c
 	ev->nreaders++;
 	pthread_mutex_unlock(&ev->mu);
 	resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, reader_cb, r, reader_free);
-	if (!resp)
+	if (!resp) {
 		reader_free(r);
-	return resp;
+		return -ENOMEM;
+	}
+	*out = resp;
+	return 0;
 }
 
 void egd_events_stats(struct egd_events *ev, struct egd_events_stats *out)
@@ -303,6 +340,7 @@ void egd_events_stats(struct egd_events *ev, struct egd_events_stats *out)
 		return;
 	pthread_mutex_lock(&ev->mu);
 	out->readers = ev->nreaders;
+	out->refused = ev->refused;
 	out->events = ev->head;
 	out->skipped = ev->skipped;
 	pthread_mutex_unlock(&ev->mu);

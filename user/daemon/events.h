@@ -15,7 +15,9 @@
 #define EXECGATE_DAEMON_EVENTS_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct egd;
 struct egd_events;
@@ -27,6 +29,7 @@ struct MHD_Response;
 struct egd_events_stats {
 	size_t readers;
 	uint64_t events, skipped;
+	uint64_t refused; /* streams refused: per-uid or total cap */
 };
 
 int egd_events_start(struct egd *d, char *err, size_t err_size);
@@ -35,8 +38,12 @@ int egd_events_start(struct egd *d, char *err, size_t err_size);
 void egd_events_stop(struct egd *d);
 /* Frees what stop left, after MHD has stopped. */
 void egd_events_free(struct egd *d);
-/* A streaming response for one reader, starting at the next event. */
-struct MHD_Response *egd_events_response(struct egd *d, struct MHD_Connection *conn);
+/* A streaming response for one reader (uid; admin: root or admin_group),
+ * starting at the next event. -EUSERS when uid holds
+ * max_event_streams_per_uid streams already, -EBUSY when a caller that is
+ * not admin would pass max_event_streams, -ENOMEM. */
+int egd_events_response(struct egd *d, struct MHD_Connection *conn, uid_t uid, bool admin,
+			struct MHD_Response **out);
 void egd_events_stats(struct egd_events *ev, struct egd_events_stats *out);
 
 #endif

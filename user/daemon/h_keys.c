@@ -13,15 +13,47 @@ static int add_key(const char *kid, const uint8_t pk[32], void *ctx)
 	return eg_json_key_add(ctx, kid, pk);
 }
 
+/* The key files the load skipped (one line each in text) as a JSON array
+ * of printable strings, each also logged as a warning line of its own. */
+static json_t *warnings(const char *text, bool log)
+{
+	json_t *arr = json_array();
+
+	while (*text) {
+		size_t n = strcspn(text, "\n");
+		char line[EG_ERR_MAX * 4 + 1];
+
+		egd_log_escape(text, n, line, sizeof(line));
+		json_array_append_new(arr, json_string(line));
+		if (log)
+			egd_log(EGD_LOG_WARNING, "keys: skipped: %s", line);
+		text += n;
+		if (*text)
+			text++;
+	}
+	return arr;
+}
+
+/* A key change's answer with the skipped files beside it (logged). */
+static json_t *with_warnings(json_t *doc, const char *text)
+{
+	if (doc)
+		json_object_set_new(doc, "warnings", warnings(text, true));
+	return doc;
+}
+
 enum MHD_Result egd_h_keys_list(struct egd_call *c)
 {
+	char warn[EG_ERR_MAX] = "";
 	json_t *keys, *doc = eg_json_keys(&keys);
 
-	if (doc && eg_worker_keys_list(c->d->worker, add_key, keys) < 0) {
+	if (!doc || eg_worker_keys_list(c->d->worker, add_key, keys) < 0) {
 		json_decref(doc);
 		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error",
 				       "keys: out of memory");
 	}
+	eg_worker_keys_warnings(c->d->worker, warn, sizeof(warn));
+	json_object_set_new(doc, "warnings", warnings(warn, false));
 	return egd_reply_json(c, MHD_HTTP_OK, doc);
 }
 
@@ -51,7 +83,7 @@ enum MHD_Result egd_h_key_put(struct egd_call *c)
 		    err[0] ? err : strerror(-rc));
 	egd_log(EGD_LOG_INFO, "keys: %s %s", rc == 0 ? "added" : "already present", kid);
 	return egd_reply_json(c, rc == 0 ? MHD_HTTP_CREATED : MHD_HTTP_OK,
-			      eg_json_key_change(kid, "added", rc == 0));
+			      with_warnings(eg_json_key_change(kid, "added", rc == 0), err));
 }
 
 enum MHD_Result egd_h_key_delete(struct egd_call *c)
@@ -66,9 +98,14 @@ enum MHD_Result egd_h_key_delete(struct egd_call *c)
 	if (rc == -ENOENT)
 		return egd_reply_error(c, MHD_HTTP_NOT_FOUND, "not found", "key %s: not held",
 				       c->arg);
-	if (rc)
+	if (rc) {
+		/* The key has left memory all the same (eg_worker_keys_remove):
+		 * what failed is on disk, and the reason says so. */
+		egd_log(EGD_LOG_ERR, "keys: remove %s: %s", c->arg, err[0] ? err : strerror(-rc));
 		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error", "%s",
 				       err[0] ? err : strerror(-rc));
+	}
 	egd_log(EGD_LOG_INFO, "keys: removed %s", c->arg);
-	return egd_reply_json(c, MHD_HTTP_OK, eg_json_key_change(c->arg, "removed", true));
+	return egd_reply_json(c, MHD_HTTP_OK,
+			      with_warnings(eg_json_key_change(c->arg, "removed", true), err));
 }

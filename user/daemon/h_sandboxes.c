@@ -9,10 +9,16 @@
 #include "daemon/json.h"
 #include "daemon/log.h"
 
+/* The {uuid} segment, parsed; from here on c->arg is its canonical
+ * (lower-case) text, the form the record, the log and every answer use,
+ * whatever case the client wrote. */
 static bool sandbox_arg(struct egd_call *c, __u8 id[EG_ID_BYTES], enum MHD_Result *replied)
 {
-	if (eg_uuid_parse(c->arg, id) == 0)
+	if (eg_uuid_parse(c->arg, id) == 0) {
+		eg_uuid_format(id, c->arg_canon);
+		c->arg = c->arg_canon;
 		return true;
+	}
 	*replied = egd_reply_error(c, MHD_HTTP_BAD_REQUEST, "bad request",
 				   "%.64s: not a sandbox UUID", c->arg);
 	return false;

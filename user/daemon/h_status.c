@@ -47,10 +47,21 @@ enum MHD_Result egd_h_metrics(struct egd_call *c)
 
 enum MHD_Result egd_h_events(struct egd_call *c)
 {
-	struct MHD_Response *resp = egd_events_response(c->d, c->conn);
+	struct MHD_Response *resp;
 	enum MHD_Result ret;
+	int rc;
 
-	if (!resp)
+	rc = egd_events_response(c->d, c->conn, c->peer->uid, c->peer->role == EGD_ROLE_ADMIN,
+				 &resp);
+	if (rc == -EUSERS)
+		return egd_reply_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "overloaded",
+				       "uid %u holds %u event streams already, retry later",
+				       (unsigned)c->peer->uid, c->d->cfg.max_event_streams_per_uid);
+	if (rc == -EBUSY)
+		return egd_reply_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "overloaded",
+				       "%u event streams open already, retry later",
+				       c->d->cfg.max_event_streams);
+	if (rc)
 		return MHD_NO;
 	/* A stream may stay quiet for hours: no idle timeout. Its reader is
 	 * suspended while quiet (events.h), and a suspended connection does

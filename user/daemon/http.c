@@ -171,6 +171,7 @@ struct egd_conn {
 	atomic_bool busy;   /* answered or streaming: MHD's business now */
 	bool reaped;
 	bool unprivileged; /* no role: counted in connections_unprivileged */
+	bool admit;	   /* admit_group: counted in connections_admit */
 	struct egd_conn *prev, *next;
 };
 
@@ -229,17 +230,84 @@ struct request {
 	const struct route *route;
 	bool answered; /* replied on the header: discard the body */
 	bool too_big;
+	/* Decided on the header, answered once the body is read (early()). */
+	bool deferred;
+	unsigned status;
+	const char *error;
+	char reason[EG_ERR_MAX];
+	char allow[64];
 	char arg[ARG_MAX];
 	char *body;
 	size_t len, cap;
 };
 
+/* Is a body of at most EGD_BODY_MAX bytes coming? */
+static bool bounded_body(struct egd_call *c)
+{
+	const char *clen =
+	    MHD_lookup_connection_value(c->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	const char *te = MHD_lookup_connection_value(c->conn, MHD_HEADER_KIND,
+						     MHD_HTTP_HEADER_TRANSFER_ENCODING);
+
+	if (clen)
+		return strtoull(clen, NULL, 10) > 0 && strtoull(clen, NULL, 10) <= EGD_BODY_MAX;
+	return te != NULL; /* chunked: discarded up to the bound, then cut (on_request) */
+}
+
+/* An answer decided on the header. With a body on its way, the answer
+ * waits until the body has been read and thrown away: a client still
+ * writing its body would otherwise find the socket closed under it
+ * (EPIPE, or a reset that loses the answer) and never read why. Only a
+ * body of at most EGD_BODY_MAX bytes is waited for, within the reaper's
+ * connection_timeout; a bigger one is answered at once. */
 static enum MHD_Result early(struct egd_call *c, struct request *rq, unsigned status,
 			     const char *error, const char *fmt, const char *detail)
 {
+	if (status != MHD_HTTP_CONTENT_TOO_LARGE && bounded_body(c)) {
+		rq->deferred = true;
+		rq->status = status;
+		rq->error = error;
+		snprintf(rq->reason, sizeof(rq->reason), fmt, detail);
+		if (c->allow)
+			snprintf(rq->allow, sizeof(rq->allow), "%s", c->allow);
+		c->allow = NULL;
+		return MHD_YES;
+	}
 	rq->answered = true;
 	set_busy(c->conn, true);
 	return egd_reply_error(c, status, error, fmt, detail);
+}
+
+static uint64_t load_u64(const uint64_t *v)
+{
+	return atomic_load_explicit((_Atomic uint64_t *)v, memory_order_relaxed);
+}
+
+static uint64_t admit_budget(const struct egd_config *cfg)
+{
+	return cfg->max_connections - cfg->admin_reserve;
+}
+
+/* Per-role budgets, so that the lowest role can never take the
+ * revocation path (install, retire) from root and admin_group. Callers
+ * without a role never get here (403 first) and hold a share of their own
+ * outside max_connections (on_connection). admit_group holds at most
+ * max_connections - admin_reserve (its connections beyond are closed at
+ * accept, on_connection); admins get 503 only when their own connections
+ * and admit_group's together pass max_connections, so at least
+ * admin_reserve are always theirs. */
+static bool over_budget(struct egd *d, enum egd_role role)
+{
+	uint64_t open = load_u64(&d->metrics.connections_open),
+		 unpriv = load_u64(&d->metrics.connections_unprivileged),
+		 admit = load_u64(&d->metrics.connections_admit);
+	uint64_t with_role = open > unpriv ? open - unpriv : 0;
+	uint64_t admins = with_role > admit ? with_role - admit : 0;
+
+	if (role == EGD_ROLE_ADMIT)
+		return admit > admit_budget(&d->cfg);
+	return admins + (admit < admit_budget(&d->cfg) ? admit : admit_budget(&d->cfg)) >
+	       d->cfg.max_connections;
 }
 
 /* On the header: route, role, size and load decide before any body byte. */
@@ -280,13 +348,7 @@ static enum MHD_Result on_header(struct egd_call *c, struct request *rq, const c
 	if (clen && strtoull(clen, NULL, 10) > EGD_BODY_MAX)
 		return early(c, rq, MHD_HTTP_CONTENT_TOO_LARGE, "body too large",
 			     "more than %s bytes", "65536");
-	/* Callers without a role never get here (403 above) and hold a share
-	 * of their own (on_connection): they cannot make this 503 for others. */
-	if (atomic_load_explicit((_Atomic uint64_t *)&c->d->metrics.connections_open,
-				 memory_order_relaxed) -
-		atomic_load_explicit((_Atomic uint64_t *)&c->d->metrics.connections_unprivileged,
-				     memory_order_relaxed) >
-	    c->d->cfg.max_connections)
+	if (over_budget(c->d, c->peer->role))
 		return early(c, rq, MHD_HTTP_SERVICE_UNAVAILABLE, "overloaded", "%s",
 			     "too many connections, retry later");
 	return MHD_YES;
@@ -315,6 +377,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		size_t n = *upload_data_size;
 
 		*upload_data_size = 0;
+		if (rq->deferred) {
+			rq->len += n;
+			/* Chunked past the bound: nothing more is read. */
+			return rq->len > EGD_BODY_MAX ? MHD_NO : MHD_YES;
+		}
 		if (rq->answered || rq->too_big)
 			return MHD_YES;
 		if (rq->len + n > EGD_BODY_MAX) {
@@ -342,6 +409,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return MHD_YES;
 	rq->answered = true;
 	set_busy(conn, true);
+	if (rq->deferred) {
+		c.allow = rq->allow[0] ? rq->allow : NULL;
+		return egd_reply_error(&c, rq->status, rq->error, "%s", rq->reason);
+	}
 	if (rq->too_big)
 		return egd_reply_error(&c, MHD_HTTP_CONTENT_TOO_LARGE, "body too large",
 				       "more than %d bytes", EGD_BODY_MAX);
@@ -413,6 +484,24 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 				    memory_order_relaxed);
 			}
 		}
+		if (c->have_peer && c->peer.role == EGD_ROLE_ADMIT) {
+			/* admit_group's budget: beyond it the connection is
+			 * shut down at once, so that idle connections of the
+			 * lowest role can never fill libmicrohttpd's limit
+			 * and leave an admin no connection (over_budget). */
+			uint64_t n = atomic_fetch_add_explicit(
+			    (_Atomic uint64_t *)&d->metrics.connections_admit, 1,
+			    memory_order_relaxed);
+
+			c->admit = true;
+			if (n >= admit_budget(&d->cfg) && c->fd >= 0) {
+				c->reaped = true;
+				shutdown(c->fd, SHUT_RDWR);
+				atomic_fetch_add_explicit(
+				    (_Atomic uint64_t *)&d->metrics.connections_admit_refused, 1,
+				    memory_order_relaxed);
+			}
+		}
 		pthread_mutex_lock(&conns_mu);
 		c->next = &conns;
 		c->prev = conns.prev;
@@ -435,6 +524,9 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 	if (c->unprivileged)
 		atomic_fetch_sub_explicit((_Atomic uint64_t *)&d->metrics.connections_unprivileged,
 					  1, memory_order_relaxed);
+	if (c->admit)
+		atomic_fetch_sub_explicit((_Atomic uint64_t *)&d->metrics.connections_admit, 1,
+					  memory_order_relaxed);
 	if (c->fd >= 0)
 		close(c->fd);
 	if (c->have_peer)
@@ -442,13 +534,19 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 	free(c);
 }
 
+/* libmicrohttpd's own messages quote the request (a URL, a header) as the
+ * client sent it: they go through egd_log, which escapes every byte a
+ * client controls. Only MHD's own line end is dropped. */
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
-	char line[512];
+	char line[1024];
+	size_t n;
 
 	(void)cls;
 	vsnprintf(line, sizeof(line), fmt, ap);
-	line[strcspn(line, "\n")] = '\0';
+	n = strlen(line);
+	while (n && line[n - 1] == '\n')
+		line[--n] = '\0';
 	egd_log(EGD_LOG_INFO, "http: %s", line);
 }
 

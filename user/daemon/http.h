@@ -23,8 +23,9 @@
 struct egd_call {
 	struct egd *d;
 	struct MHD_Connection *conn;
-	struct egd_peer *peer; /* per connection: admit caches the identity here */
-	const char *arg;       /* the {uuid} / {kid} path segment, or "" */
+	struct egd_peer *peer;		  /* per connection: admit caches the identity here */
+	const char *arg;		  /* the {uuid} / {kid} path segment, or "" */
+	char arg_canon[EG_UUID_TEXT_LEN]; /* a {uuid}'s canonical text (h_sandboxes.c) */
 	const char *body;
 	size_t body_len;
 	const char *allow; /* 405: the Allow header */

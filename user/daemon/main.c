@@ -162,6 +162,14 @@ static void reload_keys(struct egd *d, const char *why)
 	}
 	__atomic_fetch_add(&d->metrics.key_reloads, 1, __ATOMIC_RELAXED);
 	egd_log(EGD_LOG_INFO, "keys: reloaded (%s), token cache flushed", why);
+	/* A file that does not load is skipped (not trusted) and named,
+	 * one line each. */
+	for (char *line = err; *line;) {
+		size_t n = strcspn(line, "\n");
+
+		egd_log(EGD_LOG_WARNING, "keys: skipped: %.*s", (int)n, line);
+		line += n + (line[n] ? 1 : 0);
+	}
 }
 
 static int watch_keys(const char *keys_dir)

@@ -192,6 +192,16 @@ void egd_metrics_write(struct egd *d, FILE *out)
 	       "(max_connections / 8).");
 	fprintf(out, "execgate_connections_refused_total %llu\n",
 		(unsigned long long)LOAD(&m->connections_refused));
+	family(out, "execgate_connections_admit", "gauge",
+	       "Client connections open now from admit_group (at most max_connections - "
+	       "admin_reserve).");
+	fprintf(out, "execgate_connections_admit %llu\n",
+		(unsigned long long)LOAD(&m->connections_admit));
+	family(out, "execgate_connections_admit_refused_total", "counter",
+	       "Connections from admit_group closed at once: beyond max_connections - "
+	       "admin_reserve, which stay for root and admin_group.");
+	fprintf(out, "execgate_connections_admit_refused_total %llu\n",
+		(unsigned long long)LOAD(&m->connections_admit_refused));
 	family(out, "execgate_key_reloads_total", "counter",
 	       "Key-set reloads (SIGHUP, key directory changes), by result.");
 	fprintf(out, "execgate_key_reloads_total{result=\"ok\"} %llu\n",
@@ -215,6 +225,10 @@ void egd_metrics_write(struct egd *d, FILE *out)
 	egd_events_stats(d->events, &es);
 	family(out, "execgate_event_readers", "gauge", "Clients reading GET /v1/events now.");
 	fprintf(out, "execgate_event_readers %zu\n", es.readers);
+	family(out, "execgate_event_streams_refused_total", "counter",
+	       "GET /v1/events answered 503: beyond max_event_streams_per_uid, or beyond "
+	       "max_event_streams for callers other than root and admin_group.");
+	fprintf(out, "execgate_event_streams_refused_total %llu\n", (unsigned long long)es.refused);
 	family(out, "execgate_events_total", "counter", "Denial events read from the ring buffer.");
 	fprintf(out, "execgate_events_total %llu\n", (unsigned long long)es.events);
 	family(out, "execgate_event_stream_skipped_total", "counter",

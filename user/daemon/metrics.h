@@ -31,8 +31,10 @@ struct egd_metrics {
 	uint64_t http[EGD_HTTP_CODES + 1];
 	uint64_t connections_open;
 	uint64_t connections_total;
-	uint64_t connections_unprivileged; /* open now, from callers without a role */
-	uint64_t connections_refused;	   /* unprivileged beyond their share */
+	uint64_t connections_unprivileged;  /* open now, from callers without a role */
+	uint64_t connections_refused;	    /* unprivileged beyond their share */
+	uint64_t connections_admit;	    /* open now, from admit_group */
+	uint64_t connections_admit_refused; /* admit_group beyond its budget */
 	uint64_t key_reloads, key_reload_errors;
 	/* Established streams install and retire cut (eg_stream_cuts), by
 	 * kind: [0] Unix, [1] TCP. */

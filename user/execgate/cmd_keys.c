@@ -34,7 +34,7 @@ static int run_keys(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	struct list_out o = {0};
 	struct eg_cli_parse p;
 	struct eg_worker *w;
-	char err[EG_ERR_MAX], kid[EG_KID_TEXT_LEN];
+	char err[EG_ERR_MAX] = "", kid[EG_KID_TEXT_LEN];
 	const char *name, *val, *verb;
 	int c, rc;
 
@@ -71,6 +71,18 @@ static int run_keys(const struct eg_cli_cmd *cmd, int argc, char **argv)
 			rc = -EIO;
 		}
 	}
+	/* The files the load skipped (their keys are not trusted), each on
+	 * a line of its own. */
+	if (rc >= 0) {
+		if (!strcmp(verb, "list"))
+			eg_worker_keys_warnings(w, err, sizeof(err));
+		for (char *line = err; *line;) {
+			size_t n = strcspn(line, "\n");
+
+			eg_cli_err("warning: skipped %.*s", (int)n, line);
+			line += n + (line[n] ? 1 : 0);
+		}
+	}
 	eg_worker_close(w);
 	if (rc < 0) {
 		eg_cli_err("%s", err);
@@ -86,7 +98,8 @@ const struct eg_cli_cmd eg_cmd_keys = {
     .about = "The verification keys capabilities are checked with, in <state-dir>/keys.\n"
 	     "add FILE takes a public key file (execgate-issue keygen writes KID.pub) and\n"
 	     "refuses a secret one; adding a key already present succeeds (exit 0).\n"
-	     "remove KID exits 7 when there is no such key.",
+	     "remove KID exits 7 when there is no such key. A file in the key set that\n"
+	     "does not load is skipped (its key is not trusted) and named on stderr.",
     .opts = keys_opts,
     .dirs = true,
     .run = run_keys,

@@ -147,16 +147,20 @@ static int decide(struct eg_worker *w, const struct eg_proc_id *subject,
 	if (!subject)
 		goto out;
 
-	/* The grant dies with the token: expiry mapped from the wall clock to
-	 * CLOCK_BOOTTIME, which is what BPF reads and which never jumps. It
-	 * carries the epoch of the record just compared. */
+	/* The grant dies with the token: at the instant the verifier stops
+	 * accepting it (core/comparator.h: now <= expiry + EG_CLOCK_SKEW, in
+	 * whole seconds, so up to expiry + EG_CLOCK_SKEW + 1), so that an
+	 * allow inside the skew is a grant the kernel honours, never an allow
+	 * whose connect fails. Mapped from the wall clock to CLOCK_BOOTTIME,
+	 * which is what BPF reads and which never jumps. It carries the epoch
+	 * of the record just compared. */
 	boot_ns = eg_boottime_ns();
 	res->grant.scope = cap.scope;
 	res->grant.key.proc = *subject;
 	memcpy(res->grant.key.sandbox, cap.sandbox, EG_ID_BYTES);
 	res->grant.generation = res->record.generation;
 	res->grant.epoch = res->record.epoch;
-	expiry_ns = cap.expiry * 1000000000ULL;
+	expiry_ns = (cap.expiry + EG_CLOCK_SKEW + 1) * 1000000000ULL;
 	res->grant.expiry_ns = expiry_ns > now_ns ? boot_ns + (expiry_ns - now_ns) : boot_ns;
 	rc = grant_write(w, &res->grant);
 	if (rc) {

@@ -1,7 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The handle's key set: every change is written to <state_dir>/keys first
- * (user/loader/keystore.c), then the set is re-read whole and swapped in
- * under the write lock, and the token cache is flushed. */
+/* The handle's key set. Every change is a transaction over disk and
+ * memory: the file is written or removed in <state_dir>/keys first
+ * (user/loader/keystore.c), then the directory is re-read into a fresh set
+ * that is swapped in under the write lock, and the token cache is flushed.
+ * When the change cannot be completed, what was done is undone, so that
+ * after every answer memory holds exactly the keys that load from disk --
+ * except that a withdrawal always leaves memory, even when its file could
+ * not be removed (fail closed; the error says so). A file that does not
+ * load is skipped and reported on its own (key_warnings): it never decides
+ * the fate of its neighbours. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,50 +16,104 @@
 #include <unistd.h>
 #include "lib/worker.h"
 
-/* Loads the directory into a fresh set whose generation continues the
- * current one, then swaps: a cache entry of the old set can never match. */
-static int reload_locked(struct eg_worker *w, char *err, size_t err_size)
+/* The directory, read into a fresh set whose generation continues the
+ * current one: a cache entry of the old set can never match. */
+static int load_next(struct eg_worker *w, struct eg_keyset **out, char *warn, size_t warn_size,
+		     char *err, size_t err_size)
 {
-	struct eg_keyset *next, *old;
+	struct eg_keyset *next = calloc(1, sizeof(*next));
 	int rc;
 
-	next = calloc(1, sizeof(*next));
-	if (!next)
+	*out = NULL;
+	if (!next) {
+		snprintf(err, err_size, "key set: %s", strerror(ENOMEM));
 		return -ENOMEM;
+	}
 	pthread_rwlock_rdlock(&w->keys_lock);
 	*next = *w->keys;
 	pthread_rwlock_unlock(&w->keys_lock);
-	rc = eg_keystore_load(w->state_dir, next, err, err_size);
+	rc = eg_keystore_load(w->state_dir, next, warn, warn_size, err, err_size);
 	if (rc) {
+		sodium_memzero(next, sizeof(*next));
 		free(next);
 		return rc;
 	}
+	*out = next;
+	return 0;
+}
+
+static void swap_in(struct eg_worker *w, struct eg_keyset *next, const char *warn)
+{
+	struct eg_keyset *old;
+
 	pthread_rwlock_wrlock(&w->keys_lock);
 	old = w->keys;
 	w->keys = next;
+	snprintf(w->key_warnings, sizeof(w->key_warnings), "%s", warn);
 	pthread_mutex_lock(&w->cache_lock);
 	eg_token_cache_flush(w->cache);
 	pthread_mutex_unlock(&w->cache_lock);
 	pthread_rwlock_unlock(&w->keys_lock);
+	sodium_memzero(old, sizeof(*old));
 	free(old);
-	return 0;
 }
 
 int eg_worker_keys_reload(struct eg_worker *w, char *err, size_t err_size)
 {
+	char warn[EG_ERR_MAX] = "";
+	struct eg_keyset *next;
+	int rc;
 
 	EG_WK_ERRBUF(err, err_size);
-	return reload_locked(w, err, err_size);
+	rc = load_next(w, &next, warn, sizeof(warn), err, err_size);
+	if (rc)
+		return rc;
+	swap_in(w, next, warn);
+	snprintf(err, err_size, "%s", warn);
+	return 0;
 }
 
-/* The shared tail of both adds: store (idempotent), then re-read. */
-static int add_locked(struct eg_worker *w, int stored, char *err, size_t err_size)
+static bool has_kid(const struct eg_keyset *ks, const char *kid_text)
 {
-	int rc = stored == -EEXIST ? 0 : stored; /* present is what was asked */
+	uint8_t kid[EG_KEY_ID_LEN];
 
-	if (!rc)
-		rc = reload_locked(w, err, err_size);
-	return rc ? rc : stored == -EEXIST ? 1 : 0;
+	return !eg_key_id_parse(kid_text, kid) && eg_keyset_find(ks, kid);
+}
+
+/* The shared tail of both adds. stored: 0 (a new file), -EEXIST (the file
+ * was there) or the store's error. The new file goes again unless the
+ * set that includes it is swapped in. */
+static int add_locked(struct eg_worker *w, int stored, const char *kid, char *err, size_t err_size)
+{
+	char warn[EG_ERR_MAX] = "", scratch[EG_ERR_MAX];
+	struct eg_keyset *next = NULL;
+	int rc;
+
+	if (stored && stored != -EEXIST)
+		return stored;
+	rc = load_next(w, &next, warn, sizeof(warn), err, err_size);
+	if (!rc && !has_kid(next, kid)) {
+		/* Its own file did not load (the set is full, or the file
+		 * already there is not a key file): warn says why. */
+		const char *why = strstr(warn, kid);
+		size_t line = why ? strcspn(why, "\n") : 0;
+
+		snprintf(err, err_size, "key %s: stored but not loaded: %.*s", kid, (int)line,
+			 why ? why : "not in the key set read back");
+		rc = -EINVAL;
+	}
+	if (rc) {
+		if (next) {
+			sodium_memzero(next, sizeof(*next));
+			free(next);
+		}
+		if (!stored)
+			eg_keystore_remove(w->state_dir, kid, scratch, sizeof(scratch));
+		return rc;
+	}
+	swap_in(w, next, warn);
+	snprintf(err, err_size, "%s", warn);
+	return stored == -EEXIST ? 1 : 0;
 }
 
 int eg_worker_keys_add(struct eg_worker *w, const char *file, char kid[EG_KID_TEXT_LEN], char *err,
@@ -64,7 +125,8 @@ int eg_worker_keys_add(struct eg_worker *w, const char *file, char kid[EG_KID_TE
 	rc = eg_wk_write_begin(w, err, err_size);
 	if (rc)
 		return rc;
-	rc = add_locked(w, eg_keystore_add(w->state_dir, file, kid, err, err_size), err, err_size);
+	rc = eg_keystore_add(w->state_dir, file, kid, err, err_size);
+	rc = add_locked(w, rc, kid, err, err_size);
 	eg_wk_write_end(w);
 	return rc;
 }
@@ -97,10 +159,60 @@ int eg_worker_keys_add_text(struct eg_worker *w, const char *text, size_t len,
 	rc = eg_wk_write_begin(w, err, err_size);
 	if (rc)
 		return rc;
-	rc = add_locked(w, eg_keystore_add_text(w->state_dir, text, len, kid, err, err_size), err,
-			err_size);
+	rc = eg_keystore_add_text(w->state_dir, text, len, kid, err, err_size);
+	rc = add_locked(w, rc, kid, err, err_size);
 	eg_wk_write_end(w);
 	return rc;
+}
+
+/* The key leaves memory whatever happens on disk; then memory is made
+ * what the directory holds (less that key). */
+static int remove_locked(struct eg_worker *w, const char *kid_text, char *err, size_t err_size)
+{
+	char warn[EG_ERR_MAX] = "", disk_err[EG_ERR_MAX] = "", load_err[EG_ERR_MAX] = "";
+	uint8_t kid[EG_KEY_ID_LEN];
+	struct eg_keyset *next;
+	bool held;
+	int disk, rc;
+
+	if (eg_key_id_parse(kid_text, kid)) {
+		snprintf(err, err_size, "key %s: not a key id (16 hex digits)", kid_text);
+		return -EINVAL;
+	}
+	pthread_rwlock_rdlock(&w->keys_lock);
+	held = eg_keyset_find(w->keys, kid) != NULL;
+	pthread_rwlock_unlock(&w->keys_lock);
+	disk = eg_keystore_remove(w->state_dir, kid_text, disk_err, sizeof(disk_err));
+	if (disk == -ENOENT && !held) {
+		snprintf(err, err_size, "key %s: not in the key set", kid_text);
+		return -ENOENT;
+	}
+	rc = load_next(w, &next, warn, sizeof(warn), load_err, sizeof(load_err));
+	if (rc) {
+		/* The directory cannot be read back: the set held, less
+		 * this key. */
+		next = calloc(1, sizeof(*next));
+		if (!next) {
+			snprintf(err, err_size, "key %s: %s", kid_text, strerror(ENOMEM));
+			return -ENOMEM;
+		}
+		pthread_rwlock_rdlock(&w->keys_lock);
+		*next = *w->keys;
+		pthread_rwlock_unlock(&w->keys_lock);
+		next->generation++;
+		snprintf(warn, sizeof(warn), "%s: kept the other keys held", load_err);
+	}
+	eg_keyset_remove(next, kid); /* EG_KEY_NOT_FOUND: not loaded, fine */
+	swap_in(w, next, warn);
+	if (disk && disk != -ENOENT) {
+		snprintf(err, err_size,
+			 "key %s: withdrawn from memory, but its file stays: %s (it is trusted "
+			 "again at the next reload unless the file goes)",
+			 kid_text, disk_err);
+		return disk;
+	}
+	snprintf(err, err_size, "%s", warn);
+	return 0;
 }
 
 int eg_worker_keys_remove(struct eg_worker *w, const char *kid, char *err, size_t err_size)
@@ -111,9 +223,7 @@ int eg_worker_keys_remove(struct eg_worker *w, const char *kid, char *err, size_
 	rc = eg_wk_write_begin(w, err, err_size);
 	if (rc)
 		return rc;
-	rc = eg_keystore_remove(w->state_dir, kid, err, err_size);
-	if (!rc)
-		rc = reload_locked(w, err, err_size);
+	rc = remove_locked(w, kid, err, err_size);
 	eg_wk_write_end(w);
 	return rc;
 }
@@ -131,4 +241,16 @@ int eg_worker_keys_list(struct eg_worker *w,
 	}
 	pthread_rwlock_unlock(&w->keys_lock);
 	return rc;
+}
+
+size_t eg_worker_keys_warnings(struct eg_worker *w, char *buf, size_t size)
+{
+	size_t n;
+
+	pthread_rwlock_rdlock(&w->keys_lock);
+	n = strlen(w->key_warnings);
+	if (size)
+		snprintf(buf, size, "%s", w->key_warnings);
+	pthread_rwlock_unlock(&w->keys_lock);
+	return n;
 }

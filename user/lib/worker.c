@@ -88,7 +88,8 @@ int eg_worker_open(const struct eg_worker_config *cfg, struct eg_worker **out, c
 	if (rc)
 		goto fail;
 	w->rt_open = true;
-	rc = eg_keystore_load(w->state_dir, w->keys, err, err_size);
+	rc = eg_keystore_load(w->state_dir, w->keys, w->key_warnings, sizeof(w->key_warnings), err,
+			      err_size);
 	if (rc)
 		goto fail;
 	rc = eg_wk_node_key_load(w, cfg->worker_id, err, err_size);

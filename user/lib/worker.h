@@ -24,6 +24,9 @@ struct eg_worker {
 	 * by a reload that swaps the set: a verify never sees half a set. */
 	pthread_rwlock_t keys_lock;
 	struct eg_keyset *keys;
+	/* The key files the last load skipped (eg_keystore_load), under
+	 * keys_lock; "" when none. */
+	char key_warnings[EG_ERR_MAX];
 
 	pthread_mutex_t cache_lock; /* the token cache is single-threaded */
 	struct eg_token_cache *cache;

@@ -3,6 +3,7 @@
  * each in the typed form of core/key_file.h (what execgate-issue keygen
  * writes). Whatever form a key came in, it is stored re-encoded from its
  * decoded bytes: the store only ever holds the canonical public line. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -146,25 +147,130 @@ int eg_keystore_remove(const char *state_dir, const char *kid_text, char *err, s
 	return 0;
 }
 
-int eg_keystore_load(const char *state_dir, struct eg_keyset *ks, char *err, size_t err_size)
+/* name with every byte outside printable ASCII as \xNN: a file name is
+ * quoted in log lines and JSON answers. */
+static void name_text(const char *name, char *out, size_t size)
 {
-	char dir[4096], bad[4096];
-	enum eg_key_err kerr;
-	struct stat st;
-	int rc;
+	size_t o = 0;
 
-	eg_keyset_init(ks);
+	for (; *name && o + 5 < size; name++) {
+		unsigned char c = (unsigned char)*name;
+
+		if (c > 0x20 && c < 0x7f && c != '\\')
+			out[o++] = (char)c;
+		else
+			o += (size_t)snprintf(out + o, size - o, "\\x%02x", c);
+	}
+	out[o] = '\0';
+}
+
+static void warn_add(char *warn, size_t warn_size, const char *dir, const char *name,
+		     enum eg_key_err kerr)
+{
+	char text[1024];
+	size_t used = strlen(warn);
+
+	name_text(name, text, sizeof(text));
+	if (used + 1 < warn_size)
+		snprintf(warn + used, warn_size - used, "%skey file %s/%s: %s: %s",
+			 used ? "\n" : "", dir, text, eg_key_err_name(kerr),
+			 eg_key_err_detail(kerr));
+}
+
+static bool is_pub_name(const char *name)
+{
+	size_t n = strlen(name);
+
+	/* As eg_keyset_load_path: dot names are temporary files
+	 * (store_key) or a secret volume's "..data". */
+	return name[0] != '.' && n > 4 && !strcmp(name + n - 4, ".pub");
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int eg_keystore_load(const char *state_dir, struct eg_keyset *ks, char *warn, size_t warn_size,
+		     char *err, size_t err_size)
+{
+	char dir[4096], path[8200], **names = NULL;
+	size_t n = 0, cap = 0;
+	struct eg_keyset *fresh;
+	struct dirent *de;
+	uint64_t gen = ks->generation + 1;
+	DIR *d;
+	int rc = 0;
+
+	if (warn && warn_size)
+		warn[0] = '\0';
 	rc = keys_dir(state_dir, dir, sizeof(dir), false);
 	if (rc)
 		return rc;
-	if (stat(dir, &st) && errno == ENOENT)
+	d = opendir(dir);
+	if (!d && errno == ENOENT) {
+		eg_keyset_init(ks);
+		ks->generation = gen;
 		return 0;
-	bad[0] = '\0';
-	kerr = eg_keyset_load_path(ks, dir, bad, sizeof(bad));
-	if (kerr != EG_KEY_OK) {
-		snprintf(err, err_size, "key set %s: %s: %s", dir, bad[0] ? bad : "?",
-			 eg_key_err_name(kerr));
-		return -EINVAL;
 	}
-	return 0;
+	if (!d) {
+		rc = -errno;
+		snprintf(err, err_size, "key set %s: %s", dir, strerror(-rc));
+		return rc;
+	}
+	fresh = calloc(1, sizeof(*fresh));
+	if (!fresh) {
+		closedir(d);
+		snprintf(err, err_size, "key set %s: %s", dir, strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	eg_keyset_init(fresh);
+	while ((de = readdir(d))) {
+		if (!is_pub_name(de->d_name))
+			continue;
+		if (n == cap) {
+			size_t ncap = cap ? 2 * cap : 16;
+			char **p = realloc(names, ncap * sizeof(*names));
+
+			if (!p)
+				goto nomem;
+			names = p;
+			cap = ncap;
+		}
+		names[n] = strdup(de->d_name);
+		if (!names[n])
+			goto nomem;
+		n++;
+	}
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_names);
+	/* A file that does not load is skipped and named in warn, never a
+	 * reason to keep the previous set: a withdrawn key must not stay
+	 * trusted because a neighbour is malformed, and a key whose own file
+	 * is malformed is not trusted. */
+	for (size_t i = 0; i < n; i++) {
+		uint8_t pk[crypto_sign_PUBLICKEYBYTES];
+		enum eg_key_err kerr = EG_KEY_FILE_UNREADABLE;
+
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, names[i]) < sizeof(path))
+			kerr = eg_pubkey_read(path, pk);
+		if (kerr == EG_KEY_OK)
+			kerr = eg_keyset_add(fresh, pk, NULL);
+		if (kerr != EG_KEY_OK && warn && warn_size)
+			warn_add(warn, warn_size, dir, names[i], kerr);
+	}
+	*ks = *fresh;
+	ks->generation = gen;
+	goto out;
+nomem:
+	rc = -ENOMEM;
+	snprintf(err, err_size, "key set %s: %s", dir, strerror(ENOMEM));
+out:
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	closedir(d);
+	sodium_memzero(fresh, sizeof(*fresh));
+	free(fresh);
+	return rc;
 }

@@ -139,7 +139,13 @@ int eg_keystore_add(const char *state_dir, const char *file, char kid_out[EG_KEY
 int eg_keystore_add_text(const char *state_dir, const char *text, size_t len,
 			 char kid_out[EG_KEY_ID_TEXT_LEN], char *err, size_t err_size);
 int eg_keystore_remove(const char *state_dir, const char *kid_text, char *err, size_t err_size);
-/* Loads <state-dir>/keys; a missing directory is an empty set. */
-int eg_keystore_load(const char *state_dir, struct eg_keyset *ks, char *err, size_t err_size);
+/* Replaces ks with the keys of <state-dir>/keys (its generation moves on);
+ * a missing directory is an empty set. A file that does not load (not a
+ * public key file, a duplicate, beyond EG_KEYSET_MAX) is skipped and named
+ * in warn, one line each ("key file PATH: NAME: DETAIL"); warn may be
+ * NULL. -errno with err set only when the directory cannot be read, and ks
+ * is then untouched. */
+int eg_keystore_load(const char *state_dir, struct eg_keyset *ks, char *warn, size_t warn_size,
+		     char *err, size_t err_size);
 
 #endif
