@@ -81,8 +81,13 @@ void eg_cli_help(const struct eg_cli_cmd *cmd, FILE *f);
 void eg_cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Opens the worker handle on the parsed dirs; prints the error. 0 or the
- * negative errno. */
+ * negative errno. Then finishes every stream cut a killed writer left
+ * pending (eg_worker_finish_cuts), one line on stderr for each, except the
+ * one of own (may be NULL): the sandbox the command itself installs,
+ * retires or forgets, whose answer reports that cut. A cut that fails is
+ * an error line; the command still runs. */
 int eg_cli_worker_open(const struct eg_cli_parse *p, struct eg_worker **w);
+int eg_cli_worker_open_for(const struct eg_cli_parse *p, struct eg_worker **w, const __u8 *own);
 
 /* Negative errno of a failed operation -> enum eg_exit. */
 int eg_cli_exit_for(int rc);

@@ -182,7 +182,7 @@ static int run_install(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	if (!spec.bridge_pid)
 		return eg_cli_usage(&p, "--bridge-pid is required");
 	spec_identity(&spec, &id.rec);
-	if (eg_cli_worker_open(&p, &w))
+	if (eg_cli_worker_open_for(&p, &w, spec.sandbox))
 		return EG_EXIT_ERROR;
 	rc = eg_worker_install(w, &spec, &rep, err, sizeof(err));
 	eg_worker_close(w);
@@ -238,8 +238,10 @@ static const struct eg_cli_opt sandbox_opts[] = {
 
 /* --sandbox UUID [--json]: the one shape of retire, forget and show.
  * Parses and opens the worker: -1 with *w open, else the exit code. */
+/* writes: the command is retire or forget, which finishes and reports
+ * the sandbox's own pending stream cut (eg_cli_worker_open_for). */
 static int open_sandbox(struct eg_cli_parse *p, const struct eg_cli_cmd *cmd, int argc, char **argv,
-			__u8 sandbox[EG_ID_BYTES], bool *json, struct eg_worker **w)
+			__u8 sandbox[EG_ID_BYTES], bool *json, struct eg_worker **w, bool writes)
 {
 	const char *name, *val;
 	bool have = false;
@@ -260,7 +262,7 @@ static int open_sandbox(struct eg_cli_parse *p, const struct eg_cli_cmd *cmd, in
 		return eg_cli_usage(p, "%s: unexpected argument", p->pos[0]);
 	if (!have)
 		return eg_cli_usage(p, "--sandbox is required");
-	return eg_cli_worker_open(p, w) ? EG_EXIT_ERROR : -1;
+	return eg_cli_worker_open_for(p, w, writes ? sandbox : NULL) ? EG_EXIT_ERROR : -1;
 }
 
 static int run_retire(const struct eg_cli_cmd *cmd, int argc, char **argv)
@@ -274,7 +276,7 @@ static int run_retire(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	bool json = false;
 	int rc;
 
-	rc = open_sandbox(&p, cmd, argc, argv, sandbox, &json, &w);
+	rc = open_sandbox(&p, cmd, argc, argv, sandbox, &json, &w, true);
 	if (rc >= 0)
 		return rc;
 	rc = eg_worker_retire_report(w, sandbox, &after, &streams, err, sizeof(err));
@@ -313,6 +315,7 @@ const struct eg_cli_cmd eg_cmd_retire = {
 
 static int run_forget(const struct eg_cli_cmd *cmd, int argc, char **argv)
 {
+	struct eg_stream_cuts streams;
 	struct eg_cli_parse p;
 	struct eg_worker *w;
 	__u8 sandbox[EG_ID_BYTES];
@@ -321,10 +324,10 @@ static int run_forget(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	bool json = false;
 	int rc;
 
-	rc = open_sandbox(&p, cmd, argc, argv, sandbox, &json, &w);
+	rc = open_sandbox(&p, cmd, argc, argv, sandbox, &json, &w, true);
 	if (rc >= 0)
 		return rc;
-	rc = eg_worker_forget(w, sandbox, &endpoints, err, sizeof(err));
+	rc = eg_worker_forget_report(w, sandbox, &endpoints, &streams, err, sizeof(err));
 	eg_worker_close(w);
 	if (rc == -EBUSY) {
 		eg_cli_err("sandbox %s: still active: retire it first (execgate retire --sandbox "
@@ -336,12 +339,18 @@ static int run_forget(const struct eg_cli_cmd *cmd, int argc, char **argv)
 		eg_cli_err("%s", err);
 		return eg_cli_exit_for(rc);
 	}
-	if (json)
-		printf("{\"schema_version\":1,\"sandbox\":\"%s\",\"endpoints_removed\":%u}\n",
+	warn_streams(&streams);
+	if (json) {
+		printf("{\"schema_version\":1,\"sandbox\":\"%s\",\"endpoints_removed\":%u",
 		       eg_cli_uuid(sandbox, u), endpoints);
-	else
-		printf("sandbox %s: forgotten, %u endpoint%s removed\n", eg_cli_uuid(sandbox, u),
+		json_streams(&streams); /* a cut a killed retire left, finished first */
+		printf("}\n");
+	} else {
+		printf("sandbox %s: forgotten, %u endpoint%s removed", eg_cli_uuid(sandbox, u),
 		       endpoints, endpoints == 1 ? "" : "s");
+		text_streams(&streams);
+		printf("\n");
+	}
 	return EG_EXIT_OK;
 }
 
@@ -376,7 +385,7 @@ static int run_show(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	bool json = false;
 	int rc;
 
-	rc = open_sandbox(&p, cmd, argc, argv, sandbox, &json, &w);
+	rc = open_sandbox(&p, cmd, argc, argv, sandbox, &json, &w, false);
 	if (rc >= 0)
 		return rc;
 	rc = eg_worker_show(w, sandbox, &info, err, sizeof(err));
