@@ -234,6 +234,7 @@ static size_t nstreams;
 struct stream_stats {
 	unsigned long opened, refused, cut, left_pending, stale_after_kill, stale_alive, over_cut;
 	unsigned long recover_cli, recover_lib, reported_cut, recover_failed;
+	char recover_why[160]; /* the first failure */
 	int refused_errno;
 };
 
@@ -312,8 +313,6 @@ static void count_cut(const struct eg_cut_finished *c, void *ctx)
 	struct stream_stats *ss = ctx;
 
 	ss->reported_cut += c->streams.unix_cut;
-	if (c->streams.error)
-		ss->recover_failed++;
 }
 
 /* What the next writer does: the next CLI call, or a freshly opened handle
@@ -321,20 +320,23 @@ static void count_cut(const struct eg_cut_finished *c, void *ctx)
 static void recover(unsigned i, struct stream_stats *ss)
 {
 	char out[4096], err[EG_ERR_MAX];
+	int rc;
 
 	if (i & 1) {
 		const char *args[] = {"list", NULL};
 		const char *p = out;
 
 		ss->recover_cli++;
-		if (soak_cli(out, sizeof(out), args) != 0)
-			ss->recover_failed++;
+		rc = soak_cli(out, sizeof(out), args);
+		if (rc != 0 || strstr(out, "finishing an interrupted stream cut")) {
+			if (!ss->recover_failed++)
+				snprintf(ss->recover_why, sizeof(ss->recover_why),
+					 "execgate list: exit %d: %.100s", rc, out);
+		}
 		while ((p = strstr(p, "interrupted writer left: "))) {
 			p += strlen("interrupted writer left: ");
 			ss->reported_cut += strtoul(p, NULL, 10);
 		}
-		if (strstr(out, "finishing an interrupted stream cut"))
-			ss->recover_failed++;
 	} else {
 		struct eg_worker_config cfg = {.pin_dir = se.pin_dir, .state_dir = se.state_dir};
 		struct eg_worker *fresh;
@@ -342,8 +344,10 @@ static void recover(unsigned i, struct stream_stats *ss)
 		ss->recover_lib++;
 		if (eg_worker_open(&cfg, &fresh, err, sizeof(err)))
 			soak_fail("kill: recovery: %s", err);
-		if (eg_worker_finish_cuts(fresh, NULL, count_cut, ss, err, sizeof(err)) < 0)
-			ss->recover_failed++;
+		rc = eg_worker_finish_cuts(fresh, NULL, count_cut, ss, err, sizeof(err));
+		if (rc < 0 && !ss->recover_failed++)
+			snprintf(ss->recover_why, sizeof(ss->recover_why), "finish_cuts: %.140s",
+				 err);
 		eg_worker_close(fresh);
 	}
 }
@@ -545,8 +549,9 @@ int soak_kill(struct soak_result *r, unsigned kills, double max_seconds)
 		}
 		recover(i, &ss);
 		show(&w, &info);
-		if (info.record.cut_pending)
-			ss.recover_failed++; /* the recovery left the intent */
+		if (info.record.cut_pending && !ss.recover_failed++)
+			snprintf(ss.recover_why, sizeof(ss.recover_why),
+				 "kill %u: the recovery left the intent set", i);
 		streams_check(&w, &info.record, r, &ss);
 		if (info.n_endpoints < n_endpoints)
 			r->unguarded++; /* an endpoint vanished: connects would pass */
@@ -630,13 +635,13 @@ int soak_kill(struct soak_result *r, unsigned kills, double max_seconds)
 		snprintf(r->note + len, sizeof(r->note) - len,
 			 "; streams: %lu opened (%lu refused%s%s), %lu kills left a cut pending "
 			 "with %lu stale streams alive, recovery (CLI %lu, library %lu) reported "
-			 "%lu cut%s, %lu stale streams seen cut, %lu stale alive after recovery, "
-			 "%lu current ones cut",
+			 "%lu cut%s%s, %lu stale streams seen cut, %lu stale alive after "
+			 "recovery, %lu current ones cut",
 			 ss.opened, ss.refused, ss.refused ? ": " : "",
 			 ss.refused ? strerror(ss.refused_errno) : "", ss.left_pending,
 			 ss.stale_after_kill, ss.recover_cli, ss.recover_lib, ss.reported_cut,
-			 ss.recover_failed ? " (SOME FAILED)" : "", ss.cut, ss.stale_alive,
-			 ss.over_cut);
+			 ss.recover_failed ? "; RECOVERY FAILED, first: " : "", ss.recover_why,
+			 ss.cut, ss.stale_alive, ss.over_cut);
 	}
 	soak_counters_note(r->note, sizeof(r->note), kc);
 	munmap((void *)st, sizeof(*st));

@@ -60,6 +60,9 @@ enum MHD_Result egd_h_sandbox_show(struct egd_call *c)
 	rec = egd_json_record(&info.record);
 	json_object_set_new(rec, "endpoints", json_integer(info.n_endpoints));
 	json_object_set_new(rec, "grants", json_integer(info.n_grants));
+	/* set: a writer killed before its stream cut left it (still failing
+	 * if it stays set: user/loader/cut_intent.h) */
+	json_object_set_new(rec, "cut_pending", json_boolean(info.record.cut_pending));
 	return egd_reply_json(c, MHD_HTTP_OK,
 			      json_pack("{s:i,s:o}", "schema_version", 1, "sandbox", rec));
 }

@@ -397,7 +397,8 @@ static int run_show(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	if (json) {
 		printf("{\"schema_version\":1,\"record\":");
 		eg_json_record(stdout, &info.record);
-		printf(",\"endpoints\":%u,\"grants\":%u}\n", info.n_endpoints, info.n_grants);
+		printf(",\"endpoints\":%u,\"grants\":%u,\"cut_pending\":%s}\n", info.n_endpoints,
+		       info.n_grants, info.record.cut_pending ? "true" : "false");
 		return EG_EXIT_OK;
 	}
 	record_text(&info.record);
@@ -405,6 +406,11 @@ static int run_show(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	eg_cli_print_proc(stdout, &info.record.vmm);
 	printf("\n  %u endpoint%s, %u grant%s\n", info.n_endpoints,
 	       info.n_endpoints == 1 ? "" : "s", info.n_grants, info.n_grants == 1 ? "" : "s");
+	/* Opening the worker tried to finish it (eg_cli_worker_open_for):
+	 * still set means that cut failed, and stderr said why. */
+	if (info.record.cut_pending)
+		printf("  stream cut pending: streams below epoch %llu are not all cut yet\n",
+		       (unsigned long long)info.record.epoch);
 	return EG_EXIT_OK;
 }
 
