@@ -91,6 +91,14 @@ int sh_cmd(struct sh_holder *h, char cmd)
 	return reply;
 }
 
+bool sh_lease_loaded(void)
+{
+	char pin[256];
+
+	snprintf(pin, sizeof(pin), "%s/links/lsm_socket_sendmsg", kh.pin_dir);
+	return access(pin, F_OK) == 0;
+}
+
 int sh_listen(const char *path)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};

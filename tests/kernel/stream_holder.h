@@ -24,5 +24,9 @@ int sh_cmd(struct sh_holder *h, char cmd);
 int sh_listen(const char *path);
 /* Drains what the peer sent, then: is fd cut (EOF in, EPIPE out)? */
 bool sh_end_cut(int fd);
+/* Whether the LSM tier's stream lease is loaded in kh.pin_dir: it refuses
+ * I/O on a stale stream (EPIPE) before any cut, so a stale stream is never
+ * seen alive there. */
+bool sh_lease_loaded(void);
 
 #endif
