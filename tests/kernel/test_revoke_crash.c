@@ -220,6 +220,26 @@ Test(revoke_crash, next_cli_call_cuts)
 	world_stop(&w);
 }
 
+/* An install refused as stale still leaves no stale stream behind: the CLI
+ * finishes the pending cut of the sandbox it was refused for. */
+/* guarantees: unix-stream-revocation */
+Test(revoke_crash, refused_install_still_cuts)
+{
+	struct world w;
+	char out[4096];
+
+	world_start(&w);
+	assert_crashed(&w, install(&w, 8, "epoch-moved", out, sizeof(out)), out, 2,
+		       EG_RECORD_ACTIVE);
+
+	cr_assert_eq(install(&w, 7, NULL, out, sizeof(out)), 6, "generation 7 is stale: %s", out);
+	cr_assert(strstr(out, "sandbox " SANDBOX ": finished the stream cut of epoch 2 that an "
+			      "interrupted writer left: 3 cut, 0 unreachable"),
+		  "the refused install still cut: %s", out);
+	assert_cut(&w);
+	world_stop(&w);
+}
+
 /* A crash point is only ever a crash: without the variable the same
  * install runs to the end and cuts in the same call. */
 /* guarantees: unix-stream-revocation */

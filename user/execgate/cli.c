@@ -193,12 +193,18 @@ int eg_cli_worker_open_for(const struct eg_cli_parse *p, struct eg_worker **w, c
 		eg_cli_err("%s", err);
 		return rc;
 	}
+	eg_cli_finish_cuts(*w, own);
+	return 0;
+}
+
+void eg_cli_finish_cuts(struct eg_worker *w, const __u8 *skip)
+{
+	char err[EG_ERR_MAX] = "";
+
 	/* A writer (this CLI or the daemon) killed between an epoch move and
 	 * its cut left the intent in the record: whoever comes next cuts. */
-	err[0] = '\0';
-	if (eg_worker_finish_cuts(*w, own, cut_finished, NULL, err, sizeof(err)) < 0)
+	if (eg_worker_finish_cuts(w, skip, cut_finished, NULL, err, sizeof(err)) < 0)
 		eg_cli_err("%s", err);
-	return 0;
 }
 
 int eg_cli_worker_open(const struct eg_cli_parse *p, struct eg_worker **w)

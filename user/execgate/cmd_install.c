@@ -185,6 +185,8 @@ static int run_install(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	if (eg_cli_worker_open_for(&p, &w, spec.sandbox))
 		return EG_EXIT_ERROR;
 	rc = eg_worker_install(w, &spec, &rep, err, sizeof(err));
+	if (rc)
+		eg_cli_finish_cuts(w, NULL);
 	eg_worker_close(w);
 	if (rc) {
 		eg_cli_err("%s", err);
@@ -280,6 +282,8 @@ static int run_retire(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	rc = eg_worker_retire_report(w, sandbox, &after, &streams, err, sizeof(err));
+	if (rc)
+		eg_cli_finish_cuts(w, NULL);
 	eg_worker_close(w);
 	if (rc) {
 		eg_cli_err("%s", err);
@@ -328,6 +332,8 @@ static int run_forget(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	rc = eg_worker_forget_report(w, sandbox, &endpoints, &streams, err, sizeof(err));
+	if (rc == -EBUSY) /* active: a killed install's cut may be pending */
+		eg_cli_finish_cuts(w, NULL);
 	eg_worker_close(w);
 	if (rc == -EBUSY) {
 		eg_cli_err("sandbox %s: still active: retire it first (execgate retire --sandbox "
