@@ -403,8 +403,8 @@ static int run_show(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	if (json) {
 		printf("{\"schema_version\":1,\"record\":");
 		eg_json_record(stdout, &info.record);
-		printf(",\"endpoints\":%u,\"grants\":%u,\"cut_pending\":%s}\n", info.n_endpoints,
-		       info.n_grants, info.record.cut_pending ? "true" : "false");
+		printf(",\"cut_pending\":%s,\"endpoints\":%u,\"grants\":%u}\n",
+		       info.record.cut_pending ? "true" : "false", info.n_endpoints, info.n_grants);
 		return EG_EXIT_OK;
 	}
 	record_text(&info.record);
