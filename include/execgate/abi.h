@@ -76,7 +76,14 @@ struct eg_exec_record {
 	/* ServicePort profile of the execution, for `execgate admit` (the
 	 * record in this map is the loader's only copy). BPF ignores it. */
 	__u32 nports;
-	__u32 pad;
+	/* Nonzero: streams of this sandbox admitted below `epoch` (every
+	 * stream of it when RETIRED) may still be open. Set in the same locked
+	 * write that moves the epoch, cleared only once every revoker has cut
+	 * them (user/loader/cut_intent.c): a writer killed in between leaves
+	 * the intent here, and the next writer finishes the cut. Was `pad`
+	 * (always 0), so records of an older loader read as "nothing
+	 * pending". BPF ignores it. */
+	__u32 cut_pending;
 	struct eg_port {
 		__u16 port;
 		__u8 proto; /* IPPROTO_TCP / IPPROTO_UDP */

@@ -198,7 +198,10 @@ struct eg_install_report {
 	bool had_before;
 	struct eg_exec_record before, after;
 	unsigned endpoints_added, endpoints_claimed, inodes, grants_dropped;
-	struct eg_stream_cuts streams; /* when the epoch moved */
+	/* when the epoch moved, or when a writer killed between its epoch
+	 * move and its cut left that cut pending (record.cut_pending): an
+	 * `unchanged` install finishes it and counts it here */
+	struct eg_stream_cuts streams;
 };
 
 /* 0, or -ESTALE (older than what is installed: err names both), -EEXIST
@@ -212,7 +215,8 @@ int eg_worker_install(struct eg_worker *w, const struct eg_install_spec *spec,
 int eg_worker_retire(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],
 		     struct eg_exec_record *after, char *err, size_t err_size);
 /* eg_worker_retire, and what it cut (streams may be NULL; zero when the
- * record was already retired). */
+ * record was already retired, unless a retire killed before its cut left it
+ * pending: this call finishes and counts it). */
 int eg_worker_retire_report(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],
 			    struct eg_exec_record *after, struct eg_stream_cuts *streams, char *err,
 			    size_t err_size);
@@ -220,6 +224,31 @@ int eg_worker_retire_report(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES]
  * record, -EBUSY when the record is still active (retire it first). */
 int eg_worker_forget(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES], unsigned *endpoints,
 		     char *err, size_t err_size);
+/* eg_worker_forget, and the streams it cut first when a retire killed
+ * before its cut left that cut pending (streams may be NULL). When that cut
+ * fails nothing is deleted: the error, err naming the revoker. */
+int eg_worker_forget_report(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],
+			    unsigned *endpoints, struct eg_stream_cuts *streams, char *err,
+			    size_t err_size);
+
+/* A stream cut that a writer killed between its epoch move and its cut
+ * left pending, finished by eg_worker_finish_cuts. */
+struct eg_cut_finished {
+	__u8 sandbox[EG_ID_BYTES];
+	__u64 epoch;  /* the record's epoch: streams below it were cut */
+	bool retired; /* every stream of the sandbox was cut */
+	struct eg_stream_cuts streams;
+};
+/* Finishes every pending stream cut in the maps (docs/operators.md, "Crash
+ * recovery"): the daemon runs it at start-up and the CLI when it opens the
+ * worker. skip (may be NULL): a sandbox the caller's own install, retire or
+ * forget is about to finish and report. fn (may be NULL) sees each one,
+ * failed ones too (streams.error). Returns how many were finished, or the
+ * first negative errno (err set): a cut that failed stays pending for the
+ * next writer. */
+int eg_worker_finish_cuts(struct eg_worker *w, const __u8 *skip,
+			  void (*fn)(const struct eg_cut_finished *cut, void *ctx), void *ctx,
+			  char *err, size_t err_size);
 
 struct eg_sandbox_info {
 	struct eg_exec_record record;

@@ -235,9 +235,9 @@ static struct dd_resp read_resp(int fd, int timeout_ms, const char *req, size_t 
 	return r;
 }
 
-struct dd_resp dd_read_resp(int fd, int timeout_ms)
+struct dd_resp dd_read_resp(int fd, int timeout_ms, const char *req, size_t req_len)
 {
-	return read_resp(fd, timeout_ms);
+	return read_resp(fd, timeout_ms, req, req_len);
 }
 
 struct dd_resp dd_raw(const void *bytes, size_t len, int timeout_ms)

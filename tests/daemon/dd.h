@@ -56,8 +56,9 @@ void dd_resp_free(struct dd_resp *r);
 /* One request on a fresh connection ("Connection: close"). body may be
  * NULL. */
 struct dd_resp dd_req(const char *method, const char *path, const char *body);
-/* Reads one answer from fd until EOF or timeout_ms. */
-struct dd_resp dd_read_resp(int fd, int timeout_ms);
+/* Reads one answer from fd until EOF or timeout_ms; req (the request sent)
+ * classifies the answer in the schema log. */
+struct dd_resp dd_read_resp(int fd, int timeout_ms, const char *req, size_t req_len);
 /* Raw bytes on a fresh connection; reads until EOF or timeout_ms. */
 struct dd_resp dd_raw(const void *bytes, size_t len, int timeout_ms);
 /* dd_req in a child that runs as uid/gid (and no supplementary groups):

@@ -385,7 +385,7 @@ static int post_all_then_read(const char *path, size_t len)
 		off += (size_t)n;
 	}
 	free(body);
-	r = dd_read_resp(fd, 5000);
+	r = dd_read_resp(fd, 5000, head, hl);
 	close(fd);
 	dd_resp_free(&r);
 	return r.status;

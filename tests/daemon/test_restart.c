@@ -24,7 +24,7 @@ static long long epoch_of(const char *sandbox)
 	snprintf(path, sizeof(path), "/v1/sandboxes/%s", sandbox);
 	r = dd_req("GET", path, NULL);
 	cr_assert_eq(r.status, 200, "%s", r.body);
-	e = json_integer_value(json_object_get(json_object_get(r.json, "sandbox"), "epoch"));
+	e = json_integer_value(json_object_get(json_object_get(r.json, "record"), "epoch"));
 	dd_resp_free(&r);
 	return e;
 }

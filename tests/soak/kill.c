@@ -12,7 +12,18 @@
  * loader/admit.c, killed between its tombstone write and its delete: the
  * key, and zero epoch, generation, expiry and scope, which no record
  * matches), both endpoints must still be registered, and the prober must
- * have been refused (EPERM) at every connect, including after the kill. */
+ * have been refused (EPERM) at every connect, including after the kill.
+ *
+ * Streams: before each kill the current execution's bridge (an agent in the
+ * cgroup, streams.c) opens one more stream to the VMM socket and holds it.
+ * A kill between an epoch move and its cut leaves the old execution's
+ * streams open with the intent to cut them in the record
+ * (user/loader/cut_intent.h). After each kill comes the recovery a real
+ * worker has: the next CLI call (`execgate list`) or a freshly opened
+ * handle's eg_worker_finish_cuts (what a restarted daemon runs), taking
+ * turns. Then no stream of an older epoch (or of a retired record) may
+ * still carry a byte: one that does is counted unguarded; and every
+ * stream of the current epoch must (one that does not is a wrong deny). */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -85,6 +96,7 @@ struct world {
 	__u8 sb[EG_ID_BYTES];
 	char sb_text[EG_UUID_TEXT_LEN];
 	const char *bsock, *vsock;
+	struct soak_agent ag[2]; /* d[i] is ag[i].pid: bridge or VMM by generation */
 	pid_t d[2], holder;
 	struct eg_proc_id did[2], hid;
 	int grants_fd;
@@ -209,6 +221,137 @@ static pid_t start(struct world *w, enum op op, bool cli, const struct eg_exec_r
 	}
 }
 
+/* --- streams of old executions ------------------------------------------- */
+
+#define MAX_STREAMS 48
+
+static struct {
+	int agent, idx;
+	__u64 epoch; /* the record's epoch when it was admitted */
+} streams[MAX_STREAMS];
+static size_t nstreams;
+
+struct stream_stats {
+	unsigned long opened, refused, cut, left_pending, stale_after_kill, stale_alive, over_cut;
+	unsigned long recover_cli, recover_lib, reported_cut, recover_failed;
+	char recover_why[160]; /* the first failure */
+	int refused_errno;
+};
+
+/* One more stream of the current execution, from its bridge. */
+static void stream_open(struct world *w, const struct eg_exec_record *cur, struct soak_result *r,
+			struct stream_stats *ss)
+{
+	int a = (int)(cur->generation & 1), idx;
+
+	if (cur->state != EG_RECORD_ACTIVE || nstreams == MAX_STREAMS)
+		return;
+	idx = soak_agent_cmd(&w->ag[a], 'c', 0);
+	r->decisions++;
+	if (idx < 0) {
+		r->wrong_deny++; /* the registered bridge, an active record */
+		ss->refused++;
+		ss->refused_errno = -idx;
+		return;
+	}
+	streams[nstreams].agent = a;
+	streams[nstreams].idx = idx;
+	streams[nstreams].epoch = cur->epoch;
+	nstreams++;
+	ss->opened++;
+}
+
+static bool stream_stale(size_t i, const struct eg_exec_record *rec)
+{
+	return rec->state == EG_RECORD_RETIRED || streams[i].epoch != rec->epoch;
+}
+
+/* Stale streams that still carry a byte (no change). */
+static unsigned long streams_stale_alive(struct world *w, const struct eg_exec_record *rec)
+{
+	unsigned long n = 0;
+
+	for (size_t i = 0; i < nstreams; i++)
+		if (stream_stale(i, rec) &&
+		    soak_agent_cmd(&w->ag[streams[i].agent], 's', streams[i].idx) == 0)
+			n++;
+	return n;
+}
+
+/* After recovery: every stale stream cut (EPIPE), every current one alive.
+ * Cut ones are closed and dropped, and so is one wrongly cut. */
+static void streams_check(struct world *w, const struct eg_exec_record *rec, struct soak_result *r,
+			  struct stream_stats *ss)
+{
+	for (size_t i = 0; i < nstreams; i++) {
+		struct soak_agent *a = &w->ag[streams[i].agent];
+		int rc = soak_agent_cmd(a, 's', streams[i].idx);
+		bool stale = stream_stale(i, rec);
+
+		r->decisions++;
+		if (stale && rc == 0) {
+			r->unguarded++; /* a stale stream alive after recovery */
+			ss->stale_alive++;
+			continue;
+		}
+		if (!stale && rc == 0)
+			continue;
+		if (stale && rc == -EPIPE)
+			ss->cut++;
+		else if (!stale) {
+			r->wrong_deny++;
+			ss->over_cut++;
+		} else
+			r->other++;
+		soak_agent_cmd(a, 'x', streams[i].idx);
+		streams[i--] = streams[--nstreams];
+	}
+}
+
+static void count_cut(const struct eg_cut_finished *c, void *ctx)
+{
+	struct stream_stats *ss = ctx;
+
+	ss->reported_cut += c->streams.unix_cut;
+}
+
+/* What the next writer does: the next CLI call, or a freshly opened handle
+ * (a restarted daemon), in turns. */
+static void recover(unsigned i, struct stream_stats *ss)
+{
+	char out[4096], err[EG_ERR_MAX];
+	int rc;
+
+	if (i & 1) {
+		const char *args[] = {"list", NULL};
+		const char *p = out;
+
+		ss->recover_cli++;
+		rc = soak_cli(out, sizeof(out), args);
+		if (rc != 0 || strstr(out, "finishing an interrupted stream cut")) {
+			if (!ss->recover_failed++)
+				snprintf(ss->recover_why, sizeof(ss->recover_why),
+					 "execgate list: exit %d: %.100s", rc, out);
+		}
+		while ((p = strstr(p, "interrupted writer left: "))) {
+			p += strlen("interrupted writer left: ");
+			ss->reported_cut += strtoul(p, NULL, 10);
+		}
+	} else {
+		struct eg_worker_config cfg = {.pin_dir = se.pin_dir, .state_dir = se.state_dir};
+		struct eg_worker *fresh;
+
+		ss->recover_lib++;
+		if (eg_worker_open(&cfg, &fresh, err, sizeof(err)))
+			soak_fail("kill: recovery: %s", err);
+		rc = eg_worker_finish_cuts(fresh, NULL, count_cut, ss, err, sizeof(err));
+		if (rc < 0 && !ss->recover_failed++)
+			snprintf(ss->recover_why, sizeof(ss->recover_why), "finish_cuts: %.140s",
+				 err);
+		eg_worker_close(fresh);
+	}
+}
+
 static void wait_probes(struct probe_stats *st)
 {
 	unsigned long n0 = st->n[0], n1 = st->n[1];
@@ -237,6 +380,8 @@ int soak_kill(struct soak_result *r, unsigned kills, double max_seconds)
 	unsigned long completed = 0, mid = 0, by_op[OP_COUNT] = {0}, by_cli = 0, grants_seen = 0,
 		      tombstones = 0;
 	unsigned n_endpoints;
+	struct stream_stats ss = {0};
+	struct eg_exec_record seen;
 	pid_t probe;
 	bool torn_shown = false, grant_torn_shown = false;
 	__u64 kc[EG_K_REASON_COUNT];
@@ -248,10 +393,13 @@ int soak_kill(struct soak_result *r, unsigned kills, double max_seconds)
 	snprintf(vsock, sizeof(vsock), "%s/k-vmm.sock", se.dir);
 	w.bsock = paths[0] = bsock;
 	w.vsock = paths[1] = vsock;
-	soak_listener(bsock, vsock);
+	soak_hold_listener(bsock, vsock);
 	soak_counters(kc);
 	for (int i = 0; i < 2; i++) {
-		struct eg_subject s = {.pid = w.d[i] = soak_dummy(), .pidfd = -1};
+		struct eg_subject s = {.pid = 0, .pidfd = -1};
+
+		soak_agent_start(&w.ag[i], vsock);
+		s.pid = w.d[i] = w.ag[i].pid;
 
 		if (eg_worker_identify(&s, &w.did[i], err, sizeof(err)))
 			soak_fail("kill: identify: %s", err);
@@ -338,8 +486,10 @@ int soak_kill(struct soak_result *r, unsigned kills, double max_seconds)
 		struct timespec ts;
 		struct eg_grant g;
 		int status;
-		pid_t pid = start(&w, op, cli, &cur, &pred, token);
+		pid_t pid;
 
+		stream_open(&w, &cur, r, &ss);
+		pid = start(&w, op, cli, &cur, &pred, token);
 		ts.tv_sec = (time_t)(delay / 1000000000ULL);
 		ts.tv_nsec = (long)(delay % 1000000000ULL);
 		nanosleep(&ts, NULL);
@@ -363,12 +513,16 @@ int soak_kill(struct soak_result *r, unsigned kills, double max_seconds)
 
 		show(&w, &info);
 		r->decisions++;
-		if (!memcmp(&info.record, &pred, sizeof(pred))) {
+		/* The intent a kill may leave is not part of the record's
+		 * before/after comparison: the recovery below clears it. */
+		seen = info.record;
+		seen.cut_pending = 0;
+		if (!memcmp(&seen, &pred, sizeof(pred))) {
 			if (!WIFEXITED(status) && memcmp(&pred, &cur, sizeof(cur)))
 				mid++; /* killed after its record write */
 			cur = pred;
 			pair_add(&cur);
-		} else if (memcmp(&info.record, &cur, sizeof(cur)) ||
+		} else if (memcmp(&seen, &cur, sizeof(cur)) ||
 			   (WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
 			r->torn++;
 			if (!torn_shown) {
@@ -386,9 +540,19 @@ int soak_kill(struct soak_result *r, unsigned kills, double max_seconds)
 				    (unsigned long long)pred.epoch);
 				torn_shown = true;
 			}
-			cur = info.record; /* go on from what is there */
+			cur = seen; /* go on from what is there */
 			pair_add(&cur);
 		}
+		if (info.record.cut_pending) {
+			ss.left_pending++;
+			ss.stale_after_kill += streams_stale_alive(&w, &info.record);
+		}
+		recover(i, &ss);
+		show(&w, &info);
+		if (info.record.cut_pending && !ss.recover_failed++)
+			snprintf(ss.recover_why, sizeof(ss.recover_why),
+				 "kill %u: the recovery left the intent set", i);
+		streams_check(&w, &info.record, r, &ss);
 		if (info.n_endpoints < n_endpoints)
 			r->unguarded++; /* an endpoint vanished: connects would pass */
 
@@ -434,6 +598,8 @@ int soak_kill(struct soak_result *r, unsigned kills, double max_seconds)
 		r->failed = true;
 		fprintf(stderr, "soak: kill: install after the kills: %s\n", err);
 	}
+	show(&w, &info);
+	streams_check(&w, &info.record, r, &ss); /* that install cut every stream left */
 	wait_probes(st);
 	st->stop = 1;
 	soak_reap(probe);
@@ -461,6 +627,22 @@ int soak_kill(struct soak_result *r, unsigned kills, double max_seconds)
 		 st->other[0] + st->other[1] ? strerror(st->other_errno) : "",
 		 (unsigned long long)cur.generation, (unsigned long long)cur.epoch, grants_seen,
 		 tombstones);
+	if (ss.recover_failed)
+		r->failed = true;
+	{
+		size_t len = strlen(r->note);
+
+		snprintf(r->note + len, sizeof(r->note) - len,
+			 "; streams: %lu opened (%lu refused%s%s), %lu kills left a cut pending "
+			 "with %lu stale streams alive, recovery (CLI %lu, library %lu) reported "
+			 "%lu cut%s%s, %lu stale streams seen cut, %lu stale alive after "
+			 "recovery, %lu current ones cut",
+			 ss.opened, ss.refused, ss.refused ? ": " : "",
+			 ss.refused ? strerror(ss.refused_errno) : "", ss.left_pending,
+			 ss.stale_after_kill, ss.recover_cli, ss.recover_lib, ss.reported_cut,
+			 ss.recover_failed ? "; RECOVERY FAILED, first: " : "", ss.recover_why,
+			 ss.cut, ss.stale_alive, ss.over_cut);
+	}
 	soak_counters_note(r->note, sizeof(r->note), kc);
 	munmap((void *)st, sizeof(*st));
 	close(w.grants_fd);

@@ -41,7 +41,7 @@ struct soak_result {
 	unsigned long decisions; /* connects checked against the reference log */
 	unsigned long wrong_allow, wrong_deny, torn, unguarded, other;
 	double seconds;
-	char note[1024];
+	char note[2048];
 	bool failed; /* a setup step or an invariant other than the counts */
 };
 
@@ -61,6 +61,19 @@ pid_t soak_fork(void);	   /* 0 in the child */
 pid_t soak_dummy(void);	   /* sleeps until killed; outside the cgroup */
 /* Listens on both paths (outside the cgroup), accepts and closes. */
 pid_t soak_listener(const char *a, const char *b);
+/* Like soak_listener, but holds every accepted end open until its peer
+ * closes or is cut (streams.c). */
+pid_t soak_hold_listener(const char *a, const char *b);
+/* A process in the scratch cgroup that opens Unix streams to path and
+ * holds them (streams.c), for the kill scenario's bridge. */
+struct soak_agent {
+	pid_t pid;
+	int ctl;
+};
+void soak_agent_start(struct soak_agent *a, const char *path);
+/* 'c': connect one stream: its index, or -errno; 's': send a byte on
+ * stream idx: 0 (alive) or -errno (EPIPE once cut); 'x': close idx. */
+int soak_agent_cmd(struct soak_agent *a, char op, int idx);
 /* In a child: join the scratch cgroup and optionally one CPU. */
 void soak_enter(int cpu);
 /* The identity BPF compares for pid (eg_worker_identify). */

@@ -302,6 +302,7 @@ enum MHD_Result egd_h_sandbox_retire(struct egd_call *c)
 
 enum MHD_Result egd_h_sandbox_forget(struct egd_call *c)
 {
+	struct eg_stream_cuts streams;
 	char err[EG_ERR_MAX] = "";
 	enum MHD_Result replied;
 	__u8 id[EG_ID_BYTES];
@@ -310,7 +311,7 @@ enum MHD_Result egd_h_sandbox_forget(struct egd_call *c)
 
 	if (!sandbox_arg(c, id, &replied))
 		return replied;
-	rc = eg_worker_forget(c->d->worker, id, &endpoints, err, sizeof(err));
+	rc = eg_worker_forget_report(c->d->worker, id, &endpoints, &streams, err, sizeof(err));
 	if (rc == -ENOENT)
 		return egd_reply_error(c, MHD_HTTP_NOT_FOUND, "not found", "sandbox %s: no record",
 				       c->arg);
@@ -320,6 +321,8 @@ enum MHD_Result egd_h_sandbox_forget(struct egd_call *c)
 	if (rc)
 		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error", "%s",
 				       err[0] ? err : strerror(-rc));
-	egd_log(EGD_LOG_INFO, "forget: sandbox=%s endpoints=%u", c->arg, endpoints);
-	return egd_reply_json(c, MHD_HTTP_OK, eg_json_forget(id, endpoints));
+	log_streams(c, &streams);
+	egd_log(EGD_LOG_INFO, "forget: sandbox=%s endpoints=%u streams_cut=%u", c->arg, endpoints,
+		streams.unix_cut + streams.tcp_cut);
+	return egd_reply_json(c, MHD_HTTP_OK, eg_json_forget(id, endpoints, &streams));
 }

@@ -195,6 +195,44 @@ static void drain(int fd)
 		;
 }
 
+static void cut_finished(const struct eg_cut_finished *c, void *ctx)
+{
+	struct egd *d = ctx;
+	char u[EG_UUID_TEXT_LEN];
+
+	eg_uuid_to_text(c->sandbox, u);
+	egd_metrics_streams(&d->metrics, &c->streams);
+	if (c->streams.error)
+		egd_log(
+		    EGD_LOG_ERR,
+		    "sandbox %s: stream revocation: the cut of epoch %llu an interrupted writer "
+		    "left failed again: %s (still pending)",
+		    u, (unsigned long long)c->epoch, c->streams.error_text);
+	else
+		egd_log(EGD_LOG_NOTICE,
+			"sandbox %s: finished the stream cut of epoch %llu%s an interrupted writer "
+			"left: streams_cut=%u streams_unreachable=%u",
+			u, (unsigned long long)c->epoch, c->retired ? " (retired)" : "",
+			c->streams.unix_cut + c->streams.tcp_cut,
+			c->streams.unix_unreachable + c->streams.tcp_unreachable);
+}
+
+/* A writer killed between an epoch move and its cut (this daemon before a
+ * restart, or an `execgate install/retire` process) leaves the intent in
+ * the record (user/loader/cut_intent.h): finish those cuts. */
+static void finish_cuts(struct egd *d)
+{
+	char err[EG_ERR_MAX] = "";
+
+	if (eg_worker_finish_cuts(d->worker, NULL, cut_finished, d, err, sizeof(err)) < 0)
+		egd_log(EGD_LOG_ERR, "%s", err);
+}
+
+/* How often serve() looks for a cut a killed CLI writer left while the
+ * daemon runs; a retried install/retire/forget of that sandbox, or any CLI
+ * call, finishes it sooner. */
+#define FINISH_CUTS_EVERY_MS 5000
+
 /* Signals and key-directory changes, until SIGTERM/SIGINT. */
 static void serve(struct egd *d, int sfd, int ifd)
 {
@@ -202,12 +240,17 @@ static void serve(struct egd *d, int sfd, int ifd)
 
 	for (;;) {
 		struct signalfd_siginfo si;
+		int n = poll(pfd, ifd >= 0 ? 2 : 1, FINISH_CUTS_EVERY_MS);
 
-		if (poll(pfd, ifd >= 0 ? 2 : 1, -1) < 0) {
+		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			egd_log(EGD_LOG_ERR, "poll: %s", strerror(errno));
 			return;
+		}
+		if (n == 0) {
+			finish_cuts(d);
+			continue;
 		}
 		if (pfd[0].revents & POLLIN) {
 			if (read(sfd, &si, sizeof(si)) != sizeof(si))
@@ -326,6 +369,7 @@ int main(int argc, char **argv)
 		egd_log(EGD_LOG_ERR, "%s", err);
 		goto out;
 	}
+	finish_cuts(&d); /* before the socket: the first answers see them done */
 	ifd = watch_keys(keys_dir);
 	if (ifd < 0)
 		egd_log(EGD_LOG_WARNING, "keys: cannot watch %s (%s): reload with SIGHUP", keys_dir,

@@ -102,16 +102,49 @@ int eg_cli_next(struct eg_cli_parse *p, const char **name, const char **value)
 	return 0;
 }
 
-int eg_cli_worker_open(const struct eg_cli_parse *p, struct eg_worker **w)
+static void cut_finished(const struct eg_cut_finished *c, void *ctx)
+{
+	char u[EG_UUID_TEXT_LEN];
+
+	(void)ctx;
+	eg_uuid_to_text(c->sandbox, u);
+	if (c->streams.error)
+		return; /* eg_cli_worker_open_for prints the error */
+	eg_cli_err("sandbox %s: finished the stream cut of epoch %llu%s that an interrupted "
+		   "writer left: %u cut, %u unreachable",
+		   u, (unsigned long long)c->epoch, c->retired ? " (retired)" : "",
+		   c->streams.unix_cut + c->streams.tcp_cut,
+		   c->streams.unix_unreachable + c->streams.tcp_unreachable);
+}
+
+int eg_cli_worker_open_for(const struct eg_cli_parse *p, struct eg_worker **w, const __u8 *own)
 {
 	struct eg_worker_config cfg = {.pin_dir = p->pin_dir, .state_dir = p->state_dir};
 	char err[EG_ERR_MAX];
 	int rc;
 
 	rc = eg_worker_open(&cfg, w, err, sizeof(err));
-	if (rc)
+	if (rc) {
 		eg_cli_err("%s", err);
-	return rc;
+		return rc;
+	}
+	eg_cli_finish_cuts(*w, own);
+	return 0;
+}
+
+void eg_cli_finish_cuts(struct eg_worker *w, const __u8 *skip)
+{
+	char err[EG_ERR_MAX] = "";
+
+	/* A writer (this CLI or the daemon) killed between an epoch move and
+	 * its cut left the intent in the record: whoever comes next cuts. */
+	if (eg_worker_finish_cuts(w, skip, cut_finished, NULL, err, sizeof(err)) < 0)
+		eg_cli_err("%s", err);
+}
+
+int eg_cli_worker_open(const struct eg_cli_parse *p, struct eg_worker **w)
+{
+	return eg_cli_worker_open_for(p, w, NULL);
 }
 
 int eg_cli_exit_for(int rc)

@@ -58,8 +58,17 @@ void eg_cli_help(const struct eg_cli_cmd *cmd, FILE *f);
 void eg_cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Opens the worker handle on the parsed dirs; prints the error. 0 or the
- * negative errno. */
+ * negative errno. Then finishes every stream cut a killed writer left
+ * pending (eg_worker_finish_cuts), one line on stderr for each, except the
+ * one of own (may be NULL): the sandbox the command itself installs,
+ * retires or forgets, whose answer reports that cut. A cut that fails is
+ * an error line; the command still runs. */
 int eg_cli_worker_open(const struct eg_cli_parse *p, struct eg_worker **w);
+int eg_cli_worker_open_for(const struct eg_cli_parse *p, struct eg_worker **w, const __u8 *own);
+/* The sweep of eg_cli_worker_open_for alone: install, retire and forget run
+ * it again, without a skip, when their own call failed (a refused install
+ * does not get to finish its sandbox's pending cut itself). */
+void eg_cli_finish_cuts(struct eg_worker *w, const __u8 *skip);
 
 /* Negative errno of a failed operation -> enum eg_exit. */
 int eg_cli_exit_for(int rc);

@@ -163,9 +163,11 @@ static int run_install(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	if (!spec.bridge_pid)
 		return eg_cli_usage(&p, "--bridge-pid is required");
 	spec_identity(&spec, &id.rec);
-	if (eg_cli_worker_open(&p, &w))
+	if (eg_cli_worker_open_for(&p, &w, spec.sandbox))
 		return EG_EXIT_ERROR;
 	rc = eg_worker_install(w, &spec, &rep, err, sizeof(err));
+	if (rc)
+		eg_cli_finish_cuts(w, NULL);
 	if (!rc && eg_worker_service_addrs(w, spec.sandbox, addrs, EG_WORKER_MAX_ENDPOINTS, &naddrs,
 					   err, sizeof(err))) {
 		eg_worker_close(w);
@@ -217,8 +219,10 @@ static const struct eg_opt sandbox_opts[] = {
 
 /* --sandbox UUID [--json]: the one shape of retire, forget and show.
  * Parses and opens the worker: -1 with *w open, else the exit code. */
+/* writes: the command is retire or forget, which finishes and reports
+ * the sandbox's own pending stream cut (eg_cli_worker_open_for). */
 static int open_sandbox(struct eg_cli_parse *p, const struct eg_cli_cmd *cmd, int argc, char **argv,
-			__u8 sandbox[EG_ID_BYTES], bool *json, struct eg_worker **w)
+			__u8 sandbox[EG_ID_BYTES], bool *json, struct eg_worker **w, bool writes)
 {
 	const char *name, *val;
 	bool have = false;
@@ -239,7 +243,7 @@ static int open_sandbox(struct eg_cli_parse *p, const struct eg_cli_cmd *cmd, in
 		return eg_cli_usage(p, "%s: unexpected argument", p->pos[0]);
 	if (!have)
 		return eg_cli_usage(p, "--sandbox is required");
-	return eg_cli_worker_open(p, w) ? EG_EXIT_ERROR : -1;
+	return eg_cli_worker_open_for(p, w, writes ? sandbox : NULL) ? EG_EXIT_ERROR : -1;
 }
 
 static int run_retire(const struct eg_cli_cmd *cmd, int argc, char **argv)
@@ -255,10 +259,12 @@ static int run_retire(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	bool json = false;
 	int rc;
 
-	rc = open_sandbox(&p, cmd, argc, argv, sandbox, &json, &w);
+	rc = open_sandbox(&p, cmd, argc, argv, sandbox, &json, &w, true);
 	if (rc >= 0)
 		return rc;
 	rc = eg_worker_retire_report(w, sandbox, &after, &streams, err, sizeof(err));
+	if (rc)
+		eg_cli_finish_cuts(w, NULL);
 	if (!rc && eg_worker_service_addrs(w, sandbox, addrs, EG_WORKER_MAX_ENDPOINTS, &naddrs, err,
 					   sizeof(err))) {
 		eg_worker_close(w);
@@ -297,6 +303,7 @@ const struct eg_cli_cmd eg_cmd_retire = {
 
 static int run_forget(const struct eg_cli_cmd *cmd, int argc, char **argv)
 {
+	struct eg_stream_cuts streams;
 	struct eg_cli_parse p;
 	struct eg_worker *w;
 	__u8 sandbox[EG_ID_BYTES];
@@ -305,10 +312,12 @@ static int run_forget(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	bool json = false;
 	int rc;
 
-	rc = open_sandbox(&p, cmd, argc, argv, sandbox, &json, &w);
+	rc = open_sandbox(&p, cmd, argc, argv, sandbox, &json, &w, true);
 	if (rc >= 0)
 		return rc;
-	rc = eg_worker_forget(w, sandbox, &endpoints, err, sizeof(err));
+	rc = eg_worker_forget_report(w, sandbox, &endpoints, &streams, err, sizeof(err));
+	if (rc == -EBUSY) /* active: a killed install's cut may be pending */
+		eg_cli_finish_cuts(w, NULL);
 	eg_worker_close(w);
 	if (rc == -EBUSY) {
 		eg_cli_err("sandbox %s: still active: retire it first (execgate retire --sandbox "
@@ -320,12 +329,15 @@ static int run_forget(const struct eg_cli_cmd *cmd, int argc, char **argv)
 		eg_cli_err("%s", err);
 		return eg_cli_exit_for(rc);
 	}
+	warn_streams(&streams);
 	if (json)
-		return eg_json_print(stdout, eg_json_forget(sandbox, endpoints)) ? EG_EXIT_ERROR
-										 : EG_EXIT_OK;
-	else
-		printf("sandbox %s: forgotten, %u endpoint%s removed\n", eg_cli_uuid(sandbox, u),
-		       endpoints, endpoints == 1 ? "" : "s");
+		return eg_json_print(stdout, eg_json_forget(sandbox, endpoints, &streams))
+			   ? EG_EXIT_ERROR
+			   : EG_EXIT_OK;
+	printf("sandbox %s: forgotten, %u endpoint%s removed", eg_cli_uuid(sandbox, u), endpoints,
+	       endpoints == 1 ? "" : "s");
+	text_streams(&streams);
+	printf("\n");
 	return EG_EXIT_OK;
 }
 
@@ -363,7 +375,7 @@ static int run_show(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	bool json = false;
 	int rc;
 
-	rc = open_sandbox(&p, cmd, argc, argv, sandbox, &json, &w);
+	rc = open_sandbox(&p, cmd, argc, argv, sandbox, &json, &w, false);
 	if (rc >= 0)
 		return rc;
 	rc = eg_worker_show(w, sandbox, &info, err, sizeof(err));
@@ -379,6 +391,11 @@ static int run_show(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	eg_cli_print_proc(stdout, &info.record.vmm);
 	printf("\n  %u endpoint%s, %u grant%s\n", info.n_endpoints,
 	       info.n_endpoints == 1 ? "" : "s", info.n_grants, info.n_grants == 1 ? "" : "s");
+	/* Opening the worker tried to finish it (eg_cli_worker_open_for):
+	 * still set means that cut failed, and stderr said why. */
+	if (info.record.cut_pending)
+		printf("  stream cut pending: streams below epoch %llu are not all cut yet\n",
+		       (unsigned long long)info.record.epoch);
 	return EG_EXIT_OK;
 }
 

@@ -55,7 +55,8 @@ json_t *eg_json_install(const struct eg_install_report *rep, const struct eg_ine
 			size_t naddrs);
 json_t *eg_json_retire(const struct eg_exec_record *after, const struct eg_inet_key *addrs,
 		       size_t naddrs, const struct eg_stream_cuts *streams);
-json_t *eg_json_forget(const __u8 sandbox[EG_ID_BYTES], unsigned endpoints_removed);
+json_t *eg_json_forget(const __u8 sandbox[EG_ID_BYTES], unsigned endpoints_removed,
+		       const struct eg_stream_cuts *streams);
 
 /* Keys: {"schema_version", "keys": [...]}, entries appended with
  * eg_json_key_add; a change is {"schema_version", "kid", "added"|"removed"}. */

@@ -47,10 +47,13 @@ json_t *eg_json_list(json_t **records)
 
 json_t *eg_json_show(const struct eg_sandbox_info *info)
 {
-	return json_pack("{s:i,s:o,s:I,s:I}", "schema_version", EG_JSON_SCHEMA_VERSION, "record",
+	/* cut_pending: a writer killed before its stream cut left it
+	 * (user/loader/cut_intent.h); it stays set while the cut fails. */
+	return json_pack("{s:i,s:o,s:b,s:I,s:I}", "schema_version", EG_JSON_SCHEMA_VERSION,
+			 "record",
 			 eg_json_record(&info->record, info->service_addrs, info->n_service_addrs),
-			 "endpoints", (json_int_t)info->n_endpoints, "grants",
-			 (json_int_t)info->n_grants);
+			 "cut_pending", (int)info->record.cut_pending, "endpoints",
+			 (json_int_t)info->n_endpoints, "grants", (json_int_t)info->n_grants);
 }
 
 json_t *eg_json_streams(const struct eg_stream_cuts *s)
@@ -86,8 +89,11 @@ json_t *eg_json_retire(const struct eg_exec_record *after, const struct eg_inet_
 			 eg_json_record(after, addrs, naddrs), "streams", eg_json_streams(streams));
 }
 
-json_t *eg_json_forget(const __u8 sandbox[EG_ID_BYTES], unsigned endpoints_removed)
+json_t *eg_json_forget(const __u8 sandbox[EG_ID_BYTES], unsigned endpoints_removed,
+		       const struct eg_stream_cuts *streams)
 {
-	return json_pack("{s:i,s:o,s:I}", "schema_version", EG_JSON_SCHEMA_VERSION, "sandbox",
-			 eg_json_uuid(sandbox), "endpoints_removed", (json_int_t)endpoints_removed);
+	/* streams: a cut a killed writer left pending, finished first */
+	return json_pack("{s:i,s:o,s:I,s:o}", "schema_version", EG_JSON_SCHEMA_VERSION, "sandbox",
+			 eg_json_uuid(sandbox), "endpoints_removed", (json_int_t)endpoints_removed,
+			 "streams", eg_json_streams(streams));
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include "lib/worker.h"
+#include "loader/cut_intent.h"
 
 static const char *const outcome_names[] = {
     [EG_INSTALLED_NEW] = "new",
@@ -56,6 +57,8 @@ static void cuts_of(const struct eg_revoke_report *r, struct eg_stream_cuts *out
 	out->tcp_method = r->kind[EG_REVOKE_TCP].method;
 	out->error = r->kind[EG_REVOKE_UNIX].error ? r->kind[EG_REVOKE_UNIX].error
 						   : r->kind[EG_REVOKE_TCP].error;
+	if (!out->error && r->err[0])
+		out->error = -EIO; /* the streams were cut, the intent not cleared */
 	snprintf(out->error_text, sizeof(out->error_text), "%s", r->err);
 }
 
@@ -188,13 +191,109 @@ int eg_worker_retire(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],
 int eg_worker_forget(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES], unsigned *endpoints,
 		     char *err, size_t err_size)
 {
+	return eg_worker_forget_report(w, sandbox, endpoints, NULL, err, err_size);
+}
+
+int eg_worker_forget_report(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],
+			    unsigned *endpoints, struct eg_stream_cuts *streams, char *err,
+			    size_t err_size)
+{
+	struct eg_revoke_report cuts;
 	unsigned local;
+	int rc;
 
 	EG_WK_ERRBUF(err, err_size);
 	if (!endpoints)
 		endpoints = &local;
-	return LOCKED_WRITE(w, sandbox, err, err_size,
-			    eg_forget(&w->rt, sandbox, endpoints, err, err_size));
+	memset(&cuts, 0, sizeof(cuts));
+	rc = LOCKED_WRITE(w, sandbox, err, err_size,
+			  eg_forget_report(&w->rt, sandbox, endpoints, &cuts, err, err_size));
+	if (streams)
+		cuts_of(&cuts, streams);
+	return rc;
+}
+
+/* --- stream cuts a killed writer left (loader/cut_intent.h) ------------------ */
+
+/* Under the locks, from the record as it is now: another writer may have
+ * finished it since the list was read. 1: nothing left to do. */
+static int finish_one(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES],
+		      struct eg_exec_record *rec, struct eg_revoke_report *cuts)
+{
+	int rc = eg_record_read(&rt->maps, sandbox, rec);
+
+	if (rc == -ENOENT || (!rc && !rec->cut_pending))
+		return 1;
+	return rc ? rc : eg_cut_finish(rt, rec, cuts);
+}
+
+#define FINISH_MAX 64 /* per pass; a pass repeats while more are pending */
+
+int eg_worker_finish_cuts(struct eg_worker *w, const __u8 *skip,
+			  void (*fn)(const struct eg_cut_finished *cut, void *ctx), void *ctx,
+			  char *err, size_t err_size)
+{
+	struct eg_sandbox_key keys[FINISH_MAX];
+	int finished = 0, first = 0;
+	size_t n;
+	int rc;
+
+	EG_WK_ERRBUF(err, err_size);
+	/* Without the writer lock: nearly always nothing is pending, and then
+	 * a read-only caller takes no lock at all. */
+	rc = eg_cut_pending_list(&w->rt, keys, FINISH_MAX, &n);
+	if (rc) {
+		snprintf(err, err_size, "map eg_records: looking for pending stream cuts: %s",
+			 strerror(-rc));
+		return rc;
+	}
+	for (size_t i = 0; i < n && i < FINISH_MAX; i++) {
+		struct eg_cut_finished done;
+		struct eg_revoke_report cuts;
+		struct eg_exec_record rec;
+		char u[EG_UUID_TEXT_LEN];
+
+		if (skip && !memcmp(skip, keys[i].id, EG_ID_BYTES))
+			continue;
+		memset(&done, 0, sizeof(done));
+		memset(&cuts, 0, sizeof(cuts));
+		memset(&rec, 0, sizeof(rec));
+		memcpy(done.sandbox, keys[i].id, EG_ID_BYTES);
+		eg_uuid_format(keys[i].id, u);
+		rc = LOCKED_WRITE(w, keys[i].id, err, err_size,
+				  finish_one(&w->rt, keys[i].id, &rec, &cuts));
+		if (rc == 1)
+			continue;
+		done.epoch = rec.epoch;
+		done.retired = rec.state == EG_RECORD_RETIRED;
+		cuts_of(&cuts, &done.streams);
+		if (rc && !done.streams.error) {
+			done.streams.error = rc;
+			snprintf(done.streams.error_text, sizeof(done.streams.error_text), "%.200s",
+				 cuts.err[0] ? cuts.err
+				 : err[0]    ? err
+					     : strerror(-rc));
+		}
+		if (fn)
+			fn(&done, ctx);
+		if (rc) {
+			if (!first) {
+				first = rc;
+				snprintf(err, err_size,
+					 "sandbox %s: finishing an interrupted stream cut: %s", u,
+					 done.streams.error_text);
+			}
+			continue;
+		}
+		finished++;
+	}
+	if (!first && n > FINISH_MAX && finished) {
+		/* Those just finished are no longer listed: each pass makes
+		 * progress or stops. */
+		rc = eg_worker_finish_cuts(w, skip, fn, ctx, err, err_size);
+		return rc < 0 ? rc : finished + rc;
+	}
+	return first ? first : finished;
 }
 
 int eg_worker_show(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],

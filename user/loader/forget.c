@@ -11,6 +11,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include "core/ids.h"
+#include "loader/cut_intent.h"
 #include "loader/path_filter.h"
 #include "loader/runtime.h"
 
@@ -137,6 +138,13 @@ int eg_service_addrs_of(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES],
 int eg_forget(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], unsigned *endpoints,
 	      char *err, size_t err_size)
 {
+	return eg_forget_report(rt, sandbox, endpoints, NULL, err, err_size);
+}
+
+int eg_forget_report(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], unsigned *endpoints,
+		     struct eg_revoke_report *streams, char *err, size_t err_size)
+{
+	struct eg_revoke_report local;
 	struct eg_exec_record rec;
 	char s[EG_UUID_TEXT_LEN];
 	unsigned grants;
@@ -144,6 +152,9 @@ int eg_forget(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], unsigned *
 
 	eg_uuid_format(sandbox, s);
 	*endpoints = 0;
+	if (!streams)
+		streams = &local;
+	memset(streams, 0, sizeof(*streams));
 	rc = eg_record_read(&rt->maps, sandbox, &rec);
 	if (rc) {
 		snprintf(err, err_size, "sandbox %s: %s", s,
@@ -155,6 +166,20 @@ int eg_forget(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], unsigned *
 			 "sandbox %s: record is active (generation %llu): retire it first", s,
 			 (unsigned long long)rec.generation);
 		return -EBUSY;
+	}
+	/* A retire killed before its cut left the intent in the record:
+	 * deleting the record would lose it, with the streams still open
+	 * (and a later install would start again at epoch 1, the epoch some
+	 * of them carry). Cut first; on failure nothing is deleted. */
+	if (rec.cut_pending) {
+		rc = eg_cut_finish(rt, &rec, streams);
+		if (rc) {
+			snprintf(err, err_size,
+				 "sandbox %s: finishing the interrupted stream cut: %s: not "
+				 "forgotten",
+				 s, streams->err[0] ? streams->err : strerror(-rc));
+			return rc;
+		}
 	}
 	rc = endpoints_walk(rt, sandbox, endpoint_delete, endpoints);
 	if (rc) {

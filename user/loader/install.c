@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include "core/ids.h"
+#include "loader/cut_intent.h"
+#include "loader/fault.h"
 #include "loader/path_filter.h"
 #include "loader/proc_id.h"
 #include "loader/lsm_unix_inode.h"
@@ -217,6 +219,7 @@ int eg_install(struct eg_runtime *rt, const struct eg_install_req *req,
 	static char inet_text[EG_INSTALL_MAX_ENDPOINTS][EG_INET_TEXT_MAX];
 	struct eg_exec_record nr;
 	size_t np = 0;
+	bool moved;
 	int rc;
 
 	memset(res, 0, sizeof(*res));
@@ -327,7 +330,12 @@ int eg_install(struct eg_runtime *rt, const struct eg_install_req *req,
 			return rc;
 	}
 
-	/* Publish: record first (one in-place locked write), then endpoints. */
+	/* Publish: record first (one in-place locked write), then endpoints.
+	 * A move of the epoch carries the intent to cut the streams below it
+	 * in the same write, and an intent a killed writer left stays set
+	 * until this call has cut (loader/cut_intent.h). */
+	moved = res->kind == EG_INSTALL_REPLACED || res->kind == EG_INSTALL_REACTIVATED;
+	nr.cut_pending = moved || (res->had_before && res->before.cut_pending);
 	if (res->kind != EG_INSTALL_UNCHANGED) {
 		rc = eg_record_write(&rt->maps, &nr);
 		if (rc == -E2BIG) {
@@ -357,12 +365,17 @@ int eg_install(struct eg_runtime *rt, const struct eg_install_req *req,
 				return rc;
 		}
 	}
-	if (res->kind == EG_INSTALL_REPLACED || res->kind == EG_INSTALL_REACTIVATED) {
+	if (moved) {
 		eg_grants_gc(rt, nr.sandbox, &res->grants_dropped); /* already dead: cleanup */
 		eg_service_grants_gc(&rt->maps, nr.sandbox, eg_boottime_ns(), &res->grants_dropped);
-		/* The epoch moved: cut the streams of the old one before
-		 * returning (a failure is reported, the install stands). */
-		eg_revoke_stale(rt, nr.sandbox, nr.epoch, false, &res->streams);
+	}
+	if (nr.cut_pending) {
+		/* The epoch moved, now or under a writer killed before its cut:
+		 * cut the streams of the old one before returning (a failure
+		 * is reported in res->streams, the install stands and the
+		 * intent stays for the next writer). */
+		eg_fault_point("epoch-moved");
+		eg_cut_finish(rt, &res->after, &res->streams);
 	}
 	return 0;
 }
@@ -391,10 +404,16 @@ int eg_retire_report(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES],
 	if (!streams)
 		streams = &local;
 	memset(streams, 0, sizeof(*streams));
-	if (after->state == EG_RECORD_RETIRED)
+	if (after->state == EG_RECORD_RETIRED) {
+		/* Retired already: by a writer killed before its cut, if the
+		 * intent is still set. Finish it (loader/cut_intent.h). */
+		if (after->cut_pending)
+			eg_cut_finish(rt, after, streams);
 		return 0;
+	}
 	after->state = EG_RECORD_RETIRED;
 	after->epoch++; /* streams and grants of the execution die with it */
+	after->cut_pending = 1;
 	rc = eg_record_write(&rt->maps, after);
 	if (rc) {
 		snprintf(err, err_size, "sandbox %s: writing eg_records: %s",
@@ -403,6 +422,7 @@ int eg_retire_report(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES],
 	}
 	eg_grants_gc(rt, sandbox, &dropped);
 	eg_service_grants_gc(&rt->maps, sandbox, eg_boottime_ns(), &dropped);
-	eg_revoke_stale(rt, sandbox, after->epoch, true, streams);
+	eg_fault_point("epoch-moved");
+	eg_cut_finish(rt, after, streams);
 	return 0;
 }

@@ -78,7 +78,8 @@ struct eg_install_result {
 	unsigned endpoints_claimed; /* taken over from a retired sandbox or re-roled */
 	unsigned inodes;	    /* bound socket inodes registered (LSM tier keys) */
 	unsigned grants_dropped;    /* dead grants of the replaced epoch removed */
-	/* streams of the replaced epoch cut (only when the epoch moved) */
+	/* streams of the replaced epoch cut (when the epoch moved, or a writer
+	 * killed before its cut left one pending: loader/cut_intent.h) */
 	struct eg_revoke_report streams;
 };
 
@@ -95,8 +96,9 @@ int eg_install(struct eg_runtime *rt, const struct eg_install_req *req,
 /* Marks the record RETIRED and moves its epoch: every endpoint of the
  * sandbox then denies, every grant of it is dead, and its streams are cut
  * before returning (streams, may be NULL: what was cut; zero when it was
- * already retired). 0 (also when already retired), -ENOENT without a
- * record. */
+ * already retired, unless a retire killed before its cut left that cut
+ * pending: then this one finishes it and counts it). 0 (also when already
+ * retired), -ENOENT without a record. */
 int eg_retire_report(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES],
 		     struct eg_exec_record *after, struct eg_revoke_report *streams, char *err,
 		     size_t err_size);
@@ -108,6 +110,11 @@ int eg_retire(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], struct eg_
  * first. -ENOENT without a record, -EBUSY for an active one. */
 int eg_forget(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], unsigned *endpoints,
 	      char *err, size_t err_size);
+/* eg_forget, which first finishes a stream cut a killed retire left
+ * (loader/cut_intent.h): streams (may be NULL) is what it cut, zero when
+ * none was pending. When that cut fails, nothing is deleted (the error). */
+int eg_forget_report(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], unsigned *endpoints,
+		     struct eg_revoke_report *streams, char *err, size_t err_size);
 /* Endpoints (paths, vsock addresses, inodes) and grants naming sandbox. */
 int eg_endpoints_count(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], unsigned *count);
 int eg_grants_count(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], unsigned *n);

@@ -325,11 +325,13 @@ static void cgroup_guarantees(const struct eg_tier_status *st, struct eg_guarant
 			 "every admitted Unix socket carries (sandbox, epoch, generation) in "
 			 "eg_sk_tags",
 			 held, on);
-	eg_guarantee_add(out, n, max, "unix-stream-revocation",
-			 "install of a new generation, and retire, shut down every Unix stream "
-			 "admitted at an older epoch (both ends), before returning; an activation "
-			 "change keeps them",
-			 held, on);
+	eg_guarantee_add(
+	    out, n, max, "unix-stream-revocation",
+	    "install of a new generation, and retire, shut down every Unix stream "
+	    "admitted at an older epoch (both ends), before returning; a writer killed "
+	    "before its cut leaves the intent in the record, and the next writer, "
+	    "CLI call or daemon start cuts first; an activation change keeps them",
+	    held, on);
 	eg_guarantee_add(out, n, max, "unix-survives-loader-exit",
 			 "maps and the connect_unix link are pinned: enforcement continues when "
 			 "the loader exits or is killed, and a re-load swaps programs in place",

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Test-only crash points. With EXECGATE_TEST_FAULT set to a point's name,
+ * the process calls _exit(EG_FAULT_EXIT) when it reaches that point, as a
+ * SIGKILL there would end it: the kernel tests use it to stop a writer at an
+ * exact step (tests/kernel/test_revoke_crash.c). It can only make the caller
+ * die early; it never skips a check or changes what is written. Unset (the
+ * only setting in production), a point costs one getenv(). Points:
+ *   "epoch-moved": install or retire has written the record with its new
+ *                  epoch (and the intent to cut, loader/cut_intent.h), and
+ *                  has not cut the old execution's streams yet. */
+#ifndef EXECGATE_LOADER_FAULT_H
+#define EXECGATE_LOADER_FAULT_H
+
+#define EG_FAULT_ENV  "EXECGATE_TEST_FAULT"
+#define EG_FAULT_EXIT 86
+
+void eg_fault_point(const char *name);
+
+#endif
