@@ -184,9 +184,18 @@ static int rb_open(struct egd_events *ev, char *err, size_t err_size)
  * the handle (pins_gate.c logs the change). */
 static void follow_pins(struct egd_events *ev)
 {
+	static int64_t next_ns;
 	char err[EG_ERR_MAX];
+	int64_t now = clock_ns(CLOCK_MONOTONIC);
+	uint64_t gen;
 	bool gone;
-	uint64_t gen = egd_pins_poll(ev->d, &gone);
+
+	/* Once a second: the loop turns per batch of events, and a storm of
+	 * them must not pay for a check each time. */
+	if (now < next_ns)
+		return;
+	next_ns = now + 1000000000LL;
+	gen = egd_pins_poll(ev->d, &gone);
 
 	if (ev->rb && !gone && gen == ev->rb_generation)
 		return;

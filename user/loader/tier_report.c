@@ -9,6 +9,7 @@
 #include <string.h>
 #include <bpf/libbpf.h>
 #include "loader/attach_root.h"
+#include "loader/cgroup.h"
 #include "loader/kreason.h"
 #include "loader/maps.h"
 #include "loader/pins.h"
@@ -35,6 +36,7 @@ struct report {
 	bool have_counters;
 	unsigned fill[EG_MAP__COUNT], cap[EG_MAP__COUNT];
 	struct eg_attach_check attach;
+	struct eg_cgroup_roots roots;
 };
 
 /* RFC 8259 string; bytes outside printable ASCII as \u00XX (paths are
@@ -81,6 +83,41 @@ static void prog_text(FILE *f, const struct eg_prog_status *p)
 	fprintf(f, "\n");
 }
 
+/* Which cgroup mounts the loader takes for the host's (loader/cgroup.h). */
+static void roots_text(FILE *f, const struct eg_cgroup_roots *r)
+{
+	fprintf(f, "cgroup roots (%s): cgroup2 %s, memory %s", r->source,
+		r->cgroup2_rc ? "none found" : r->cgroup2, r->memcg_rc ? "none found" : r->memcg);
+	if (r->skipped[0])
+		fprintf(f,
+			"; passed over %s (not a hierarchy root: a cgroup namespace's or a "
+			"bind mount's view)",
+			r->skipped);
+	fprintf(f, "\n");
+}
+
+static void roots_json(FILE *f, const struct eg_cgroup_roots *r)
+{
+	fprintf(f, ",\"cgroup_roots\":{\"source\":");
+	json_str(f, r->source);
+	fprintf(f, ",\"cgroup2\":");
+	if (r->cgroup2_rc)
+		fprintf(f, "null");
+	else
+		json_str(f, r->cgroup2);
+	fprintf(f, ",\"memory\":");
+	if (r->memcg_rc)
+		fprintf(f, "null");
+	else
+		json_str(f, r->memcg);
+	fprintf(f, ",\"skipped\":");
+	if (r->skipped[0])
+		json_str(f, r->skipped);
+	else
+		fprintf(f, "null");
+	fprintf(f, "}");
+}
+
 static void print_text(FILE *f, const char *pin_dir, const struct report *r, bool full)
 {
 	char warn[4 * EG_PIN_PATH_MAX];
@@ -105,6 +142,7 @@ static void print_text(FILE *f, const char *pin_dir, const struct report *r, boo
 	code = attach_warning(&r->attach, warn, sizeof(warn));
 	if (code)
 		fprintf(f, "warning: %s: %s\n", code, warn);
+	roots_text(f, &r->roots);
 	fprintf(f, "guarantees:\n");
 	for (size_t i = 0; i < r->ng; i++)
 		fprintf(f, "  %-8s %-30s %s\n           %s\n", r->g[i].held ? "held" : "NOT HELD",
@@ -181,7 +219,9 @@ static void print_json(FILE *f, const char *pin_dir, const struct eg_probe_recor
 		json_str(f, r->attach.root);
 		fprintf(f, "}");
 	}
-	fprintf(f, "],\"guarantees\":[");
+	fprintf(f, "]");
+	roots_json(f, &r->roots);
+	fprintf(f, ",\"guarantees\":[");
 	for (size_t i = 0; i < r->ng; i++) {
 		fprintf(f, "%s{\"name\":", i ? "," : "");
 		json_str(f, r->g[i].name);
@@ -241,6 +281,7 @@ int eg_tier_report_attach(FILE *out, const char *pin_dir, const struct eg_probe_
 		eg_tiers[i]->guarantees(&rp->st[i], rp->g, &rp->ng, EG_TIER_MAX_GUARANTEES);
 	}
 	eg_attach_point_check(rp->st, eg_tier_count, &rp->attach);
+	eg_cgroup_roots(&rp->roots);
 	if (attach)
 		*attach = rp->attach;
 	if (!out) {
