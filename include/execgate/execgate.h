@@ -22,7 +22,7 @@
  *
  * Reloads: every call that reads or writes the pinned maps first checks
  * that the pins at pin_dir are still the ones the handle opened (one
- * stat() of pin_dir; see eg_worker_refresh). After `execgate unload` and a
+ * fstat() of pin_dir, held open; see eg_worker_refresh). After `execgate unload` and a
  * new `execgate load` it reopens the new pins and answers from them; while
  * nothing is loaded it fails with -ENOLINK (err: "pin dir ...: not loaded
  * ..."), and never answers from maps the kernel no longer uses. */

@@ -65,6 +65,7 @@ int eg_worker_open(const struct eg_worker_config *cfg, struct eg_worker **out, c
 	if (!w)
 		return -ENOMEM;
 	w->state_lock_fd = -1;
+	w->pins_dir_fd = -1;
 	w->pin_dir = strdup(cfg->pin_dir ? cfg->pin_dir : EG_WORKER_DEFAULT_PIN_DIR);
 	w->state_dir = strdup(cfg->state_dir ? cfg->state_dir : EG_WORKER_DEFAULT_STATE_DIR);
 	w->keys = calloc(1, sizeof(*w->keys));

@@ -25,10 +25,12 @@ struct eg_worker {
 	 * eg_wk_maps_enter), write-held by a reopen that swaps them. */
 	pthread_rwlock_t pins_lock;
 	bool pins_lock_ready;
-	bool pins_gone;			      /* unloaded: rt.maps closed, calls fail -ENOLINK */
-	struct stat pins_dir;		      /* pin_dir as it was when the fds were opened */
-	ino_t pins_ino[EG_MAP__COUNT];	      /* each pin's inode then */
-	atomic_uint_fast64_t pins_generation; /* +1 per reopen or unload seen */
+	bool pins_gone;				/* unloaded: rt.maps closed, calls fail -ENOLINK */
+	int pins_dir_fd;			/* pin_dir, O_PATH, opened with the fds */
+	_Atomic long long pins_next_path_check; /* CLOCK_MONOTONIC ns: look pin_dir up again */
+	struct stat pins_dir;			/* pin_dir as it was when the fds were opened */
+	ino_t pins_ino[EG_MAP__COUNT];		/* each pin's inode then */
+	atomic_uint_fast64_t pins_generation;	/* +1 per reopen or unload seen */
 
 	/* Read-held by admit/check for the whole authentication, write-held
 	 * by a reload that swaps the set: a verify never sees half a set. */

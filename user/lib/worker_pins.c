@@ -6,12 +6,15 @@
  * the pins, reopens them when they were replaced, and fails with -ENOLINK
  * while nothing is loaded.
  *
- * The check is one stat() of the pin dir: creating or removing a pin in it
- * moves the directory's mtime and ctime, and an unload removes the directory
- * itself (a later load makes a new one, another inode). bpffs stamps times
- * at the kernel's coarse clock tick, so a change in the same tick as the
- * stamp we hold could leave the times equal: while the directory changed
- * less than a second ago, each pin's inode is compared as well (16 stats).
+ * The check is one fstat() of the pin dir, held open (O_PATH): creating or
+ * removing a pin in it moves the directory's mtime and ctime, and an unload
+ * removes the directory itself (its link count drops to 0; a later load
+ * makes a new one). bpffs stamps times at the kernel's coarse clock tick, so
+ * a change in the same tick as the stamp we hold could leave the times
+ * equal: while the directory changed less than a second ago, each pin's
+ * inode is compared by path as well (16 stats). Once a second the path is
+ * looked up again too, for what no fstat of the old directory shows (a
+ * bpffs mounted over it).
  *
  * Races. A call checks and then uses the fds under the read side of
  * pins_lock; a reopen swaps them under the write side, so an fd is never
@@ -26,6 +29,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 #include "lib/worker.h"
 #include "loader/pins.h"
 
@@ -53,52 +57,75 @@ static int pin_inodes(const char *pin_dir, ino_t ino[EG_MAP__COUNT])
 	return 0;
 }
 
-static bool same_dir(const struct stat *a, const struct stat *b)
+static bool same_times(const struct stat *a, const struct stat *b)
 {
-	return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
-	       ts_ns(&a->st_mtim) == ts_ns(&b->st_mtim) && ts_ns(&a->st_ctim) == ts_ns(&b->st_ctim);
+	return ts_ns(&a->st_mtim) == ts_ns(&b->st_mtim) && ts_ns(&a->st_ctim) == ts_ns(&b->st_ctim);
+}
+
+/* pin_dir, looked up by path, is still the directory we hold. */
+static bool same_path(struct eg_worker *w)
+{
+	struct stat st;
+
+	return stat(w->pin_dir, &st) == 0 && st.st_dev == w->pins_dir.st_dev &&
+	       st.st_ino == w->pins_dir.st_ino;
 }
 
 /* Under pins_lock (either side): are the fds still the pinned maps? */
 static bool pins_current(struct eg_worker *w)
 {
-	struct timespec now;
+	struct timespec now, mono;
 	ino_t ino[EG_MAP__COUNT];
 	struct stat st;
-	long long changed;
+	long long changed, next;
 
-	if (w->pins_gone || stat(w->pin_dir, &st) || !same_dir(&st, &w->pins_dir))
+	if (w->pins_gone || fstat(w->pins_dir_fd, &st) || st.st_nlink == 0 ||
+	    !same_times(&st, &w->pins_dir))
 		return false;
 	clock_gettime(CLOCK_REALTIME, &now);
 	changed = ts_ns(&st.st_mtim) > ts_ns(&st.st_ctim) ? ts_ns(&st.st_mtim) : ts_ns(&st.st_ctim);
-	if (ts_ns(&now) - changed >= YOUNG_NS)
+	if (ts_ns(&now) - changed < YOUNG_NS)
+		return same_path(w) && pin_inodes(w->pin_dir, ino) == 0 &&
+		       !memcmp(ino, w->pins_ino, sizeof(ino));
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	next = atomic_load_explicit(&w->pins_next_path_check, memory_order_relaxed);
+	if (ts_ns(&mono) < next)
 		return true;
-	return pin_inodes(w->pin_dir, ino) == 0 && !memcmp(ino, w->pins_ino, sizeof(ino));
+	atomic_store_explicit(&w->pins_next_path_check, ts_ns(&mono) + YOUNG_NS,
+			      memory_order_relaxed);
+	return same_path(w);
 }
 
 /* Opens the maps pinned now into m, with the pins' inodes and the pin dir's
  * stamp taken around the open: a pin swapped during it is seen and the open
  * retried. -ENOLINK when nothing (or not everything) is pinned. */
 static int open_current(struct eg_worker *w, struct eg_maps *m, ino_t ino[EG_MAP__COUNT],
-			struct stat *dir, char *err, size_t err_size)
+			struct stat *dir, int *dir_fd, char *err, size_t err_size)
 {
 	ino_t after[EG_MAP__COUNT];
 	char why[EG_ERR_MAX];
-	int rc = -EAGAIN;
+	int rc = -EAGAIN, fd;
 
 	for (int t = 0; t < REOPEN_TRIES; t++) {
-		if (stat(w->pin_dir, dir) || pin_inodes(w->pin_dir, ino)) {
+		fd = open(w->pin_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, dir) || pin_inodes(w->pin_dir, ino)) {
+			if (fd >= 0)
+				close(fd);
 			rc = -ENOLINK;
 			break;
 		}
 		rc = eg_maps_open(m, w->pin_dir, why, sizeof(why));
 		if (rc) {
+			close(fd);
 			rc = rc == -ENOENT ? -ENOLINK : rc;
 			break;
 		}
-		if (pin_inodes(w->pin_dir, after) == 0 && !memcmp(ino, after, sizeof(after)))
+		if (pin_inodes(w->pin_dir, after) == 0 && !memcmp(ino, after, sizeof(after))) {
+			*dir_fd = fd;
 			return 0;
+		}
 		eg_maps_close(m);
+		close(fd);
 		rc = -EAGAIN;
 	}
 	if (rc == -ENOLINK)
@@ -121,23 +148,28 @@ static int reopen(struct eg_worker *w, char *err, size_t err_size)
 	ino_t ino[EG_MAP__COUNT];
 	struct eg_maps m;
 	struct stat dir;
-	int rc = 0;
+	int rc = 0, dir_fd = -1;
 
 	pthread_rwlock_wrlock(&w->pins_lock);
 	if (pins_current(w))
 		goto out; /* another thread reopened them first */
-	rc = open_current(w, &m, ino, &dir, err, err_size);
+	rc = open_current(w, &m, ino, &dir, &dir_fd, err, err_size);
 	if (rc) {
 		/* Never answer from maps no program reads: close them now
 		 * (which also frees them) and fail until a load. */
 		if (!w->pins_gone && rc == -ENOLINK) {
 			eg_maps_close(&w->rt.maps);
+			close(w->pins_dir_fd);
+			w->pins_dir_fd = -1;
 			w->pins_gone = true;
 			atomic_fetch_add(&w->pins_generation, 1);
 		}
 		goto out;
 	}
 	eg_maps_close(&w->rt.maps);
+	if (w->pins_dir_fd >= 0)
+		close(w->pins_dir_fd);
+	w->pins_dir_fd = dir_fd;
 	w->rt.maps = m;
 	memcpy(w->pins_ino, ino, sizeof(ino));
 	w->pins_dir = dir;
@@ -163,7 +195,7 @@ int eg_wk_pins_init(struct eg_worker *w, char *err, size_t err_size)
 	w->pins_lock_ready = true;
 	/* Again, with the stamps around it: eg_runtime_open opened the first
 	 * set without them. */
-	rc = open_current(w, &m, w->pins_ino, &w->pins_dir, err, err_size);
+	rc = open_current(w, &m, w->pins_ino, &w->pins_dir, &w->pins_dir_fd, err, err_size);
 	if (rc)
 		return rc == -ENOLINK ? -ENOENT : rc;
 	eg_maps_close(&w->rt.maps);
@@ -173,6 +205,9 @@ int eg_wk_pins_init(struct eg_worker *w, char *err, size_t err_size)
 
 void eg_wk_pins_destroy(struct eg_worker *w)
 {
+	if (w->pins_dir_fd >= 0)
+		close(w->pins_dir_fd);
+	w->pins_dir_fd = -1;
 	if (w->pins_lock_ready)
 		pthread_rwlock_destroy(&w->pins_lock);
 	w->pins_lock_ready = false;
