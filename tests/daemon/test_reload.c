@@ -3,7 +3,7 @@
  * nothing is loaded every route that reads the maps answers 503 with the
  * reason (never a record or an allow from the dead maps); after the load
  * the same daemon answers from the new maps, which the kernel enforces,
- * and its events stream follows the new ring buffer. */
+ * and its events consumer reads the new ring buffer. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +43,21 @@ static bool log_has(const char *needle)
 	return false;
 }
 
+static long long metric(const char *name)
+{
+	struct dd_resp r = dd_req("GET", "/metrics", NULL);
+	char want[128];
+	const char *p;
+	long long v = -1;
+
+	snprintf(want, sizeof(want), "\n%s ", name);
+	p = r.body ? strstr(r.body, want) : NULL;
+	if (p)
+		v = atoll(p + strlen(want));
+	dd_resp_free(&r);
+	return v;
+}
+
 static const char *verdict_of(const char *path, const char *token, int pid)
 {
 	static char v[64];
@@ -62,6 +77,7 @@ Test(daemon_reload, unload_answers_503_and_a_new_load_is_followed)
 	const char *sock = kh_path("bridge.sock");
 	char t8[1024], out[4096], path[128], *body, *check;
 	struct dd_resp r;
+	long long events;
 	int rc;
 
 	dd_keys();
@@ -117,7 +133,13 @@ Test(daemon_reload, unload_answers_503_and_a_new_load_is_followed)
 	r = dd_install(DD_SANDBOX, 8, 1, bridge.pid, sock);
 	cr_assert_eq(r.status, 200, "%s", r.body);
 	dd_resp_free(&r);
+	events = metric("execgate_events_total");
 	cr_expect_eq(kh_child_connect(&other, sock, NULL, NULL), -EPERM);
+	/* The denial went to the new eg_events: the consumer reads it there. */
+	for (int i = 0; i < 50 && metric("execgate_events_total") <= events; i++)
+		usleep(100000);
+	cr_expect_gt(metric("execgate_events_total"), events,
+		     "the events consumer did not follow the new ring buffer");
 	cr_expect_eq(kh_child_connect(&granted, sock, NULL, NULL), -EPERM,
 		     "a grant of the unloaded maps still lets a client in");
 	cr_assert_str_eq(verdict_of("/v1/admit", t8, granted.pid), "allow");
