@@ -18,7 +18,14 @@
  *  - eg_worker_close() must not race any other call on the same handle.
  *
  * Errors: functions return 0 or a negative errno, and write a one-line
- * message naming the object and the reason into err (may be NULL). */
+ * message naming the object and the reason into err (may be NULL).
+ *
+ * Reloads: every call that reads or writes the pinned maps first checks
+ * that the pins at pin_dir are still the ones the handle opened (one
+ * fstat() of pin_dir, held open; see eg_worker_refresh). After `execgate unload` and a
+ * new `execgate load` it reopens the new pins and answers from them; while
+ * nothing is loaded it fails with -ENOLINK (err: "pin dir ...: not loaded
+ * ..."), and never answers from maps the kernel no longer uses. */
 #ifndef EXECGATE_EXECGATE_H
 #define EXECGATE_EXECGATE_H
 
@@ -363,8 +370,24 @@ size_t eg_worker_map_fill(struct eg_worker *w, struct eg_map_fill *out, size_t m
 
 /* fd of the pinned eg_events ring buffer, owned by the handle. A ring
  * buffer has one consumer position: run one consumer per worker (the
- * daemon), and fan the events out from there. */
+ * daemon), and fan the events out from there. The fd is closed when the
+ * handle reopens its pins (another thread's call may do so at any time):
+ * a consumer in a threaded program uses eg_worker_events_open instead. */
 int eg_worker_events_fd(struct eg_worker *w);
+/* A new fd (the caller closes it) of the eg_events map the handle holds now,
+ * and in *generation (may be NULL) the pins generation it belongs to.
+ * -ENOLINK when nothing is loaded. */
+int eg_worker_events_open(struct eg_worker *w, uint64_t *generation, char *err, size_t err_size);
+
+/* Checks the pins now: 0 when the handle holds the maps pinned at pin_dir
+ * (reopened first if they were replaced since), -ENOLINK when nothing is
+ * loaded there (the handle has closed the old maps; err says so), or another
+ * negative errno with err. *generation (may be NULL) counts the changes the
+ * handle has seen, 0 at open and +1 per reopen or unload seen: a caller
+ * that keeps something made from the maps (a ring buffer consumer) rebuilds
+ * it when the number moves. Every map call does this check itself; calling
+ * it on a timer only makes a change seen (and logged) without a request. */
+int eg_worker_refresh(struct eg_worker *w, uint64_t *generation, char *err, size_t err_size);
 
 /* `execgate status` for pin_dir: tiers, programs, guarantees, counters and
  * map fill, as text or as JSON (schema_version 2, docs/schema/status.schema.json). No side effects:

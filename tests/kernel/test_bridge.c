@@ -1118,3 +1118,114 @@ Test(bridge, bridge_command_line)
 	cr_assert(strstr(out, "not loaded"), "%s", out);
 	cr_assert_neq(access(bsock, F_OK), 0);
 }
+
+/* execgate unload and a new load under a running bridge and an open library
+ * handle: while nothing is loaded the bridge cuts its streams and refuses
+ * clients with the reason; after the load both answer from the new maps
+ * (the kernel, the bridge and the handle agree), with no restart. Where the
+ * LSM tier is loaded, its listener check refuses the old bridge socket after
+ * the load instead (its documented limit). */
+/* guarantees: none */
+Test(bridge, bridge_and_handle_follow_an_unload_and_a_new_load)
+{
+	PATHS;
+	struct listener fc = listener_start(vsock, FIRECRACKER, NULL, 0);
+	struct eg_worker *w;
+	struct eg_sandbox_info info;
+	struct client cl, stranger;
+	char log[32768], tok[512], err[EG_ERR_MAX], out[4096];
+	__u8 sb[EG_ID_BYTES];
+	uint64_t gen0 = 0, gen1 = 0;
+	pid_t bridge;
+	int fd, rc;
+
+	kh_keys();
+	w = open_worker();
+	cr_assert_eq(eg_uuid_from_text(SANDBOX, sb), 0);
+	bridge = bridge_start(bsock, vsock);
+	cr_assert(wait_log("listening on", 5000, log, sizeof(log)), "bridge log: %s", log);
+	install(w, bridge, fc.pid, bsock, vsock, 8);
+	client_start(&cl);
+	kh_cap(tok, sizeof(tok), SANDBOX, WORKER, 8, 1, 120, 0);
+	cr_assert_eq(admit(w, cl.pid, tok).d.verdict, EG_ALLOW);
+	fd = client_connect(&cl, bsock);
+	cr_assert_geq(fd, 0, "admitted client: %s", strerror(-fd));
+	fd_recv_exact(fd, GREETING);
+	cr_assert_eq(eg_worker_refresh(w, &gen0, err, sizeof(err)), 0, "%s", err);
+
+	rc = kh_cli(out, sizeof(out), "unload", NULL);
+	cr_assert_eq(rc, 0, "execgate unload: %s", out);
+	/* The handle: no answer from the dead maps, the reason instead. */
+	rc = eg_worker_show(w, sb, &info, err, sizeof(err));
+	cr_assert_eq(rc, -ENOLINK, "show after unload: %d %s", rc, err);
+	cr_assert(strstr(err, "not loaded"), "%s", err);
+	{
+		struct eg_subject who = {.pid = cl.pid, .pidfd = -1};
+		struct eg_admit_args a = {.token_text = tok};
+		struct eg_verdict_result r;
+
+		rc = eg_worker_admit(w, &who, &a, &r, err, sizeof(err));
+		cr_assert_eq(rc, -ENOLINK, "admit after unload: %d %s", rc, err);
+	}
+	/* The bridge: the open stream's lease fails, the change is logged. */
+	wait_eof(fd, 2000);
+	close(fd);
+	cr_assert(wait_log("refusing every client until then", 2000, log, sizeof(log)), "%s", log);
+	/* Nothing enforces now, so the kernel lets the client connect; the
+	 * bridge refuses it itself, with the reason. */
+	fd = client_connect(&cl, bsock);
+	cr_assert_geq(fd, 0, "connect with nothing loaded: %s", strerror(-fd));
+	wait_eof(fd, 2000);
+	close(fd);
+	cr_assert(wait_log("connection 2: refused: pin dir ", 2000, log, sizeof(log)), "%s", log);
+
+	rc = kh_cli(out, sizeof(out), "load", "--cgroup", kh.cgroup, NULL);
+	cr_assert_eq(rc, 0, "execgate load: %s", out);
+	/* The harness's own fds (kh_events, kh_teardown) follow too. */
+	eg_maps_close(&kh.maps);
+	cr_assert_eq(eg_maps_open(&kh.maps, kh.pin_dir, err, sizeof(err)), 0, "%s", err);
+	cr_assert(wait_log("pins replaced (execgate load): reopened", 2000, log, sizeof(log)), "%s",
+		  log);
+	/* New maps, no records: the old grant is gone in the kernel too. */
+	rc = eg_worker_show(w, sb, &info, err, sizeof(err));
+	cr_assert_eq(rc, -ENOENT, "show after load: %d %s", rc, err);
+	cr_assert_eq(eg_worker_refresh(w, &gen1, err, sizeof(err)), 0, "%s", err);
+	cr_assert_gt(gen1, gen0, "the handle did not count the reload");
+	/* The bridge socket is no endpoint of the new maps, so the kernel lets
+	 * the client through; the bridge refuses it from the new maps. */
+	fd = client_connect(&cl, bsock);
+	cr_assert_geq(fd, 0, "connect to an unregistered path: %s", strerror(-fd));
+	wait_eof(fd, 2000);
+	close(fd);
+	cr_assert(wait_log("connection 3: refused: client: sandbox " SANDBOX ": no runtime record",
+			   2000, log, sizeof(log)),
+		  "%s", log);
+	/* Installed and admitted again through the same handle: the kernel
+	 * lets the client in and the bridge verifies it against the new maps. */
+	install(w, bridge, fc.pid, bsock, vsock, 8);
+	cr_assert_eq(admit(w, cl.pid, tok).d.verdict, EG_ALLOW);
+	client_start(&stranger);
+	cr_assert_eq(client_connect(&stranger, bsock), -EPERM, "the kernel: new maps enforce");
+	snprintf(out, sizeof(out), "%s/links/lsm_unix_stream_connect", kh.pin_dir);
+	if (access(out, F_OK) == 0) {
+		/* The LSM tier's listener check: the bridge's listening socket
+		 * predates the new tier and has no owner tag in its maps, so
+		 * the kernel refuses even the admitted client (fail closed;
+		 * docs/operators.md, "Limits of the LSM tier": restart the
+		 * bridge and the VMM after a new load). */
+		cr_assert_eq(client_connect(&cl, bsock), -EPERM,
+			     "a listener older than the LSM tier must fail closed");
+		cr_assert_gt(kh_events(cl.pid, EG_K_DENY_LISTENER), 0, "no deny-listener event");
+		bridge_stop(bridge, bsock);
+		eg_worker_close(w);
+		return;
+	}
+	fd = client_connect(&cl, bsock);
+	cr_assert_geq(fd, 0, "admitted client after the load: %s", strerror(-fd));
+	fd_recv_exact(fd, GREETING);
+	cr_assert(wait_log("connection 4: verified: client pid", 2000, log, sizeof(log)), "%s",
+		  log);
+	close(fd);
+	bridge_stop(bridge, bsock);
+	eg_worker_close(w);
+}

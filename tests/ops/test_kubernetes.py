@@ -4,8 +4,11 @@
 (yaml.safe_load), the DaemonSet has what execgated needs on a node
 (privileged, hostPID, bpffs, host cgroup, API socket and state hostPaths),
 the ConfigMap's execgated.conf has exactly the daemon's keys and agrees with
-the mounts and the readiness probe, and the entrypoint's cgroup v2 discovery
-is run on unified, hybrid and legacy mountinfo.
+the mounts and the readiness probe, the tier is set per node pool (empty by
+default; docs/kubernetes.md's pool_daemonset makes a pool's own DaemonSet),
+and the entrypoint's cgroup v2 discovery is run on unified, hybrid and legacy
+mountinfo. tests/kernel/pod_cgroup_sim.sh runs the entrypoint and the
+loader's root detection in a simulated pod on a real kernel.
 
 With CONFIG_CHECK (tests/ops/config_check.c, built once user/daemon/ has
 sources), the rendered config is read by execgated's own parser too.
@@ -79,13 +82,16 @@ def daemon_reads(config_check, scratch, layout, text):
     r = subprocess.run([config_check, path], capture_output=True, text=True)
     want = parse_conf(text)
     got = parse_conf(r.stdout) if r.returncode == 0 else {}
+    # config_check prints every setting; an empty one is a line not written.
+    got = {k: v for k, v in got.items() if v != "" or k in want}
     check(r.returncode == 0 and got == want,
           f"entrypoint {layout}: execgated's config parser reads the rendered config as written"
           + (f" ({r.stderr.strip()})" if r.returncode else
              "" if got == want else f" (read {got}, wrote {want})"))
 
 
-def run_entrypoint(script, scratch, layout, machine_id, worker_env=None):
+def run_entrypoint(script, scratch, layout, machine_id, worker_env=None, require=None,
+                   exec_stub=False):
     d = os.path.join(scratch, layout)
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "mountinfo"), "w") as f:
@@ -100,8 +106,62 @@ def run_entrypoint(script, scratch, layout, machine_id, worker_env=None):
            "NODE_NAME": "node-a"}
     if worker_env is not None:
         env["EXECGATE_WORKER_ID"] = worker_env
-    return subprocess.run(["sh", script, "--render-only"], env=env, capture_output=True,
-                          text=True)
+    if require is not None:
+        env["EXECGATE_REQUIRE"] = require
+    argv = ["sh", script, "--render-only"]
+    if exec_stub:
+        # A stand-in execgated on PATH: what the entrypoint execs it with.
+        bindir = os.path.join(d, "bin")
+        os.makedirs(bindir, exist_ok=True)
+        stub = os.path.join(bindir, "execgated")
+        with open(stub, "w") as f:
+            f.write('#!/bin/sh\necho "argv=$*"\necho "EXECGATE_HOST_CGROUP=$EXECGATE_HOST_CGROUP"\n')
+        os.chmod(stub, 0o755)
+        env["PATH"] = bindir + ":" + env["PATH"]
+        argv = argv[:2]
+    return subprocess.run(argv, env=env, capture_output=True, text=True)
+
+
+def check_pool_snippet(repo, ds):
+    """docs/kubernetes.md's pool_daemonset, on the manifest: a DaemonSet per
+    node pool that does not overlap the default one."""
+    with open(os.path.join(repo, "docs", "kubernetes.md")) as f:
+        doc = f.read()
+    marker = "<!-- tested: pool_daemonset"
+    check(marker in doc, "docs/kubernetes.md: pool_daemonset is marked as tested")
+    if marker not in doc:
+        return
+    block = doc.split(marker, 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+    func = block.split("\nkubectl", 1)[0]
+    manifest = os.path.join(repo, "deploy", "kubernetes", "execgated.yaml")
+    for tier in ("cgroup", "lsm", "full"):
+        r = subprocess.run(["sh", "-c", func + f'\npool_daemonset {tier} "$1"', "sh", manifest],
+                           capture_output=True, text=True)
+        try:
+            docs = [d for d in yaml.safe_load_all(r.stdout) if d]
+        except yaml.YAMLError as e:
+            check(False, f"pool_daemonset {tier}: YAML ({e})")
+            continue
+        ok = r.returncode == 0 and len(docs) == 1 and docs[0].get("kind") == "DaemonSet"
+        check(ok, f"pool_daemonset {tier}: one DaemonSet ({r.stderr.strip()})")
+        if not ok:
+            continue
+        p = docs[0]
+        pod = p["spec"]["template"]["spec"]
+        env = {e["name"]: e.get("value") for e in pod["containers"][0].get("env", [])}
+        terms = pod["affinity"]["nodeAffinity"][
+            "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+        sel = p["spec"]["selector"]["matchLabels"]
+        check(p["metadata"]["name"] == f"execgated-{tier}" and env.get("EXECGATE_REQUIRE") == tier
+              and {"key": "execgate.io/require", "operator": "In", "values": [tier]}
+              in terms[0]["matchExpressions"]
+              and sel.get("execgate.io/pool") == tier
+              and sel.items() <= p["spec"]["template"]["metadata"]["labels"].items()
+              and not sel.items() <= ds["spec"]["template"]["metadata"]["labels"].items()
+              and not ds["spec"]["selector"]["matchLabels"].items()
+              <= p["spec"]["template"]["metadata"]["labels"].items(),
+              f"pool_daemonset {tier}: execgated-{tier}, EXECGATE_REQUIRE={tier}, nodes "
+              f"labelled {tier}, selectors disjoint from the default DaemonSet's")
 
 
 def check_pod_uid_snippet(repo, scratch):
@@ -226,6 +286,22 @@ def main():
     env = {e["name"]: e for e in c.get("env", [])}
     check(env.get("NODE_NAME", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
           == "spec.nodeName", "NODE_NAME from the downward API (spec.nodeName)")
+    # The tier per node pool: empty by default (every tier offered: 6.1's
+    # lsm, 6.12's both), and this DaemonSet stays off nodes labelled for a
+    # pool DaemonSet of their own.
+    check(env.get("EXECGATE_REQUIRE", {}).get("value") == "",
+          "EXECGATE_REQUIRE defaults to empty (every tier the kernel offers: no crash loop on 6.1)")
+    check(cg is not None and env.get("EXECGATE_HOST_CGROUP", {}).get("value") == cg["mountPath"],
+          "EXECGATE_HOST_CGROUP names the host cgroup mount")
+    terms = (pod.get("affinity", {}).get("nodeAffinity", {})
+             .get("requiredDuringSchedulingIgnoredDuringExecution", {})
+             .get("nodeSelectorTerms", []))
+    check(len(terms) == 1 and {"key": "execgate.io/require", "operator": "DoesNotExist"}
+          in terms[0].get("matchExpressions", []),
+          "the default DaemonSet skips nodes labelled execgate.io/require (a pool's own)")
+    sbx = host_mount("/run/sbx")
+    check(sbx is not None and sbx["mountPath"] == "/run/sbx",
+          "sandbox socket dir hostPath /run/sbx at the same path (LSM inode endpoints)")
 
     check("execgated.conf" in cm["data"] and "entrypoint.sh" in cm["data"],
           "ConfigMap holds execgated.conf and entrypoint.sh")
@@ -238,7 +314,7 @@ def main():
     check(os.path.dirname(conf["socket"]) == sock["mountPath"], "socket in the API hostPath dir")
     check(conf["cgroup"].startswith("@CGROUP_V2_ROOT@"), "cgroup is found on the node")
     check(conf["worker_id"] == "@WORKER_ID@", "worker_id is filled in on the node")
-    check(conf["require"] in ("cgroup", "lsm", "full"), "require is a tier name")
+    check(conf["require"] == "@REQUIRE@", "require is set per node pool (EXECGATE_REQUIRE)")
     check(conf["admin_group"].isdigit() and conf["admit_group"].isdigit(),
           "groups are numeric gids (SO_PEERCRED reports host gids)")
 
@@ -268,8 +344,8 @@ def main():
             "@CGROUP_V2_ROOT@", root), f"entrypoint {layout}: cgroup={root} ({r.stderr.strip()})")
         check(got.get("worker_id") == uuid, f"entrypoint {layout}: worker_id from machine-id")
         check(f"cgroup {layout} at {root}" in r.stderr, f"entrypoint {layout}: names the layout")
-        check(set(got) == CONF_KEYS and all("@" not in v for v in got.values()),
-              f"entrypoint {layout}: every placeholder filled")
+        check(set(got) == CONF_KEYS - {"require"} and all("@" not in v for v in got.values()),
+              f"entrypoint {layout}: every placeholder filled, no require line by default")
         if config_check:
             daemon_reads(config_check, scratch, layout, r.stdout)
     r = run_entrypoint(script, scratch, "legacy", mid)
@@ -288,6 +364,23 @@ def main():
     got = parse_conf(r.stdout) if r.returncode == 0 else {}
     check(got.get("worker_id") == other, "entrypoint: EXECGATE_WORKER_ID overrides the machine id")
 
+    for tier in ("cgroup", "lsm", "full"):
+        r = run_entrypoint(script, scratch, "unified", mid, require=tier)
+        got = parse_conf(r.stdout) if r.returncode == 0 else {}
+        check(got.get("require") == tier and set(got) == CONF_KEYS,
+              f"entrypoint: EXECGATE_REQUIRE={tier} renders require={tier}")
+        if config_check and r.returncode == 0:
+            daemon_reads(config_check, scratch, "unified", r.stdout)
+    r = run_entrypoint(script, scratch, "unified", mid, require="tcp-and-more")
+    check(r.returncode == 1 and "EXECGATE_REQUIRE=tcp-and-more: not one of" in r.stderr,
+          f"entrypoint: a bad EXECGATE_REQUIRE is refused ({r.stderr.strip()})")
+    r = run_entrypoint(script, scratch, "hybrid", mid, exec_stub=True)
+    check(r.returncode == 0 and "EXECGATE_HOST_CGROUP=/host/sys/fs/cgroup" in r.stdout
+          and "argv=--config " in r.stdout,
+          "entrypoint: execs execgated --config with EXECGATE_HOST_CGROUP exported ("
+          + " ".join(r.stdout.split()) + ")")
+
+    check_pool_snippet(repo, ds)
     check_pod_uid_snippet(repo, scratch)
 
     if failures:

@@ -127,6 +127,26 @@ static int listen_on(const char *path)
 	return fd;
 }
 
+/* Logs a change of the pins (unload, a new load): every check the streams
+ * and new clients make goes through the handle, which reopens the new pins
+ * or refuses while nothing is loaded; this only says so once. */
+static void watch_pins(struct egb *b, uint64_t *seen, bool *gone)
+{
+	char err[EG_ERR_MAX] = "";
+	uint64_t gen = 0;
+	int rc = eg_worker_refresh(b->w, &gen, err, sizeof(err));
+
+	if (rc == -ENOLINK && !*gone)
+		egb_log("%s: refusing every client until then", err);
+	else if (!rc && (*gone || gen != *seen))
+		egb_log("pins replaced (execgate load): reopened, checking against the new maps");
+	else if (rc && rc != -ENOLINK)
+		egb_log("%s", err);
+	if (rc == -ENOLINK || !rc)
+		*gone = rc == -ENOLINK;
+	*seen = gen;
+}
+
 int main(int argc, char **argv)
 {
 	const char *val[O__COUNT] = {0};
@@ -135,6 +155,8 @@ int main(int argc, char **argv)
 	struct egb b = {0};
 	char err[EG_ERR_MAX];
 	unsigned long next_id = 1;
+	uint64_t pins_seen = 0;
+	bool pins_gone = false;
 	unsigned long long port;
 	char *end;
 	int rc, lfd = -1, exit_code = EXIT_ERROR;
@@ -185,8 +207,10 @@ int main(int argc, char **argv)
 		struct pollfd p = {.fd = lfd, .events = POLLIN};
 		int cfd;
 
-		if (poll(&p, 1, EGB_LEASE_CHECK_MS) <= 0)
+		if (poll(&p, 1, EGB_LEASE_CHECK_MS) <= 0) {
+			watch_pins(&b, &pins_seen, &pins_gone);
 			continue;
+		}
 		cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 		if (cfd < 0) {
 			if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)

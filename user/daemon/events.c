@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <bpf/libbpf.h>
 #include <jansson.h>
 #include <microhttpd.h>
@@ -15,6 +16,7 @@
 #include "daemon/daemon.h"
 #include "daemon/events.h"
 #include "daemon/log.h"
+#include "daemon/pins_gate.h"
 #include "lib/json.h"
 #include "loader/kreason.h"
 
@@ -33,7 +35,9 @@ struct egd_events {
 	struct egd *d;
 	pthread_t thread;
 	bool thread_started;
-	struct ring_buffer *rb;
+	struct ring_buffer *rb; /* NULL while nothing is loaded */
+	int rb_fd;		/* its eg_events fd, ours (-1 with rb NULL) */
+	uint64_t rb_generation; /* the pins generation rb_fd belongs to */
 	pthread_mutex_t mu;
 	char *lines[EGD_EVENTS_KEPT]; /* line seq lives at seq % EGD_EVENTS_KEPT */
 	size_t lens[EGD_EVENTS_KEPT];
@@ -111,12 +115,63 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+static void rb_close(struct egd_events *ev)
+{
+	ring_buffer__free(ev->rb);
+	ev->rb = NULL;
+	if (ev->rb_fd >= 0)
+		close(ev->rb_fd);
+	ev->rb_fd = -1;
+}
+
+static int rb_open(struct egd_events *ev, char *err, size_t err_size)
+{
+	int rc;
+
+	rc = eg_worker_events_open(ev->d->worker, &ev->rb_generation, err, err_size);
+	if (rc < 0)
+		return rc;
+	ev->rb_fd = rc;
+	ev->rb = ring_buffer__new(ev->rb_fd, on_event, ev, NULL);
+	if (!ev->rb) {
+		rc = -errno;
+		rb_close(ev);
+		snprintf(err, err_size, "events: eg_events ring buffer: %s", strerror(-rc));
+		return rc;
+	}
+	return 0;
+}
+
+/* After `execgate unload` (and a new load) eg_events is another map: follow
+ * the handle (pins_gate.c logs the change). */
+static void follow_pins(struct egd_events *ev)
+{
+	static int64_t next_ns;
+	char err[EG_ERR_MAX];
+	int64_t now = clock_ns(CLOCK_MONOTONIC);
+	uint64_t gen;
+	bool gone;
+
+	/* Once a second: the loop turns per batch of events, and a storm of
+	 * them must not pay for a check each time. */
+	if (now < next_ns)
+		return;
+	next_ns = now + 1000000000LL;
+	gen = egd_pins_poll(ev->d, &gone);
+
+	if (ev->rb && !gone && gen == ev->rb_generation)
+		return;
+	rb_close(ev);
+	if (!gone && rb_open(ev, err, sizeof(err)) && err[0])
+		egd_log(EGD_LOG_ERR, "%s", err);
+}
+
 static void *consumer(void *arg)
 {
 	struct egd_events *ev = arg;
 
 	while (!atomic_load(&ev->stop_thread)) {
-		int n = ring_buffer__poll(ev->rb, 1000);
+		int n = ev->rb ? ring_buffer__poll(ev->rb, 1000) : (poll(NULL, 0, 1000), 0);
 
 		if (n < 0 && n != -EINTR) {
 			egd_log(EGD_LOG_ERR, "events: ring buffer: %s", strerror(-n));
@@ -127,6 +182,7 @@ static void *consumer(void *arg)
 		pthread_mutex_lock(&ev->mu);
 		resume_all(ev);
 		pthread_mutex_unlock(&ev->mu);
+		follow_pins(ev);
 	}
 	return NULL;
 }
@@ -143,12 +199,10 @@ int egd_events_start(struct egd *d, char *err, size_t err_size)
 	ev->readers.next = ev->readers.prev = &ev->readers;
 	ev->boot_to_real_ns = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_BOOTTIME);
 	d->events = ev;
-	ev->rb = ring_buffer__new(eg_worker_events_fd(d->worker), on_event, ev, NULL);
-	if (!ev->rb) {
-		rc = -errno;
-		snprintf(err, err_size, "events: eg_events ring buffer: %s", strerror(-rc));
+	ev->rb_fd = -1;
+	rc = rb_open(ev, err, err_size);
+	if (rc)
 		return rc;
-	}
 	rc = -pthread_create(&ev->thread, NULL, consumer, ev);
 	if (rc) {
 		snprintf(err, err_size, "events: consumer thread: %s", strerror(-rc));
@@ -171,8 +225,7 @@ void egd_events_stop(struct egd *d)
 	atomic_store(&ev->stop_thread, true);
 	if (ev->thread_started)
 		pthread_join(ev->thread, NULL);
-	ring_buffer__free(ev->rb);
-	ev->rb = NULL;
+	rb_close(ev);
 }
 
 /* After MHD has stopped (no reader left). */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "daemon/http.h"
 #include "daemon/log.h"
+#include "daemon/pins_gate.h"
 #include "lib/json.h"
 
 /* --- routes ----------------------------------------------------------------- */
@@ -419,6 +420,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	c.arg = rq->arg;
 	c.body = rq->body;
 	c.body_len = rq->len;
+	{
+		enum MHD_Result replied;
+
+		if (!egd_pins_gate(&c, rq->route->handler, &replied))
+			return replied;
+	}
 	return rq->route->handler(&c);
 }
 

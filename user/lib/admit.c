@@ -126,6 +126,11 @@ static int decide(struct eg_worker *w, const struct eg_proc_id *subject,
 	 * against, and it was published whole. */
 	stripe = eg_wk_stripe(w, cap.sandbox);
 	pthread_mutex_lock(stripe);
+	rc = eg_wk_maps_enter(w, err, err_size);
+	if (rc) {
+		pthread_mutex_unlock(stripe);
+		return rc;
+	}
 	rc = eg_record_read(&w->rt.maps, cap.sandbox, &res->record);
 	if (rc && rc != -ENOENT) {
 		snprintf(err, err_size, "sandbox %s: reading eg_records: %s",
@@ -180,6 +185,7 @@ static int decide(struct eg_worker *w, const struct eg_proc_id *subject,
 	}
 	res->granted = true;
 out:
+	eg_wk_maps_exit(w);
 	pthread_mutex_unlock(stripe);
 	memset(&res->record.lock, 0, sizeof(res->record.lock));
 	memset(&res->grant.lock, 0, sizeof(res->grant.lock));
@@ -235,7 +241,11 @@ int eg_worker_revoke(struct eg_worker *w, pid_t pid, const __u8 sandbox[EG_ID_BY
 
 	EG_WK_ERRBUF(err, err_size);
 	pthread_mutex_lock(eg_wk_stripe(w, sandbox));
-	rc = eg_revoke(&w->rt, pid, sandbox, removed, err, err_size);
+	rc = eg_wk_maps_enter(w, err, err_size);
+	if (!rc) {
+		rc = eg_revoke(&w->rt, pid, sandbox, removed, err, err_size);
+		eg_wk_maps_exit(w);
+	}
 	pthread_mutex_unlock(eg_wk_stripe(w, sandbox));
 	return rc;
 }

@@ -26,17 +26,23 @@ int eg_connect_check_client(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES]
 	bool via;
 
 	eg_uuid_format(sandbox, s);
-	rc = eg_cn_record(w, sandbox, "client", &rec, err, err_size);
+	/* The record and the grant from one set of maps. */
+	rc = eg_wk_maps_enter(w, err, err_size);
 	if (rc)
 		return rc;
-	rc = eg_cn_peer(client_fd, "client", &pidfd, &id, &via, err, err_size);
-	if (rc)
+	rc = eg_cn_record_locked(w, sandbox, "client", &rec, err, err_size);
+	if (!rc)
+		rc = eg_cn_peer(client_fd, "client", &pidfd, &id, &via, err, err_size);
+	if (rc) {
+		eg_wk_maps_exit(w);
 		return rc;
+	}
 	eg_peer_id_text(&id, who, sizeof(who));
 	memset(&key, 0, sizeof(key));
 	key.proc = id;
 	memcpy(key.sandbox, sandbox, EG_ID_BYTES);
 	rc = eg_grant_read(&w->rt.maps, &key, &g);
+	eg_wk_maps_exit(w);
 	if (rc == -ENOENT) {
 		snprintf(err, err_size, "client %s: no grant for sandbox %s", who, s);
 		rc = -EPERM;

@@ -21,6 +21,9 @@ struct eg_conn {
  * -ESTALE (retired); err starts with what. */
 int eg_cn_record(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES], const char *what,
 		 struct eg_exec_record *rec, char *err, size_t err_size);
+/* The same, for a caller that already holds eg_wk_maps_enter. */
+int eg_cn_record_locked(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES], const char *what,
+			struct eg_exec_record *rec, char *err, size_t err_size);
 
 /* The process at the other end of a connected Unix socket, as a pidfd
  * (SO_PEERPIDFD, else SO_PEERCRED + pidfd_open) and its identity read

@@ -22,6 +22,18 @@
 int eg_cn_record(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES], const char *what,
 		 struct eg_exec_record *rec, char *err, size_t err_size)
 {
+	int rc = eg_wk_maps_enter(w, err, err_size);
+
+	if (rc)
+		return rc;
+	rc = eg_cn_record_locked(w, sandbox, what, rec, err, err_size);
+	eg_wk_maps_exit(w);
+	return rc;
+}
+
+int eg_cn_record_locked(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES], const char *what,
+			struct eg_exec_record *rec, char *err, size_t err_size)
+{
 	char s[EG_UUID_TEXT_LEN];
 	int rc;
 

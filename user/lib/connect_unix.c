@@ -35,7 +35,11 @@ static int endpoint_check(struct eg_worker *w, const struct eg_connect_target *t
 	int rc;
 
 	eg_uuid_format(t->sandbox, s);
+	rc = eg_wk_maps_enter(w, err, err_size);
+	if (rc)
+		return rc;
 	rc = eg_endpoint_read(&w->rt.maps, EG_MAP_ENDPOINTS, key, &ep);
+	eg_wk_maps_exit(w);
 	if (rc == -ENOENT) {
 		snprintf(err, err_size,
 			 "%s: not an installed endpoint (expected the %s socket of sandbox %s)",

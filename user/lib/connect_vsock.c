@@ -39,7 +39,11 @@ int eg_connect_vsock(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES], __u32
 	rc = eg_cn_record(w, sandbox, what, &rec, err, err_size);
 	if (rc)
 		return rc;
+	rc = eg_wk_maps_enter(w, err, err_size);
+	if (rc)
+		return rc;
 	rc = eg_endpoint_read(&w->rt.maps, EG_MAP_VSOCK_ENDPOINTS, &key, &ep);
+	eg_wk_maps_exit(w);
 	if (rc == -ENOENT) {
 		snprintf(err, err_size,
 			 "%s: not a VSOCK endpoint of sandbox %s (the record's CID and port are "

@@ -3,6 +3,7 @@
  * discipline around the loader's writers (user/loader/install.c, forget.c). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
 #include "lib/worker.h"
@@ -124,7 +125,11 @@ int eg_worker_install(struct eg_worker *w, const struct eg_install_spec *spec,
 	pthread_mutex_lock(stripe);
 	rc = eg_wk_write_begin(w, err, err_size);
 	if (!rc) {
-		rc = eg_install(&w->rt, &req, &res, err, err_size);
+		rc = eg_wk_maps_enter(w, err, err_size);
+		if (!rc) {
+			rc = eg_install(&w->rt, &req, &res, err, err_size);
+			eg_wk_maps_exit(w);
+		}
 		eg_wk_write_end(w);
 	}
 	pthread_mutex_unlock(stripe);
@@ -153,7 +158,11 @@ int eg_worker_install(struct eg_worker *w, const struct eg_install_spec *spec,
 		pthread_mutex_lock(stripe_);                                                       \
 		rc_ = eg_wk_write_begin((w), (err), (err_size));                                   \
 		if (!rc_) {                                                                        \
-			rc_ = (call);                                                              \
+			rc_ = eg_wk_maps_enter((w), (err), (err_size));                            \
+			if (!rc_) {                                                                \
+				rc_ = (call);                                                      \
+				eg_wk_maps_exit(w);                                                \
+			}                                                                          \
 			eg_wk_write_end(w);                                                        \
 		}                                                                                  \
 		pthread_mutex_unlock(stripe_);                                                     \
@@ -241,7 +250,11 @@ int eg_worker_finish_cuts(struct eg_worker *w, const __u8 *skip,
 	EG_WK_ERRBUF(err, err_size);
 	/* Without the writer lock: nearly always nothing is pending, and then
 	 * a read-only caller takes no lock at all. */
+	rc = eg_wk_maps_enter(w, err, err_size);
+	if (rc)
+		return rc;
 	rc = eg_cut_pending_list(&w->rt, keys, FINISH_MAX, &n);
+	eg_wk_maps_exit(w);
 	if (rc) {
 		snprintf(err, err_size, "map eg_records: looking for pending stream cuts: %s",
 			 strerror(-rc));
@@ -303,6 +316,10 @@ int eg_worker_show(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],
 	int rc;
 
 	memset(out, 0, sizeof(*out));
+	EG_WK_ERRBUF(err, err_size);
+	rc = eg_wk_maps_enter(w, err, err_size);
+	if (rc)
+		return rc;
 	rc = eg_record_read(&w->rt.maps, sandbox, &out->record);
 	if (!rc)
 		rc = eg_endpoints_count(&w->rt, sandbox, &out->n_endpoints);
@@ -311,8 +328,9 @@ int eg_worker_show(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],
 	if (!rc)
 		rc = eg_service_addrs_of(&w->rt, sandbox, out->service_addrs,
 					 EG_WORKER_MAX_ENDPOINTS, &out->n_service_addrs);
+	eg_wk_maps_exit(w);
 	memset(&out->record.lock, 0, sizeof(out->record.lock));
-	if (rc && err && err_size) {
+	if (rc) {
 		eg_uuid_format(sandbox, s);
 		snprintf(err, err_size, "sandbox %s: %s", s,
 			 rc == -ENOENT ? "no runtime record" : strerror(-rc));
@@ -325,17 +343,29 @@ int eg_worker_service_addrs(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES]
 			    size_t err_size)
 {
 	char s[EG_UUID_TEXT_LEN];
-	int rc = eg_service_addrs_of(&w->rt, sandbox, out, max, n);
+	int rc;
 
-	if (rc && err && err_size) {
+	EG_WK_ERRBUF(err, err_size);
+	rc = eg_wk_maps_enter(w, err, err_size);
+	if (rc)
+		return rc;
+	rc = eg_service_addrs_of(&w->rt, sandbox, out, max, n);
+	eg_wk_maps_exit(w);
+	if (rc) {
 		eg_uuid_format(sandbox, s);
 		snprintf(err, err_size, "sandbox %s: map eg_inet_endpoints: %s", s, strerror(-rc));
 	}
 	return rc;
 }
 
-int eg_worker_list(struct eg_worker *w, int (*fn)(const struct eg_exec_record *rec, void *ctx),
-		   void *ctx, char *err, size_t err_size)
+/* fn runs under the maps' read lock: a callback that calls back into the
+ * handle would take it twice, so records are collected first. */
+struct list_buf {
+	struct eg_exec_record *recs;
+	size_t n, cap;
+};
+
+static int list_locked(struct eg_worker *w, struct list_buf *b, char *err, size_t err_size)
 {
 	int fd = w->rt.maps.fd[EG_MAP_RECORDS];
 	struct eg_sandbox_key key, next;
@@ -355,9 +385,36 @@ int eg_worker_list(struct eg_worker *w, int (*fn)(const struct eg_exec_record *r
 			return rc;
 		}
 		memset(&rec.lock, 0, sizeof(rec.lock));
-		rc = fn(&rec, ctx);
-		if (rc)
-			return rc;
+		if (b->n == b->cap) {
+			size_t cap = b->cap ? 2 * b->cap : 64;
+			struct eg_exec_record *r = realloc(b->recs, cap * sizeof(*r));
+
+			if (!r) {
+				snprintf(err, err_size, "map eg_records: out of memory");
+				return -ENOMEM;
+			}
+			b->recs = r;
+			b->cap = cap;
+		}
+		b->recs[b->n++] = rec;
 	}
 	return 0;
+}
+
+int eg_worker_list(struct eg_worker *w, int (*fn)(const struct eg_exec_record *rec, void *ctx),
+		   void *ctx, char *err, size_t err_size)
+{
+	struct list_buf b = {0};
+	int rc;
+
+	EG_WK_ERRBUF(err, err_size);
+	rc = eg_wk_maps_enter(w, err, err_size);
+	if (rc)
+		return rc;
+	rc = list_locked(w, &b, err, err_size);
+	eg_wk_maps_exit(w);
+	for (size_t i = 0; !rc && i < b.n; i++)
+		rc = fn(&b.recs[i], ctx);
+	free(b.recs);
+	return rc;
 }

@@ -65,6 +65,7 @@ int eg_worker_open(const struct eg_worker_config *cfg, struct eg_worker **out, c
 	if (!w)
 		return -ENOMEM;
 	w->state_lock_fd = -1;
+	w->pins_dir_fd = -1;
 	w->pin_dir = strdup(cfg->pin_dir ? cfg->pin_dir : EG_WORKER_DEFAULT_PIN_DIR);
 	w->state_dir = strdup(cfg->state_dir ? cfg->state_dir : EG_WORKER_DEFAULT_STATE_DIR);
 	w->keys = calloc(1, sizeof(*w->keys));
@@ -88,6 +89,9 @@ int eg_worker_open(const struct eg_worker_config *cfg, struct eg_worker **out, c
 	if (rc)
 		goto fail;
 	w->rt_open = true;
+	rc = eg_wk_pins_init(w, err, err_size);
+	if (rc)
+		goto fail;
 	rc = eg_keystore_load(w->state_dir, w->keys, w->key_warnings, sizeof(w->key_warnings), err,
 			      err_size);
 	if (rc)
@@ -108,6 +112,7 @@ void eg_worker_close(struct eg_worker *w)
 		return;
 	if (w->rt_open)
 		eg_runtime_close(&w->rt);
+	eg_wk_pins_destroy(w);
 	if (w->state_lock_fd >= 0)
 		close(w->state_lock_fd);
 	eg_token_cache_free(w->cache);
@@ -212,7 +217,13 @@ void eg_worker_stats(struct eg_worker *w, struct eg_worker_stats *out)
 
 int eg_worker_counters(struct eg_worker *w, __u64 out[EG_K_REASON_COUNT])
 {
-	return eg_counters_read(&w->rt.maps, out);
+	int rc = eg_wk_maps_enter(w, NULL, 0);
+
+	if (rc)
+		return rc;
+	rc = eg_counters_read(&w->rt.maps, out);
+	eg_wk_maps_exit(w);
+	return rc;
 }
 
 size_t eg_worker_map_fill(struct eg_worker *w, struct eg_map_fill *out, size_t max)
@@ -224,6 +235,8 @@ size_t eg_worker_map_fill(struct eg_worker *w, struct eg_map_fill *out, size_t m
 	};
 	size_t n = 0;
 
+	if (eg_wk_maps_enter(w, NULL, 0))
+		return 0;
 	for (size_t i = 0; i < sizeof(hash_maps) / sizeof(hash_maps[0]) && n < max; i++) {
 		int fd = w->rt.maps.fd[hash_maps[i]];
 
@@ -232,6 +245,7 @@ size_t eg_worker_map_fill(struct eg_worker *w, struct eg_map_fill *out, size_t m
 		out[n].name = eg_map_names[hash_maps[i]];
 		n++;
 	}
+	eg_wk_maps_exit(w);
 	return n;
 }
 

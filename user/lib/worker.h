@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <sys/stat.h>
 #include "core/admission.h"
 #include "core/ids.h"
 #include "core/keyset.h"
@@ -19,6 +20,17 @@ struct eg_worker {
 	char *pin_dir, *state_dir;
 	struct eg_runtime rt; /* maps open, no flock held */
 	bool rt_open;
+
+	/* worker_pins.c: read-held by every call that uses rt.maps (through
+	 * eg_wk_maps_enter), write-held by a reopen that swaps them. */
+	pthread_rwlock_t pins_lock;
+	bool pins_lock_ready;
+	bool pins_gone;				/* unloaded: rt.maps closed, calls fail -ENOLINK */
+	int pins_dir_fd;			/* pin_dir, O_PATH, opened with the fds */
+	_Atomic long long pins_next_path_check; /* CLOCK_MONOTONIC ns: look pin_dir up again */
+	struct stat pins_dir;			/* pin_dir as it was when the fds were opened */
+	ino_t pins_ino[EG_MAP__COUNT];		/* each pin's inode then */
+	atomic_uint_fast64_t pins_generation;	/* +1 per reopen or unload seen */
 
 	/* Read-held by admit/check for the whole authentication, write-held
 	 * by a reload that swaps the set: a verify never sees half a set. */
@@ -60,6 +72,16 @@ pthread_mutex_t *eg_wk_stripe(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTE
 /* Takes the writer locks (mutex, then flock); 0 or -errno with err set. */
 int eg_wk_write_begin(struct eg_worker *w, char *err, size_t err_size);
 void eg_wk_write_end(struct eg_worker *w);
+
+/* worker_pins.c. init: after eg_runtime_open, takes the pins' stamps. */
+int eg_wk_pins_init(struct eg_worker *w, char *err, size_t err_size);
+void eg_wk_pins_destroy(struct eg_worker *w);
+/* Checks that rt.maps are the maps pinned now (reopening them if they were
+ * replaced) and read-holds them until eg_wk_maps_exit: 0, -ENOLINK (nothing
+ * loaded, err says so) or another negative errno. Take it after the stripe
+ * and writer locks, never before, and never twice on one thread. */
+int eg_wk_maps_enter(struct eg_worker *w, char *err, size_t err_size);
+void eg_wk_maps_exit(struct eg_worker *w);
 
 /* Loads <state_dir>/node.seed and the worker id (config, else node.worker);
  * without either, verdicts stay unsigned (0). */

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,14 +31,47 @@ static void unescape_octal(char *s)
 	*w = '\0';
 }
 
+/* EXECGATE_HOST_CGROUP, when set: only mounts at or below it count. */
+static const char *host_cgroup(void)
+{
+	const char *h = getenv(EG_HOST_CGROUP_ENV);
+
+	return h && *h ? h : NULL;
+}
+
+static bool at_or_below(const char *mnt, const char *base)
+{
+	size_t n = strlen(base);
+
+	while (n > 1 && base[n - 1] == '/')
+		n--;
+	return !strncmp(mnt, base, n) && (mnt[n] == '\0' || mnt[n] == '/');
+}
+
+/* The root of a cgroup hierarchy is the first node kernfs allocates (inode
+ * EG_CGROUP_ROOT_INO). A cgroup namespace's own mount (a pod's
+ * /sys/fs/cgroup) and a bind mount of a subtree show a cgroup below it. */
+static bool is_hierarchy_root(const char *dir)
+{
+	struct stat st;
+
+	return stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_ino == EG_CGROUP_ROOT_INO;
+}
+
 /* The mount point of the first mount in /proc/self/mountinfo that match()
- * accepts by its file system type and super options. -ENOENT if none. */
-static int mount_point(bool (*match)(const char *fstype, char *superopts), char *out, size_t size)
+ * accepts by its file system type and super options and whose directory is
+ * its hierarchy's root (under EXECGATE_HOST_CGROUP when set). The first
+ * matching mount that is not a root goes to skipped. -ENOENT if none. */
+static int mount_point(bool (*match)(const char *fstype, char *superopts), char *out, size_t size,
+		       char *skipped, size_t skipped_size)
 {
 	char line[4096], mnt[4096];
+	const char *base = host_cgroup();
 	int rc = -ENOENT;
 	FILE *f;
 
+	if (skipped_size)
+		skipped[0] = '\0';
 	f = fopen("/proc/self/mountinfo", "re");
 	if (!f)
 		return -errno;
@@ -51,6 +85,13 @@ static int mount_point(bool (*match)(const char *fstype, char *superopts), char 
 		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1)
 			continue;
 		unescape_octal(mnt);
+		if (base && !at_or_below(mnt, base))
+			continue;
+		if (!is_hierarchy_root(mnt)) {
+			if (skipped_size && !skipped[0])
+				snprintf(skipped, skipped_size, "%s", mnt);
+			continue;
+		}
 		rc = (size_t)snprintf(out, size, "%s", mnt) < size ? 0 : -ENAMETOOLONG;
 		break;
 	}
@@ -79,22 +120,16 @@ static bool is_v1_memory(const char *fstype, char *superopts)
 
 int eg_cgroup2_root(char *out, size_t size)
 {
-	return mount_point(is_cgroup2, out, size);
+	return mount_point(is_cgroup2, out, size, NULL, 0);
 }
 
-int eg_memcg_root(char *out, size_t size)
+/* The cgroup2 root, if it has the memory controller. */
+static int memcg_v2(const char *root)
 {
 	char ctrl[512] = "", path[4200], *save = NULL;
 	FILE *f;
-	int rc;
 
-	rc = mount_point(is_v1_memory, out, size);
-	if (rc != -ENOENT)
-		return rc;
-	rc = eg_cgroup2_root(out, size);
-	if (rc)
-		return rc;
-	snprintf(path, sizeof(path), "%s/cgroup.controllers", out);
+	snprintf(path, sizeof(path), "%s/cgroup.controllers", root);
 	f = fopen(path, "re");
 	if (!f)
 		return -ENOENT;
@@ -105,6 +140,45 @@ int eg_memcg_root(char *out, size_t size)
 		if (!strcmp(c, "memory"))
 			return 0;
 	return -ENOENT;
+}
+
+int eg_memcg_root(char *out, size_t size)
+{
+	int rc;
+
+	rc = mount_point(is_v1_memory, out, size, NULL, 0);
+	if (rc != -ENOENT)
+		return rc;
+	rc = eg_cgroup2_root(out, size);
+	return rc ? rc : memcg_v2(out);
+}
+
+void eg_cgroup_roots(struct eg_cgroup_roots *r)
+{
+	char skipped_v1[sizeof(r->skipped)];
+
+	memset(r, 0, sizeof(*r));
+	if (host_cgroup())
+		snprintf(r->source, sizeof(r->source), EG_HOST_CGROUP_ENV "=%s", host_cgroup());
+	else
+		snprintf(r->source, sizeof(r->source), "mountinfo");
+	r->cgroup2_rc =
+	    mount_point(is_cgroup2, r->cgroup2, sizeof(r->cgroup2), r->skipped, sizeof(r->skipped));
+	r->memcg_rc =
+	    mount_point(is_v1_memory, r->memcg, sizeof(r->memcg), skipped_v1, sizeof(skipped_v1));
+	if (r->memcg_rc == -ENOENT) {
+		r->memcg_rc = r->cgroup2_rc;
+		if (!r->memcg_rc) {
+			snprintf(r->memcg, sizeof(r->memcg), "%s", r->cgroup2);
+			r->memcg_rc = memcg_v2(r->memcg);
+		}
+	}
+	if (!r->skipped[0] && skipped_v1[0])
+		snprintf(r->skipped, sizeof(r->skipped), "%s", skipped_v1);
+	if (r->cgroup2_rc)
+		r->cgroup2[0] = '\0';
+	if (r->memcg_rc)
+		r->memcg[0] = '\0';
 }
 
 int eg_cgroup_join(const char *dir)

@@ -7,7 +7,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Mount point of cgroup2 from /proc/self/mountinfo. -ENOENT if none. */
+/* Which mount is the host's. Only a mount whose directory is its
+ * hierarchy's root counts: in a pod, /sys/fs/cgroup is the pod's cgroup
+ * namespace (or a bind mount of the pod's own cgroup), and a tag map made
+ * from there would be charged to the pod's memory limit. With the
+ * environment variable EXECGATE_HOST_CGROUP set (the DaemonSet sets
+ * /host/sys/fs/cgroup, where it mounts the host's tree), only mounts at or
+ * below that directory are looked at. */
+#define EG_HOST_CGROUP_ENV "EXECGATE_HOST_CGROUP"
+/* kernfs numbers a hierarchy's root node first (the same constant as
+ * attach_root.h's EG_CGROUP_ROOT_ID, as an inode). */
+#define EG_CGROUP_ROOT_INO 1
+
+/* Mount point of the cgroup2 hierarchy's root from /proc/self/mountinfo.
+ * -ENOENT if none. */
 int eg_cgroup2_root(char *out, size_t size);
 
 /* The cgroup directory whose cgroup.procs moves a process to the root of
@@ -16,6 +29,16 @@ int eg_cgroup2_root(char *out, size_t size);
  * has the controller. -ENOENT when no hierarchy has it (nothing is charged
  * to a memory cgroup then). */
 int eg_memcg_root(char *out, size_t size);
+
+/* What eg_cgroup2_root and eg_memcg_root choose, for status. */
+struct eg_cgroup_roots {
+	char source[4200];  /* "mountinfo" or "EXECGATE_HOST_CGROUP=DIR" */
+	char cgroup2[4096]; /* "" when cgroup2_rc */
+	char memcg[4096];   /* "" when memcg_rc */
+	int cgroup2_rc, memcg_rc;
+	char skipped[4096]; /* the first cgroup mount passed over: not a root */
+};
+void eg_cgroup_roots(struct eg_cgroup_roots *r);
 
 /* Moves the calling process into the cgroup directory dir (v1 or v2).
  * Returns 0 or a negative errno. */

@@ -10,6 +10,7 @@
 #include <bpf/libbpf.h>
 #include "lib/json.h"
 #include "loader/attach_root.h"
+#include "loader/cgroup.h"
 #include "loader/kreason.h"
 #include "loader/maps.h"
 #include "loader/pins.h"
@@ -36,6 +37,7 @@ struct report {
 	bool have_counters;
 	unsigned fill[EG_MAP__COUNT], cap[EG_MAP__COUNT];
 	struct eg_attach_check attach;
+	struct eg_cgroup_roots roots;
 };
 
 /* The warning status gives about the attach point: its code (NULL when
@@ -64,6 +66,29 @@ static void prog_text(FILE *f, const struct eg_prog_status *p)
 	fprintf(f, "\n");
 }
 
+/* Which cgroup mounts the loader takes for the host's (loader/cgroup.h). */
+static void roots_text(FILE *f, const struct eg_cgroup_roots *r)
+{
+	fprintf(f, "cgroup roots (%s): cgroup2 %s, memory %s", r->source,
+		r->cgroup2_rc ? "none found" : r->cgroup2, r->memcg_rc ? "none found" : r->memcg);
+	if (r->skipped[0])
+		fprintf(f,
+			"; passed over %s (not a hierarchy root: a cgroup namespace's or a "
+			"bind mount's view)",
+			r->skipped);
+	fprintf(f, "\n");
+}
+
+#define STR(x) eg_json_bytes((x), (size_t)-1)
+
+static json_t *roots_json(const struct eg_cgroup_roots *r)
+{
+	return json_pack("{s:o,s:o,s:o,s:o}", "source", STR(r->source), "cgroup2",
+			 r->cgroup2_rc ? json_null() : STR(r->cgroup2), "memory",
+			 r->memcg_rc ? json_null() : STR(r->memcg), "skipped",
+			 r->skipped[0] ? STR(r->skipped) : json_null());
+}
+
 static void print_text(FILE *f, const char *pin_dir, const struct report *r, bool full)
 {
 	char warn[4 * EG_PIN_PATH_MAX];
@@ -88,6 +113,7 @@ static void print_text(FILE *f, const char *pin_dir, const struct report *r, boo
 	code = attach_warning(&r->attach, warn, sizeof(warn));
 	if (code)
 		fprintf(f, "warning: %s: %s\n", code, warn);
+	roots_text(f, &r->roots);
 	fprintf(f, "guarantees:\n");
 	for (size_t i = 0; i < r->ng; i++)
 		fprintf(f, "  %-8s %-30s %s\n           %s\n", r->g[i].held ? "held" : "NOT HELD",
@@ -108,8 +134,6 @@ static void print_text(FILE *f, const char *pin_dir, const struct report *r, boo
 					r->cap[m]);
 	}
 }
-
-#define STR(x) eg_json_bytes((x), (size_t)-1)
 
 static json_t *tier_json(const struct eg_tier_status *st, const char *name)
 {
@@ -160,6 +184,8 @@ static json_t *report_json(const char *pin_dir, const struct eg_probe_record *pr
 		      : r->attach.point == EG_ATTACH_NOT_ROOT ? json_false()
 							      : json_null(),
 		      "warnings", warnings, "guarantees", g);
+	if (o)
+		json_object_set_new(o, "cgroup_roots", roots_json(&r->roots));
 	if (o && full && r->have_counters) {
 		json_t *c = json_object();
 
@@ -210,6 +236,7 @@ int eg_tier_report_attach(FILE *out, const char *pin_dir, const struct eg_probe_
 		eg_tiers[i]->guarantees(&rp->st[i], rp->g, &rp->ng, EG_TIER_MAX_GUARANTEES);
 	}
 	eg_attach_point_check(rp->st, eg_tier_count, &rp->attach);
+	eg_cgroup_roots(&rp->roots);
 	if (attach)
 		*attach = rp->attach;
 	if (!out) {

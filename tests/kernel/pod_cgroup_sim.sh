@@ -1,0 +1,147 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# execgated's pod, simulated in a private mount namespace: the host's cgroup
+# tree mounted under HOST/sys/fs/cgroup (as the DaemonSet's hostPath), and at
+# /sys/fs/cgroup a pod-like cgroup2 mount of a scratch cgroup of our own,
+# first as a bind mount (a runtime without a cgroup namespace) and then as a
+# fresh cgroup2 mount inside a cgroup namespace rooted there (the usual
+# pod on a cgroup v2 node). In each, the loader must take the host's mounts
+# for the cgroup v2 root and the memory cgroup root (execgate status), with
+# EXECGATE_HOST_CGROUP and without; the DaemonSet's entrypoint must render
+# the host's root; and a real `execgate load` must attach and create its tag
+# maps from there. Nothing leaves the namespaces (--propagation private);
+# the scratch cgroups, pins and files go on exit.
+#
+# usage: pod_cgroup_sim.sh EXECGATE_BIN YAML
+# Prints one line per check and "N passed, M failed"; exits 1 on a failure.
+set -eu
+
+execgate=$1
+yaml=$2
+[ "$(id -u)" = 0 ] || { echo "pod_cgroup_sim: needs root" >&2; exit 1; }
+[ -x "$execgate" ] || { echo "pod_cgroup_sim: $execgate: not executable" >&2; exit 1; }
+command -v unshare >/dev/null || { echo "pod_cgroup_sim: needs unshare (util-linux)" >&2; exit 1; }
+
+scratch=$(mktemp -d /tmp/eg-podsim.XXXXXX)
+name=eg-podsim-$$
+pins=/sys/fs/bpf/$name
+
+# The host's cgroup2 root and its cgroup v1 memory root, if any: mounts
+# whose directory is the hierarchy's root (inode 1).
+root_of() { # FSTYPE [OPTION]
+	awk -v t="$1" -v o="${2:-}" '{
+		for (i = 7; i <= NF; i++) if ($i == "-") break
+		if ($(i + 1) != t) next
+		if (o != "" && index("," $(i + 3) ",", "," o ",") == 0) next
+		print $5
+	}' /proc/self/mountinfo | while read -r m; do
+		[ "$(stat -c %i "$m" 2>/dev/null)" = 1 ] && { echo "$m"; break; }
+	done
+}
+cg2=$(root_of cgroup2)
+v1mem=$(root_of cgroup memory)
+[ -n "$cg2" ] || { echo "pod_cgroup_sim: no cgroup2 root mounted" >&2; exit 1; }
+case $cg2 in /sys/fs/cgroup | /sys/fs/cgroup/*) ;; *)
+	echo "pod_cgroup_sim: cgroup2 at $cg2, not under /sys/fs/cgroup" >&2; exit 1 ;;
+esac
+rel2=${cg2#/sys/fs/cgroup}       # "" (unified) or /unified (hybrid)
+relmem=${v1mem#/sys/fs/cgroup}   # /memory on hybrid hosts
+
+cleanup() {
+	"$execgate" unload --pin-dir "$pins" --state-dir "$scratch/state" >/dev/null 2>&1 || true
+	rmdir "$cg2/$name/attach" "$cg2/$name/pod" "$cg2/$name" 2>/dev/null || true
+	rm -rf "$scratch"
+}
+trap cleanup EXIT INT TERM
+mkdir "$cg2/$name" "$cg2/$name/pod" "$cg2/$name/attach"
+
+# The DaemonSet's entrypoint and config template, as the ConfigMap ships them.
+python3 - "$yaml" "$scratch" <<'EOF'
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+cm = [d for d in docs if d["kind"] == "ConfigMap"][0]
+for k in ("entrypoint.sh", "execgated.conf"):
+    open(f"{sys.argv[2]}/{k}", "w").write(cm["data"][k])
+EOF
+echo 5f0c1e2d3c4b5a69788796a5b4c3d2e1 >"$scratch/machine-id"
+
+# Runs inside the namespaces. $1: bind or cgroupns.
+cat >"$scratch/inner.sh" <<'EOF'
+set -eu
+mode=$1
+host=$scratch/host/sys/fs/cgroup
+pass=0 fail=0
+ok() { echo "  ok   $mode: $*"; pass=$((pass + 1)); }
+bad() { echo "  FAIL $mode: $*"; fail=$((fail + 1)); }
+expect() { # WHAT GOT WANT
+	if [ "$2" = "$3" ]; then ok "$1 = $3"; else bad "$1 = '$2', want '$3'"; fi
+}
+
+# The pod's view: the host's tree moves under $host, and /sys/fs/cgroup
+# becomes the pod's own cgroup.
+mkdir -p "$scratch/stash" "$host"
+mount --rbind /sys/fs/cgroup "$scratch/stash"
+umount -R /sys/fs/cgroup
+if [ "$mode" = bind ]; then
+	mount --bind "$scratch/stash$rel2/$name/pod" /sys/fs/cgroup
+else
+	mount -t cgroup2 none /sys/fs/cgroup # the namespace's root: our pod cgroup
+fi
+mount --rbind "$scratch/stash" "$host"
+umount -R "$scratch/stash"
+grep -q " /sys/fs/cgroup .* - cgroup2 " /proc/self/mountinfo ||
+	{ bad "no pod cgroup2 mount at /sys/fs/cgroup"; echo "$pass passed, $fail failed"; exit 1; }
+[ "$(stat -c %i /sys/fs/cgroup)" != 1 ] && ok "the pod's /sys/fs/cgroup is not the hierarchy root" ||
+	bad "the pod's /sys/fs/cgroup is the root: the simulation is wrong"
+
+want2=$host$rel2
+if [ -n "$relmem" ]; then wantmem=$host$relmem
+elif grep -qw memory "$host$rel2/cgroup.controllers"; then wantmem=$want2
+else wantmem=None; fi
+
+roots() { # -> "cgroup2|memory|skipped"
+	"$execgate" status --json --pin-dir "$pins" --state-dir "$scratch/state" 2>/dev/null |
+		python3 -c 'import json, sys
+r = json.load(sys.stdin)["cgroup_roots"]
+print("%s|%s|%s" % (r["cgroup2"], r["memory"], r["skipped"]))'
+}
+for how in env mountinfo; do
+	if [ $how = env ]; then export EXECGATE_HOST_CGROUP=$host; else unset EXECGATE_HOST_CGROUP; fi
+	r=$(roots)
+	expect "$how: cgroup v2 root" "${r%%|*}" "$want2"
+	r2=${r#*|}
+	expect "$how: memory cgroup root" "${r2%%|*}" "$wantmem"
+done
+# mountinfo alone passes over the pod's mount, and says so.
+expect "mountinfo: passed over" "${r##*|}" /sys/fs/cgroup
+# Named at the pod's own mount: nothing is taken, rather than the pod's cgroup.
+r=$(EXECGATE_HOST_CGROUP=/sys/fs/cgroup roots)
+expect "EXECGATE_HOST_CGROUP=/sys/fs/cgroup: cgroup v2 root" "${r%%|*}" None
+
+# The entrypoint renders the host's root into execgated.conf.
+conf=$(EXECGATE_HOST_CGROUP=$host EXECGATE_MACHINE_ID_FILE=$scratch/machine-id \
+	EXECGATE_CONF_TEMPLATE=$scratch/execgated.conf sh "$scratch/entrypoint.sh" --render-only 2>"$scratch/ep.err") ||
+	bad "entrypoint: $(cat "$scratch/ep.err")"
+expect "entrypoint: cgroup=" "$(echo "$conf" | sed -n 's/^cgroup=//p')" "$want2"
+
+# A real load from inside the pod: attached at a scratch cgroup of the
+# host's tree, tag maps made from the host's memory root.
+if out=$("$execgate" load --cgroup "$want2/$name/attach" --pin-dir "$pins" \
+	--state-dir "$scratch/state" 2>&1); then
+	ok "execgate load --cgroup $want2/$name/attach"
+	"$execgate" unload --pin-dir "$pins" --state-dir "$scratch/state" >/dev/null 2>&1 ||
+		bad "execgate unload"
+else
+	bad "execgate load: $out"
+fi
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
+EOF
+
+export execgate scratch name pins rel2 relmem
+rc=0
+unshare -m --propagation private sh "$scratch/inner.sh" bind || rc=1
+# A cgroup namespace is rooted at the cgroup of the process that makes it.
+sh -c 'echo $$ >"$1/cgroup.procs" && exec unshare -C -m --propagation private sh "$2" cgroupns' \
+	sh "$cg2/$name/pod" "$scratch/inner.sh" || rc=1
+exit $rc
