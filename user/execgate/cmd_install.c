@@ -5,6 +5,7 @@
 #include <string.h>
 #include "core/identity_opts.h"
 #include "core/ids.h"
+#include "core/vsock_cid.h"
 #include "execgate/commands.h"
 #include "loader/inet.h"
 
@@ -43,10 +44,7 @@ static int parse_vsock(const char *s, struct eg_vsock_key *k)
 	*colon = '\0';
 	if (eg_parse_u64(buf, 0xffffffffULL, &cid) || eg_parse_u64(colon + 1, 0xffffffffULL, &port))
 		return -EINVAL;
-	/* CID 0 is the hypervisor, 2 the host, -1 "any": never a VMM's
-	 * address. CID 1 (local loopback, vsock_loopback) is allowed: the VM
-	 * tests and the demo use it. */
-	if (cid == 0 || cid == 2 || cid == 0xffffffffULL)
+	if (eg_vsock_cid_never_guest((uint32_t)cid))
 		return -EINVAL;
 	k->cid = (__u32)cid;
 	k->port = (__u32)port;

@@ -12,6 +12,8 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "core/ids.h"
+#include "core/vsock_cid.h"
+#include "execgate/verdict.h"
 #include "loader/path_filter.h"
 #include "loader/proc_id.h"
 #include "loader/lsm_unix_inode.h"
@@ -268,6 +270,18 @@ static int install(struct eg_runtime *rt, const struct eg_install_req *req,
 		return -EINVAL;
 	}
 
+	if (req->id.generation > EG_GENERATION_MAX) {
+		char s[EG_UUID_TEXT_LEN];
+
+		snprintf(
+		    err, err_size,
+		    "sandbox %s: generation %llu is above the largest generation %llu (2^53-1): "
+		    "refused (a sandbox at the ceiling could never be replaced)",
+		    sandbox_text(req->id.sandbox, s), (unsigned long long)req->id.generation,
+		    EG_GENERATION_MAX);
+		return -EINVAL;
+	}
+
 	/* Build the new record; nothing is written before every check passed. */
 	memset(&nr, 0, sizeof(nr));
 	nr.state = EG_RECORD_ACTIVE;
@@ -329,6 +343,21 @@ static int install(struct eg_runtime *rt, const struct eg_install_req *req,
 		snprintf(vsock_text[i], sizeof(vsock_text[i]), "vsock %u:%u", req->vsock[i].cid,
 			 req->vsock[i].port);
 		p->text = vsock_text[i];
+		/* Registered, the host's own address would be guarded for every
+		 * process on this kernel, and no VMM's guest is ever there. */
+		if (eg_vsock_cid_never_guest(req->vsock[i].cid)) {
+			snprintf(err, err_size,
+				 "endpoint %s: CID %u is never a VMM's guest (0 is the hypervisor, "
+				 "2 the host, %u any): refused",
+				 p->text, req->vsock[i].cid, UINT32_MAX);
+			return -EINVAL;
+		}
+		for (size_t j = 0; j + 1 < *np; j++)
+			if (plan[j].map == EG_MAP_VSOCK_ENDPOINTS &&
+			    !memcmp(&plan[j].key.vsock, &p->key.vsock, sizeof(p->key.vsock))) {
+				snprintf(err, err_size, "endpoint %s: given twice", p->text);
+				return -EINVAL;
+			}
 	}
 	for (size_t i = 0; i < req->n_service_addrs; i++) {
 		struct endpoint_plan *p = &plan[(*np)];
