@@ -416,4 +416,22 @@ Test(worker, install_refuses_a_cid_no_guest_has_and_a_generation_above_the_ceili
 	cr_assert_eq(eg_worker_show(w, spec.sandbox, &info, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(info.record.generation, EG_GENERATION_MAX);
 	eg_worker_close(w);
+
+	/* The CLI: usage errors (exit 2), before anything is opened. */
+	{
+		char out[2048], pid[16];
+		int rc;
+
+		snprintf(pid, sizeof(pid), "%d", (int)bridge);
+		rc = kh_cli(out, sizeof(out), "install", "--sandbox", SANDBOX, "--worker", WORKER,
+			    "--generation", "9223372036854775807", "--activation", "1",
+			    "--bridge-pid", pid, NULL);
+		cr_assert_eq(rc, 2, "exit %d: %s", rc, out);
+		cr_assert(strstr(out, "above the largest generation 9007199254740991"), "%s", out);
+		rc = kh_cli(out, sizeof(out), "install", "--sandbox", SANDBOX, "--worker", WORKER,
+			    "--generation", "3", "--activation", "1", "--bridge-pid", pid,
+			    "--vsock", "2:52", NULL);
+		cr_assert_eq(rc, 2, "exit %d: %s", rc, out);
+		cr_assert(strstr(out, "--vsock 2:52"), "%s", out);
+	}
 }

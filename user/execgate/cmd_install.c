@@ -12,7 +12,7 @@
 static const struct eg_cli_opt install_opts[] = {
     EG_OPT("sandbox", "UUID", "the sandbox"),
     EG_OPT("worker", "UUID", "this worker's id (tokens for another worker get refresh-route)"),
-    EG_OPT("generation", "N", "the execution generation now running here"),
+    EG_OPT("generation", "N", "the execution generation now running here (at most 2^53-1)"),
     EG_OPT("activation", "N", "the activation attempt of that generation"),
     EG_OPT("pod-uid", "UUID", "the pod UID (substrate firecracker-k8s)"),
     EG_OPT("substrate", "NAME", "firecracker-host (default) or firecracker-k8s"),
@@ -24,8 +24,10 @@ static const struct eg_cli_opt install_opts[] = {
     EG_OPT("bridge-pid", "PID", "the bridge process of this execution (required)"),
     EG_OPT("vmm-pid", "PID", "the VMM (Firecracker) process, for listener identity"),
     EG_OPT_MANY("bridge-socket", "PATH",
-		"a Unix socket the bridge listens on (grant holders only)"),
-    EG_OPT_MANY("vmm-socket", "PATH", "a Unix socket of the VMM (the bridge only)"),
+		"a Unix socket the bridge listens on (grant holders only); no symbolic link in "
+		"the path"),
+    EG_OPT_MANY("vmm-socket", "PATH",
+		"a Unix socket of the VMM (the bridge only); no symbolic link in the path"),
     EG_OPT_MANY("vsock", "CID:PORT", "an AF_VSOCK address of the VMM (the bridge only; LSM tier)"),
     EG_OPT("json", NULL, "print the outcome as one JSON object (schema_version 1)"),
     EG_OPT_END,
