@@ -23,7 +23,8 @@
 #define SANDBOX_B "5f0c2c1e-7a4b-4c1d-9e3f-0000000000b0"
 #define WORKER	  "a0000000-0000-4000-8000-00000000000a"
 
-TestSuite(endpoint_owner, .init = kh_setup, .fini = kh_teardown, .timeout = 60);
+/* Many CLI runs: under TCG in the VM matrix one test takes over a minute. */
+TestSuite(endpoint_owner, .init = kh_setup, .fini = kh_teardown, .timeout = 240);
 
 /* `execgate install` of sandbox at generation 7 with one VMM socket; the
  * exit status, with the output in out. */
