@@ -41,6 +41,14 @@ enum eg_reason {
 	EG_REASON__COUNT,
 };
 
+/* The largest execution generation anything accepts: a capability (decode
+ * reason "bad-generation"), an install, a CLI or API argument. A sandbox
+ * installed at the largest value a field can hold could never be replaced
+ * by a newer generation; 2^53 - 1 is also the largest integer a JSON
+ * number carries exactly (RFC 8259, section 6), so every generation
+ * round-trips through the API. */
+#define EG_GENERATION_MAX ((1ULL << 53) - 1)
+
 enum eg_open_kind {
 	EG_OPEN_NEW = 0,
 	EG_OPEN_ESTABLISHED = 1,

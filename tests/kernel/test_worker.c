@@ -372,3 +372,66 @@ Test(worker, refresh_and_deny_verdicts_are_signed_by_the_node_key)
 	cr_assert(strstr(err, "bad-length"), "%s", err);
 	eg_worker_close(w);
 }
+
+/* guarantees: none */
+Test(worker, install_refuses_a_cid_no_guest_has_and_a_generation_above_the_ceiling)
+{
+	static const __u32 never_guest[] = {0, 2, 0xffffffffu};
+	const char *bsock = kh_path("bridge.sock");
+	struct eg_install_spec spec;
+	struct eg_install_report rep;
+	struct eg_sandbox_info info;
+	struct eg_worker *w;
+	char err[EG_ERR_MAX];
+	pid_t bridge = kh_listener_start(bsock);
+
+	w = open_worker();
+	for (size_t i = 0; i < sizeof(never_guest) / sizeof(never_guest[0]); i++) {
+		char want[64];
+
+		spec_for(&spec, 3, bridge, bsock);
+		spec.vsock[0] = (struct eg_vsock_key){.cid = never_guest[i], .port = 52};
+		spec.n_vsock = 1;
+		cr_assert_eq(eg_worker_install(w, &spec, &rep, err, sizeof(err)), -EINVAL,
+			     "CID %u accepted", never_guest[i]);
+		snprintf(want, sizeof(want), "vsock %u:52: CID %u is never a VMM's guest",
+			 never_guest[i], never_guest[i]);
+		cr_assert(strstr(err, want), "%s", err);
+		cr_assert_eq(eg_worker_show(w, spec.sandbox, &info, err, sizeof(err)), -ENOENT,
+			     "a refused install wrote a record");
+	}
+	/* Generations: 2^63 - 1 (which nothing could ever replace) and 2^53
+	 * are refused, 2^53 - 1 (EG_GENERATION_MAX) is the largest accepted. */
+	spec_for(&spec, 3, bridge, bsock);
+	spec.generation = 0x7fffffffffffffffULL;
+	cr_assert_eq(eg_worker_install(w, &spec, &rep, err, sizeof(err)), -EINVAL);
+	cr_assert(strstr(err, "generation 9223372036854775807 is above the largest generation "
+			      "9007199254740991"),
+		  "%s", err);
+	spec.generation = EG_GENERATION_MAX + 1;
+	cr_assert_eq(eg_worker_install(w, &spec, &rep, err, sizeof(err)), -EINVAL);
+	cr_assert_eq(eg_worker_show(w, spec.sandbox, &info, err, sizeof(err)), -ENOENT);
+	spec.generation = EG_GENERATION_MAX;
+	cr_assert_eq(eg_worker_install(w, &spec, &rep, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(eg_worker_show(w, spec.sandbox, &info, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(info.record.generation, EG_GENERATION_MAX);
+	eg_worker_close(w);
+
+	/* The CLI: usage errors (exit 2), before anything is opened. */
+	{
+		char out[2048], pid[16];
+		int rc;
+
+		snprintf(pid, sizeof(pid), "%d", (int)bridge);
+		rc = kh_cli(out, sizeof(out), "install", "--sandbox", SANDBOX, "--worker", WORKER,
+			    "--generation", "9223372036854775807", "--activation", "1",
+			    "--bridge-pid", pid, NULL);
+		cr_assert_eq(rc, 2, "exit %d: %s", rc, out);
+		cr_assert(strstr(out, "above the largest generation 9007199254740991"), "%s", out);
+		rc = kh_cli(out, sizeof(out), "install", "--sandbox", SANDBOX, "--worker", WORKER,
+			    "--generation", "3", "--activation", "1", "--bridge-pid", pid,
+			    "--vsock", "2:52", NULL);
+		cr_assert_eq(rc, 2, "exit %d: %s", rc, out);
+		cr_assert(strstr(out, "--vsock 2:52"), "%s", out);
+	}
+}

@@ -8,6 +8,7 @@
 #include "core/be.h"
 #include "core/capability.h"
 #include "core/ids.h"
+#include "execgate/verdict.h"
 #include "helpers.h"
 
 static struct test_key key;
@@ -128,6 +129,9 @@ MUTATION(zero_worker, memset(b + 48, 0, 16))
 MUTATION(zero_token, memset(b + 16, 0, 16))
 MUTATION(zero_pod, memset(b + 64, 0, 16))
 MUTATION(ttl_1, memcpy(b + 112, b + 96, 8); b[119] += 1)
+MUTATION(generation_max, eg_put_be64(b + 80, EG_GENERATION_MAX))
+MUTATION(generation_above_max, eg_put_be64(b + 80, EG_GENERATION_MAX + 1))
+MUTATION(generation_all_ones, memset(b + 80, 0xff, 8))
 
 Test(capability, every_decoder_reason)
 {
@@ -156,6 +160,11 @@ Test(capability, every_decoder_reason)
 	/* Outside Kubernetes the pod UID is all-zero; a 1 s token is fine. */
 	cr_assert_eq(decode_mutated(zero_pod), EG_DECODE_OK);
 	cr_assert_eq(decode_mutated(ttl_1), EG_DECODE_OK);
+	/* A generation above 2^53 - 1 could never be replaced by a newer one. */
+	cr_assert_eq(decode_mutated(generation_above_max), EG_DECODE_BAD_GENERATION);
+	cr_assert_eq(decode_mutated(generation_all_ones), EG_DECODE_BAD_GENERATION);
+	cr_assert_eq(decode_mutated(generation_max), EG_DECODE_OK);
+	cr_assert_str_eq(eg_decode_err_name(EG_DECODE_BAD_GENERATION), "bad-generation");
 }
 
 Test(capability, ttl_limit_is_120_inclusive)
@@ -261,7 +270,13 @@ static void expect_flip(size_t bit, struct eg_decision d, const uint8_t *b)
 	 * signature (or, for the key id, the lookup). */
 	if (byte == 0)
 		cr_assert_eq(d.decode_err, EG_DECODE_BAD_VERSION, "bit %zu", bit);
-	if ((byte >= 16 && byte < 32) || (byte >= 32 && byte < 92) || byte >= 120)
+	/* The generation's top 11 bits (byte 80, the high 3 of byte 81) have
+	 * one: at most EG_GENERATION_MAX (2^53 - 1). */
+	bool generation_ceiling = byte == 80 || (byte == 81 && bit % 8 >= 5);
+
+	if (generation_ceiling)
+		cr_assert_eq(d.decode_err, EG_DECODE_BAD_GENERATION, "bit %zu", bit);
+	else if ((byte >= 16 && byte < 32) || (byte >= 32 && byte < 92) || byte >= 120)
 		cr_assert_eq(d.reason, EG_REASON_BAD_SIGNATURE, "bit %zu", bit);
 }
 

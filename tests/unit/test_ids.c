@@ -5,6 +5,8 @@
 #include <string.h>
 #include "core/identity_opts.h"
 #include "core/ids.h"
+#include "core/vsock_cid.h"
+#include "execgate/verdict.h"
 #include "helpers.h"
 
 Test(ids, uuid_parse_and_format)
@@ -167,4 +169,26 @@ Test(ids, identity_options)
 	cr_assert_str_eq(err, "--activation '4294967296': above 4294967295");
 	cr_assert_eq(eg_identity_opt(&o, "generation", "-1", err, sizeof(err)), -EINVAL);
 	cr_assert_str_eq(err, "--generation '-1': not an unsigned decimal number");
+	/* The generation ceiling (EG_GENERATION_MAX, 2^53 - 1), for the
+	 * generation and for the bound below which generations are retired. */
+	cr_assert_eq(eg_identity_opt(&o, "generation", "9007199254740992", err, sizeof(err)),
+		     -EINVAL);
+	cr_assert_str_eq(err, "--generation '9007199254740992': above the largest generation "
+			      "9007199254740991 (2^53-1)");
+	cr_assert_eq(eg_identity_opt(&o, "retired-below", "9223372036854775807", err, sizeof(err)),
+		     -EINVAL);
+	cr_assert_eq(eg_identity_opt(&o, "generation", "9007199254740991", err, sizeof(err)), 1);
+	cr_assert_eq(o.rec.generation, EG_GENERATION_MAX);
+}
+
+Test(ids, vsock_cids_that_are_never_a_guest)
+{
+	/* The hypervisor, the host, the wildcard. */
+	cr_assert(eg_vsock_cid_never_guest(0));
+	cr_assert(eg_vsock_cid_never_guest(2));
+	cr_assert(eg_vsock_cid_never_guest(UINT32_MAX));
+	/* vsock_loopback (docs/operators.md) and guests. */
+	cr_assert(!eg_vsock_cid_never_guest(1));
+	cr_assert(!eg_vsock_cid_never_guest(3));
+	cr_assert(!eg_vsock_cid_never_guest(UINT32_MAX - 1));
 }

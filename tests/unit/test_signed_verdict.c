@@ -83,7 +83,10 @@ Test(signed_verdict, every_field_rule_has_its_own_reason)
 	MUT(2, EG_REASON__COUNT, EG_SV_BAD_REASON);
 	MUT(2, EG_REASON_BAD_SIGNATURE, EG_SV_BAD_REASON); /* a deny reason on refresh-route */
 	MUT(3, 0x02, EG_SV_BAD_FLAGS);
-	MUT(3, 0x00, EG_SV_BAD_RECORD); /* no record, but generation 7 */
+	MUT(3, 0x00, EG_SV_BAD_RECORD);	 /* no record, but generation 7 */
+	MUT(60, 0x01, EG_SV_BAD_RECORD); /* generation above EG_GENERATION_MAX */
+	MUT(61, 0x20, EG_SV_BAD_RECORD); /* 2^53 + 7 */
+	MUT(61, 0x1f, EG_SV_OK);	 /* 0x1f000000000007: below 2^53 */
 	MUT(80, 1, EG_SV_BAD_RESERVED);
 	MUT(83, 0x80, EG_SV_BAD_RESERVED);
 #undef MUT

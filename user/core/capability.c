@@ -26,6 +26,7 @@ static const char *const decode_err_names[EG_DECODE__COUNT] = {
     [EG_DECODE_BAD_VALIDITY] = "bad-validity",
     [EG_DECODE_TTL_TOO_LONG] = "ttl-too-long",
     [EG_DECODE_ZERO_ID] = "zero-id",
+    [EG_DECODE_BAD_GENERATION] = "bad-generation",
 };
 
 const char *eg_decode_err_name(enum eg_decode_err err)
@@ -91,6 +92,8 @@ static enum eg_decode_err validate(const uint8_t *buf, const struct eg_capabilit
 		return EG_DECODE_TTL_TOO_LONG;
 	if (eg_id_is_zero(c->sandbox) || eg_id_is_zero(c->worker) || eg_id_is_zero(c->token_id))
 		return EG_DECODE_ZERO_ID;
+	if (c->generation > EG_GENERATION_MAX)
+		return EG_DECODE_BAD_GENERATION;
 	return EG_DECODE_OK;
 }
 

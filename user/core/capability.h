@@ -89,17 +89,18 @@ struct eg_capability {
 
 enum eg_decode_err {
 	EG_DECODE_OK = 0,
-	EG_DECODE_BAD_TEXT,	 /* not unpadded base64url */
-	EG_DECODE_TRUNCATED,	 /* fewer than EG_CAP_LEN bytes */
-	EG_DECODE_TRAILING,	 /* more than EG_CAP_LEN bytes */
-	EG_DECODE_BAD_VERSION,	 /* version byte is not EG_CAP_VERSION */
-	EG_DECODE_RESERVED_BITS, /* a reserved byte or bit is non-zero */
-	EG_DECODE_BAD_SUBSTRATE, /* substrate not in enum eg_substrate */
-	EG_DECODE_BAD_SCOPE,	 /* zero scope or unknown scope bits */
-	EG_DECODE_BAD_PORT,	 /* port/protocol/serviceport-scope inconsistent */
-	EG_DECODE_BAD_VALIDITY,	 /* issued_at <= not_before < expiry violated */
-	EG_DECODE_TTL_TOO_LONG,	 /* expiry - issued_at > EG_CAP_MAX_TTL */
-	EG_DECODE_ZERO_ID,	 /* all-zero sandbox, worker or token id */
+	EG_DECODE_BAD_TEXT,	  /* not unpadded base64url */
+	EG_DECODE_TRUNCATED,	  /* fewer than EG_CAP_LEN bytes */
+	EG_DECODE_TRAILING,	  /* more than EG_CAP_LEN bytes */
+	EG_DECODE_BAD_VERSION,	  /* version byte is not EG_CAP_VERSION */
+	EG_DECODE_RESERVED_BITS,  /* a reserved byte or bit is non-zero */
+	EG_DECODE_BAD_SUBSTRATE,  /* substrate not in enum eg_substrate */
+	EG_DECODE_BAD_SCOPE,	  /* zero scope or unknown scope bits */
+	EG_DECODE_BAD_PORT,	  /* port/protocol/serviceport-scope inconsistent */
+	EG_DECODE_BAD_VALIDITY,	  /* issued_at <= not_before < expiry violated */
+	EG_DECODE_TTL_TOO_LONG,	  /* expiry - issued_at > EG_CAP_MAX_TTL */
+	EG_DECODE_ZERO_ID,	  /* all-zero sandbox, worker or token id */
+	EG_DECODE_BAD_GENERATION, /* generation above EG_GENERATION_MAX */
 	EG_DECODE__COUNT,
 };
 

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "core/identity_opts.h"
 #include "core/ids.h"
+#include "execgate/verdict.h"
 
 void eg_identity_opts_init(struct eg_identity_opts *o)
 {
@@ -48,11 +49,14 @@ static int parse_uuid(const char *name, const char *value, uint8_t out[EG_ID_LEN
 static int parse_num(const char *name, const char *value, uint64_t max, uint64_t *out, char *err,
 		     size_t err_size)
 {
-	char why[64];
+	char why[128];
 	int ret = eg_parse_u64(value, max, out);
 
 	if (ret == -ERANGE) {
-		snprintf(why, sizeof(why), "above %llu", (unsigned long long)max);
+		snprintf(why, sizeof(why),
+			 max == EG_GENERATION_MAX ? "above the largest generation %llu (2^53-1)"
+						  : "above %llu",
+			 (unsigned long long)max);
 		return bad(err, err_size, name, value, why);
 	}
 	if (ret != 0)
@@ -89,7 +93,7 @@ int eg_identity_opt(struct eg_identity_opts *o, const char *name, const char *va
 		ret = parse_uuid(name, value, r->pod_uid, false, err, err_size);
 		break;
 	case EG_IDF_GENERATION:
-		ret = parse_num(name, value, UINT64_MAX, &r->generation, err, err_size);
+		ret = parse_num(name, value, EG_GENERATION_MAX, &r->generation, err, err_size);
 		break;
 	case EG_IDF_ACTIVATION:
 		ret = parse_num(name, value, UINT32_MAX, &v, err, err_size);
@@ -97,7 +101,7 @@ int eg_identity_opt(struct eg_identity_opts *o, const char *name, const char *va
 			r->activation = (uint32_t)v;
 		break;
 	case EG_IDF_RETIRED_BELOW:
-		ret = parse_num(name, value, UINT64_MAX, &r->retired_below, err, err_size);
+		ret = parse_num(name, value, EG_GENERATION_MAX, &r->retired_below, err, err_size);
 		break;
 	case EG_IDF_SUBSTRATE:
 		if (eg_substrate_parse(value, &r->substrate) != 0)

@@ -7,6 +7,7 @@
 #include "core/be.h"
 #include "core/keyset.h"
 #include "core/signed_verdict.h"
+#include "execgate/verdict.h"
 
 enum {
 	OFF_VERSION = 0,
@@ -116,7 +117,7 @@ enum eg_sv_err eg_sv_decode(const uint8_t *b, size_t len, struct eg_signed_verdi
 	v.generation = eg_get_be64(b + OFF_GENERATION);
 	v.activation = eg_get_be32(b + OFF_ACTIVATION);
 	v.issued_at = eg_get_be64(b + OFF_ISSUED_AT);
-	if (!v.has_record && (v.generation || v.activation))
+	if ((!v.has_record && (v.generation || v.activation)) || v.generation > EG_GENERATION_MAX)
 		return EG_SV_BAD_RECORD;
 	if (!all_zero(b + OFF_RESERVED, 4))
 		return EG_SV_BAD_RESERVED;

@@ -61,7 +61,8 @@ enum eg_sv_err {
 	EG_SV_BAD_VERDICT,   /* allow, or not a verdict */
 	EG_SV_BAD_REASON,    /* unknown, or not the verdict's reason */
 	EG_SV_BAD_FLAGS,     /* reserved flag bits set */
-	EG_SV_BAD_RECORD,    /* no record, yet a generation or activation */
+	EG_SV_BAD_RECORD,    /* no record, yet a generation or activation; or a generation
+			      * above EG_GENERATION_MAX */
 	EG_SV_BAD_RESERVED,  /* reserved bytes not zero */
 	EG_SV_ZERO_ID,	     /* zero token id, sandbox or worker */
 	EG_SV_WRONG_KEY,     /* signed under another node key id */

@@ -8,6 +8,7 @@
 #include "daemon/http.h"
 #include "daemon/json.h"
 #include "daemon/log.h"
+#include "execgate/verdict.h"
 
 /* The {uuid} segment, parsed; from here on c->arg is its canonical
  * (lower-case) text, the form the record, the log and every answer use,
@@ -149,7 +150,7 @@ static int parse_spec(json_t *o, struct eg_install_spec *s, char *why, size_t wh
 	if ((rc = egd_get_uuid(o, "worker", true, s->worker, why, why_size)) ||
 	    (rc = egd_get_uuid(o, "pod_uid", false, s->pod_uid, why, why_size)))
 		return rc;
-	if ((rc = egd_get_u64(o, "generation", true, UINT64_MAX >> 1, &n, NULL, why, why_size)))
+	if ((rc = egd_get_u64(o, "generation", true, EG_GENERATION_MAX, &n, NULL, why, why_size)))
 		return rc;
 	s->generation = n;
 	if ((rc = egd_get_u64(o, "activation", true, UINT32_MAX, &n, NULL, why, why_size)))

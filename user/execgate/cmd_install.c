@@ -5,6 +5,7 @@
 #include <string.h>
 #include "core/identity_opts.h"
 #include "core/ids.h"
+#include "core/vsock_cid.h"
 #include "execgate/commands.h"
 #include "lib/json.h"
 #include "loader/inet.h"
@@ -12,7 +13,7 @@
 static const struct eg_opt install_opts[] = {
     EG_OPT("sandbox", "UUID", "the sandbox"),
     EG_OPT("worker", "UUID", "this worker's id (tokens for another worker get refresh-route)"),
-    EG_OPT("generation", "N", "the execution generation now running here"),
+    EG_OPT("generation", "N", "the execution generation now running here (at most 2^53-1)"),
     EG_OPT("activation", "N", "the activation attempt of that generation"),
     EG_OPT("pod-uid", "UUID", "the pod UID (substrate firecracker-k8s)"),
     EG_OPT("substrate", "NAME", "firecracker-host (default) or firecracker-k8s"),
@@ -24,8 +25,10 @@ static const struct eg_opt install_opts[] = {
     EG_OPT("bridge-pid", "PID", "the bridge process of this execution (required)"),
     EG_OPT("vmm-pid", "PID", "the VMM (Firecracker) process, for listener identity"),
     EG_OPT_MANY("bridge-socket", "PATH",
-		"a Unix socket the bridge listens on (grant holders only)"),
-    EG_OPT_MANY("vmm-socket", "PATH", "a Unix socket of the VMM (the bridge only)"),
+		"a Unix socket the bridge listens on (grant holders only); no symbolic link in "
+		"the path"),
+    EG_OPT_MANY("vmm-socket", "PATH",
+		"a Unix socket of the VMM (the bridge only); no symbolic link in the path"),
     EG_OPT_MANY("vsock", "CID:PORT", "an AF_VSOCK address of the VMM (the bridge only; LSM tier)"),
     EG_OPT("json", NULL, "print the outcome as one JSON object (schema_version 2)"),
     EG_OPT_END,
@@ -44,10 +47,7 @@ static int parse_vsock(const char *s, struct eg_vsock_key *k)
 	*colon = '\0';
 	if (eg_parse_u64(buf, 0xffffffffULL, &cid) || eg_parse_u64(colon + 1, 0xffffffffULL, &port))
 		return -EINVAL;
-	/* CID 0 is the hypervisor, 2 the host, -1 "any": never a VMM's
-	 * address. CID 1 (local loopback, vsock_loopback) is allowed: the VM
-	 * tests and the demo use it. */
-	if (cid == 0 || cid == 2 || cid == 0xffffffffULL)
+	if (eg_vsock_cid_never_guest((uint32_t)cid))
 		return -EINVAL;
 	k->cid = (__u32)cid;
 	k->port = (__u32)port;

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <linux/vm_sockets.h>
 #include "core/ids.h"
+#include "core/vsock_cid.h"
 #include "lib/connect_int.h"
 #include "loader/maps.h"
 
@@ -31,7 +32,7 @@ int eg_connect_vsock(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES], __u32
 	eg_uuid_format(sandbox, s);
 	/* Never a guest: the hypervisor, the host itself, the wildcard. A
 	 * host-side bridge has no business there, whatever a record says. */
-	if (cid == VMADDR_CID_HYPERVISOR || cid == VMADDR_CID_HOST || cid == VMADDR_CID_ANY) {
+	if (eg_vsock_cid_never_guest(cid)) {
 		snprintf(err, err_size, "%s: CID %u is not a guest (0, 2 and %u never are)", what,
 			 cid, VMADDR_CID_ANY);
 		return -EINVAL;

@@ -9,11 +9,13 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include "core/ids.h"
 #include "loader/cut_intent.h"
 #include "loader/fault.h"
+#include "core/vsock_cid.h"
+#include "execgate/verdict.h"
 #include "loader/path_filter.h"
 #include "loader/proc_id.h"
 #include "loader/lsm_unix_inode.h"
@@ -47,12 +49,19 @@ struct endpoint_plan {
 	union {
 		struct eg_path_key path;
 		struct eg_vsock_key vsock;
+		struct eg_inode_key inode;
 		struct eg_inet_key inet;
 	} key;
-	const char *text; /* for messages */
+	const char *text; /* for messages; for an inode, the path that names it */
 	__u32 role;
 	bool exists, same;
+	bool holds_fd; /* inode: fd keeps the socket file (and its number) alive */
+	int fd;
 };
+
+/* Every endpoint of one install: a Unix path, then its socket's inode when
+ * bound, then VSOCK and service addresses. */
+#define PLAN_MAX (6 * EG_INSTALL_MAX_ENDPOINTS)
 
 static int plan_endpoint(struct eg_runtime *rt, struct endpoint_plan *p, const __u8 *sandbox,
 			 char *err, size_t err_size)
@@ -76,7 +85,19 @@ static int plan_endpoint(struct eg_runtime *rt, struct endpoint_plan *p, const _
 	p->same = !memcmp(ep.sandbox, sandbox, EG_ID_BYTES) && ep.role == p->role;
 	if (!memcmp(ep.sandbox, sandbox, EG_ID_BYTES))
 		return 0;
+	/* One rule for every kind of endpoint: what an active sandbox owns is
+	 * not taken, whatever name reaches it (a second path, a hard link, a
+	 * path through a directory the jail controls). */
 	rc = eg_record_read(&rt->maps, ep.sandbox, &owner);
+	if (rc == 0 && owner.state == EG_RECORD_ACTIVE && p->map == EG_MAP_INODE_ENDPOINTS) {
+		snprintf(err, err_size,
+			 "endpoint %s: its socket (inode %llu, device %u:%u) is registered to "
+			 "active sandbox %s (retire it first); not installing sandbox %s",
+			 p->text, (unsigned long long)p->key.inode.ino, p->key.inode.dev >> 20,
+			 p->key.inode.dev & 0xfffff, sandbox_text(ep.sandbox, a),
+			 sandbox_text(sandbox, b));
+		return -EEXIST;
+	}
 	if (rc == 0 && owner.state == EG_RECORD_ACTIVE) {
 		snprintf(err, err_size,
 			 "endpoint %s: registered to active sandbox %s (retire it first); "
@@ -109,6 +130,8 @@ static int write_endpoint(struct eg_runtime *rt, const struct endpoint_plan *p, 
 	struct eg_endpoint ep;
 	int rc;
 
+	if (p->map == EG_MAP_INODE_ENDPOINTS)
+		res->inodes++; /* registered by this install, written now or before */
 	if (p->exists && p->same)
 		return 0;
 	memset(&ep, 0, sizeof(ep));
@@ -124,6 +147,8 @@ static int write_endpoint(struct eg_runtime *rt, const struct endpoint_plan *p, 
 			 eg_map_names[p->map], strerror(-rc));
 		return rc;
 	}
+	if (p->map == EG_MAP_INODE_ENDPOINTS)
+		return 0;
 	if (p->exists)
 		res->endpoints_claimed++;
 	else
@@ -132,31 +157,48 @@ static int write_endpoint(struct eg_runtime *rt, const struct endpoint_plan *p, 
 }
 
 /* The LSM tier keys Unix endpoints by the bound socket's inode, which no
- * symlink, relative path or bind mount changes. Paths not bound yet are
- * skipped: install again once the listener is up. */
-static int write_inode_endpoint(struct eg_runtime *rt, const char *path, __u32 role,
-				const __u8 *sandbox, struct eg_install_result *res, char *err,
-				size_t err_size)
+ * symlink, relative path or bind mount changes. The inode is the one the
+ * path reaches without following a link (loader/lsm_unix_inode.h): a link
+ * is refused, since whoever can write the directory could point it at
+ * another sandbox's socket. A path not bound yet gets no inode entry:
+ * install again once the listener is up. */
+static int plan_inode(struct endpoint_plan *plan, size_t *np, const struct endpoint_plan *path_plan,
+		      char *err, size_t err_size)
 {
-	struct eg_inode_key key;
-	struct eg_endpoint ep;
-	int rc;
+	struct endpoint_plan *p = &plan[*np];
+	int rc, fd;
 
+	memset(p, 0, sizeof(*p));
 	/* The kernel's (dev, ino) of the listener, which on overlayfs is not
-	 * what stat() reports (loader/lsm_unix_inode.h). */
-	rc = eg_unix_bound_inode(path, &key);
-	if (rc && rc != -ENODATA)
-		return 0;
-	memset(&ep, 0, sizeof(ep));
-	ep.role = role;
-	memcpy(ep.sandbox, sandbox, EG_ID_BYTES);
-	rc = eg_endpoint_write(&rt->maps, EG_MAP_INODE_ENDPOINTS, &key, &ep);
-	if (rc) {
-		snprintf(err, err_size, "endpoint %s: writing eg_inode_endpoints: %s", path,
+	 * what stat() reports. */
+	rc = eg_unix_bound_inode(path_plan->text, &p->key.inode, &fd);
+	if (rc == -ELOOP) {
+		snprintf(err, err_size,
+			 "endpoint %s: a component of the path is a symbolic link: refused (a "
+			 "link can name another sandbox's socket); register the path without links",
+			 path_plan->text);
+		return -EINVAL;
+	}
+	if (rc == -ENOENT || rc == -ENOTDIR || rc == -ENOTSOCK)
+		return 0; /* nothing bound there yet */
+	if (rc && rc != -ENODATA) {
+		snprintf(err, err_size, "endpoint %s: resolving the path: %s", path_plan->text,
 			 strerror(-rc));
 		return rc;
 	}
-	res->inodes++;
+	p->holds_fd = true;
+	p->fd = fd;
+	(*np)++;
+	p->map = EG_MAP_INODE_ENDPOINTS;
+	p->text = path_plan->text;
+	p->role = path_plan->role;
+	for (size_t j = 0; j + 1 < *np; j++)
+		if (plan[j].map == EG_MAP_INODE_ENDPOINTS &&
+		    !memcmp(&plan[j].key.inode, &p->key.inode, sizeof(p->key.inode))) {
+			snprintf(err, err_size, "endpoint %s: the same socket as endpoint %s",
+				 p->text, plan[j].text);
+			return -EINVAL;
+		}
 	return 0;
 }
 
@@ -211,14 +253,13 @@ static int decide(const struct eg_exec_record *old, struct eg_exec_record *nr,
 	return 0;
 }
 
-int eg_install(struct eg_runtime *rt, const struct eg_install_req *req,
-	       struct eg_install_result *res, char *err, size_t err_size)
+static int install(struct eg_runtime *rt, const struct eg_install_req *req,
+		   struct eg_install_result *res, struct endpoint_plan *plan, size_t *np, char *err,
+		   size_t err_size)
 {
-	struct endpoint_plan plan[4 * EG_INSTALL_MAX_ENDPOINTS];
 	static char vsock_text[EG_INSTALL_MAX_ENDPOINTS][32];
 	static char inet_text[EG_INSTALL_MAX_ENDPOINTS][EG_INET_TEXT_MAX];
 	struct eg_exec_record nr;
-	size_t np = 0;
 	bool moved;
 	int rc;
 
@@ -229,6 +270,18 @@ int eg_install(struct eg_runtime *rt, const struct eg_install_req *req,
 	    req->n_service_addrs > EG_INSTALL_MAX_ENDPOINTS) {
 		snprintf(err, err_size, "install: at most %d endpoints of each kind",
 			 EG_INSTALL_MAX_ENDPOINTS);
+		return -EINVAL;
+	}
+
+	if (req->id.generation > EG_GENERATION_MAX) {
+		char s[EG_UUID_TEXT_LEN];
+
+		snprintf(
+		    err, err_size,
+		    "sandbox %s: generation %llu is above the largest generation %llu (2^53-1): "
+		    "refused (a sandbox at the ceiling could never be replaced)",
+		    sandbox_text(req->id.sandbox, s), (unsigned long long)req->id.generation,
+		    EG_GENERATION_MAX);
 		return -EINVAL;
 	}
 
@@ -260,7 +313,7 @@ int eg_install(struct eg_runtime *rt, const struct eg_install_req *req,
 		bool bridge = i < req->n_bridge_sockets;
 		const char *path =
 		    bridge ? req->bridge_sockets[i] : req->vmm_sockets[i - req->n_bridge_sockets];
-		struct endpoint_plan *p = &plan[np];
+		struct endpoint_plan *p = &plan[(*np)];
 
 		memset(p, 0, sizeof(*p));
 		p->map = EG_MAP_ENDPOINTS;
@@ -272,16 +325,19 @@ int eg_install(struct eg_runtime *rt, const struct eg_install_req *req,
 				 path, EG_UNIX_PATH_MAX);
 			return -EINVAL;
 		}
-		for (size_t j = 0; j < np; j++)
+		for (size_t j = 0; j < (*np); j++)
 			if (plan[j].map == EG_MAP_ENDPOINTS &&
 			    !memcmp(&plan[j].key.path, &p->key.path, sizeof(p->key.path))) {
 				snprintf(err, err_size, "endpoint %s: given twice", path);
 				return -EINVAL;
 			}
-		np++;
+		(*np)++;
+		rc = plan_inode(plan, np, p, err, err_size);
+		if (rc)
+			return rc;
 	}
 	for (size_t i = 0; i < req->n_vsock; i++) {
-		struct endpoint_plan *p = &plan[np++];
+		struct endpoint_plan *p = &plan[(*np)++];
 
 		memset(p, 0, sizeof(*p));
 		p->map = EG_MAP_VSOCK_ENDPOINTS;
@@ -290,9 +346,24 @@ int eg_install(struct eg_runtime *rt, const struct eg_install_req *req,
 		snprintf(vsock_text[i], sizeof(vsock_text[i]), "vsock %u:%u", req->vsock[i].cid,
 			 req->vsock[i].port);
 		p->text = vsock_text[i];
+		/* Registered, the host's own address would be guarded for every
+		 * process on this kernel, and no VMM's guest is ever there. */
+		if (eg_vsock_cid_never_guest(req->vsock[i].cid)) {
+			snprintf(err, err_size,
+				 "endpoint %s: CID %u is never a VMM's guest (0 is the hypervisor, "
+				 "2 the host, %u any): refused",
+				 p->text, req->vsock[i].cid, UINT32_MAX);
+			return -EINVAL;
+		}
+		for (size_t j = 0; j + 1 < *np; j++)
+			if (plan[j].map == EG_MAP_VSOCK_ENDPOINTS &&
+			    !memcmp(&plan[j].key.vsock, &p->key.vsock, sizeof(p->key.vsock))) {
+				snprintf(err, err_size, "endpoint %s: given twice", p->text);
+				return -EINVAL;
+			}
 	}
 	for (size_t i = 0; i < req->n_service_addrs; i++) {
-		struct endpoint_plan *p = &plan[np];
+		struct endpoint_plan *p = &plan[(*np)];
 
 		memset(p, 0, sizeof(*p));
 		p->map = EG_MAP_INET_ENDPOINTS;
@@ -303,13 +374,13 @@ int eg_install(struct eg_runtime *rt, const struct eg_install_req *req,
 				 "service address %s: not an IPv4/IPv6 unicast address", p->text);
 			return -EINVAL;
 		}
-		for (size_t j = 0; j < np; j++)
+		for (size_t j = 0; j < (*np); j++)
 			if (plan[j].map == EG_MAP_INET_ENDPOINTS &&
 			    !memcmp(&plan[j].key.inet, &p->key.inet, sizeof(p->key.inet))) {
 				snprintf(err, err_size, "service address %s: given twice", p->text);
 				return -EINVAL;
 			}
-		np++;
+		(*np)++;
 	}
 
 	rc = eg_record_read(&rt->maps, nr.sandbox, &res->before);
@@ -324,7 +395,7 @@ int eg_install(struct eg_runtime *rt, const struct eg_install_req *req,
 		if (rc)
 			return rc;
 	}
-	for (size_t i = 0; i < np; i++) {
+	for (size_t i = 0; i < (*np); i++) {
 		rc = plan_endpoint(rt, &plan[i], nr.sandbox, err, err_size);
 		if (rc)
 			return rc;
@@ -354,16 +425,10 @@ int eg_install(struct eg_runtime *rt, const struct eg_install_req *req,
 		}
 	}
 	res->after = res->kind == EG_INSTALL_UNCHANGED ? res->before : nr;
-	for (size_t i = 0; i < np; i++) {
+	for (size_t i = 0; i < (*np); i++) {
 		rc = write_endpoint(rt, &plan[i], nr.sandbox, res, err, err_size);
 		if (rc)
 			return rc;
-		if (plan[i].map == EG_MAP_ENDPOINTS) {
-			rc = write_inode_endpoint(rt, plan[i].text, plan[i].role, nr.sandbox, res,
-						  err, err_size);
-			if (rc)
-				return rc;
-		}
 	}
 	if (moved) {
 		eg_grants_gc(rt, nr.sandbox, &res->grants_dropped); /* already dead: cleanup */
@@ -378,6 +443,20 @@ int eg_install(struct eg_runtime *rt, const struct eg_install_req *req,
 		eg_cut_finish(rt, &res->after, &res->streams);
 	}
 	return 0;
+}
+
+int eg_install(struct eg_runtime *rt, const struct eg_install_req *req,
+	       struct eg_install_result *res, char *err, size_t err_size)
+{
+	struct endpoint_plan plan[PLAN_MAX];
+	size_t np = 0;
+	int rc;
+
+	rc = install(rt, req, res, plan, &np, err, err_size);
+	for (size_t i = 0; i < np; i++)
+		if (plan[i].holds_fd)
+			close(plan[i].fd);
+	return rc;
 }
 
 int eg_retire(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], struct eg_exec_record *after,

@@ -6,13 +6,16 @@
  * socket's dentry belongs to the overlay superblock. sock_diag's
  * UNIX_DIAG_VFS reports exactly the kernel's pair, so we ask it. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/netlink.h>
+#include <linux/openat2.h>
 #include <linux/rtnetlink.h>
 #include <linux/sock_diag.h>
 #include <linux/unix_diag.h>
@@ -106,16 +109,43 @@ out:
 	return rc;
 }
 
-int eg_unix_bound_inode(const char *path, struct eg_inode_key *key)
+int eg_unix_path_open(const char *path)
+{
+	/* No link anywhere in the walk, the last component included: a
+	 * symlink (or a directory replaced by one) in a directory the
+	 * sandbox's jail can write would otherwise name another sandbox's
+	 * socket. O_PATH opens a socket without connecting to it. */
+	struct open_how how = {
+	    .flags = O_PATH | O_CLOEXEC,
+	    .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	long fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+
+	return fd < 0 ? -errno : (int)fd;
+}
+
+int eg_unix_bound_inode(const char *path, struct eg_inode_key *key, int *fd_out)
 {
 	struct diag_match m = {.path = path};
 	struct stat st;
-	int rc;
+	int fd, rc;
 
-	if (stat(path, &st))
-		return -errno;
-	if (!S_ISSOCK(st.st_mode))
-		return -ENOTSOCK;
+	*fd_out = -1;
+	fd = eg_unix_path_open(path);
+	if (fd < 0)
+		return fd;
+	/* The key is the inode behind fd, not whatever the name points at a
+	 * moment later; the caller holds fd until the entry is written, so
+	 * the inode (and its number) cannot be freed and reused meanwhile. */
+	if (fstat(fd, &st)) {
+		rc = -errno;
+		goto fail;
+	}
+	if (!S_ISSOCK(st.st_mode)) {
+		rc = -ENOTSOCK;
+		goto fail;
+	}
+	*fd_out = fd;
 	memset(key, 0, sizeof(*key));
 	key->ino = st.st_ino;
 	key->dev = eg_kernel_dev(st.st_dev);
@@ -135,4 +165,7 @@ int eg_unix_bound_inode(const char *path, struct eg_inode_key *key)
 	/* else several sockets share the number on other filesystems and none
 	 * is bound by this exact name: keep stat's device. */
 	return 0;
+fail:
+	close(fd);
+	return rc;
 }
