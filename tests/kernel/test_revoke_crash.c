@@ -148,7 +148,7 @@ Test(revoke_crash, retried_install_answers_unchanged_and_cuts)
 		       EG_RECORD_ACTIVE);
 
 	cr_assert_eq(install(&w, 8, NULL, out, sizeof(out)), 0, "retried install: %s", out);
-	cr_assert(strstr(out, "\"result\":\"unchanged\""), "unchanged: %s", out);
+	cr_assert(strstr(out, "\"outcome\":\"unchanged\""), "unchanged: %s", out);
 	cr_assert_eq(json_int(out, "unix_cut"), NSTREAMS, "the retry reports the cut: %s", out);
 	cr_assert_eq(json_int(out, "unix_unreachable"), 0, "%s", out);
 	cr_assert(strstr(out, "\"error\":null}"), "no stream error: %s", out);
@@ -215,7 +215,7 @@ Test(revoke_crash, next_cli_call_cuts)
 	assert_cut(&w);
 
 	cr_assert_eq(install(&w, 8, NULL, out, sizeof(out)), 0, "%s", out);
-	cr_assert(strstr(out, "\"result\":\"unchanged\""), "%s", out);
+	cr_assert(strstr(out, "\"outcome\":\"unchanged\""), "%s", out);
 	cr_assert(strstr(out, "\"unix_method\":null"), "already cut: %s", out);
 	world_stop(&w);
 }
@@ -250,7 +250,7 @@ Test(revoke_crash, other_fault_names_change_nothing)
 
 	world_start(&w);
 	cr_assert_eq(install(&w, 8, "no-such-point", out, sizeof(out)), 0, "%s", out);
-	cr_assert(strstr(out, "\"result\":\"replaced\""), "%s", out);
+	cr_assert(strstr(out, "\"outcome\":\"replaced\""), "%s", out);
 	cr_assert_eq(json_int(out, "unix_cut"), NSTREAMS, "%s", out);
 	assert_cut(&w);
 	world_stop(&w);
