@@ -1,0 +1,73 @@
+#!/bin/bash
+# `make deb`: builds execgate's .debs from the working tree with debhelper
+# (dpkg-buildpackage -b -us -uc), then runs lintian on them.
+#
+#   build-deb.sh OUT_DIR VERSION
+#
+# The tree's files (tracked and untracked, not ignored: what `git ls-files`
+# lists, as they are in the working tree) are copied to OUT_DIR/src/
+# execgate-VERSION/, with deploy/debian/ as debian/ and a changelog for
+# VERSION. The packages (.deb, .buildinfo, .changes) and lintian's report
+# (lintian.txt) end up in OUT_DIR. Any lintian error or warning fails the
+# build; each override in deploy/debian/*.lintian-overrides says why.
+set -euo pipefail
+
+out=${1:?usage: build-deb.sh OUT_DIR VERSION}
+version=${2:?usage: build-deb.sh OUT_DIR VERSION}
+root=$(cd "$(dirname "$0")/.." && pwd)
+log() { echo "build-deb: $*" >&2; }
+
+case $version in
+[0-9]*) ;;
+*) log "version $version: must start with a digit (Debian policy 5.6.12)"; exit 2 ;;
+esac
+for t in dpkg-buildpackage dh lintian; do
+	command -v "$t" >/dev/null || { log "$t: not installed (scripts/setup-deps.sh installs it)"; exit 1; }
+done
+
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+src=$out/src/execgate-$version
+rm -rf "$out/src"
+mkdir -p "$src"
+
+cd "$root"
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+	# Deleted-but-tracked files are listed too; copy only what exists.
+	git ls-files -z --cached --others --exclude-standard |
+		while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
+		tar --null -T - -cf - | tar -C "$src" -xf -
+	stamp=$(git log -1 --format=%ct)
+else
+	tar -C "$root" --exclude=./build --exclude=./.git -cf - . | tar -C "$src" -xf -
+	stamp=$(date +%s)
+fi
+cp -r "$src/deploy/debian" "$src/debian"
+# dh_installsysusers reads debian/<package>.sysusers.
+cp "$src/deploy/sysusers.d/execgate.conf" "$src/debian/execgate.sysusers"
+{
+	echo "execgate ($version) unstable; urgency=medium"
+	echo
+	echo "  * Built from the execgate tree by make deb."
+	echo
+	echo " -- $(sed -n 's/^Maintainer: //p' "$src/debian/control")  $(date -R -u -d "@$stamp")"
+} >"$src/debian/changelog"
+
+log "dpkg-buildpackage -b -us -uc in $src"
+(cd "$src" && dpkg-buildpackage -b -us -uc) >"$out/build.log" 2>&1 ||
+	{ tail -n 40 "$out/build.log" >&2; log "dpkg-buildpackage failed (log: $out/build.log)"; exit 1; }
+
+arch=$(dpkg-architecture -qDEB_HOST_ARCH)
+changes=$out/src/execgate_${version}_${arch}.changes
+rm -f "$out"/*.deb "$out"/*.buildinfo "$out"/*.changes
+mv "$out"/src/*.deb "$out"/src/*.buildinfo "$changes" "$out/"
+changes=$out/$(basename "$changes")
+
+log "lintian"
+if ! lintian --fail-on error,warning --info --display-info "$changes" >"$out/lintian.txt" 2>&1; then
+	cat "$out/lintian.txt" >&2
+	log "lintian: errors or warnings (above); fix them or add a justified override"
+	exit 1
+fi
+grep -E '^[EWI]:' "$out/lintian.txt" >&2 || true
+ls "$out"/*.deb
