@@ -133,13 +133,21 @@ static int set_value(struct egd_config *c, enum key k, const char *v, char *why,
 		return set_group(&c->admin_gid, &c->has_admin_gid, v, why, why_size);
 	case K_ADMIT_GROUP:
 		return set_group(&c->admit_gid, &c->has_admit_gid, v, why, why_size);
-	case K_WORKER_ID:
+	case K_WORKER_ID: {
+		static const __u8 nil[EG_ID_BYTES];
+
 		if (eg_uuid_parse(v, c->worker_id)) {
 			snprintf(why, why_size, "not a UUID");
 			return -EINVAL;
 		}
+		/* A placeholder, never a worker's id. */
+		if (!memcmp(c->worker_id, nil, sizeof(nil))) {
+			snprintf(why, why_size, "the nil UUID names no worker");
+			return -EINVAL;
+		}
 		eg_uuid_format(c->worker_id, c->worker_id_text);
 		return 0;
+	}
 	case K_THREADS:
 		return set_uint(&c->threads, v, 1, 64, why, why_size);
 	case K_MAX_CONNECTIONS:
@@ -232,9 +240,14 @@ int egd_config_load(const char *file, struct egd_config *cfg, char *err, size_t 
 	}
 	fclose(f);
 	if (!rc && !seen[K_WORKER_ID]) {
-		/* Events and metrics name the worker: no silent default. */
-		snprintf(err, err_size, "config %s:%u: worker_id: missing (the worker's UUID)",
-			 file, lineno);
+		/* Events and metrics name the worker: no silent default. The
+		 * shipped config leaves it unset, so this is an operator's
+		 * first start: say how to set it. */
+		snprintf(err, err_size,
+			 "config %s: worker_id: not set: add \"worker_id = UUID\" to it, this "
+			 "worker's id from the control plane or a new one (uuidgen, or cat "
+			 "/proc/sys/kernel/random/uuid)",
+			 file);
 		rc = -EINVAL;
 	}
 	return rc;
