@@ -151,7 +151,7 @@ def main_pid():
     return sh("systemctl show -p MainPID --value execgated", quiet=True)[1].strip()
 
 
-def wait_active(old_pid=None, secs=90):
+def wait_active(old_pid=None, secs=300):
     end = time.time() + secs
     while time.time() < end:
         pid = main_pid()
@@ -383,12 +383,13 @@ def replacement(A, stream_u, stream_v, stream_t, tcp_api):
                      [RUN + "/vmm8.sock"], [VSOCK_P8], tcp=tcp_api)
     streams = r.get("streams") or {}
     check("PUT generation 8: outcome replaced", st_ == 200 and r.get("outcome") == "replaced", r)
-    check("the replacement cut the Unix stream (streams.unix_cut >= 1, no error)",
-          streams.get("unix_cut", 0) >= 1 and streams.get("error") is None, streams,
+    check("the replacement cut the Unix stream (streams.unix_cut >= 1)",
+          streams.get("unix_cut", 0) >= 1, streams,
           backs=["unix-stream-revocation", "unix-socket-epoch-tag"])
-    check("the replacement cut the TCP stream (streams.tcp_cut >= 1, no error)",
-          streams.get("tcp_cut", 0) >= 1 and streams.get("error") is None, streams,
-          backs=["tcp-stream-revocation"])
+    check("the replacement cut the TCP stream (streams.tcp_cut >= 1)",
+          streams.get("tcp_cut", 0) >= 1, streams, backs=["tcp-stream-revocation"])
+    check("the replacement's revocation reports no error", streams.get("error") is None, streams,
+          backs=["unix-stream-revocation", "tcp-stream-revocation"])
     r = A["agent"].call("echo", stream_u)
     check("unix stream of 7 after the replacement: cut", cut(r), r,
           backs=["unix-stream-revocation", "stream-lease"])
@@ -486,7 +487,7 @@ def lifecycle(A):
         rc, out = sh("dpkg -i " + " ".join(deb2))
         ver = sh("dpkg-query -W -f='${Version}' execgate", quiet=True)[1]
         check("dpkg -i the upgrade (%s)" % want, rc == 0 and ver == want, out[-800:])
-        check("the upgrade restarted the running daemon (postinst try-restart)", wait_active(old, 30), old)
+        check("the upgrade restarted the running daemon (postinst try-restart)", wait_active(old, 120), old)
 
     phase("package upgrade", upgrade)
     same_links("after the package upgrade", ["unix-survives-loader-exit", "lsm-survives-loader-exit"])
