@@ -2,7 +2,11 @@
 # `make deb`: builds execgate's .debs from the working tree with debhelper
 # (dpkg-buildpackage -b -us -uc), then runs lintian on them.
 #
-#   build-deb.sh OUT_DIR VERSION
+#   build-deb.sh OUT_DIR VERSION [FROM_DIR]
+#
+# With FROM_DIR (the OUT_DIR of an earlier run), its built tree is reused:
+# only the changelog changes and dpkg-buildpackage -nc repackages the same
+# binaries under VERSION (make test-system's upgrade package).
 #
 # The tree's files (tracked and untracked, not ignored: what `git ls-files`
 # lists, as they are in the working tree) are copied to OUT_DIR/src/
@@ -12,8 +16,9 @@
 # build; each override in deploy/debian/*.lintian-overrides says why.
 set -euo pipefail
 
-out=${1:?usage: build-deb.sh OUT_DIR VERSION}
-version=${2:?usage: build-deb.sh OUT_DIR VERSION}
+out=${1:?usage: build-deb.sh OUT_DIR VERSION [FROM_DIR]}
+version=${2:?usage: build-deb.sh OUT_DIR VERSION [FROM_DIR]}
+from=${3:-}
 root=$(cd "$(dirname "$0")/.." && pwd)
 log() { echo "build-deb: $*" >&2; }
 
@@ -32,7 +37,16 @@ rm -rf "$out/src"
 mkdir -p "$src"
 
 cd "$root"
-if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+nc=()
+if [ -n "$from" ]; then
+	prev=$(ls -d "$from"/src/execgate-*/ 2>/dev/null | head -n1)
+	[ -d "$prev/build" ] || { log "$from: no built tree to reuse"; exit 1; }
+	rmdir "$src"
+	cp -a "${prev%/}" "$src"
+	rm -rf "$src/debian"
+	nc=(-nc)
+	stamp=$(git log -1 --format=%ct 2>/dev/null || date +%s)
+elif git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 	# Deleted-but-tracked files are listed too; copy only what exists.
 	git ls-files -z --cached --others --exclude-standard |
 		while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
@@ -53,8 +67,8 @@ cp "$src/deploy/sysusers.d/execgate.conf" "$src/debian/execgate.sysusers"
 	echo " -- $(sed -n 's/^Maintainer: //p' "$src/debian/control")  $(date -R -u -d "@$stamp")"
 } >"$src/debian/changelog"
 
-log "dpkg-buildpackage -b -us -uc in $src"
-(cd "$src" && dpkg-buildpackage -b -us -uc) >"$out/build.log" 2>&1 ||
+log "dpkg-buildpackage -b -us -uc ${nc[*]} in $src"
+(cd "$src" && dpkg-buildpackage -b -us -uc "${nc[@]}") >"$out/build.log" 2>&1 ||
 	{ tail -n 40 "$out/build.log" >&2; log "dpkg-buildpackage failed (log: $out/build.log)"; exit 1; }
 
 arch=$(dpkg-architecture -qDEB_HOST_ARCH)

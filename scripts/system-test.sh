@@ -63,7 +63,9 @@ else
 	mkdir -p "$out"
 	log "make deb ($version, and $version+systest1 for the upgrade)"
 	"$root/scripts/build-deb.sh" "$out/deb1" "$version" >/dev/null || die "make deb $version"
-	"$root/scripts/build-deb.sh" "$out/deb2" "$version+systest1" >/dev/null || die "make deb $version+systest1"
+	# The same binaries under a newer version: what dpkg sees as an upgrade.
+	"$root/scripts/build-deb.sh" "$out/deb2" "$version+systest1" "$out/deb1" >/dev/null ||
+		die "make deb $version+systest1"
 fi
 debs_s=$(($(date +%s) - t))
 mkdir -p "$out/payload/deb1" "$out/payload/deb2"
