@@ -28,7 +28,7 @@ PINS = "/sys/fs/bpf/execgate"
 RUN = "/run/systest"
 S = "5f0c1a2b-3c4d-4e5f-8091-a2b3c4d5e6f7"  # sandbox S of the worked example
 T = "7e57a000-0000-4000-8000-000000000007"  # sandbox T: pid reuse, listener, fail closed
-GW_NS, GUEST_ADDR = "gw", "10.0.8.2"
+GW_NS, GUEST_ADDR, OTHER_ADDR = "gw", "10.0.8.2", "10.0.8.3"  # OTHER_ADDR: never registered
 VSOCK_P7, VSOCK_P8, VSOCK_PT = 5207, 5208, 5209
 TCP_PORT, TCP_OTHER = 8080, 9090
 
@@ -222,8 +222,8 @@ def worked_example():
     LINKS0 = links(st)
 
     # The gateway's network namespace: the guest address on its loopback.
-    sh("ip netns add %s && ip -n %s link set lo up && ip -n %s addr add %s/32 dev lo"
-       % (GW_NS, GW_NS, GW_NS, GUEST_ADDR))
+    sh("ip netns add %s && ip -n %s link set lo up && ip -n %s addr add %s/32 dev lo && "
+       "ip -n %s addr add %s/32 dev lo" % (GW_NS, GW_NS, GW_NS, GUEST_ADDR, GW_NS, OTHER_ADDR))
 
     A = {}
     A["vmm7"] = Actor("vmm7")
@@ -238,6 +238,7 @@ def worked_example():
     A["bridge7"].call("listen_unix", RUN + "/bridge.sock")
     A["guest"].call("listen_tcp", GUEST_ADDR, TCP_PORT)
     A["guest"].call("listen_tcp", GUEST_ADDR, TCP_OTHER)
+    A["guest"].call("listen_tcp", OTHER_ADDR, TCP_PORT)
     A["intruder"].call("listen_unix", RUN + "/unregistered.sock")
     os.symlink(RUN + "/bridge.sock", RUN + "/bridge-link.sock")
 
@@ -304,8 +305,11 @@ def worked_example():
     check("another process -> %s:%d: EPERM" % (GUEST_ADDR, TCP_PORT), r.get("errno") == "EPERM", r,
           backs=["tcp-serviceport-profile"])
     r = A["intruder_ns"].call("connect_tcp", GUEST_ADDR, TCP_OTHER)
-    check("another process -> %s:%d (no ServicePort): passes" % (GUEST_ADDR, TCP_OTHER), allowed(r), r,
-          backs=["tcp-serviceport-profile"])
+    check("another process -> %s:%d (a port outside the profile): EPERM" % (GUEST_ADDR, TCP_OTHER),
+          r.get("errno") == "EPERM", r, backs=["tcp-serviceport-profile"])
+    r = A["intruder_ns"].call("connect_tcp", OTHER_ADDR, TCP_PORT)
+    check("another process -> %s:%d (an address no sandbox registered): passes" % (OTHER_ADDR, TCP_PORT),
+          allowed(r), r, backs=["tcp-serviceport-profile"])
     if not tcp_api:
         check("the TCP tier is configured through the API (service_addrs)", False,
               "PUT /v1/sandboxes refused service_addrs", backs=["tcp-serviceport-profile"])
