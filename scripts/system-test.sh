@@ -96,7 +96,8 @@ timeout "${EXECGATE_SYSTEM_TIMEOUT:-1500}" qemu-system-x86_64 -accel tcg -machin
 vm_s=$(($(date +%s) - t))
 
 cat "$out/results.log"
-verdict=$(grep -a '^SYSTEST rc=' "$out/results.log" | tail -n1 || true)
+# A serial port ends lines with CR LF.
+verdict=$(tr -d '\r' <"$out/results.log" | grep -a '^SYSTEST rc=' | tail -n1 || true)
 total=$(($(date +%s) - start))
 log "time: ${total} s in all: debs ${debs_s} s, root ${root_s} s (cached in $rootdir), VM ${vm_s} s"
 if [ "$rc" -eq 124 ]; then
