@@ -20,6 +20,9 @@ INCLUDEDIR ?= $(PREFIX)/include
 MANDIR ?= $(PREFIX)/share/man
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+# The unit reads /etc/execgate/execgated.conf whatever the PREFIX.
+SYSCONFDIR ?= /etc
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 VERSION := $(shell sed -n 's/^\#define EXECGATE_VERSION[ \t]*"\(.*\)"/\1/p' include/execgate/execgate.h)
 SOMAJOR := 0
 FUZZ_SECONDS ?= 60
@@ -116,7 +119,7 @@ $(LIB): $(CORE_OBJS) $(LOADER_OBJS) $(WORKER_OBJS)
 
 $(SOLIB): $(CORE_OBJS) $(LOADER_OBJS) $(WORKER_OBJS) user/lib/libexecgate.map
 	$(CC) -shared -Wl,-soname,libexecgate.so.$(SOMAJOR) -Wl,--version-script=user/lib/libexecgate.map \
-		-Wl,--no-undefined $(CFLAGS) -o $@ $(CORE_OBJS) $(LOADER_OBJS) $(WORKER_OBJS) $(LDLIBS)
+		-Wl,--no-undefined $(CFLAGS) $(LDFLAGS) -o $@ $(CORE_OBJS) $(LOADER_OBJS) $(WORKER_OBJS) $(LDLIBS)
 	ln -sf $(@F) $(BUILD)/libexecgate.so.$(SOMAJOR)
 	ln -sf libexecgate.so.$(SOMAJOR) $(BUILD)/libexecgate.so
 
@@ -129,13 +132,13 @@ $(PCFILE): user/lib/execgate.pc.in include/execgate/execgate.h Makefile
 	$(PC_SED) > $@
 
 $(BUILD)/execgate: $(EXECGATE_OBJS) $(LIB)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/execgated: $(DAEMON_OBJS) $(LIB)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) $(DAEMON_LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(DAEMON_LDLIBS)
 
 $(BUILD)/execgate-issue: $(ISSUE_OBJS) $(CORE_LIB)
-	$(CC) $(CFLAGS) -o $@ $^ -lsodium
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lsodium
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 

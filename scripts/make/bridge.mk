@@ -6,7 +6,7 @@
 BRIDGE_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(wildcard user/bridge/*.c))
 
 $(BUILD)/execgate-bridge: $(BRIDGE_OBJS) $(LIB)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # BINS is installed by `make install` (its recipe reads BINS when it runs);
 # all and the kernel tests read it earlier, at parse time, so they are told

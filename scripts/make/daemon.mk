@@ -1,6 +1,7 @@
 # execgated: its Criterion tests and its systemd unit. Included by the
 # Makefile; $(BUILD), $(LIB), $(CPPFLAGS), $(CFLAGS), $(WARN), $(LDLIBS),
-# $(BINS), $(DEPS_STAMP) and $(SYSTEMDUNITDIR) are defined by then.
+# $(BINS), $(DEPS_STAMP), $(SYSTEMDUNITDIR), $(SYSCONFDIR) and $(SYSUSERSDIR)
+# are defined by then.
 #
 # tests/daemon/ drives a real execgated over its socket and reuses the
 # kernel tests' harness (scratch cgroup, pins, keys, tokens, children).
@@ -29,6 +30,9 @@ test-daemon: $(BUILD)/test-daemon $(BINS)
 CHECK_EXTRA += test-daemon
 
 # The unit names the installed binary: ExecStart is rewritten to $(PREFIX)/bin.
+# The groups the config names (sysusers.d; `systemd-sysusers` creates them)
+# and /etc/execgate/execgated.conf come with it, so the unit can start once
+# worker_id is set.
 install: install-daemon
 install-daemon: all
 	install -d $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(PREFIX)/share/doc/execgate
@@ -36,3 +40,8 @@ install-daemon: all
 		> $(DESTDIR)$(SYSTEMDUNITDIR)/execgated.service
 	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/execgated.service
 	install -m 0644 deploy/execgated.conf $(DESTDIR)$(PREFIX)/share/doc/execgate/execgated.conf.example
+	install -d $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(SYSCONFDIR)/execgate
+	install -m 0644 deploy/sysusers.d/execgate.conf $(DESTDIR)$(SYSUSERSDIR)/execgate.conf
+	@# An operator's config is never overwritten; the example stays beside the docs.
+	test -e $(DESTDIR)$(SYSCONFDIR)/execgate/execgated.conf || \
+		install -m 0644 deploy/execgated.conf $(DESTDIR)$(SYSCONFDIR)/execgate/execgated.conf

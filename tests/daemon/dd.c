@@ -115,8 +115,8 @@ void dd_start(void)
 		"pin_dir = %s\nstate_dir = %s\ncgroup = %s\nrequire = cgroup\nsocket = %s\n"
 		"worker_id = %s\nadmit_group = %d\nadmin_group = %d\nthreads = 2\n"
 		"connection_timeout = 3\n%s",
-		kh.pin_dir, kh.state_dir, kh.cgroup, dd.socket, DD_WORKER, DD_ADMIT_GID,
-		DD_ADMIN_GID, dd.extra);
+		kh.pin_dir, kh.state_dir, kh.cgroup, dd.socket, dd.worker ? dd.worker : DD_WORKER,
+		DD_ADMIT_GID, DD_ADMIN_GID, dd.extra);
 	fclose(f);
 	pid = fork();
 	cr_assert_geq(pid, 0, "fork");

@@ -28,8 +28,9 @@ struct dd_env {
 	char config[200];
 	char socket[200];
 	char log[200];
-	pid_t pid;	 /* the running daemon, 0 when none */
-	char extra[512]; /* more config lines for the next start */
+	pid_t pid;	    /* the running daemon, 0 when none */
+	char extra[512];    /* more config lines for the next start */
+	const char *worker; /* worker_id of the next start; NULL: DD_WORKER */
 };
 extern struct dd_env dd;
 

@@ -68,7 +68,15 @@ Test(daemon_config, one_line_errors_exit_2)
 	cr_expect_eq(with_config("worker_id = nope\n", out, sizeof(out)), 2);
 	cr_expect_str_eq(out, "execgated: config FILE:1: worker_id = nope: not a UUID\n");
 	cr_expect_eq(with_config("socket = /run/x.sock\n", out, sizeof(out)), 2);
-	cr_expect_str_eq(out, "execgated: config FILE:1: worker_id: missing (the worker's UUID)\n");
+	cr_expect_str_eq(out,
+			 "execgated: config FILE: worker_id: not set: add \"worker_id = UUID\" to "
+			 "it, this worker's id from the control plane or a new one (uuidgen, "
+			 "or cat /proc/sys/kernel/random/uuid)\n");
+	cr_expect_eq(
+	    with_config("worker_id = 00000000-0000-0000-0000-000000000000\n", out, sizeof(out)), 2);
+	cr_expect_str_eq(out,
+			 "execgated: config FILE:1: worker_id = "
+			 "00000000-0000-0000-0000-000000000000: the nil UUID names no worker\n");
 	cr_expect_eq(with_config(WID "admit_group = no-such-group-egd\n", out, sizeof(out)), 2);
 	cr_expect_str_eq(out, "execgated: config FILE:2: admit_group = no-such-group-egd: no "
 			      "such group\n");
@@ -109,15 +117,40 @@ Test(daemon_config, defaults_help_version)
 	cr_expect_eq(kh_run(out, sizeof(out), bin(), "--bogus", NULL), 2);
 }
 
-/* The shipped example parses (its group names are site-specific: numeric
- * gids stand in). */
+/* The shipped config names no worker: as installed (make install, the
+ * .deb) the daemon refuses to start, with exit 2 and a message that names
+ * the file and says how to set the id. (The group the .deb creates stands
+ * in as a numeric gid; the worker_id lines are untouched.) */
+Test(daemon_config, shipped_config_needs_a_worker_id)
+{
+	char out[4096], cmd[1024], want[512], conf[64];
+	int rc;
+
+	snprintf(conf, sizeof(conf), "/tmp/egd-shipped-%d.conf", (int)getpid());
+	snprintf(cmd, sizeof(cmd),
+		 "sed -e 's/^admit_group = .*/admit_group = 4242/' deploy/execgated.conf > %s && "
+		 "%s --check-config --config %s; rc=$?; rm -f %s; exit $rc",
+		 conf, bin(), conf, conf);
+	rc = kh_run(out, sizeof(out), "sh", "-c", cmd, NULL);
+	cr_expect_eq(rc, 2, "%s", out);
+	snprintf(want, sizeof(want),
+		 "execgated: config %s: worker_id: not set: add \"worker_id = UUID\" to it, "
+		 "this worker's id from the control plane or a new one (uuidgen, or cat "
+		 "/proc/sys/kernel/random/uuid)\n",
+		 conf);
+	cr_expect_str_eq(out, want);
+}
+
+/* The shipped example parses once a worker id is set (its group names are
+ * site-specific: numeric gids stand in). */
 Test(daemon_config, example_config_parses)
 {
 	char out[4096], cmd[1024];
 	int rc;
 
 	snprintf(cmd, sizeof(cmd),
-		 "sed -e 's/^admit_group = .*/admit_group = 4242/' "
+		 "sed -e 's/^#worker_id =.*/worker_id = a0000000-0000-4000-8000-00000000000a/' "
+		 "-e 's/^admit_group = .*/admit_group = 4242/' "
 		 "-e 's/^#admin_group = .*/admin_group = 4243/' deploy/execgated.conf > "
 		 "/tmp/egd-example-%d.conf && %s --check-config --config /tmp/egd-example-%d.conf; "
 		 "rc=$?; rm -f /tmp/egd-example-%d.conf; exit $rc",
@@ -356,4 +389,58 @@ Test(daemon_notify, ready_and_stopping)
 	notify_next(fd, msg, sizeof(msg), 200);
 	cr_expect_str_eq(msg, "", "more notifications: %s", msg);
 	close(fd);
+}
+
+TestSuite(daemon_worker_id, .init = dd_setup, .fini = dd_teardown, .timeout = 60);
+
+/* The node key is bound to the worker id of the first start. A start with a
+ * corrected worker_id is refused, and the message names the way out;
+ * after `execgate node-key reset --worker-id NEW` the daemon starts under
+ * the new id, with a new node key. */
+Test(daemon_worker_id, corrected_worker_id_needs_node_key_reset)
+{
+	char out[4096], cfg[256], cmd[1024], pub_a[256] = "", pub_b[256] = "", path[256];
+	FILE *f;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/node.pub", kh.state_dir);
+	f = fopen(path, "r");
+	cr_assert_not_null(f, "%s: the first start made a node key", path);
+	cr_assert_not_null(fgets(pub_a, sizeof(pub_a), f));
+	fclose(f);
+	cr_assert_eq(dd_stop(SIGTERM), 0);
+
+	snprintf(cfg, sizeof(cfg), "%s.b", dd.config);
+	snprintf(cmd, sizeof(cmd), "sed 's/^worker_id = .*/worker_id = %s/' %s > %s", DD_WORKER_B,
+		 dd.config, cfg);
+	cr_assert_eq(system(cmd), 0);
+	rc = kh_run(out, sizeof(out), bin(), "--config", cfg, NULL);
+	cr_expect_eq(rc, 1, "a start with another worker id: %s", out);
+	cr_expect(strstr(out, "node key belongs to worker " DD_WORKER ", not " DD_WORKER_B), "%s",
+		  out);
+	snprintf(cmd, sizeof(cmd), "execgate node-key reset --state-dir %s --worker-id %s",
+		 kh.state_dir, DD_WORKER_B);
+	cr_expect(strstr(out, cmd), "the message names the way out (%s): %s", cmd, out);
+
+	rc = kh_cli(out, sizeof(out), "node-key", "reset", NULL);
+	cr_expect_eq(rc, 2, "reset without --worker-id: %s", out);
+	rc = kh_cli(out, sizeof(out), "node-key", "reset", "--worker-id", DD_WORKER_B, NULL);
+	cr_assert_eq(rc, 0, "node-key reset: %s", out);
+	cr_expect(strstr(out, "replaced"), "%s", out);
+	rc = kh_cli(out, sizeof(out), "node-key", "init", "--worker-id", DD_WORKER, NULL);
+	cr_expect_eq(rc, 6, "the key now belongs to the new id: %s", out);
+
+	dd.worker = DD_WORKER_B;
+	dd_start();
+	{
+		struct dd_resp r = dd_req("GET", "/v1/keys", NULL);
+
+		cr_expect_eq(r.status, 200, "the daemon serves under the new id: %d", r.status);
+		dd_resp_free(&r);
+	}
+	f = fopen(path, "r");
+	cr_assert_not_null(f, "%s", path);
+	cr_assert_not_null(fgets(pub_b, sizeof(pub_b), f));
+	fclose(f);
+	cr_expect_str_neq(pub_a, pub_b, "the reset made a new node key");
 }

@@ -81,7 +81,9 @@ expect "execgated -c $scratch/ki" "$scratch/kid.pub"
 expect "execgate-bridge --vm" "--vmm-socket"
 expect "execgate-bridge --vsock" "--vsock-port"
 expect "execgate verdict " "verify"
-expect "execgate node-key " "init"
+expect "execgate node-key " "init reset"
+expect "execgate node-key r" "reset"
+expect "execgate node-key reset --w" "--worker-id"
 expect "execgate verdict verify --node-key $scratch/ki" "$scratch/kid.pub"
 
 # Words of a shell list variable or function output, sorted, one line.

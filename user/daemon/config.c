@@ -127,9 +127,16 @@ static void show_group(const struct key *k, const struct egd_config *c, FILE *f)
 static int set_uuid(const struct key *k, struct egd_config *c, const char *v, char *why,
 		    size_t why_size)
 {
+	static const __u8 nil[EG_ID_BYTES];
+
 	(void)k;
 	if (eg_uuid_parse(v, c->worker_id)) {
 		snprintf(why, why_size, "not a UUID");
+		return -EINVAL;
+	}
+	/* A placeholder, never a worker's id. */
+	if (!memcmp(c->worker_id, nil, sizeof(nil))) {
+		snprintf(why, why_size, "the nil UUID names no worker");
 		return -EINVAL;
 	}
 	eg_uuid_format(c->worker_id, c->worker_id_text);
@@ -364,9 +371,14 @@ int egd_config_load(const char *file, struct egd_config *cfg, char *err, size_t 
 		rc = -EINVAL;
 	}
 	if (!rc && !seen[key_index("worker_id")]) {
-		/* Events and metrics name the worker: no silent default. */
-		snprintf(err, err_size, "config %s:%u: worker_id: missing (the worker's UUID)",
-			 file, lineno);
+		/* Events and metrics name the worker: no silent default. The
+		 * shipped config leaves it unset, so this is an operator's
+		 * first start: say how to set it. */
+		snprintf(err, err_size,
+			 "config %s: worker_id: not set: add \"worker_id = UUID\" to it, this "
+			 "worker's id from the control plane or a new one (uuidgen, or cat "
+			 "/proc/sys/kernel/random/uuid)",
+			 file);
 		rc = -EINVAL;
 	}
 	return rc;

@@ -154,9 +154,13 @@ int eg_node_key_init(const char *state_dir, const char *worker_id, char *pub_pat
 			rc = publish(state_dir, "node.worker", text, 0644);
 		} else if (!rc && memcmp(have, want, EG_ID_BYTES)) {
 			eg_uuid_format(have, text);
+			/* The way out is named here, where an operator who
+			 * corrected worker_id first meets it. */
 			snprintf(err, err_size,
-				 "state dir %s: node key belongs to worker %s, not %s", state_dir,
-				 text, worker_id);
+				 "state dir %s: node key belongs to worker %s, not %s (if %s is "
+				 "right: execgate node-key reset --state-dir %s --worker-id %s; "
+				 "front ends then need the new node.pub)",
+				 state_dir, text, worker_id, worker_id, state_dir, worker_id);
 			rc = -EEXIST;
 			goto out;
 		}
@@ -171,6 +175,39 @@ out:
 	sodium_memzero(seed, sizeof(seed));
 	sodium_memzero(sk, sizeof(sk));
 	return rc;
+}
+
+int eg_wk_node_key_reset(const char *state_dir, const char *worker_id, char *pub_path,
+			 size_t pub_path_size, char *err, size_t err_size)
+{
+	static const char *const files[] = {"node.worker", "node.seed", "node.pub"};
+	__u8 id[EG_ID_BYTES];
+	char path[4200];
+	bool created;
+	size_t i;
+
+	EG_WK_ERRBUF(err, err_size);
+	if (!worker_id || eg_uuid_parse(worker_id, id)) {
+		snprintf(err, err_size, "worker id %s: not a UUID", worker_id ? worker_id : "");
+		return -EINVAL;
+	}
+	/* The id goes first: a reset cut short leaves either the old key
+	 * with no id (the next init binds the new one) or no key at all
+	 * (the next init creates one), never the old key under the new id. */
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		if (path_in(path, sizeof(path), state_dir, files[i])) {
+			snprintf(err, err_size, "state dir %s: path too long", state_dir);
+			return -ENAMETOOLONG;
+		}
+		if (unlink(path) && errno != ENOENT) {
+			int rc = -errno;
+
+			snprintf(err, err_size, "node key %s: %s", path, strerror(-rc));
+			return rc;
+		}
+	}
+	return eg_node_key_init(state_dir, worker_id, pub_path, pub_path_size, &created, err,
+				err_size);
 }
 
 int eg_wk_node_key_load(struct eg_worker *w, const char *worker_id, char *err, size_t err_size)
