@@ -12,6 +12,7 @@
 #include "loader/kreason.h"
 #include "loader/maps.h"
 #include "loader/pins.h"
+#include "loader/serving.h"
 #include "loader/tier.h"
 
 /* Debian's bpftool 7.1 and libbpf 1.1 predate BPF_CGROUP_UNIX_CONNECT and
@@ -81,7 +82,8 @@ static void prog_text(FILE *f, const struct eg_prog_status *p)
 	fprintf(f, "\n");
 }
 
-static void print_text(FILE *f, const char *pin_dir, const struct report *r, bool full)
+static void print_text(FILE *f, const char *pin_dir, const struct eg_probe_record *probed,
+		       const struct report *r, bool full)
 {
 	char warn[4 * EG_PIN_PATH_MAX];
 	const char *code;
@@ -105,6 +107,12 @@ static void print_text(FILE *f, const char *pin_dir, const struct report *r, boo
 	code = attach_warning(&r->attach, warn, sizeof(warn));
 	if (code)
 		fprintf(f, "warning: %s: %s\n", code, warn);
+	if (probed->present && probed->serving_probed)
+		for (int i = 0; i < EG_STEP__COUNT; i++)
+			if (!probed->step_ok[i])
+				fprintf(f, "serving process (%s): %s refused: %s\n",
+					probed->serving_by, eg_serving_step_names[i],
+					probed->step_why[i]);
 	fprintf(f, "guarantees:\n");
 	for (size_t i = 0; i < r->ng; i++)
 		fprintf(f, "  %-8s %-30s %s\n           %s\n", r->g[i].held ? "held" : "NOT HELD",
@@ -181,7 +189,22 @@ static void print_json(FILE *f, const char *pin_dir, const struct eg_probe_recor
 		json_str(f, r->attach.root);
 		fprintf(f, "}");
 	}
-	fprintf(f, "],\"guarantees\":[");
+	fprintf(f, "],\"serving\":");
+	if (probed->present && probed->serving_probed) {
+		fprintf(f, "{\"probed_in\":");
+		json_str(f, probed->serving_by);
+		fprintf(f, ",\"steps\":[");
+		for (int i = 0; i < EG_STEP__COUNT; i++) {
+			fprintf(f, "%s{\"name\":\"%s\",\"allowed\":%s,\"why_not\":", i ? "," : "",
+				eg_serving_step_names[i], probed->step_ok[i] ? "true" : "false");
+			json_str(f, probed->step_ok[i] ? "" : probed->step_why[i]);
+			fprintf(f, "}");
+		}
+		fprintf(f, "]}");
+	} else {
+		fprintf(f, "null");
+	}
+	fprintf(f, ",\"guarantees\":[");
 	for (size_t i = 0; i < r->ng; i++) {
 		fprintf(f, "%s{\"name\":", i ? "," : "");
 		json_str(f, r->g[i].name);
@@ -240,6 +263,8 @@ int eg_tier_report_attach(FILE *out, const char *pin_dir, const struct eg_probe_
 			goto out;
 		eg_tiers[i]->guarantees(&rp->st[i], rp->g, &rp->ng, EG_TIER_MAX_GUARANTEES);
 	}
+	/* What the kernel offers, narrowed to what the serving process may do. */
+	eg_serving_apply(probed, rp->st, rp->g, rp->ng);
 	eg_attach_point_check(rp->st, eg_tier_count, &rp->attach);
 	if (attach)
 		*attach = rp->attach;
@@ -259,7 +284,7 @@ int eg_tier_report_attach(FILE *out, const char *pin_dir, const struct eg_probe_
 	if (json)
 		print_json(out, pin_dir, probed, rp, full);
 	else
-		print_text(out, pin_dir, rp, full);
+		print_text(out, pin_dir, probed, rp, full);
 	rc = fflush(out) ? -errno : rp->loaded ? 0 : -ENOENT;
 out:
 	free(rp);
