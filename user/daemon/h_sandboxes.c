@@ -8,6 +8,7 @@
 #include "daemon/http.h"
 #include "daemon/json.h"
 #include "daemon/log.h"
+#include "loader/inet.h"
 
 static bool sandbox_arg(struct egd_call *c, __u8 id[EG_ID_BYTES], enum MHD_Result *replied)
 {
@@ -45,7 +46,8 @@ enum MHD_Result egd_h_sandbox_show(struct egd_call *c)
 	char err[EG_ERR_MAX] = "";
 	enum MHD_Result replied;
 	__u8 id[EG_ID_BYTES];
-	json_t *rec;
+	char text[EG_INET_TEXT_MAX];
+	json_t *rec, *addrs;
 	int rc;
 
 	if (!sandbox_arg(c, id, &replied))
@@ -58,31 +60,50 @@ enum MHD_Result egd_h_sandbox_show(struct egd_call *c)
 		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error", "%s",
 				       err);
 	rec = egd_json_record(&info.record);
+	addrs = json_array();
+	for (size_t i = 0; i < info.n_service_addrs; i++)
+		json_array_append_new(
+		    addrs, json_string(eg_inet_key_format(&info.service_addrs[i], text)));
+	json_object_set_new(rec, "service_addrs", addrs);
 	json_object_set_new(rec, "endpoints", json_integer(info.n_endpoints));
 	json_object_set_new(rec, "grants", json_integer(info.n_grants));
 	return egd_reply_json(c, MHD_HTTP_OK,
 			      json_pack("{s:i,s:o}", "schema_version", 1, "sandbox", rec));
 }
 
-/* Counts what install or retire cut, and warns when a stale stream was left
- * (the same cases `execgate install/retire` warns about on stderr). */
-static void log_streams(struct egd_call *c, const struct eg_stream_cuts *s)
+/* Counts what install or retire cut, and logs a failed revocation (the
+ * same cases `execgate install/retire` report on stderr and exit 8 for). */
+static void log_streams(struct egd_call *c, const char *op, const struct eg_stream_cuts *s)
 {
 	egd_metrics_streams(&c->d->metrics, s);
 	if (s->error)
-		egd_log(EGD_LOG_WARNING, "sandbox %s: stream revocation: %s", c->arg,
+		egd_log(EGD_LOG_ERR, "%s: sandbox %s: stream revocation failed: %s", op, c->arg,
 			s->error_text);
-	else if (s->unix_unreachable + s->tcp_unreachable)
-		egd_log(EGD_LOG_WARNING,
-			"sandbox %s: stream revocation: %u stale stream(s) could not be reached",
-			c->arg, s->unix_unreachable + s->tcp_unreachable);
+}
+
+/* The answer of install and retire: 200, or 500 "stream revocation failed"
+ * when a stale stream may be left running. The record change stands
+ * either way, so the body is the whole report in both cases, with error
+ * and reason on top in the second. */
+static enum MHD_Result reply_streams(struct egd_call *c, json_t *out,
+				     const struct eg_stream_cuts *s)
+{
+	char text[EG_ERR_MAX];
+
+	if (!s->error || !out)
+		return egd_reply_json(c, MHD_HTTP_OK, out);
+	egd_printable(s->error_text, text, sizeof(text));
+	json_object_set_new(out, "error", json_string("stream revocation failed"));
+	json_object_set_new(out, "reason", json_string(text));
+	return egd_reply_json(c, MHD_HTTP_INTERNAL_SERVER_ERROR, out);
 }
 
 /* --- PUT: install ------------------------------------------------------------ */
 
 static const char *const install_fields[] = {
     "worker",  "generation",	 "activation",	"pod_uid", "substrate", "bridge_pid",
-    "vmm_pid", "bridge_sockets", "vmm_sockets", "vsock",   "ports",	NULL,
+    "vmm_pid", "bridge_sockets", "vmm_sockets", "vsock",   "ports",	"service_addrs",
+    NULL,
 };
 
 static int paths(json_t *o, const char *name, const char **out, size_t *n, char *why,
@@ -197,7 +218,42 @@ static int parse_spec(json_t *o, struct eg_install_spec *s, char *why, size_t wh
 			s->n_ports++;
 		}
 	}
+	arr = json_object_get(o, "service_addrs");
+	if (arr) {
+		if (!json_is_array(arr) || json_array_size(arr) > EG_WORKER_MAX_ENDPOINTS) {
+			snprintf(why, why_size,
+				 "\"service_addrs\": not an array of at most %d addresses",
+				 EG_WORKER_MAX_ENDPOINTS);
+			return -EINVAL;
+		}
+		json_array_foreach(arr, i, v)
+		{
+			if (!json_is_string(v) ||
+			    eg_inet_key_parse(json_string_value(v), &s->service_addrs[i])) {
+				snprintf(
+				    why, why_size,
+				    "\"service_addrs\"[%zu]: not an IPv4 or IPv6 unicast address",
+				    i);
+				return -EINVAL;
+			}
+			s->n_service_addrs++;
+		}
+	}
 	return 0;
+}
+
+/* [{"code", "message"}], as status's warnings; each also in the log. */
+static json_t *warnings_json(struct egd_call *c, const struct eg_install_report *rep)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < rep->n_warnings; i++) {
+		egd_log(EGD_LOG_WARNING, "install: sandbox %s: %s: %s", c->arg,
+			rep->warnings[i].code, rep->warnings[i].message);
+		json_array_append_new(arr, json_pack("{s:s,s:s}", "code", rep->warnings[i].code,
+						     "message", rep->warnings[i].message));
+	}
+	return arr;
 }
 
 enum MHD_Result egd_h_sandbox_install(struct egd_call *c)
@@ -232,7 +288,7 @@ enum MHD_Result egd_h_sandbox_install(struct egd_call *c)
 	if (rc)
 		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error", "%s",
 				       err[0] ? err : strerror(-rc));
-	log_streams(c, &rep.streams);
+	log_streams(c, "install", &rep.streams);
 	egd_log(EGD_LOG_INFO,
 		"install: sandbox=%s outcome=%s generation=%llu epoch=%llu streams_cut=%u "
 		"streams_unreachable=%u",
@@ -246,7 +302,9 @@ enum MHD_Result egd_h_sandbox_install(struct egd_call *c)
 			(int)rep.grants_dropped, "streams", egd_json_streams(&rep.streams));
 	if (out && rep.had_before)
 		json_object_set_new(out, "before", egd_json_record(&rep.before));
-	return egd_reply_json(c, MHD_HTTP_OK, out);
+	if (out)
+		json_object_set_new(out, "warnings", warnings_json(c, &rep));
+	return reply_streams(c, out, &rep.streams);
 }
 
 /* --- retire, forget ------------------------------------------------------------ */
@@ -269,14 +327,15 @@ enum MHD_Result egd_h_sandbox_retire(struct egd_call *c)
 	if (rc)
 		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error", "%s",
 				       err[0] ? err : strerror(-rc));
-	log_streams(c, &streams);
+	log_streams(c, "retire", &streams);
 	egd_log(EGD_LOG_INFO, "retire: sandbox=%s epoch=%llu streams_cut=%u streams_unreachable=%u",
 		c->arg, (unsigned long long)after.epoch, streams.unix_cut + streams.tcp_cut,
 		streams.unix_unreachable + streams.tcp_unreachable);
-	return egd_reply_json(c, MHD_HTTP_OK,
-			      json_pack("{s:i,s:s,s:o,s:o}", "schema_version", 1, "sandbox", c->arg,
-					"record", egd_json_record(&after), "streams",
-					egd_json_streams(&streams)));
+	return reply_streams(c,
+			     json_pack("{s:i,s:s,s:o,s:o}", "schema_version", 1, "sandbox", c->arg,
+				       "record", egd_json_record(&after), "streams",
+				       egd_json_streams(&streams)),
+			     &streams);
 }
 
 enum MHD_Result egd_h_sandbox_forget(struct egd_call *c)

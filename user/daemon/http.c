@@ -104,7 +104,7 @@ enum MHD_Result egd_reply_json(struct egd_call *c, unsigned status, json_t *o)
  * (socket paths): bytes outside printable ASCII become \xNN, so that text
  * that is not UTF-8, or a UTF-8 sequence cut by a %.64s, still makes a JSON
  * answer (jansson refuses such strings, and the client would get none). */
-static void printable(const char *in, char *out, size_t size)
+void egd_printable(const char *in, char *out, size_t size)
 {
 	size_t o = 0;
 
@@ -128,7 +128,7 @@ enum MHD_Result egd_reply_error(struct egd_call *c, unsigned status, const char 
 	va_start(ap, reason_fmt);
 	vsnprintf(reason, sizeof(reason), reason_fmt, ap);
 	va_end(ap);
-	printable(reason, text, sizeof(text));
+	egd_printable(reason, text, sizeof(text));
 	return egd_reply_json(
 	    c, status,
 	    json_pack("{s:i,s:s,s:s}", "schema_version", 1, "error", error, "reason", text));

@@ -115,13 +115,17 @@ static void text_streams(const struct eg_stream_cuts *s)
 	       s->unix_unreachable + s->tcp_unreachable);
 }
 
+/* A failed revocation (a step refused, a stale stream left running): the
+ * record change stands, the report is printed, and the exit is 8. */
 static void warn_streams(const struct eg_stream_cuts *s)
 {
 	if (s->error)
-		eg_cli_err("stream revocation: %s", s->error_text);
-	else if (s->unix_unreachable + s->tcp_unreachable)
-		eg_cli_err("stream revocation: %u stale stream(s) could not be reached",
-			   s->unix_unreachable + s->tcp_unreachable);
+		eg_cli_err("stream revocation failed: %s", s->error_text);
+}
+
+static int streams_exit(const struct eg_stream_cuts *s)
+{
+	return s->error ? EG_EXIT_REVOCATION : EG_EXIT_OK;
 }
 
 static int run_install(const struct eg_cli_cmd *cmd, int argc, char **argv)
@@ -191,6 +195,8 @@ static int run_install(const struct eg_cli_cmd *cmd, int argc, char **argv)
 		return rc == -ESTALE ? EG_EXIT_STALE : EG_EXIT_ERROR;
 	}
 	warn_streams(&rep.streams);
+	for (size_t i = 0; i < rep.n_warnings; i++)
+		eg_cli_err("warning: %s: %s", rep.warnings[i].code, rep.warnings[i].message);
 	if (json) {
 		printf("{\"schema_version\":1,\"result\":\"%s\",\"record\":", rep.outcome_name);
 		eg_json_record(stdout, &rep.after);
@@ -199,8 +205,16 @@ static int run_install(const struct eg_cli_cmd *cmd, int argc, char **argv)
 		       rep.had_before ? (unsigned long long)rep.before.epoch : 0ULL,
 		       rep.endpoints_added, rep.endpoints_claimed, rep.inodes, rep.grants_dropped);
 		json_streams(&rep.streams);
-		printf("}\n");
-		return EG_EXIT_OK;
+		printf(",\"warnings\":[");
+		for (size_t i = 0; i < rep.n_warnings; i++) {
+			printf("%s{\"code\":", i ? "," : "");
+			eg_json_str(stdout, rep.warnings[i].code);
+			printf(",\"message\":");
+			eg_json_str(stdout, rep.warnings[i].message);
+			printf("}");
+		}
+		printf("]}\n");
+		return streams_exit(&rep.streams);
 	}
 	printf("sandbox %s: %s generation %llu attempt %u, epoch %llu",
 	       eg_cli_uuid(rep.after.sandbox, u), rep.outcome_name,
@@ -213,7 +227,7 @@ static int run_install(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	eg_cli_print_proc(stdout, &rep.after.bridge);
 	text_streams(&rep.streams);
 	printf("\n");
-	return EG_EXIT_OK;
+	return streams_exit(&rep.streams);
 }
 
 const struct eg_cli_cmd eg_cmd_install = {
@@ -289,7 +303,7 @@ static int run_retire(const struct eg_cli_cmd *cmd, int argc, char **argv)
 		eg_json_record(stdout, &after);
 		json_streams(&streams);
 		printf("}\n");
-		return EG_EXIT_OK;
+		return streams_exit(&streams);
 	}
 	printf("sandbox %s: retired generation %llu attempt %u, epoch %llu; its endpoints deny "
 	       "every connect",
@@ -297,7 +311,7 @@ static int run_retire(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	       (unsigned long long)after.epoch);
 	text_streams(&streams);
 	printf("\n");
-	return EG_EXIT_OK;
+	return streams_exit(&streams);
 }
 
 const struct eg_cli_cmd eg_cmd_retire = {
@@ -368,7 +382,8 @@ static void record_text(const struct eg_exec_record *r)
 
 static int run_show(const struct eg_cli_cmd *cmd, int argc, char **argv)
 {
-	struct eg_sandbox_info info;
+	static struct eg_sandbox_info info;
+	char addr[EG_INET_TEXT_MAX];
 	struct eg_cli_parse p;
 	struct eg_worker *w;
 	__u8 sandbox[EG_ID_BYTES];
@@ -388,7 +403,11 @@ static int run_show(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	if (json) {
 		printf("{\"schema_version\":1,\"record\":");
 		eg_json_record(stdout, &info.record);
-		printf(",\"endpoints\":%u,\"grants\":%u}\n", info.n_endpoints, info.n_grants);
+		printf(",\"service_addrs\":[");
+		for (size_t i = 0; i < info.n_service_addrs; i++)
+			printf("%s\"%s\"", i ? "," : "",
+			       eg_inet_key_format(&info.service_addrs[i], addr));
+		printf("],\"endpoints\":%u,\"grants\":%u}\n", info.n_endpoints, info.n_grants);
 		return EG_EXIT_OK;
 	}
 	record_text(&info.record);
@@ -396,6 +415,8 @@ static int run_show(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	eg_cli_print_proc(stdout, &info.record.vmm);
 	printf("\n  %u endpoint%s, %u grant%s\n", info.n_endpoints,
 	       info.n_endpoints == 1 ? "" : "s", info.n_grants, info.n_grants == 1 ? "" : "s");
+	for (size_t i = 0; i < info.n_service_addrs; i++)
+		printf("  service address %s\n", eg_inet_key_format(&info.service_addrs[i], addr));
 	return EG_EXIT_OK;
 }
 

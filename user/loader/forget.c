@@ -105,6 +105,28 @@ static int endpoint_delete(struct eg_runtime *rt, enum eg_map_id map, const void
 	return map == EG_MAP_ENDPOINTS ? filter_drop(rt, key) : 0;
 }
 
+int eg_service_addrs_of(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES],
+			struct eg_inet_key *out, size_t max, size_t *n)
+{
+	int fd = rt->maps.fd[EG_MAP_INET_ENDPOINTS];
+	struct eg_inet_key key, next;
+	struct eg_endpoint ep;
+	bool have = false;
+
+	*n = 0;
+	if (fd < 0)
+		return 0;
+	while (*n < max && !bpf_map_get_next_key(fd, have ? &key : NULL, &next)) {
+		key = next;
+		have = true;
+		if (eg_endpoint_read(&rt->maps, EG_MAP_INET_ENDPOINTS, &key, &ep) ||
+		    memcmp(ep.sandbox, sandbox, EG_ID_BYTES))
+			continue;
+		out[(*n)++] = key;
+	}
+	return 0;
+}
+
 int eg_endpoints_count(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], unsigned *count)
 {
 	return endpoints_walk(rt, sandbox, NULL, count);

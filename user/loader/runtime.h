@@ -110,6 +110,10 @@ int eg_forget(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], unsigned *
 	      char *err, size_t err_size);
 /* Endpoints (paths, vsock addresses, inodes) and grants naming sandbox. */
 int eg_endpoints_count(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], unsigned *count);
+/* The guest addresses (eg_inet_endpoints keys) registered for sandbox, up
+ * to max of them. */
+int eg_service_addrs_of(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES],
+			struct eg_inet_key *out, size_t max, size_t *n);
 int eg_grants_count(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], unsigned *n);
 
 /* --- grants --------------------------------------------------------------- */
