@@ -22,6 +22,7 @@
 #include <criterion/criterion.h>
 #include "not_offered.h"
 #include "harness.h"
+#include "restrict.h"
 #include "core/keyset.h"
 #include "loader/cgroup.h"
 #include "loader/pins.h"
@@ -76,6 +77,8 @@ static int run_argv(char *out, size_t size, char *const argv[])
 	if (pid == 0) {
 		dup2(pipefd[1], 1);
 		dup2(pipefd[1], 2);
+		if (kh_child_restrict && kr_apply(kh_child_restrict))
+			_exit(126);
 		execvp(argv[0], argv);
 		_exit(127);
 	}
@@ -212,6 +215,7 @@ void kh_setup_requiring(const char *tier)
 	int rc;
 
 	memset(&kh, 0, sizeof(kh));
+	kh_child_restrict = 0;
 	if (geteuid() != 0)
 		kh_not_offered(KH_NEED_ROOT, "not running as root");
 	snprintf(kh.dir, sizeof(kh.dir), "/tmp/egk-%d-%u", (int)getpid(), n);

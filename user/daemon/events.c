@@ -15,6 +15,7 @@
 #include "daemon/daemon.h"
 #include "daemon/events.h"
 #include "daemon/log.h"
+#include "loader/inet.h"
 #include "loader/kreason.h"
 
 struct egd_reader {
@@ -103,6 +104,14 @@ static char *event_line(struct egd_events *ev, const struct eg_event *e, size_t 
 		json_object_set_new(o, "vsock",
 				    json_pack("{s:I,s:I}", "cid", (json_int_t)e->vsock.cid, "port",
 					      (json_int_t)e->vsock.port));
+	if (e->inet.family) {
+		char addr[EG_INET_TEXT_MAX];
+
+		json_object_set_new(
+		    o, "inet",
+		    json_pack("{s:s,s:i,s:s}", "addr", eg_inet_key_format(&e->inet, addr), "port",
+			      (int)e->inet_port, "proto", eg_proto_name(e->inet_proto)));
+	}
 	text = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
 	if (!text)

@@ -7,6 +7,7 @@
 #include "core/ids.h"
 #include "execgate/commands.h"
 #include "execgate/ring.h"
+#include "loader/inet.h"
 #include "loader/kreason.h"
 
 static volatile sig_atomic_t stop;
@@ -26,7 +27,7 @@ static void on_event(void *ctx, const void *data, size_t size)
 {
 	struct follow *f = ctx;
 	const struct eg_event *ev = data;
-	char u[EG_UUID_TEXT_LEN], t[48];
+	char u[EG_UUID_TEXT_LEN], t[48], addr[EG_INET_TEXT_MAX];
 
 	if (size < sizeof(*ev))
 		return;
@@ -42,7 +43,14 @@ static void on_event(void *ctx, const void *data, size_t size)
 		       eg_hook_name(ev->hook), eg_kreason_name(ev->reason), ev->reason, u,
 		       (unsigned long long)ev->epoch);
 		eg_json_strn(stdout, ev->path, sizeof(ev->path));
-		printf(",\"vsock\":{\"cid\":%u,\"port\":%u}}\n", ev->vsock.cid, ev->vsock.port);
+		printf(",\"vsock\":{\"cid\":%u,\"port\":%u},\"inet\":", ev->vsock.cid,
+		       ev->vsock.port);
+		if (ev->inet.family)
+			printf("{\"addr\":\"%s\",\"port\":%u,\"proto\":\"%s\"}}\n",
+			       eg_inet_key_format(&ev->inet, addr), ev->inet_port,
+			       eg_proto_name(ev->inet_proto));
+		else
+			printf("null}\n");
 	} else {
 		/* comm and path are the caller's bytes: escaped, so that an
 		 * event is always exactly one line. */
@@ -54,6 +62,9 @@ static void on_event(void *ctx, const void *data, size_t size)
 			printf("path ");
 			eg_cli_print_escaped(stdout, ev->path, sizeof(ev->path));
 			printf("\n");
+		} else if (ev->inet.family) {
+			printf("inet %s port %u/%s\n", eg_inet_key_format(&ev->inet, addr),
+			       ev->inet_port, eg_proto_name(ev->inet_proto));
 		} else {
 			printf("vsock %u:%u\n", ev->vsock.cid, ev->vsock.port);
 		}
