@@ -383,7 +383,7 @@ static void setup_no_namespaces(void)
 
 static void setup_no_inet(void)
 {
-	dd_next_restrict = KR_DENY_AF_INET | KR_DENY_AF_NETLINK;
+	dd_next_restrict = KR_DENY_AF_INET | KR_DENY_AF_INET6 | KR_DENY_AF_NETLINK;
 	dd_setup();
 }
 
@@ -587,6 +587,95 @@ Test(daemon_restrict, no_sys_ptrace_is_not_held_and_install_fails, .init = setup
 	cr_expect_eq(recv(acc, &b, 1, MSG_DONTWAIT), -1, "nothing to read, no EOF: not cut");
 	cr_expect_eq(send(acc, "b", 1, MSG_NOSIGNAL), 1, "the stale stream is still up");
 	cr_expect_eq(metric_value("execgate_stream_revocation_errors_total{kind=\"unix\"}"), 1);
+	close(acc);
+	close(lfd);
+}
+
+static const char *unit_path(void)
+{
+	const char *u = getenv("EXECGATE_UNIT");
+
+	return u && *u ? u : "deploy/systemd/execgated.service";
+}
+
+static unsigned shipped;
+
+static void setup_shipped_unit(void)
+{
+	int rc = kr_of_unit(unit_path(), &shipped);
+
+	cr_assert_eq(rc, 0, "%s: %s", unit_path(), strerror(-rc));
+	dd_next_restrict = shipped;
+	dd_setup();
+}
+
+/* The restrictions the shipped unit sets (read from the file, so a change
+ * of the unit is tested as it ships): every serving step is allowed, both
+ * revocation guarantees hold, and an install cuts a stale TCP stream in a
+ * gateway's namespace and a stale Unix stream of a process with every
+ * capability. */
+/* guarantees: tcp-stream-revocation unix-stream-revocation */
+Test(daemon_restrict, shipped_unit_keeps_every_revocation_guarantee, .init = setup_shipped_unit)
+{
+	const char *vmm = kh_path("vmm.sock"), *why;
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	int lfd = socket(AF_UNIX, SOCK_STREAM, 0), acc, go[2], res[2], err = -1;
+	static const char *const steps[] = {"setns-net", "sock-diag", "pidfd-getfd"};
+	struct dd_resp r;
+	struct te_env e;
+	pid_t bridge;
+
+	cr_log_info("%s: restrictions 0x%x", unit_path(), shipped);
+	tcp_tier_or_skip();
+	r = status();
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++)
+		cr_expect(step_allowed(&r, steps[i], &why), "%s refused under %s: %s", steps[i],
+			  unit_path(), why);
+	cr_expect(json_is_true(json_object_get(guarantee(&r, "tcp-stream-revocation"), "held")),
+		  "%s", r.body);
+	cr_expect(json_is_true(json_object_get(guarantee(&r, "unix-stream-revocation"), "held")),
+		  "%s", r.body);
+	dd_resp_free(&r);
+
+	granted_stream(&e);
+	r = install(8);
+	cr_expect_eq(r.status, 200, "install 8: %d %s", r.status, r.body);
+	cr_expect_eq(tcp_cut(&r), 1, "%s", r.body);
+	dd_resp_free(&r);
+	cr_expect_eq(te_peer_state(&e, 0, 2000), -ECONNRESET, "guest end of the cut stream");
+
+	/* A Unix stream of another sandbox, held by a process with every
+	 * capability. */
+	signal(SIGPIPE, SIG_IGN);
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", vmm);
+	cr_assert_eq(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0, "bind %s: %m", vmm);
+	cr_assert_eq(listen(lfd, 8), 0);
+	cr_assert_eq(pipe(go), 0);
+	cr_assert_eq(pipe(res), 0);
+	bridge = holding_bridge(vmm, go[0], res[1]);
+	{
+		char body[1024];
+
+		snprintf(body, sizeof(body),
+			 "{\"worker\":\"%s\",\"generation\":1,\"activation\":1,\"bridge_pid\":%d,"
+			 "\"vmm_pid\":%d,\"vmm_sockets\":[\"%s\"]}",
+			 DD_WORKER, (int)bridge, (int)getpid(), vmm);
+		r = dd_req("PUT", "/v1/sandboxes/" DD_SANDBOX2, body);
+		cr_assert_eq(r.status, 200, "install: %d %s", r.status, r.body);
+		dd_resp_free(&r);
+	}
+	cr_assert_eq(write(go[1], "c", 1), 1);
+	cr_assert_eq(read(res[0], &err, sizeof(err)), (ssize_t)sizeof(err), "bridge died");
+	cr_assert_eq(err, 0, "bridge connect: %s", strerror(err));
+	acc = accept(lfd, NULL, NULL);
+	cr_assert_geq(acc, 0, "accept: %s", strerror(errno));
+	r = dd_req("POST", "/v1/sandboxes/" DD_SANDBOX2 "/retire", NULL);
+	cr_expect_eq(r.status, 200, "retire: %d %s", r.status, r.body);
+	cr_expect_eq(
+	    json_integer_value(json_object_get(json_object_get(r.json, "streams"), "unix_cut")), 1,
+	    "%s", r.body);
+	dd_resp_free(&r);
+	cr_expect_eq(send(acc, "x", 1, MSG_NOSIGNAL), -1, "the cut stream still sends");
 	close(acc);
 	close(lfd);
 }

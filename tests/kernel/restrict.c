@@ -3,7 +3,10 @@
  * architecture, then on the syscall number and its first argument. */
 #include <errno.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -69,17 +72,24 @@ int kr_apply(unsigned what)
 		f[n++] = (struct sock_filter)RET_ERRNO(EPERM);
 		f[n++] = (struct sock_filter)RET_ALLOW;
 	}
-	if (what & (KR_DENY_AF_INET | KR_DENY_AF_NETLINK)) {
+	if (what & (KR_DENY_AF_INET | KR_DENY_AF_INET6 | KR_DENY_AF_NETLINK)) {
+		unsigned fam[3], k = 0;
+
+		if (what & KR_DENY_AF_INET)
+			fam[k++] = AF_INET;
+		if (what & KR_DENY_AF_INET6)
+			fam[k++] = AF_INET6;
+		if (what & KR_DENY_AF_NETLINK)
+			fam[k++] = AF_NETLINK;
 		f[n++] = (struct sock_filter)LOAD_NR;
-		f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 0, 6);
+		f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 0,
+						      (unsigned char)(2 * k + 2));
 		f[n++] = (struct sock_filter)LOAD_ARG0;
-		f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET,
-						      (what & KR_DENY_AF_INET) ? 2 : 0, 0);
-		f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET6,
-						      (what & KR_DENY_AF_INET) ? 1 : 0, 0);
-		f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_NETLINK,
-						      (what & KR_DENY_AF_NETLINK) ? 0 : 1, 1);
-		f[n++] = (struct sock_filter)RET_ERRNO(EAFNOSUPPORT);
+		for (unsigned i = 0; i < k; i++) {
+			f[n++] =
+			    (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, fam[i], 0, 1);
+			f[n++] = (struct sock_filter)RET_ERRNO(EAFNOSUPPORT);
+		}
 		f[n++] = (struct sock_filter)RET_ALLOW;
 	}
 	f[n++] = (struct sock_filter)RET_ALLOW;
@@ -87,5 +97,61 @@ int kr_apply(unsigned what)
 	prog.filter = f;
 	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog))
 		return -errno;
+	return 0;
+}
+
+/* The value of the last "key=" line of the unit, or NULL. */
+static const char *unit_value(char *text, const char *key, char *out, size_t size)
+{
+	size_t klen = strlen(key);
+	const char *found = NULL;
+
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+		if (!strncmp(line, key, klen) && line[klen] == '=') {
+			snprintf(out, size, "%s", line + klen + 1);
+			found = out;
+		}
+	return found;
+}
+
+static bool has_word(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = list; (p = strstr(p, word)); p += n)
+		if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' '))
+			return true;
+	return false;
+}
+
+int kr_of_unit(const char *path, unsigned *what)
+{
+	char text[16384], copy[16384], v[1024];
+	FILE *f = fopen(path, "re");
+	size_t len;
+
+	if (!f)
+		return -errno;
+	len = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[len] = '\0';
+	*what = 0;
+	memcpy(copy, text, len + 1);
+	if (unit_value(copy, "RestrictNamespaces", v, sizeof(v)) &&
+	    (!strcmp(v, "yes") || (strcmp(v, "no") && !has_word(v, "net"))))
+		*what |= KR_NO_NAMESPACES;
+	memcpy(copy, text, len + 1);
+	if (unit_value(copy, "RestrictAddressFamilies", v, sizeof(v)) && v[0] != '~') {
+		if (!has_word(v, "AF_INET"))
+			*what |= KR_DENY_AF_INET;
+		if (!has_word(v, "AF_INET6"))
+			*what |= KR_DENY_AF_INET6;
+		if (!has_word(v, "AF_NETLINK"))
+			*what |= KR_DENY_AF_NETLINK;
+	}
+	memcpy(copy, text, len + 1);
+	if (unit_value(copy, "CapabilityBoundingSet", v, sizeof(v)) && v[0] != '~' &&
+	    !has_word(v, "CAP_SYS_PTRACE"))
+		*what |= KR_DROP_SYS_PTRACE;
 	return 0;
 }
