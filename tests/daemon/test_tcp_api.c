@@ -679,3 +679,53 @@ Test(daemon_restrict, shipped_unit_keeps_every_revocation_guarantee, .init = set
 	close(acc);
 	close(lfd);
 }
+
+/* What the CLI's revoke and node-key do, over the API: a ServicePort
+ * grant revoked by POST /v1/sandboxes/{uuid}/revoke stops the next
+ * connect; the node key's public file as the state dir holds it. */
+Test(daemon_tcp, revoke_and_node_key_as_the_cli_has_them)
+{
+	char body[128], path[256], file[4096];
+	struct dd_resp r;
+	struct te_env e;
+	size_t n;
+	FILE *f;
+
+	tcp_tier_or_skip();
+	dd_keys();
+	te_start(&e);
+	r = install(7);
+	cr_assert_eq(r.status, 200, "install 7: %d %s", r.status, r.body);
+	dd_resp_free(&r);
+	admit_gateway(&e, 7);
+	cr_assert_eq(te_connect(&e, 0, TE_GUEST_ADDR, TE_TCP_PORT, false), 0, "granted");
+
+	snprintf(body, sizeof(body), "{\"pid\":%d}", (int)e.gateway);
+	r = dd_req("POST", SB_PATH "/revoke", body);
+	cr_assert_eq(r.status, 200, "revoke: %d %s", r.status, r.body);
+	cr_expect_geq(dd_int(&r, "grants_removed"), 1, "%s", r.body);
+	cr_expect_eq(dd_int(&r, "pid"), e.gateway, "%s", r.body);
+	dd_resp_free(&r);
+	cr_expect_eq(te_connect(&e, 1, TE_GUEST_ADDR, TE_TCP_PORT, false), -EPERM, "revoked");
+	r = dd_req("POST", SB_PATH "/revoke", body);
+	cr_expect_eq(r.status, 404, "nothing left to revoke: %d %s", r.status, r.body);
+	dd_resp_free(&r);
+	r = dd_req("POST", SB_PATH "/revoke", "{\"pid\":0}");
+	cr_expect_eq(r.status, 400, "pid 0: %d %s", r.status, r.body);
+	dd_resp_free(&r);
+	r = dd_req("POST", SB_PATH "/revoke", "{\"pid\":1,\"all\":true}");
+	cr_expect_eq(r.status, 400, "unknown field: %d %s", r.status, r.body);
+	dd_resp_free(&r);
+
+	snprintf(path, sizeof(path), "%s/node.pub", kh.state_dir);
+	f = fopen(path, "r");
+	cr_assert_not_null(f, "%s", path);
+	n = fread(file, 1, sizeof(file) - 1, f);
+	file[n] = '\0';
+	fclose(f);
+	r = dd_req("GET", "/v1/node-key", NULL);
+	cr_assert_eq(r.status, 200, "node-key: %d %s", r.status, r.body);
+	cr_expect_str_eq(dd_str(&r, "public_key_file"), file);
+	cr_expect_str_eq(dd_str(&r, "worker_id"), DD_WORKER);
+	dd_resp_free(&r);
+}

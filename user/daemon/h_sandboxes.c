@@ -363,3 +363,47 @@ enum MHD_Result egd_h_sandbox_forget(struct egd_call *c)
 			      json_pack("{s:i,s:s,s:i}", "schema_version", 1, "sandbox", c->arg,
 					"endpoints_removed", (int)endpoints));
 }
+
+/* --- revoke: one process's grants ---------------------------------------------- */
+
+/* POST /v1/sandboxes/{uuid}/revoke {"pid":N}: `execgate revoke`. */
+enum MHD_Result egd_h_sandbox_revoke(struct egd_call *c)
+{
+	char why[256], err[EG_ERR_MAX] = "";
+	enum MHD_Result replied;
+	__u8 id[EG_ID_BYTES];
+	unsigned removed = 0;
+	const char *key;
+	uint64_t pid;
+	json_t *o, *v;
+	int rc;
+
+	if (!sandbox_arg(c, id, &replied))
+		return replied;
+	o = egd_body_object(c, &replied);
+	if (!o)
+		return replied;
+	json_object_foreach(o, key, v) if (strcmp(key, "pid"))
+	{
+		snprintf(why, sizeof(why), "\"%.64s\": unknown field", key);
+		json_decref(o);
+		return egd_reply_error(c, MHD_HTTP_BAD_REQUEST, "bad request", "%s", why);
+	}
+	rc = egd_get_u64(o, "pid", true, 0x3fffffff, &pid, NULL, why, sizeof(why));
+	json_decref(o);
+	if (rc || !pid)
+		return egd_reply_error(c, MHD_HTTP_BAD_REQUEST, "bad request", "%s",
+				       rc ? why : "\"pid\": not a process id");
+	rc = eg_worker_revoke(c->d->worker, (pid_t)pid, id, &removed, err, sizeof(err));
+	if (rc == -ENOENT)
+		return egd_reply_error(c, MHD_HTTP_NOT_FOUND, "not found", "%s",
+				       err[0] ? err : "no grant");
+	if (rc)
+		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error", "%s",
+				       err[0] ? err : strerror(-rc));
+	egd_log(EGD_LOG_INFO, "revoke: sandbox=%s pid=%llu grants=%u", c->arg,
+		(unsigned long long)pid, removed);
+	return egd_reply_json(c, MHD_HTTP_OK,
+			      json_pack("{s:i,s:s,s:I,s:i}", "schema_version", 1, "sandbox", c->arg,
+					"pid", (json_int_t)pid, "grants_removed", (int)removed));
+}

@@ -30,6 +30,8 @@ static const struct route routes[] = {
     {"PUT", "/v1/sandboxes/{}", egd_h_sandbox_install, EGD_ROLE_ADMIN},
     {"DELETE", "/v1/sandboxes/{}", egd_h_sandbox_forget, EGD_ROLE_ADMIN},
     {"POST", "/v1/sandboxes/{}/retire", egd_h_sandbox_retire, EGD_ROLE_ADMIN},
+    {"POST", "/v1/sandboxes/{}/revoke", egd_h_sandbox_revoke, EGD_ROLE_ADMIN},
+    {"GET", "/v1/node-key", egd_h_node_key, EGD_ROLE_ADMIT},
     {"GET", "/v1/keys", egd_h_keys_list, EGD_ROLE_ADMIT},
     {"PUT", "/v1/keys/{}", egd_h_key_put, EGD_ROLE_ADMIN},
     {"DELETE", "/v1/keys/{}", egd_h_key_delete, EGD_ROLE_ADMIN},

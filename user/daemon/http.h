@@ -57,6 +57,8 @@ enum MHD_Result egd_h_sandbox_show(struct egd_call *c);
 enum MHD_Result egd_h_sandbox_install(struct egd_call *c);
 enum MHD_Result egd_h_sandbox_retire(struct egd_call *c);
 enum MHD_Result egd_h_sandbox_forget(struct egd_call *c);
+enum MHD_Result egd_h_sandbox_revoke(struct egd_call *c);
+enum MHD_Result egd_h_node_key(struct egd_call *c);
 enum MHD_Result egd_h_keys_list(struct egd_call *c);
 enum MHD_Result egd_h_key_put(struct egd_call *c);
 enum MHD_Result egd_h_key_delete(struct egd_call *c);
