@@ -400,6 +400,7 @@ Test(tcp, denial_events_carry_the_destination)
 
 /* The CLI's install report warns, as the API's does, about endpoints no
  * loaded tier enforces, on stderr and in its JSON. */
+/* guarantees: none */
 Test(tcp, install_warns_about_endpoints_no_tier_enforces)
 {
 	char out[8192], me[16], status[8192];
