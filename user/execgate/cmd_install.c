@@ -238,7 +238,9 @@ const struct eg_cli_cmd eg_cmd_install = {
 	    "       [--service-addr IP]... [--service-port PORT/tcp|udp]... [--json]",
     .about = "Installs the runtime record of the execution now running the sandbox here,\n"
 	     "and registers its endpoints. A newer generation replaces the record and kills\n"
-	     "every grant of the older one; an older one is refused (exit 6).",
+	     "every grant of the older one; an older one is refused (exit 6). Streams of\n"
+	     "an older epoch are cut before it returns; when that fails (a step refused,\n"
+	     "a stream left), the record change stands and the exit is 8.",
     .opts = install_opts,
     .dirs = true,
     .run = run_install,
@@ -319,7 +321,8 @@ const struct eg_cli_cmd eg_cmd_retire = {
     .args = "--sandbox UUID [--json]",
     .about = "Marks the sandbox's record retired and moves its epoch: every endpoint of it\n"
 	     "denies every connect, every grant and stream of it is dead. The record stays\n"
-	     "(so a late install of an older generation is still refused) until forget.",
+	     "(so a late install of an older generation is still refused) until forget.\n"
+	     "Exit 8 when its streams could not all be cut (the record is retired).",
     .opts = sandbox_opts,
     .dirs = true,
     .run = run_retire,
