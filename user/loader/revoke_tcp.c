@@ -225,9 +225,9 @@ static int revoke_tcp(struct eg_runtime *rt, const struct eg_revoke_target *t,
 	static struct ns_job jobs[MAX_NETNS];
 	int nsfd = rt->maps.fd[EG_MAP_INET_NETNS];
 	char pin[EG_PIN_PATH_MAX];
-	__u64 own, key, next;
+	__u64 own, key = 0, next;
 	size_t njobs = 0;
-	bool have = false, diag;
+	bool have = false, more, diag;
 	int prog_fd, link_fd = -1, rc;
 	const char *m;
 
@@ -277,6 +277,16 @@ static int revoke_tcp(struct eg_runtime *rt, const struct eg_revoke_target *t,
 		jobs[njobs].tgid = v.tgid;
 		njobs++;
 	}
+	/* More namespaces than one pass visits: the rest are not cut this
+	 * time, which is a failure to say, not a count to drop. */
+	more = false;
+	for (__u64 k = key;
+	     nsfd >= 0 && njobs == MAX_NETNS && have && !bpf_map_get_next_key(nsfd, &k, &next);
+	     k = next)
+		if (next != own) {
+			more = true;
+			break;
+		}
 	/* One thread per namespace, one at a time: setns changes only the
 	 * thread that calls it, and the thread ends with it. */
 	for (size_t i = 0; i < njobs; i++) {
@@ -311,6 +321,13 @@ static int revoke_tcp(struct eg_runtime *rt, const struct eg_revoke_target *t,
 			snprintf(err, err_size, "%s in netns %llu: %s", m,
 				 (unsigned long long)jobs[i].cookie, strerror(-rc));
 		}
+	}
+	if (more && !rc) {
+		rc = -E2BIG;
+		snprintf(err, err_size,
+			 "more than %d network namespaces recorded in eg_inet_netns: the streams "
+			 "of the others were not cut",
+			 MAX_NETNS);
 	}
 out:
 	if (link_fd >= 0)
