@@ -67,7 +67,7 @@ static __always_inline int inet_check(struct bpf_sock_addr *ctx, const struct eg
 	}
 deny:
 	eg_count(reason);
-	eg_emit_denial(hook, reason, ep.sandbox, rec.epoch, NULL, 0, NULL);
+	eg_emit_denial_to(hook, reason, ep.sandbox, rec.epoch, NULL, 0, NULL, key, port, proto);
 	return SOCK_DENY;
 }
 

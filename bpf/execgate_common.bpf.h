@@ -277,11 +277,13 @@ EG_INLINE void eg_count(__u32 reason)
 
 /* One denial event. path/path_len: a kernel pointer to the Unix path bytes
  * (BTF or plain kernel memory) or NULL; vsock: the AF_VSOCK destination or
- * NULL. When the ring buffer is full the event is dropped and counted under
+ * NULL; inet/inet_port/inet_proto: the TCP/UDP destination or NULL. When
+ * the ring buffer is full the event is dropped and counted under
  * EG_K_EVENT_DROPPED: the counters stay exact, events are best effort. */
-EG_INLINE void eg_emit_denial(__u32 hook, __u32 reason, const __u8 sandbox[EG_ID_BYTES],
-			      __u64 epoch, const void *path, __u32 path_len,
-			      const struct eg_vsock_key *vsock)
+EG_INLINE void eg_emit_denial_to(__u32 hook, __u32 reason, const __u8 sandbox[EG_ID_BYTES],
+				 __u64 epoch, const void *path, __u32 path_len,
+				 const struct eg_vsock_key *vsock, const struct eg_inet_key *inet,
+				 __u16 inet_port, __u8 inet_proto)
 {
 	struct eg_event *ev;
 	__u64 pid_tgid;
@@ -314,7 +316,21 @@ EG_INLINE void eg_emit_denial(__u32 hook, __u32 reason, const __u8 sandbox[EG_ID
 			path_len = EG_UNIX_PATH_MAX;
 		bpf_probe_read_kernel(ev->path, path_len, path);
 	}
+	if (inet)
+		ev->inet = *inet;
+	else
+		__builtin_memset(&ev->inet, 0, sizeof(ev->inet));
+	ev->inet_port = inet ? inet_port : 0;
+	ev->inet_proto = inet ? inet_proto : 0;
 	bpf_ringbuf_submit(ev, 0);
+}
+
+/* A denial at a Unix or VSOCK destination (or none). */
+EG_INLINE void eg_emit_denial(__u32 hook, __u32 reason, const __u8 sandbox[EG_ID_BYTES],
+			      __u64 epoch, const void *path, __u32 path_len,
+			      const struct eg_vsock_key *vsock)
+{
+	eg_emit_denial_to(hook, reason, sandbox, epoch, path, path_len, vsock, NULL, 0, 0);
 }
 
 /* Tag sk with the execution it was admitted to. sk must be a socket pointer

@@ -250,6 +250,17 @@ enum eg_hook {
 	EG_HOOK_LSM_RECVMSG = 5,
 };
 
+/* map eg_inet_endpoints (TCP tier, below): guest address -> struct eg_endpoint (role
+ * EG_ROLE_SERVICE). addr holds the address in network byte order: 4 bytes
+ * for AF_INET (rest zero), 16 for AF_INET6. A v4-mapped v6 address
+ * (::ffff:a.b.c.d) is looked up as AF_INET. */
+struct eg_inet_key {
+	__u32 family; /* AF_INET (2) or AF_INET6 (10) */
+	__u32 pad;
+	__u8 addr[16];
+};
+EG_STATIC_ASSERT(sizeof(struct eg_inet_key) == 24, "eg_inet_key size");
+
 /* ring buffer eg_events: one record per denial. */
 struct eg_event {
 	__u64 ts_ns; /* bpf_ktime_get_boot_ns() */
@@ -262,9 +273,12 @@ struct eg_event {
 	__u64 epoch;
 	struct eg_vsock_key vsock;   /* AF_VSOCK destination, else zero */
 	char path[EG_UNIX_PATH_MAX]; /* Unix destination, else empty */
-	__u32 pad;
+	__u16 inet_port;	     /* TCP/UDP destination port (host order), else 0 */
+	__u8 inet_proto;	     /* 6 TCP, 17 UDP, else 0 */
+	__u8 pad;
+	struct eg_inet_key inet; /* TCP/UDP destination (TCP tier), else family 0 */
 };
-EG_STATIC_ASSERT(sizeof(struct eg_event) == 184, "eg_event size");
+EG_STATIC_ASSERT(sizeof(struct eg_event) == 208, "eg_event size");
 
 /* ---- TCP / ServicePort tier (bpf/cgroup_inet.bpf.c, bpf/iter_tcp_revoke.bpf.c) ----
  * A guest address registered by `install --service-addr` is an endpoint of
@@ -287,17 +301,6 @@ enum eg_inet_hook {
 	EG_HOOK_SENDMSG4 = 8,
 	EG_HOOK_SENDMSG6 = 9,
 };
-
-/* map eg_inet_endpoints: guest address -> struct eg_endpoint (role
- * EG_ROLE_SERVICE). addr holds the address in network byte order: 4 bytes
- * for AF_INET (rest zero), 16 for AF_INET6. A v4-mapped v6 address
- * (::ffff:a.b.c.d) is looked up as AF_INET. */
-struct eg_inet_key {
-	__u32 family; /* AF_INET (2) or AF_INET6 (10) */
-	__u32 pad;
-	__u8 addr[16];
-};
-EG_STATIC_ASSERT(sizeof(struct eg_inet_key) == 24, "eg_inet_key size");
 
 /* map eg_inet_hint: a bitmap in front of eg_inet_endpoints, as eg_path_hint
  * is for paths. Nearly every connect from a gateway's cgroup goes to an

@@ -195,8 +195,13 @@ struct eg_stream_cuts {
 	unsigned tcp_cut, tcp_unreachable;
 	const char *unix_method; /* "iter/task_file", "procfs"; NULL: no cut ran */
 	const char *tcp_method;
-	int error; /* 0, or a revoker's negative errno: the counts may be short */
+	/* 0, or the first revoker's negative errno: a step failed (setns,
+	 * socket, pidfd_getfd, a thread) or a stale stream was left running.
+	 * The record change stands; the caller must treat the operation as
+	 * failed (the CLI exits 8, the API answers 500). */
+	int error;
 	char error_text[256];
+	int unix_error, tcp_error; /* each kind's negative errno, or 0 */
 };
 
 struct eg_install_report {
@@ -209,6 +214,15 @@ struct eg_install_report {
 	 * move and its cut left that cut pending (record.cut_pending): an
 	 * `unchanged` install finishes it and counts it here */
 	struct eg_stream_cuts streams;
+	/* Endpoints installed that no tier loaded on this kernel enforces
+	 * (docs/api.md, "Install warnings"): the install stands, but connects
+	 * to them are not checked. code: "vsock-not-enforced",
+	 * "unix-not-enforced", "tcp-not-enforced", "ports-without-service-addrs". */
+	size_t n_warnings;
+	struct eg_install_warning {
+		const char *code;
+		char message[256];
+	} warnings[4];
 };
 
 /* 0, or -ESTALE (older than what is installed: err names both), -EEXIST
@@ -261,7 +275,8 @@ struct eg_sandbox_info {
 	struct eg_exec_record record;
 	unsigned n_endpoints; /* paths, vsock addresses and inodes pointing at it */
 	unsigned n_grants;
-	/* The ServicePort addresses registered for it (TCP tier). */
+	/* Its ServicePort guest addresses (TCP tier), up to
+	 * EG_WORKER_MAX_ENDPOINTS of them. */
 	struct eg_inet_key service_addrs[EG_WORKER_MAX_ENDPOINTS];
 	size_t n_service_addrs;
 };

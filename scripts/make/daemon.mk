@@ -8,8 +8,8 @@
 
 # user/daemon/json.c too: test_json.c compares the verdict's two forms.
 DAEMON_TEST_SRCS := $(wildcard tests/daemon/*.c) tests/kernel/harness.c tests/kernel/not_offered.c \
-	tests/kernel/json_log.c tests/kernel/stream_holder.c \
-	user/daemon/json.c
+	tests/kernel/json_log.c tests/kernel/stream_holder.c tests/kernel/restrict.c \
+	tests/kernel/tcp_env.c user/daemon/json.c
 
 .PHONY: test-daemon install-daemon
 

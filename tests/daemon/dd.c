@@ -20,8 +20,10 @@
 #include "json_log.h"
 #include "loader/cgroup.h"
 #include "not_offered.h"
+#include "restrict.h"
 
 struct dd_env dd;
+unsigned dd_next_restrict;
 static unsigned dd_seq;
 
 double dd_now_ms(void)
@@ -47,6 +49,9 @@ void dd_setup(void)
 
 	memset(&kh, 0, sizeof(kh));
 	memset(&dd, 0, sizeof(dd));
+	dd.restrictions = dd_next_restrict;
+	dd_next_restrict = 0;
+	kh_child_restrict = 0;
 	if (geteuid() != 0)
 		kh_not_offered(KH_NEED_ROOT, "not running as root");
 	kh_json_log_open();
@@ -125,6 +130,10 @@ void dd_start(void)
 
 		dup2(lfd, 1);
 		dup2(lfd, 2);
+		if (dd.restrictions && kr_apply(dd.restrictions)) {
+			dprintf(2, "dd_start: kr_apply: %s\n", strerror(errno));
+			_exit(126);
+		}
 		execl(daemon_bin(), "execgated", "--config", dd.config, (char *)NULL);
 		_exit(127);
 	}

@@ -28,11 +28,14 @@ struct dd_env {
 	char config[200];
 	char socket[200];
 	char log[200];
-	pid_t pid;	    /* the running daemon, 0 when none */
-	char extra[512];    /* more config lines for the next start */
-	const char *worker; /* worker_id of the next start; NULL: DD_WORKER */
+	pid_t pid;	       /* the running daemon, 0 when none */
+	char extra[512];       /* more config lines for the next start */
+	const char *worker;    /* worker_id of the next start; NULL: DD_WORKER */
+	unsigned restrictions; /* tests/kernel/restrict.h: what the daemon runs under */
 };
 extern struct dd_env dd;
+/* The restrictions the next dd_setup's daemon runs under (then reset). */
+extern unsigned dd_next_restrict;
 
 void dd_setup(void);
 void dd_teardown(void);

@@ -180,7 +180,7 @@ Test(daemon_config, systemd_unit_verifies)
 	cr_expect_str_eq(out, "", "systemd-analyze verify has remarks: %s", out);
 	rc = kh_run(out, sizeof(out), "grep", "-c",
 		    "^CapabilityBoundingSet=CAP_BPF CAP_PERFMON CAP_NET_ADMIN CAP_SYS_ADMIN "
-		    "CAP_SYS_PTRACE$",
+		    "CAP_SYS_PTRACE CAP_DAC_OVERRIDE$",
 		    unit, NULL);
 	cr_expect_eq(rc, 0, "capabilities: %s", out);
 	rc = kh_run(out, sizeof(out), "grep", "-c", "^Type=notify$", unit, NULL);

@@ -23,6 +23,7 @@
 #include "not_offered.h"
 #include "harness.h"
 #include "json_log.h"
+#include "restrict.h"
 #include "core/keyset.h"
 #include "loader/cgroup.h"
 #include "loader/pins.h"
@@ -78,6 +79,8 @@ static int run_argv(char *out, size_t size, char *const argv[])
 	if (pid == 0) {
 		dup2(pipefd[1], 1);
 		dup2(pipefd[1], 2);
+		if (kh_child_restrict && kr_apply(kh_child_restrict))
+			_exit(126);
 		execvp(argv[0], argv);
 		_exit(127);
 	}
@@ -226,6 +229,7 @@ void kh_setup_requiring(const char *tier)
 	int rc;
 
 	memset(&kh, 0, sizeof(kh));
+	kh_child_restrict = 0;
 	if (geteuid() != 0)
 		kh_not_offered(KH_NEED_ROOT, "not running as root");
 	kh_json_log_open();

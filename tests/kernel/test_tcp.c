@@ -413,3 +413,60 @@ Test(tcp, sock_diag_fallback_destroys_stale_streams_in_the_gateway_netns)
 	cr_assert_eq(te_recv(&e, 1), 1);
 	cr_assert_eq(te_peer_state(&e, 1, 0), 1);
 }
+
+/* `execgate events` names the destination of a denied inet connect or
+ * send: address, port and protocol, in JSON and in text, and the hook
+ * (connect4 / sendmsg6). */
+/* guarantees: tcp-serviceport-profile */
+Test(tcp, denial_events_carry_the_destination)
+{
+	char out[8192];
+	struct te_env e;
+	int rc;
+
+	tcp_tier_or_skip();
+	kh_keys();
+	te_start(&e);
+	install(7, 1);
+	cr_assert_eq(te_connect(&e, 0, TE_GUEST_ADDR, TE_TCP_PORT, false), -EPERM);
+	rc = kh_cli(out, sizeof(out), "events", "--json", "--drain", NULL);
+	cr_assert_eq(rc, 0, "events: exit %d: %s", rc, out);
+	cr_expect(strstr(out, "\"hook\":\"connect4\""), "%s", out);
+	cr_expect(strstr(out, "\"inet\":{\"addr\":\"" TE_GUEST_ADDR "\",\"port\":7000,"
+			      "\"proto\":\"tcp\"}"),
+		  "%s", out);
+	cr_expect(strstr(out, "\"sandbox\":\"" SANDBOX "\""), "%s", out);
+
+	cr_assert_eq(te_sendto(&e, "::1", TE_UDP_PORT), -EPERM);
+	rc = kh_cli(out, sizeof(out), "events", "--drain", NULL);
+	cr_assert_eq(rc, 0, "events: exit %d: %s", rc, out);
+	cr_expect(strstr(out, "sendmsg6: deny-no-grant sandbox " SANDBOX), "%s", out);
+	cr_expect(strstr(out, "inet ::1 port 7001/udp"), "%s", out);
+}
+
+/* The CLI's install report warns, as the API's does, about endpoints no
+ * loaded tier enforces, on stderr and in its JSON. */
+/* guarantees: none */
+Test(tcp, install_warns_about_endpoints_no_tier_enforces)
+{
+	char out[8192], me[16], status[8192];
+	int rc;
+
+	tcp_tier_or_skip();
+	snprintf(me, sizeof(me), "%d", (int)getpid());
+	rc = kh_cli(out, sizeof(out), "install", "--sandbox", SANDBOX, "--worker", WORKER,
+		    "--generation", "1", "--activation", "1", "--bridge-pid", me, "--service-port",
+		    "7000/tcp", "--vsock", "3:5000", "--json", NULL);
+	cr_assert_eq(rc, 0, "install: exit %d: %s", rc, out);
+	cr_expect(strstr(out, "warning: ports-without-service-addrs: "), "%s", out);
+	cr_expect(strstr(out, "\"warnings\":[") &&
+		      strstr(out, "{\"code\":\"ports-without-service-addrs\""),
+		  "%s", out);
+	kh_cli(status, sizeof(status), "status", NULL);
+	if (strstr(status, "tier lsm: loaded"))
+		cr_expect(!strstr(out, "vsock-not-enforced"), "lsm loaded, yet: %s", out);
+	else
+		cr_expect(strstr(out, "warning: vsock-not-enforced: ") &&
+			      strstr(out, "{\"code\":\"vsock-not-enforced\""),
+			  "no lsm tier, no warning: %s", out);
+}

@@ -109,3 +109,26 @@ enum MHD_Result egd_h_key_delete(struct egd_call *c)
 	return egd_reply_json(c, MHD_HTTP_OK,
 			      with_warnings(eg_json_key_change(c->arg, "removed", true), err));
 }
+
+/* GET /v1/node-key: the public half of the node key that signs verdicts
+ * (what `execgate node-key init` prints the path of), for front ends that
+ * verify them, and the worker id it signs for. */
+enum MHD_Result egd_h_node_key(struct egd_call *c)
+{
+	char path[EGD_PATH_MAX + 16], text[4096];
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/node.pub", c->d->cfg.state_dir);
+	f = fopen(path, "re");
+	if (!f)
+		return egd_reply_error(c, MHD_HTTP_NOT_FOUND, "not found", "%s: %s", path,
+				       strerror(errno));
+	n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	return egd_reply_json(c, MHD_HTTP_OK,
+			      json_pack("{s:i,s:s,s:s}", "schema_version", EG_JSON_SCHEMA_VERSION,
+					"worker_id", c->d->cfg.worker_id_text, "public_key_file",
+					text));
+}

@@ -9,6 +9,7 @@
 #include "daemon/json.h"
 #include "daemon/log.h"
 #include "execgate/verdict.h"
+#include "loader/inet.h"
 
 /* The {uuid} segment, parsed; from here on c->arg is its canonical
  * (lower-case) text, the form the record, the log and every answer use,
@@ -82,25 +83,39 @@ enum MHD_Result egd_h_sandbox_show(struct egd_call *c)
 	return egd_reply_json(c, MHD_HTTP_OK, eg_json_show(&info));
 }
 
-/* Counts what install or retire cut, and warns when a stale stream was left
- * (the same cases `execgate install/retire` warns about on stderr). */
-static void log_streams(struct egd_call *c, const struct eg_stream_cuts *s)
+/* Counts what install or retire cut, and logs a failed revocation (the
+ * same cases `execgate install/retire` report on stderr and exit 8 for). */
+static void log_streams(struct egd_call *c, const char *op, const struct eg_stream_cuts *s)
 {
 	egd_metrics_streams(&c->d->metrics, s);
 	if (s->error)
-		egd_log(EGD_LOG_WARNING, "sandbox %s: stream revocation: %s", c->arg,
+		egd_log(EGD_LOG_ERR, "%s: sandbox %s: stream revocation failed: %s", op, c->arg,
 			s->error_text);
-	else if (s->unix_unreachable + s->tcp_unreachable)
-		egd_log(EGD_LOG_WARNING,
-			"sandbox %s: stream revocation: %u stale stream(s) could not be reached",
-			c->arg, s->unix_unreachable + s->tcp_unreachable);
+}
+
+/* The answer of install and retire: 200, or 500 "stream revocation failed"
+ * when a stale stream may be left running. The record change stands
+ * either way, so the body is the whole report in both cases, with error
+ * and reason on top in the second. */
+static enum MHD_Result reply_streams(struct egd_call *c, json_t *out,
+				     const struct eg_stream_cuts *s)
+{
+	char text[EG_ERR_MAX];
+
+	if (!s->error || !out)
+		return egd_reply_json(c, MHD_HTTP_OK, out);
+	egd_printable(s->error_text, text, sizeof(text));
+	json_object_set_new(out, "error", json_string("stream revocation failed"));
+	json_object_set_new(out, "reason", json_string(text));
+	return egd_reply_json(c, MHD_HTTP_INTERNAL_SERVER_ERROR, out);
 }
 
 /* --- PUT: install ------------------------------------------------------------ */
 
 static const char *const install_fields[] = {
     "worker",  "generation",	 "activation",	"pod_uid", "substrate", "bridge_pid",
-    "vmm_pid", "bridge_sockets", "vmm_sockets", "vsock",   "ports",	NULL,
+    "vmm_pid", "bridge_sockets", "vmm_sockets", "vsock",   "ports",	"service_addrs",
+    NULL,
 };
 
 static int paths(json_t *o, const char *name, const char **out, size_t *n, char *why,
@@ -215,7 +230,36 @@ static int parse_spec(json_t *o, struct eg_install_spec *s, char *why, size_t wh
 			s->n_ports++;
 		}
 	}
+	arr = json_object_get(o, "service_addrs");
+	if (arr) {
+		if (!json_is_array(arr) || json_array_size(arr) > EG_WORKER_MAX_ENDPOINTS) {
+			snprintf(why, why_size,
+				 "\"service_addrs\": not an array of at most %d addresses",
+				 EG_WORKER_MAX_ENDPOINTS);
+			return -EINVAL;
+		}
+		json_array_foreach(arr, i, v)
+		{
+			if (!json_is_string(v) ||
+			    eg_inet_key_parse(json_string_value(v), &s->service_addrs[i])) {
+				snprintf(
+				    why, why_size,
+				    "\"service_addrs\"[%zu]: not an IPv4 or IPv6 unicast address",
+				    i);
+				return -EINVAL;
+			}
+			s->n_service_addrs++;
+		}
+	}
 	return 0;
+}
+
+/* Each install warning in the log too (the answer carries them). */
+static void log_warnings(struct egd_call *c, const struct eg_install_report *rep)
+{
+	for (size_t i = 0; i < rep->n_warnings; i++)
+		egd_log(EGD_LOG_WARNING, "install: sandbox %s: %s: %s", c->arg,
+			rep->warnings[i].code, rep->warnings[i].message);
 }
 
 enum MHD_Result egd_h_sandbox_install(struct egd_call *c)
@@ -252,7 +296,7 @@ enum MHD_Result egd_h_sandbox_install(struct egd_call *c)
 	if (rc)
 		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error", "%s",
 				       err[0] ? err : strerror(-rc));
-	log_streams(c, &rep.streams);
+	log_streams(c, "install", &rep.streams);
 	egd_log(EGD_LOG_INFO,
 		"install: sandbox=%s outcome=%s generation=%llu epoch=%llu streams_cut=%u "
 		"streams_unreachable=%u",
@@ -264,7 +308,8 @@ enum MHD_Result egd_h_sandbox_install(struct egd_call *c)
 	if (rc)
 		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error",
 				       "installed, but the report cannot be read: %s", err);
-	return egd_reply_json(c, MHD_HTTP_OK, eg_json_install(&rep, addrs, naddrs));
+	log_warnings(c, &rep);
+	return reply_streams(c, eg_json_install(&rep, addrs, naddrs), &rep.streams);
 }
 
 /* --- retire, forget ------------------------------------------------------------ */
@@ -289,7 +334,7 @@ enum MHD_Result egd_h_sandbox_retire(struct egd_call *c)
 	if (rc)
 		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error", "%s",
 				       err[0] ? err : strerror(-rc));
-	log_streams(c, &streams);
+	log_streams(c, "retire", &streams);
 	egd_log(EGD_LOG_INFO, "retire: sandbox=%s epoch=%llu streams_cut=%u streams_unreachable=%u",
 		c->arg, (unsigned long long)after.epoch, streams.unix_cut + streams.tcp_cut,
 		streams.unix_unreachable + streams.tcp_unreachable);
@@ -298,7 +343,7 @@ enum MHD_Result egd_h_sandbox_retire(struct egd_call *c)
 	if (rc)
 		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error",
 				       "retired, but the report cannot be read: %s", err);
-	return egd_reply_json(c, MHD_HTTP_OK, eg_json_retire(&after, addrs, naddrs, &streams));
+	return reply_streams(c, eg_json_retire(&after, addrs, naddrs, &streams), &streams);
 }
 
 enum MHD_Result egd_h_sandbox_forget(struct egd_call *c)
@@ -322,8 +367,53 @@ enum MHD_Result egd_h_sandbox_forget(struct egd_call *c)
 	if (rc)
 		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error", "%s",
 				       err[0] ? err : strerror(-rc));
-	log_streams(c, &streams);
+	log_streams(c, "forget", &streams);
 	egd_log(EGD_LOG_INFO, "forget: sandbox=%s endpoints=%u streams_cut=%u", c->arg, endpoints,
 		streams.unix_cut + streams.tcp_cut);
 	return egd_reply_json(c, MHD_HTTP_OK, eg_json_forget(id, endpoints, &streams));
+}
+
+/* --- revoke: one process's grants ---------------------------------------------- */
+
+/* POST /v1/sandboxes/{uuid}/revoke {"pid":N}: `execgate revoke`. */
+enum MHD_Result egd_h_sandbox_revoke(struct egd_call *c)
+{
+	char why[256], err[EG_ERR_MAX] = "";
+	enum MHD_Result replied;
+	__u8 id[EG_ID_BYTES];
+	unsigned removed = 0;
+	const char *key;
+	uint64_t pid;
+	json_t *o, *v;
+	int rc;
+
+	if (!sandbox_arg(c, id, &replied))
+		return replied;
+	o = egd_body_object(c, &replied);
+	if (!o)
+		return replied;
+	json_object_foreach(o, key, v) if (strcmp(key, "pid"))
+	{
+		snprintf(why, sizeof(why), "\"%.64s\": unknown field", key);
+		json_decref(o);
+		return egd_reply_error(c, MHD_HTTP_BAD_REQUEST, "bad request", "%s", why);
+	}
+	rc = egd_get_u64(o, "pid", true, 0x3fffffff, &pid, NULL, why, sizeof(why));
+	json_decref(o);
+	if (rc || !pid)
+		return egd_reply_error(c, MHD_HTTP_BAD_REQUEST, "bad request", "%s",
+				       rc ? why : "\"pid\": not a process id");
+	rc = eg_worker_revoke(c->d->worker, (pid_t)pid, id, &removed, err, sizeof(err));
+	if (rc == -ENOENT)
+		return egd_reply_error(c, MHD_HTTP_NOT_FOUND, "not found", "%s",
+				       err[0] ? err : "no grant");
+	if (rc)
+		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error", "%s",
+				       err[0] ? err : strerror(-rc));
+	egd_log(EGD_LOG_INFO, "revoke: sandbox=%s pid=%llu grants=%u", c->arg,
+		(unsigned long long)pid, removed);
+	return egd_reply_json(c, MHD_HTTP_OK,
+			      json_pack("{s:i,s:s,s:I,s:i}", "schema_version",
+					EG_JSON_SCHEMA_VERSION, "sandbox", c->arg, "pid",
+					(json_int_t)pid, "grants_removed", (int)removed));
 }

@@ -32,6 +32,8 @@ static const struct route routes[] = {
     {"PUT", "/v1/sandboxes/{}", egd_h_sandbox_install, EGD_ROLE_ADMIN},
     {"DELETE", "/v1/sandboxes/{}", egd_h_sandbox_forget, EGD_ROLE_ADMIN},
     {"POST", "/v1/sandboxes/{}/retire", egd_h_sandbox_retire, EGD_ROLE_ADMIN},
+    {"POST", "/v1/sandboxes/{}/revoke", egd_h_sandbox_revoke, EGD_ROLE_ADMIN},
+    {"GET", "/v1/node-key", egd_h_node_key, EGD_ROLE_ADMIT},
     {"GET", "/v1/keys", egd_h_keys_list, EGD_ROLE_ADMIT},
     {"PUT", "/v1/keys/{}", egd_h_key_put, EGD_ROLE_ADMIN},
     {"DELETE", "/v1/keys/{}", egd_h_key_delete, EGD_ROLE_ADMIN},
@@ -106,7 +108,7 @@ enum MHD_Result egd_reply_json(struct egd_call *c, unsigned status, json_t *o)
  * (socket paths): bytes outside printable ASCII become \xNN, so that text
  * that is not UTF-8, or a UTF-8 sequence cut by a %.64s, still makes a JSON
  * answer (jansson refuses such strings, and the client would get none). */
-static void printable(const char *in, char *out, size_t size)
+void egd_printable(const char *in, char *out, size_t size)
 {
 	size_t o = 0;
 
@@ -130,7 +132,7 @@ enum MHD_Result egd_reply_error(struct egd_call *c, unsigned status, const char 
 	va_start(ap, reason_fmt);
 	vsnprintf(reason, sizeof(reason), reason_fmt, ap);
 	va_end(ap);
-	printable(reason, text, sizeof(text));
+	egd_printable(reason, text, sizeof(text));
 	return egd_reply_json(c, status, eg_json_error(error, text));
 }
 

@@ -35,6 +35,9 @@ typedef enum MHD_Result (*egd_handler)(struct egd_call *c);
 
 /* Replies. Each queues exactly one response and returns MHD's result. */
 enum MHD_Result egd_reply_json(struct egd_call *c, unsigned status, json_t *o); /* steals o */
+/* in as text for a JSON string or a log line: bytes outside printable
+ * ASCII become \xNN. */
+void egd_printable(const char *in, char *out, size_t size);
 enum MHD_Result egd_reply_error(struct egd_call *c, unsigned status, const char *error,
 				const char *reason_fmt, ...) __attribute__((format(printf, 4, 5)));
 /* buf is malloc'ed; the response takes it. */
@@ -55,6 +58,8 @@ enum MHD_Result egd_h_sandbox_show(struct egd_call *c);
 enum MHD_Result egd_h_sandbox_install(struct egd_call *c);
 enum MHD_Result egd_h_sandbox_retire(struct egd_call *c);
 enum MHD_Result egd_h_sandbox_forget(struct egd_call *c);
+enum MHD_Result egd_h_sandbox_revoke(struct egd_call *c);
+enum MHD_Result egd_h_node_key(struct egd_call *c);
 enum MHD_Result egd_h_keys_list(struct egd_call *c);
 enum MHD_Result egd_h_key_put(struct egd_call *c);
 enum MHD_Result egd_h_key_delete(struct egd_call *c);

@@ -28,6 +28,7 @@
 #include "daemon/log.h"
 #include "loader/attach_root.h"
 #include "loader/proc_id.h"
+#include "loader/serving.h"
 #include "loader/tier.h"
 
 /* Exit codes, as the execgate CLI's. */
@@ -56,8 +57,9 @@ static void usage(const struct eg_opts *p, FILE *f)
 	eg_opts_help_rows(f, opts);
 	eg_opts_help_std(f);
 	fprintf(f, "\n"
-		   "Signals: SIGHUP reloads the key set; SIGTERM/SIGINT stop the service (the\n"
-		   "programs stay attached).\n"
+		   "Signals: SIGHUP reloads the key set and probes again what this process may\n"
+		   "do (setns, sock_diag, pidfd_getfd: GET /v1/status); SIGTERM/SIGINT stop the\n"
+		   "service (the programs stay attached).\n"
 		   "\n"
 		   "exit codes: 0 stopped cleanly, 1 start-up failed, 2 usage or configuration,\n"
 		   "5 the required tier is not offered\n");
@@ -172,6 +174,36 @@ static void reload_keys(struct egd *d, const char *why)
 	}
 }
 
+/* What this process may do itself (loader/serving.h), probed again: a
+ * reload after the unit's restrictions changed shows in status without a
+ * restart. Every refused step goes in the log once. */
+static void log_serving(const struct egd_config *c)
+{
+	static struct eg_probe_record r;
+
+	eg_probe_record_read(c->state_dir, &r);
+	if (!r.present || !r.serving_probed)
+		return;
+	for (int i = 0; i < EG_STEP__COUNT; i++)
+		if (!r.step_ok[i])
+			egd_log(EGD_LOG_WARNING, "serving process: %s refused: %s",
+				eg_serving_step_names[i], r.step_why[i]);
+}
+
+static void reprobe_serving(struct egd *d)
+{
+	char err[EG_ERR_MAX], who[64];
+	int rc;
+
+	snprintf(who, sizeof(who), "execgated pid %d", (int)getpid());
+	rc = eg_serving_reprobe(d->cfg.state_dir, who, err, sizeof(err));
+	if (rc) {
+		egd_log(EGD_LOG_ERR, "serving process: re-probe failed: %s", err);
+		return;
+	}
+	log_serving(&d->cfg);
+}
+
 static int watch_keys(const char *keys_dir)
 {
 	int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
@@ -257,6 +289,7 @@ static void serve(struct egd *d, int sfd, int ifd)
 				continue;
 			if (si.ssi_signo == SIGHUP) {
 				reload_keys(d, "SIGHUP");
+				reprobe_serving(d);
 				continue;
 			}
 			egd_log(EGD_LOG_INFO, "stopping on signal %u", si.ssi_signo);
@@ -344,6 +377,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	warn_attach_point(&d.cfg);
+	log_serving(&d.cfg);
 	snprintf(keys_dir, sizeof(keys_dir), "%s/keys", d.cfg.state_dir);
 	mkdirs(keys_dir, 0755);
 	/* The node key signs refresh-route and deny verdicts, so that only an

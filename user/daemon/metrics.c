@@ -54,6 +54,8 @@ void egd_metrics_streams(struct egd_metrics *m, const struct eg_stream_cuts *s)
 	BUMP(&m->streams_cut[1], s->tcp_cut);
 	BUMP(&m->streams_unreachable[0], s->unix_unreachable);
 	BUMP(&m->streams_unreachable[1], s->tcp_unreachable);
+	BUMP(&m->stream_revocation_errors[0], s->unix_error != 0);
+	BUMP(&m->stream_revocation_errors[1], s->tcp_error != 0);
 }
 
 static void family(FILE *out, const char *name, const char *type, const char *help)
@@ -221,6 +223,12 @@ void egd_metrics_write(struct egd *d, FILE *out)
 	for (int k = 0; k < 2; k++)
 		fprintf(out, "execgate_streams_unreachable_total{kind=\"%s\"} %llu\n",
 			stream_kinds[k], (unsigned long long)LOAD(&m->streams_unreachable[k]));
+	family(out, "execgate_stream_revocation_errors_total", "counter",
+	       "Installs and retires whose revocation of that kind failed (a step such as "
+	       "setns or pidfd_getfd refused, or a stale stream left running), by kind.");
+	for (int k = 0; k < 2; k++)
+		fprintf(out, "execgate_stream_revocation_errors_total{kind=\"%s\"} %llu\n",
+			stream_kinds[k], (unsigned long long)LOAD(&m->stream_revocation_errors[k]));
 
 	egd_events_stats(d->events, &es);
 	family(out, "execgate_event_readers", "gauge", "Clients reading GET /v1/events now.");

@@ -39,6 +39,9 @@ struct egd_metrics {
 	/* Established streams install and retire cut (eg_stream_cuts), by
 	 * kind: [0] Unix, [1] TCP. */
 	uint64_t streams_cut[2], streams_unreachable[2];
+	/* Revocations of that kind that failed (a step refused, a stale
+	 * stream left): install/retire answered 500. */
+	uint64_t stream_revocation_errors[2];
 };
 
 void egd_metrics_verdict(struct egd_metrics *m, enum egd_op op, const struct eg_decision *d,

@@ -128,7 +128,8 @@ static int run_revoke(const struct eg_cli_cmd *cmd, int argc, char **argv)
 const struct eg_cli_cmd eg_cmd_revoke = {
     .name = "revoke",
     .args = "--pid PID --sandbox UUID",
-    .about = "Deletes every grant of process PID for the sandbox. Exit 7 when it had none.",
+    .about = "Deletes every grant of process PID for the sandbox, Unix and ServicePort.\n"
+	     "Exit 7 when it had none.",
     .opts = revoke_opts,
     .dirs = true,
     .run = run_revoke,

@@ -8,6 +8,7 @@
 #include "execgate/commands.h"
 #include "execgate/ring.h"
 #include "lib/json.h"
+#include "loader/inet.h"
 #include "loader/kreason.h"
 
 static volatile sig_atomic_t stop;
@@ -28,7 +29,7 @@ static void on_event(void *ctx, const void *data, size_t size)
 {
 	struct follow *f = ctx;
 	const struct eg_event *ev = data;
-	char u[EG_UUID_TEXT_LEN], t[64];
+	char u[EG_UUID_TEXT_LEN], t[64], addr[EG_INET_TEXT_MAX];
 	int64_t wall;
 
 	if (size < sizeof(*ev))
@@ -50,6 +51,9 @@ static void on_event(void *ctx, const void *data, size_t size)
 			printf("path ");
 			eg_cli_print_escaped(stdout, ev->path, sizeof(ev->path));
 			printf("\n");
+		} else if (ev->inet.family) {
+			printf("inet %s port %u/%s\n", eg_inet_key_format(&ev->inet, addr),
+			       ev->inet_port, eg_proto_name(ev->inet_proto));
 		} else {
 			printf("vsock %u:%u\n", ev->vsock.cid, ev->vsock.port);
 		}

@@ -94,13 +94,17 @@ static void text_streams(const struct eg_stream_cuts *s)
 	       s->unix_unreachable + s->tcp_unreachable);
 }
 
+/* A failed revocation (a step refused, a stale stream left running): the
+ * record change stands, the report is printed, and the exit is 8. */
 static void warn_streams(const struct eg_stream_cuts *s)
 {
 	if (s->error)
-		eg_cli_err("stream revocation: %s", s->error_text);
-	else if (s->unix_unreachable + s->tcp_unreachable)
-		eg_cli_err("stream revocation: %u stale stream(s) could not be reached",
-			   s->unix_unreachable + s->tcp_unreachable);
+		eg_cli_err("stream revocation failed: %s", s->error_text);
+}
+
+static int streams_exit(const struct eg_stream_cuts *s)
+{
+	return s->error ? EG_EXIT_REVOCATION : EG_EXIT_OK;
 }
 
 static int run_install(const struct eg_cli_cmd *cmd, int argc, char **argv)
@@ -180,9 +184,12 @@ static int run_install(const struct eg_cli_cmd *cmd, int argc, char **argv)
 		return rc == -ESTALE ? EG_EXIT_STALE : EG_EXIT_ERROR;
 	}
 	warn_streams(&rep.streams);
+	for (size_t i = 0; i < rep.n_warnings; i++)
+		eg_cli_err("warning: %s: %s", rep.warnings[i].code, rep.warnings[i].message);
 	if (json)
-		return eg_json_print(stdout, eg_json_install(&rep, addrs, naddrs)) ? EG_EXIT_ERROR
-										   : EG_EXIT_OK;
+		return eg_json_print(stdout, eg_json_install(&rep, addrs, naddrs))
+			   ? EG_EXIT_ERROR
+			   : streams_exit(&rep.streams);
 	printf("sandbox %s: %s generation %llu attempt %u, epoch %llu",
 	       eg_cli_uuid(rep.after.sandbox, u), rep.outcome_name,
 	       (unsigned long long)rep.after.generation, rep.after.activation,
@@ -194,7 +201,7 @@ static int run_install(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	eg_cli_print_proc(stdout, &rep.after.bridge);
 	text_streams(&rep.streams);
 	printf("\n");
-	return EG_EXIT_OK;
+	return streams_exit(&rep.streams);
 }
 
 const struct eg_cli_cmd eg_cmd_install = {
@@ -205,7 +212,9 @@ const struct eg_cli_cmd eg_cmd_install = {
 	    "       [--service-addr IP]... [--service-port PORT/tcp|udp]... [--json]",
     .about = "Installs the runtime record of the execution now running the sandbox here,\n"
 	     "and registers its endpoints. A newer generation replaces the record and kills\n"
-	     "every grant of the older one; an older one is refused (exit 6).",
+	     "every grant of the older one; an older one is refused (exit 6). Streams of\n"
+	     "an older epoch are cut before it returns; when that fails (a step refused,\n"
+	     "a stream left), the record change stands and the exit is 8.",
     .opts = install_opts,
     .dirs = true,
     .run = run_install,
@@ -280,14 +289,14 @@ static int run_retire(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	if (json)
 		return eg_json_print(stdout, eg_json_retire(&after, addrs, naddrs, &streams))
 			   ? EG_EXIT_ERROR
-			   : EG_EXIT_OK;
+			   : streams_exit(&streams);
 	printf("sandbox %s: retired generation %llu attempt %u, epoch %llu; its endpoints deny "
 	       "every connect",
 	       eg_cli_uuid(sandbox, u), (unsigned long long)after.generation, after.activation,
 	       (unsigned long long)after.epoch);
 	text_streams(&streams);
 	printf("\n");
-	return EG_EXIT_OK;
+	return streams_exit(&streams);
 }
 
 const struct eg_cli_cmd eg_cmd_retire = {
@@ -295,7 +304,8 @@ const struct eg_cli_cmd eg_cmd_retire = {
     .args = "--sandbox UUID [--json]",
     .about = "Marks the sandbox's record retired and moves its epoch: every endpoint of it\n"
 	     "denies every connect, every grant and stream of it is dead. The record stays\n"
-	     "(so a late install of an older generation is still refused) until forget.",
+	     "(so a late install of an older generation is still refused) until forget.\n"
+	     "Exit 8 when its streams could not all be cut (the record is retired).",
     .opts = sandbox_opts,
     .dirs = true,
     .run = run_retire,
@@ -367,7 +377,7 @@ static void record_text(const struct eg_exec_record *r, const struct eg_inet_key
 
 static int run_show(const struct eg_cli_cmd *cmd, int argc, char **argv)
 {
-	struct eg_sandbox_info info;
+	static struct eg_sandbox_info info;
 	struct eg_cli_parse p;
 	struct eg_worker *w;
 	__u8 sandbox[EG_ID_BYTES];

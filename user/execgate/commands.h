@@ -15,6 +15,7 @@ enum eg_exit {
 	EG_EXIT_UNSUPPORTED = 5, /* load --require: the kernel cannot give that tier */
 	EG_EXIT_STALE = 6,	 /* install: older than what is installed, refused */
 	EG_EXIT_NOT_FOUND = 7,	 /* unknown sandbox / key / grant; status: nothing loaded */
+	EG_EXIT_REVOCATION = 8,	 /* install/retire: done, but stream revocation failed */
 };
 
 /* One per subcommand, in the order `execgate --help` lists them. */

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include "core/ids.h"
 #include "lib/json.h"
+#include "loader/inet.h"
 #include "loader/kreason.h"
 
 json_t *eg_json_event(const struct eg_event *e, int64_t wall_ns, const char *worker_id)
@@ -28,6 +29,15 @@ json_t *eg_json_event(const struct eg_event *e, int64_t wall_ns, const char *wor
 		json_object_set_new(o, "vsock",
 				    json_pack("{s:I,s:I}", "cid", (json_int_t)e->vsock.cid, "port",
 					      (json_int_t)e->vsock.port));
+	if (e->inet.family) {
+		char addr[EG_INET_TEXT_MAX];
+
+		/* A TCP/UDP denial: the ServicePort destination asked for. */
+		json_object_set_new(
+		    o, "inet",
+		    json_pack("{s:s,s:I,s:s}", "addr", eg_inet_key_format(&e->inet, addr), "port",
+			      (json_int_t)e->inet_port, "proto", eg_proto_name(e->inet_proto)));
+	}
 	return o;
 }
 

@@ -70,8 +70,9 @@ json_t *eg_json_install(const struct eg_install_report *rep, const struct eg_ine
 			size_t naddrs)
 {
 	/* before: the record install replaced, without service_addrs (the
-	 * report does not keep the addresses it had). */
-	return json_pack(
+	 * report does not keep the addresses it had). warnings: endpoints no
+	 * loaded tier enforces (the install stands). */
+	json_t *o = json_pack(
 	    "{s:i,s:o,s:s,s:o,s:o,s:I,s:I,s:I,s:I,s:o}", "schema_version", EG_JSON_SCHEMA_VERSION,
 	    "sandbox", eg_json_uuid(rep->after.sandbox), "outcome", rep->outcome_name, "record",
 	    eg_json_record(&rep->after, addrs, naddrs), "before",
@@ -79,6 +80,17 @@ json_t *eg_json_install(const struct eg_install_report *rep, const struct eg_ine
 	    "endpoints_added", (json_int_t)rep->endpoints_added, "endpoints_claimed",
 	    (json_int_t)rep->endpoints_claimed, "inodes", (json_int_t)rep->inodes, "grants_dropped",
 	    (json_int_t)rep->grants_dropped, "streams", eg_json_streams(&rep->streams));
+	json_t *warnings = json_array();
+
+	for (size_t i = 0; i < rep->n_warnings; i++)
+		json_array_append_new(warnings,
+				      json_pack("{s:s,s:s}", "code", rep->warnings[i].code,
+						"message", rep->warnings[i].message));
+	if (o)
+		json_object_set_new(o, "warnings", warnings);
+	else
+		json_decref(warnings);
+	return o;
 }
 
 json_t *eg_json_retire(const struct eg_exec_record *after, const struct eg_inet_key *addrs,

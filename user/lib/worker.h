@@ -72,6 +72,10 @@ pthread_mutex_t *eg_wk_stripe(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTE
 /* Takes the writer locks (mutex, then flock); 0 or -errno with err set. */
 int eg_wk_write_begin(struct eg_worker *w, char *err, size_t err_size);
 void eg_wk_write_end(struct eg_worker *w);
+/* rep's warnings for spec: endpoints no loaded tier enforces
+ * (install_warnings.c). */
+void eg_wk_install_warnings(struct eg_worker *w, const struct eg_install_spec *spec,
+			    struct eg_install_report *rep);
 
 /* worker_pins.c. init: after eg_runtime_open, takes the pins' stamps. */
 int eg_wk_pins_init(struct eg_worker *w, char *err, size_t err_size);

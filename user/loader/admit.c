@@ -9,6 +9,7 @@
 #include <bpf/bpf.h>
 #include "core/ids.h"
 #include "loader/proc_id.h"
+#include "loader/inet.h"
 #include "loader/runtime.h"
 
 /* Walks eg_grants calling fn on every entry; fn returns true to delete. */
@@ -76,6 +77,9 @@ int eg_revoke(struct eg_runtime *rt, pid_t pid, const __u8 sandbox[EG_ID_BYTES],
 	int rc;
 
 	rc = grants_walk(rt, revoke_match, &a, removed);
+	/* and its ServicePort grants, which a TCP connect checks */
+	if (!rc)
+		rc = eg_service_grants_revoke(&rt->maps, (__u32)pid, sandbox, removed);
 	if (rc) {
 		snprintf(err, err_size, "grants of pid %d: %s", (int)pid, strerror(-rc));
 		return rc;

@@ -126,3 +126,40 @@ int eg_service_grants_gc(const struct eg_maps *m, const __u8 *sandbox, uint64_t 
 	}
 	return rc;
 }
+
+int eg_service_grants_revoke(const struct eg_maps *m, __u32 tgid, const __u8 *sandbox,
+			     unsigned *removed)
+{
+	static __thread struct eg_service_grant_key keys[EG_INET_REVOKE_MAX];
+	int fd = m->fd[EG_MAP_SERVICE_GRANTS];
+	struct eg_service_grant_key key, next;
+	struct eg_service_grant g;
+	bool have = false;
+	size_t n = 0;
+	int rc = 0;
+
+	if (fd < 0)
+		return 0;
+	/* Collected first: deleting under the cursor would restart the walk. */
+	while (n < EG_INET_REVOKE_MAX && !bpf_map_get_next_key(fd, have ? &key : NULL, &next)) {
+		have = true;
+		key = next;
+		if (key.proc.tgid == tgid && !memcmp(key.sandbox, sandbox, EG_ID_BYTES))
+			keys[n++] = key;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (eg_service_grant_read(m, &keys[i], &g))
+			continue;
+		/* Tombstone first, as eg_service_grants_gc does. */
+		g.generation = g.epoch = g.expiry_ns = 0;
+		if (eg_service_grant_write(m, &g) && errno != ENOENT)
+			continue;
+		if (bpf_map_delete_elem(fd, &keys[i])) {
+			if (errno != ENOENT && !rc)
+				rc = -errno;
+			continue;
+		}
+		(*removed)++;
+	}
+	return rc;
+}

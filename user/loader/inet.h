@@ -31,5 +31,10 @@ int eg_service_grant_write(const struct eg_maps *m, const struct eg_service_gran
  * deleted to *removed. */
 int eg_service_grants_gc(const struct eg_maps *m, const __u8 *sandbox, uint64_t boot_ns,
 			 unsigned *removed);
+/* Deletes every ServicePort grant of process tgid for sandbox (`revoke`),
+ * adding the number deleted to *removed. */
+#define EG_INET_REVOKE_MAX 4096
+int eg_service_grants_revoke(const struct eg_maps *m, __u32 tgid, const __u8 *sandbox,
+			     unsigned *removed);
 
 #endif

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The table of revokers (loader/revoke.h). A new kind of stream is one row
  * here and one file: revoke_<kind>.c defining its struct eg_revoker. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include "loader/revoke.h"
@@ -29,6 +30,16 @@ int eg_revoke_stale(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], __u6
 		int rc;
 
 		rc = r->run(rt, &t, c, err, sizeof(err));
+		/* A stale stream seen and left running is a failure of the
+		 * guarantee, whatever the revoker's own return said. */
+		if (!rc && c->unreachable) {
+			rc = -EPERM;
+			snprintf(
+			    err, sizeof(err),
+			    "%u stale stream(s) could not be cut (holder refused pidfd_getfd or "
+			    "the socket refused destruction: CAP_SYS_PTRACE? CAP_NET_ADMIN?)",
+			    c->unreachable);
+		}
 		if (rc) {
 			c->error = rc;
 			if (!first) {

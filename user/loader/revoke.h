@@ -60,8 +60,10 @@ extern const struct eg_revoker eg_revoker_unix; /* revoke_unix.c */
 extern const struct eg_revoker eg_revoker_tcp;	/* revoke_tcp.c */
 
 /* Runs every revoker for (sandbox, current_epoch, retired) and fills rep.
- * Returns 0 when every revoker ran, else the first negative errno (rep->err
- * says which and why); the record change that called it stands either way. */
+ * Returns 0 when every revoker ran and left no stale stream it saw, else
+ * the first negative errno (rep->err says which kind, what and why: a step
+ * refused, or N streams left, -EPERM); the record change that called it
+ * stands either way, and its caller must report the failure. */
 int eg_revoke_stale(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], __u64 current_epoch,
 		    bool retired, struct eg_revoke_report *rep);
 

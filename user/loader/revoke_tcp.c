@@ -17,7 +17,12 @@
  * namespaces are per thread), checks with SO_NETNS_COOKIE that it is the
  * namespace the kernel recorded (a tgid can be reused or move), and runs
  * the method there. A namespace whose recorded process is gone is looked
- * for among every /proc/PID/ns/net. */
+ * for among every /proc/PID/ns/net.
+ *
+ * A namespace that could not be entered (setns refused by a seccomp filter
+ * such as systemd's RestrictNamespaces, or without CAP_SYS_ADMIN) is an
+ * error naming it and the reason, never a silent zero: its stale streams
+ * are still flowing. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -49,10 +54,12 @@ void eg_revoke_tcp_force_diag(bool on)
 	force_diag = on;
 }
 
+/* The calling thread's network namespace cookie. Any socket carries it:
+ * an AF_UNIX one needs no AF_INET in the unit's RestrictAddressFamilies. */
 static int netns_cookie(__u64 *cookie)
 {
 	socklen_t len = sizeof(*cookie);
-	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc = 0;
+	int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc = 0;
 
 	if (s < 0)
 		return -errno;
@@ -96,16 +103,34 @@ struct ns_job {
 	unsigned cut, failed;
 	bool found;
 	int rc;
+	int enter_rc;	    /* first failure to enter or identify a namespace */
+	char enter_why[96]; /* what failed, e.g. "setns" */
 };
+
+static void enter_failed(struct ns_job *j, const char *what, int rc)
+{
+	if (j->enter_rc)
+		return;
+	j->enter_rc = rc;
+	snprintf(j->enter_why, sizeof(j->enter_why), "%s", what);
+}
 
 /* In a thread: enters ns_fd, and runs the iterator if it is job's. */
 static bool try_ns(struct ns_job *j, int ns_fd)
 {
 	__u64 c;
+	int rc;
 
-	if (setns(ns_fd, CLONE_NEWNET))
+	if (setns(ns_fd, CLONE_NEWNET)) {
+		enter_failed(j, "setns(CLONE_NEWNET)", -errno);
 		return false;
-	if (netns_cookie(&c) || c != j->cookie)
+	}
+	rc = netns_cookie(&c);
+	if (rc) {
+		enter_failed(j, "SO_NETNS_COOKIE", rc);
+		return false;
+	}
+	if (c != j->cookie)
 		return false;
 	j->found = true;
 	j->rc = run_method(j->link_fd, j->diag, &j->cut, &j->failed);
@@ -121,8 +146,12 @@ static bool try_pid_ns(struct ns_job *j, const char *pid, ino_t *seen, size_t *n
 
 	snprintf(path, sizeof(path), "/proc/%s/ns/net", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0) {
+		/* Gone (ENOENT, ESRCH) is not an error; no access is. */
+		if (errno == EACCES || errno == EPERM)
+			enter_failed(j, "open /proc/PID/ns/net", -errno);
 		return false;
+	}
 	if (seen) {
 		if (fstat(fd, &st)) {
 			close(fd);
@@ -156,8 +185,10 @@ static void *ns_thread(void *arg)
 	/* The recorded process is gone or elsewhere: any process in the
 	 * namespace will do. */
 	d = opendir("/proc");
-	if (!d)
+	if (!d) {
+		enter_failed(j, "opendir /proc", -errno);
 		return NULL;
+	}
 	while (!j->found && (de = readdir(d)))
 		if (de->d_name[0] >= '1' && de->d_name[0] <= '9')
 			try_pid_ns(j, de->d_name, seen, &nseen);
@@ -194,9 +225,9 @@ static int revoke_tcp(struct eg_runtime *rt, const struct eg_revoke_target *t,
 	static struct ns_job jobs[MAX_NETNS];
 	int nsfd = rt->maps.fd[EG_MAP_INET_NETNS];
 	char pin[EG_PIN_PATH_MAX];
-	__u64 own, key, next;
+	__u64 own, key = 0, next;
 	size_t njobs = 0;
-	bool have = false, diag;
+	bool have = false, more, diag;
 	int prog_fd, link_fd = -1, rc;
 	const char *m;
 
@@ -246,6 +277,16 @@ static int revoke_tcp(struct eg_runtime *rt, const struct eg_revoke_target *t,
 		jobs[njobs].tgid = v.tgid;
 		njobs++;
 	}
+	/* More namespaces than one pass visits: the rest are not cut this
+	 * time, which is a failure to say, not a count to drop. */
+	more = false;
+	for (__u64 k = key;
+	     nsfd >= 0 && njobs == MAX_NETNS && have && !bpf_map_get_next_key(nsfd, &k, &next);
+	     k = next)
+		if (next != own) {
+			more = true;
+			break;
+		}
 	/* One thread per namespace, one at a time: setns changes only the
 	 * thread that calls it, and the thread ends with it. */
 	for (size_t i = 0; i < njobs; i++) {
@@ -260,7 +301,17 @@ static int revoke_tcp(struct eg_runtime *rt, const struct eg_revoke_target *t,
 		pthread_join(th, NULL);
 		out->cut += jobs[i].cut;
 		out->unreachable += jobs[i].failed;
-		if (!jobs[i].found) {
+		if (!jobs[i].found && jobs[i].enter_rc) {
+			/* Not entered: its streams may be alive. Keep it. */
+			if (!rc) {
+				rc = jobs[i].enter_rc;
+				snprintf(err, err_size,
+					 "netns %llu: %s refused: %s (RestrictNamespaces? "
+					 "CAP_SYS_ADMIN?): its stale streams were not cut",
+					 (unsigned long long)jobs[i].cookie, jobs[i].enter_why,
+					 strerror(-rc));
+			}
+		} else if (!jobs[i].found) {
 			/* No process is in it any more; its sockets are gone
 			 * with it or held from another namespace (docs:
 			 * operators.md, TCP). Forget it. */
@@ -270,6 +321,13 @@ static int revoke_tcp(struct eg_runtime *rt, const struct eg_revoke_target *t,
 			snprintf(err, err_size, "%s in netns %llu: %s", m,
 				 (unsigned long long)jobs[i].cookie, strerror(-rc));
 		}
+	}
+	if (more && !rc) {
+		rc = -E2BIG;
+		snprintf(err, err_size,
+			 "more than %d network namespaces recorded in eg_inet_netns: the streams "
+			 "of the others were not cut",
+			 MAX_NETNS);
 	}
 out:
 	if (link_fd >= 0)

@@ -765,8 +765,13 @@ static void scan_process(pid_t pid, int tags_fd, const struct eg_revoke_target *
 
 	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
 	d = opendir(path);
-	if (!d)
-		return; /* exited */
+	if (!d) {
+		/* Gone is not a failure; no access is: its sockets were not
+		 * looked at (an upper bound, as below). */
+		if (errno == EACCES || errno == EPERM)
+			out->unreachable++;
+		return;
+	}
 	pfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	while (pfd >= 0 && (de = readdir(d))) {
 		struct eg_sk_tag tag;

@@ -464,6 +464,11 @@ bool eg_tcp_revoker_pinned(const struct eg_tier_status *st)
 	return revoker(st, HOOK_KFUNC) || revoker(st, HOOK_DIAG);
 }
 
+bool eg_tcp_revoker_kfunc_pinned(const struct eg_tier_status *st)
+{
+	return revoker(st, HOOK_KFUNC) != NULL;
+}
+
 static void tcp_guarantees(const struct eg_tier_status *st, struct eg_guarantee *out, size_t *n,
 			   size_t max)
 {

@@ -39,5 +39,7 @@ void eg_revoke_tcp_force_diag(bool on);
 
 /* Whether a status of the tcp tier found a revoker program pinned. */
 bool eg_tcp_revoker_pinned(const struct eg_tier_status *st);
+/* Whether it found the bpf_sock_destroy revoker (no sock_diag needed). */
+bool eg_tcp_revoker_kfunc_pinned(const struct eg_tier_status *st);
 
 #endif

@@ -104,8 +104,16 @@ struct eg_probe_record {
 	char missing[160]; /* when !present: why (no file, another boot) */
 	bool offered[EG_TIER_MAX];
 	char why_not[EG_TIER_MAX][256];
+	/* What the process that probed may do itself (loader/serving.h):
+	 * each revocation step, allowed or refused and why. */
+	bool serving_probed;
+	char serving_by[64];
+#define EG_SERVING_MAX_STEPS 4
+	bool step_ok[EG_SERVING_MAX_STEPS];
+	char step_why[EG_SERVING_MAX_STEPS][200];
 };
-/* Probes every tier (side effects: probe programs, a scratch cgroup). */
+/* Probes every tier (side effects: probe programs, a scratch cgroup), and
+ * what the calling process may do itself (loader/serving.h). */
 void eg_tiers_probe(const struct eg_tier_ctx *ctx, struct eg_probe_record *out);
 int eg_probe_record_write(const char *state_dir, const struct eg_probe_record *r, char *err,
 			  size_t err_size);

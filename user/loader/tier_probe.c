@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "loader/serving.h"
 #include "loader/tier.h"
 
 #define PROBE_MAGIC   "execgate-probe-v1"
@@ -31,9 +32,29 @@ static int boot_id(char out[BOOT_ID_BYTES])
 	return 0;
 }
 
+_Static_assert(EG_STEP__COUNT <= EG_SERVING_MAX_STEPS, "serving steps");
+
+/* "execgated pid 123": who probed, as status names it. */
+static void who_am_i(char *out, size_t size)
+{
+	char comm[32] = "?";
+	FILE *f = fopen("/proc/self/comm", "re");
+
+	if (f) {
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = '\0';
+		fclose(f);
+	}
+	snprintf(out, size, "%s pid %d", comm, (int)getpid());
+}
+
 void eg_tiers_probe(const struct eg_tier_ctx *ctx, struct eg_probe_record *out)
 {
+	char who[64];
+
 	memset(out, 0, sizeof(*out));
+	who_am_i(who, sizeof(who));
+	eg_serving_probe(out, who);
 	out->present = true;
 	for (size_t i = 0; i < eg_tier_count && i < EG_TIER_MAX; i++)
 		out->offered[i] =
@@ -74,6 +95,14 @@ int eg_probe_record_write(const char *state_dir, const struct eg_probe_record *r
 		fprintf(f, "tier %s %s %.*s\n", eg_tiers[i]->name,
 			r->offered[i] ? "offered" : "not-offered",
 			(int)strcspn(r->why_not[i], "\n"), r->offered[i] ? "" : r->why_not[i]);
+	if (r->serving_probed) {
+		fprintf(f, "serving-by %.*s\n", (int)strcspn(r->serving_by, "\n"), r->serving_by);
+		for (int i = 0; i < EG_STEP__COUNT; i++)
+			fprintf(f, "serving %s %s %.*s\n", eg_serving_step_names[i],
+				r->step_ok[i] ? "allowed" : "refused",
+				(int)strcspn(r->step_why[i], "\n"),
+				r->step_ok[i] ? "" : r->step_why[i]);
+	}
 	if (fflush(f) || fsync(fd)) {
 		rc = -errno;
 		fclose(f);
@@ -123,6 +152,21 @@ void eg_probe_record_read(const char *state_dir, struct eg_probe_record *out)
 		line[strcspn(line, "\n")] = '\0';
 		if (!strncmp(line, "boot ", 5)) {
 			boot_ok = !strcmp(line + 5, boot);
+			continue;
+		}
+		if (!strncmp(line, "serving-by ", 11)) {
+			out->serving_probed = true;
+			snprintf(out->serving_by, sizeof(out->serving_by), "%.63s", line + 11);
+			continue;
+		}
+		if (sscanf(line, "serving %31s %15s %n", name, state, &off) >= 2) {
+			for (int i = 0; i < EG_STEP__COUNT; i++) {
+				if (strcmp(eg_serving_step_names[i], name))
+					continue;
+				out->step_ok[i] = !strcmp(state, "allowed");
+				snprintf(out->step_why[i], sizeof(out->step_why[i]), "%.199s",
+					 off ? line + off : "");
+			}
 			continue;
 		}
 		if (sscanf(line, "tier %31s %15s %n", name, state, &off) < 2)

@@ -14,6 +14,7 @@
 #include "loader/kreason.h"
 #include "loader/maps.h"
 #include "loader/pins.h"
+#include "loader/serving.h"
 #include "loader/tier.h"
 
 /* Debian's bpftool 7.1 and libbpf 1.1 predate BPF_CGROUP_UNIX_CONNECT and
@@ -89,7 +90,25 @@ static json_t *roots_json(const struct eg_cgroup_roots *r)
 			 r->skipped[0] ? STR(r->skipped) : json_null());
 }
 
-static void print_text(FILE *f, const char *pin_dir, const struct report *r, bool full)
+/* What the serving process may do (loader/serving.h), or null before a
+ * probe recorded it. */
+static json_t *serving_json(const struct eg_probe_record *probed)
+{
+	json_t *steps;
+
+	if (!probed->present || !probed->serving_probed)
+		return json_null();
+	steps = json_array();
+	for (int i = 0; i < EG_STEP__COUNT; i++)
+		json_array_append_new(
+		    steps, json_pack("{s:s,s:b,s:o}", "name", eg_serving_step_names[i], "allowed",
+				     probed->step_ok[i], "why_not",
+				     STR(probed->step_ok[i] ? "" : probed->step_why[i])));
+	return json_pack("{s:o,s:o}", "probed_in", STR(probed->serving_by), "steps", steps);
+}
+
+static void print_text(FILE *f, const char *pin_dir, const struct eg_probe_record *probed,
+		       const struct report *r, bool full)
 {
 	char warn[4 * EG_PIN_PATH_MAX];
 	const char *code;
@@ -114,6 +133,12 @@ static void print_text(FILE *f, const char *pin_dir, const struct report *r, boo
 	if (code)
 		fprintf(f, "warning: %s: %s\n", code, warn);
 	roots_text(f, &r->roots);
+	if (probed->present && probed->serving_probed)
+		for (int i = 0; i < EG_STEP__COUNT; i++)
+			if (!probed->step_ok[i])
+				fprintf(f, "serving process (%s): %s refused: %s\n",
+					probed->serving_by, eg_serving_step_names[i],
+					probed->step_why[i]);
 	fprintf(f, "guarantees:\n");
 	for (size_t i = 0; i < r->ng; i++)
 		fprintf(f, "  %-8s %-30s %s\n           %s\n", r->g[i].held ? "held" : "NOT HELD",
@@ -184,8 +209,10 @@ static json_t *report_json(const char *pin_dir, const struct eg_probe_record *pr
 		      : r->attach.point == EG_ATTACH_NOT_ROOT ? json_false()
 							      : json_null(),
 		      "warnings", warnings, "guarantees", g);
-	if (o)
+	if (o) {
 		json_object_set_new(o, "cgroup_roots", roots_json(&r->roots));
+		json_object_set_new(o, "serving", serving_json(probed));
+	}
 	if (o && full && r->have_counters) {
 		json_t *c = json_object();
 
@@ -235,6 +262,8 @@ int eg_tier_report_attach(FILE *out, const char *pin_dir, const struct eg_probe_
 			goto out;
 		eg_tiers[i]->guarantees(&rp->st[i], rp->g, &rp->ng, EG_TIER_MAX_GUARANTEES);
 	}
+	/* What the kernel offers, narrowed to what the serving process may do. */
+	eg_serving_apply(probed, rp->st, rp->g, rp->ng);
 	eg_attach_point_check(rp->st, eg_tier_count, &rp->attach);
 	eg_cgroup_roots(&rp->roots);
 	if (attach)
@@ -257,7 +286,7 @@ int eg_tier_report_attach(FILE *out, const char *pin_dir, const struct eg_probe_
 		if (rc)
 			goto out;
 	} else {
-		print_text(out, pin_dir, rp, full);
+		print_text(out, pin_dir, probed, rp, full);
 	}
 	rc = fflush(out) ? -errno : rp->loaded ? 0 : -ENOENT;
 out:
