@@ -42,7 +42,8 @@ import jsonschema
 # The documents; record.schema.json is an object inside them.
 DOC_KINDS = [
     "verdict", "install-report", "retire-report", "forget-report", "list", "show",
-    "key", "key-change", "event", "status", "signed-verdict", "error",
+    "key", "key-change", "event", "status", "signed-verdict", "error", "revoke-report",
+    "node-key",
 ]
 
 CLI_KIND = {
@@ -60,6 +61,8 @@ API_ROUTES = [
     ("PUT", r"/v1/sandboxes/" + UUID_SEG, "install-report"),
     ("DELETE", r"/v1/sandboxes/" + UUID_SEG, "forget-report"),
     ("POST", r"/v1/sandboxes/" + UUID_SEG + r"/retire", "retire-report"),
+    ("POST", r"/v1/sandboxes/" + UUID_SEG + r"/revoke", "revoke-report"),
+    ("GET", r"/v1/node-key", "node-key"),
     ("GET", r"/v1/keys", "key"),
     ("PUT", r"/v1/keys/" + UUID_SEG, "key-change"),
     ("DELETE", r"/v1/keys/" + UUID_SEG, "key-change"),
