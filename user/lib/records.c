@@ -102,15 +102,6 @@ static int spec_to_req(const struct eg_install_spec *spec, struct eg_install_req
 	for (size_t i = 0; i < spec->n_vmm_sockets; i++)
 		req->vmm_sockets[i] = spec->vmm_sockets[i];
 	req->n_vmm_sockets = spec->n_vmm_sockets;
-	/* CID 0 is the hypervisor, 2 the host, -1 "any": never a VMM's
-	 * address (CID 1, local loopback, is: vsock_loopback tests). */
-	for (size_t i = 0; i < spec->n_vsock; i++)
-		if (spec->vsock[i].cid == 0 || spec->vsock[i].cid == 2 ||
-		    spec->vsock[i].cid == 0xffffffffu) {
-			snprintf(err, err_size, "vsock %u:%u: CID %u is not a VMM's (use 1 or > 2)",
-				 spec->vsock[i].cid, spec->vsock[i].port, spec->vsock[i].cid);
-			return -EINVAL;
-		}
 	memcpy(req->vsock, spec->vsock, spec->n_vsock * sizeof(spec->vsock[0]));
 	req->n_vsock = spec->n_vsock;
 	memcpy(req->service_addrs, spec->service_addrs,
