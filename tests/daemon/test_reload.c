@@ -121,7 +121,8 @@ Test(daemon_reload, unload_answers_503_and_a_new_load_is_followed)
 	/* The new maps: no record, so no allow, and the list is empty. */
 	r = dd_req("GET", "/v1/sandboxes", NULL);
 	cr_assert_eq(r.status, 200, "%s", r.body);
-	cr_expect_eq(json_array_size(json_object_get(r.json, "sandboxes")), 0, "%s", r.body);
+	cr_expect(json_is_array(json_object_get(r.json, "records")), "%s", r.body);
+	cr_expect_eq(json_array_size(json_object_get(r.json, "records")), 0, "%s", r.body);
 	dd_resp_free(&r);
 	r = dd_req("POST", "/v1/check", check);
 	cr_assert_eq(r.status, 200, "%s", r.body);

@@ -293,7 +293,7 @@ Test(daemon_tcp, service_addrs_are_enforced_shown_and_named_in_events)
 
 	r = dd_req("GET", SB_PATH, NULL);
 	cr_assert_eq(r.status, 200, "GET: %d %s", r.status, r.body);
-	addrs = json_object_get(json_object_get(r.json, "sandbox"), "service_addrs");
+	addrs = json_object_get(json_object_get(r.json, "record"), "service_addrs");
 	cr_assert(json_is_array(addrs), "no service_addrs: %s", r.body);
 	cr_expect_eq(json_array_size(addrs), 2, "%s", r.body);
 	cr_expect(strstr(r.body, "\"" TE_GUEST_ADDR "\"") && strstr(r.body, "\"::1\""), "%s",
