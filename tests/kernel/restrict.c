@@ -43,8 +43,8 @@ int kr_apply(unsigned what)
 		return -errno;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		return -errno;
-	if (!(what &
-	      (KR_DENY_SETNS_NET | KR_DENY_UNSHARE_NET | KR_DENY_AF_INET | KR_DENY_AF_NETLINK)))
+	if (!(what & (KR_DENY_SETNS_NET | KR_DENY_UNSHARE_NET | KR_DENY_AF_INET | KR_DENY_AF_INET6 |
+		      KR_DENY_AF_NETLINK | KR_DENY_OPENAT2)))
 		return 0;
 	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 					      offsetof(struct seccomp_data, arch));
@@ -91,6 +91,11 @@ int kr_apply(unsigned what)
 			f[n++] = (struct sock_filter)RET_ERRNO(EAFNOSUPPORT);
 		}
 		f[n++] = (struct sock_filter)RET_ALLOW;
+	}
+	if (what & KR_DENY_OPENAT2) {
+		f[n++] = (struct sock_filter)LOAD_NR;
+		f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat2, 0, 1);
+		f[n++] = (struct sock_filter)RET_ERRNO(ENOSYS);
 	}
 	f[n++] = (struct sock_filter)RET_ALLOW;
 	prog.len = (unsigned short)n;
@@ -153,5 +158,8 @@ int kr_of_unit(const char *path, unsigned *what)
 	if (unit_value(copy, "CapabilityBoundingSet", v, sizeof(v)) && v[0] != '~' &&
 	    !has_word(v, "CAP_SYS_PTRACE"))
 		*what |= KR_DROP_SYS_PTRACE;
+	memcpy(copy, text, len + 1);
+	if (unit_value(copy, "RestrictSUIDSGID", v, sizeof(v)) && !strcmp(v, "yes"))
+		*what |= KR_DENY_OPENAT2;
 	return 0;
 }

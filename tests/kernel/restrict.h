@@ -15,6 +15,9 @@ enum kr_restriction {
 	KR_DENY_AF_INET6 = 1 << 3,    /* socket(AF_INET6, ...): EAFNOSUPPORT */
 	KR_DENY_AF_NETLINK = 1 << 4,  /* socket(AF_NETLINK, ...): EAFNOSUPPORT */
 	KR_DROP_SYS_PTRACE = 1 << 5,  /* CAP_SYS_PTRACE out of the bounding set */
+	/* RestrictSUIDSGID=yes: systemd cannot read openat2's open_how, so
+	 * its filter answers every openat2 with ENOSYS */
+	KR_DENY_OPENAT2 = 1 << 6,
 	/* RestrictNamespaces=yes: setns and unshare of a network namespace */
 	KR_NO_NAMESPACES = KR_DENY_SETNS_NET | KR_DENY_UNSHARE_NET,
 };

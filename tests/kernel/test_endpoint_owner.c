@@ -16,6 +16,7 @@
 #include <criterion/criterion.h>
 #include "core/ids.h"
 #include "harness.h"
+#include "restrict.h"
 #include "loader/lsm_unix_inode.h"
 #include "loader/path_filter.h"
 
@@ -86,8 +87,7 @@ static void assert_b_not_installed(const char *b_path)
 	cr_assert(!path_registered(b_path), "%s registered by a refused install", b_path);
 }
 
-/* guarantees: unix-vmm-socket-bridge-only */
-Test(endpoint_owner, a_link_to_another_sandboxs_socket_is_refused)
+static void link_to_another_sandboxs_socket(void)
 {
 	char a_dir[160], b_dir[160], a_vmm[200], b_link[200], b_jail[200], b_via_jail[220],
 	    b_later[220], out[2048];
@@ -138,6 +138,22 @@ Test(endpoint_owner, a_link_to_another_sandboxs_socket_is_refused)
 	cr_assert_eq(kh_child_connect(&bridge_a, a_vmm, NULL, NULL), 0, "A's bridge");
 	cr_assert_eq(kh_child_connect(&other, a_vmm, NULL, NULL), -EPERM, "another process");
 	cr_assert_eq(kh_child_connect(&bridge_b, a_vmm, NULL, NULL), -EPERM, "B's bridge");
+}
+
+/* guarantees: unix-vmm-socket-bridge-only */
+Test(endpoint_owner, a_link_to_another_sandboxs_socket_is_refused)
+{
+	link_to_another_sandboxs_socket();
+}
+
+/* The same under the shipped unit's RestrictSUIDSGID=yes, whose seccomp
+ * filter answers openat2 with ENOSYS: the path is then walked a component
+ * at a time (loader/lsm_unix_inode.c), and a link is refused all the same. */
+/* guarantees: unix-vmm-socket-bridge-only */
+Test(endpoint_owner, a_link_is_refused_without_openat2)
+{
+	kh_child_restrict = KR_DENY_OPENAT2;
+	link_to_another_sandboxs_socket();
 }
 
 /* guarantees: unix-vmm-socket-bridge-only */

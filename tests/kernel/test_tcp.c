@@ -183,8 +183,8 @@ Test(tcp, connect4_needs_a_serviceport_grant_for_port_and_protocol)
 }
 
 /* The ServicePort profile an install registered is what list and show
- * print, in text and in JSON, and what install's own report carries.
- * guarantees: none */
+ * print, in text and in JSON, and what install's own report carries. */
+/* guarantees: none */
 Test(tcp, list_and_show_print_the_serviceport_profile)
 {
 	static const char *const forms[][3] = {

@@ -7,6 +7,7 @@
  * UNIX_DIAG_VFS reports exactly the kernel's pair, so we ask it. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -109,6 +110,67 @@ out:
 	return rc;
 }
 
+/* The same walk as RESOLVE_NO_SYMLINKS, one component at a time: each
+ * opened O_PATH|O_NOFOLLOW relative to its parent's fd, so a link met
+ * anywhere opens as the link itself and is refused (-ELOOP). path must be
+ * absolute. */
+static int path_open_nofollow(const char *path)
+{
+	char comp[PATH_MAX];
+	const char *p = path;
+	int dir, rc;
+
+	if (path[0] != '/')
+		return -EINVAL;
+	dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return -errno;
+	for (;;) {
+		struct stat st;
+		size_t n;
+		int fd;
+
+		while (*p == '/')
+			p++;
+		n = strcspn(p, "/");
+		if (!n)
+			return dir; /* the path named a directory */
+		if (n >= sizeof(comp)) {
+			rc = -ENAMETOOLONG;
+			goto fail;
+		}
+		memcpy(comp, p, n);
+		comp[n] = '\0';
+		p += n;
+		fd = openat(dir, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0) {
+			rc = -errno;
+			goto fail;
+		}
+		close(dir);
+		dir = fd;
+		if (fstat(fd, &st)) {
+			rc = -errno;
+			goto fail;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			rc = -ELOOP;
+			goto fail;
+		}
+		while (*p == '/')
+			p++;
+		if (!*p)
+			return fd;
+		if (!S_ISDIR(st.st_mode)) {
+			rc = -ENOTDIR;
+			goto fail;
+		}
+	}
+fail:
+	close(dir);
+	return rc;
+}
+
 int eg_unix_path_open(const char *path)
 {
 	/* No link anywhere in the walk, the last component included: a
@@ -121,6 +183,11 @@ int eg_unix_path_open(const char *path)
 	};
 	long fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
 
+	/* systemd's RestrictSUIDSGID= (and other seccomp filters that cannot
+	 * read open_how) make openat2 fail with ENOSYS, as does a kernel
+	 * before 5.6: walk the path by hand instead. */
+	if (fd < 0 && (errno == ENOSYS || errno == EPERM))
+		return path_open_nofollow(path);
 	return fd < 0 ? -errno : (int)fd;
 }
 
