@@ -432,7 +432,7 @@ def same_links(when, backs):
     check("%s: every pinned link kept (programs swapped in place)" % when, not moved, moved, backs=backs)
     st_, r = api("GET", "/v1/sandboxes/" + S)
     check("%s: GET /v1/sandboxes/S: generation 8 still installed" % when,
-          st_ == 200 and r["sandbox"]["generation"] == 8, r)
+          st_ == 200 and r["record"]["generation"] == 8, r)
 
 
 def loop_stats(path):
