@@ -11,6 +11,8 @@
  * allowed; every test that steers the allocator holds PID_LOCK meanwhile so
  * that two of them never steal each other's pid. */
 #include <errno.h>
+#include <sched.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,15 +59,22 @@ static void pid_unlock(int fd)
 	close(fd);
 }
 
-/* The next fork gets want, unless someone else forks first. */
-static void steer_next_pid(pid_t want)
+/* The next fork gets want, unless someone else forks first; through fd,
+ * NS_LAST_PID opened for writing. */
+static void steer_next_pid_fd(int fd, pid_t want)
 {
 	char num[32];
-	int fd = open(NS_LAST_PID, O_WRONLY | O_CLOEXEC);
 	int len = snprintf(num, sizeof(num), "%d", (int)want - 1);
 
+	cr_assert_eq(pwrite(fd, num, (size_t)len, 0), len, "%s: %s", NS_LAST_PID, strerror(errno));
+}
+
+static void steer_next_pid(pid_t want)
+{
+	int fd = open(NS_LAST_PID, O_WRONLY | O_CLOEXEC);
+
 	cr_assert_geq(fd, 0, "%s: %s", NS_LAST_PID, strerror(errno));
-	cr_assert_eq(write(fd, num, (size_t)len), len, "%s: %s", NS_LAST_PID, strerror(errno));
+	steer_next_pid_fd(fd, want);
 	close(fd);
 }
 
@@ -188,37 +197,44 @@ Test(pid_reuse, reused_grantee_pid_is_denied_at_the_bridge_socket)
 	cr_assert_eq(kh_events((__u32)mgr.pid, EG_K_DENY_NO_GRANT), 1);
 }
 
-/* A bare child: raw clone3, a fork without glibc's atfork work, born in the
- * cgroup of cgroup_fd when >= 0 (CLONE_INTO_CGROUP: no migration, which
- * waits for RCU for tens of ms). It waits for a byte on go, connects to
- * path and exits with the errno (0 on success). */
-struct eg_clone_args {
-	__u64 flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid,
-	    set_tid_size, cgroup;
+/* A bare child: clone(CLONE_VM), so that neither its start nor its death
+ * copies or tears down this process's page tables (under TCG each of those
+ * costs about 3 ms, and a round must fit both starts into one 10 ms tick).
+ * It runs on bare_stack (one bare child lives at a time), waits for a byte
+ * on go, joins the cgroup through procs_fd when >= 0 (a migration waits for
+ * RCU, but it comes after the start that is timed), connects to path and
+ * exits with the errno (0 on success). While it runs the parent only blocks
+ * in read/waitpid, which leave the errno they share untouched. */
+struct bare_args {
+	int go, procs_fd;
+	const char *path;
 };
-#define EG_CLONE_INTO_CGROUP 0x200000000ULL
+static char bare_stack[64 * 1024] __attribute__((aligned(16)));
 
-static pid_t bare_child(int cgroup_fd, int go, const char *path)
+static int bare_main(void *arg)
 {
-	struct eg_clone_args ca = {.exit_signal = SIGCHLD};
+	const struct bare_args *a = arg;
 	struct sockaddr_un sun = {.sun_family = AF_UNIX};
-	pid_t pid;
 	char c;
 	int fd;
 
-	if (cgroup_fd >= 0) {
-		ca.flags = EG_CLONE_INTO_CGROUP;
-		ca.cgroup = (__u64)cgroup_fd;
-	}
-	pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
-	cr_assert_geq(pid, 0, "clone3: %s", strerror(errno));
-	if (pid == 0) {
-		if (read(go, &c, 1) != 1)
-			_exit(200);
-		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
-		fd = socket(AF_UNIX, SOCK_STREAM, 0);
-		_exit(connect(fd, (struct sockaddr *)&sun, sizeof(sun)) ? errno : 0);
-	}
+	if (read(a->go, &c, 1) != 1)
+		_exit(200);
+	if (a->procs_fd >= 0 && write(a->procs_fd, "0", 1) != 1)
+		_exit(201);
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", a->path);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (fd < 0)
+		_exit(202);
+	_exit(connect(fd, (struct sockaddr *)&sun, sizeof(sun)) ? errno : 0);
+}
+
+static pid_t bare_child(const struct bare_args *a)
+{
+	pid_t pid =
+	    clone(bare_main, bare_stack + sizeof(bare_stack), CLONE_VM | SIGCHLD, (void *)a);
+
+	cr_assert_geq(pid, 0, "clone: %s", strerror(errno));
 	kh_track(pid);
 	return pid;
 }
@@ -238,34 +254,63 @@ static void bare_reap(pid_t pid, int sig, int *status)
 /* The case USER_HZ could not see: a grant is written for P, P dies and its
  * pid is back, all within one 10 ms tick. Every round is denied; rounds
  * start right after a tick boundary and go on until one lands in the same
- * tick (ticks from /proc/PID/stat, read while each process lives), so the
- * test shows that case itself. */
+ * tick, so the test shows that case itself. Between the two starts sits
+ * only what must happen while P lives (its identity) and its death, since
+ * under TCG every syscall there costs a tenth of a tick: P's tick is its
+ * start in ns rounded as /proc/PID/stat rounds it (checked against /proc
+ * for the newcomer here, and for the bridge in
+ * iterator_ns_is_what_the_hook_reads), the pid is steered through an open
+ * fd, and the grant for P's identity is written once the newcomer exists,
+ * which is the map state the hook sees either way. */
 /* guarantees: pid-reuse-ns-identity */
 Test(pid_reuse, reuse_within_one_tick_is_denied)
 {
 	const char *bsock = kh_path("bridge.sock"), *vmm = kh_path("vmm.sock");
-	int rounds, denied = 0, same_tick = 0, go[2], cg, lock, status;
+	int rounds, denied = 0, same_tick = 0, go[2], lock, status, last_pid;
+	struct bare_args outside = {.procs_fd = -1}, inside;
 	struct kh_child bridge;
 	struct eg_exec_record rec;
 	struct eg_proc_id old, now;
 	struct eg_grant g;
-	__u64 t_old, t_now;
+	__u64 t_old, t_now, gap, closest = UINT64_MAX;
+	char procs[PATH_MAX];
 	pid_t fc = kh_listener_start(vmm), p, q;
 
 	kh_child_start(&bridge, true);
 	cr_assert_eq(kh_child_listen(&bridge, bsock), 0);
 	install(bridge.pid, fc, bsock, vmm);
 	rec = record();
-	cg = open(kh.cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	cr_assert_geq(cg, 0, "%s: %s", kh.cgroup, strerror(errno));
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", kh.cgroup);
 	cr_assert_eq(pipe(go), 0);
+	outside.go = go[0];
+	outside.path = bsock;
+	inside = outside;
+	inside.procs_fd = open(procs, O_WRONLY | O_CLOEXEC);
+	cr_assert_geq(inside.procs_fd, 0, "%s: %s", procs, strerror(errno));
+	last_pid = open(NS_LAST_PID, O_WRONLY | O_CLOEXEC);
+	cr_assert_geq(last_pid, 0, "%s: %s", NS_LAST_PID, strerror(errno));
 	kh_proc_id(bridge.pid); /* loads the iterator once, outside the rounds */
 	for (rounds = 1; rounds <= 200 && !same_tick; rounds++) {
+		lock = pid_lock();
 		while (eg_boottime_ns() % EG_NSEC_PER_TICK > EG_NSEC_PER_TICK / 10)
 			;
-		p = bare_child(-1, go[0], bsock); /* never connects: no cgroup */
+		p = bare_child(&outside); /* never connects */
 		old = kh_proc_id(p);
-		cr_assert_eq(eg_proc_stat_start_ticks(p, &t_old), 0);
+		bare_reap(p, SIGKILL, NULL);
+		steer_next_pid_fd(last_pid, p);
+		q = bare_child(&inside);
+		pid_unlock(lock);
+		if (q != p) { /* someone else forked first: another round */
+			bare_reap(q, SIGKILL, NULL);
+			continue;
+		}
+		cr_assert_eq(eg_proc_stat_start_ticks(q, &t_now), 0);
+		now = kh_proc_id(q);
+		cr_assert_eq(now.start_boottime_ns / EG_NSEC_PER_TICK, t_now,
+			     "ns %llu against /proc's tick %llu",
+			     (unsigned long long)now.start_boottime_ns, (unsigned long long)t_now);
+		t_old = old.start_boottime_ns / EG_NSEC_PER_TICK;
+		cr_assert_eq(eg_peer_diff(&old, &now), EG_PEER_OTHER_START);
 		memset(&g, 0, sizeof(g));
 		g.key.proc = old;
 		memcpy(g.key.sandbox, rec.sandbox, EG_ID_BYTES);
@@ -274,37 +319,29 @@ Test(pid_reuse, reuse_within_one_tick_is_denied)
 		g.expiry_ns = eg_boottime_ns() + 100ULL * 1000000000ULL;
 		g.scope = 1;
 		cr_assert_eq(eg_grant_write(&kh.maps, &g), 0, "writing the grant");
-		lock = pid_lock();
-		bare_reap(p, SIGKILL, NULL);
-		steer_next_pid(p);
-		q = bare_child(cg, go[0], bsock);
-		pid_unlock(lock);
-		if (q != p) { /* someone else forked first: another round */
-			bare_reap(q, SIGKILL, NULL);
-		} else {
-			cr_assert_eq(eg_proc_stat_start_ticks(q, &t_now), 0);
-			now = kh_proc_id(q);
-			cr_assert_eq(eg_peer_diff(&old, &now), EG_PEER_OTHER_START);
-			cr_assert_eq(write(go[1], "g", 1), 1);
-			bare_reap(q, 0, &status);
-			cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == EPERM,
-				  "round %d: the newcomer's connect: status %#x", rounds, status);
-			denied++;
-			cr_assert_eq(kh_counter(EG_K_DENY_NO_GRANT), (__u64)denied);
-			same_tick = t_old == t_now;
-			if (same_tick)
-				cr_log_info(
-				    "round %d: pid %u back after %llu ns, both in tick %llu "
-				    "(/proc cannot tell them apart): denied",
-				    rounds, now.tgid,
-				    (unsigned long long)(now.start_boottime_ns -
-							 old.start_boottime_ns),
-				    (unsigned long long)t_now);
-		}
+		cr_assert_eq(write(go[1], "g", 1), 1);
+		bare_reap(q, 0, &status);
+		cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == EPERM,
+			  "round %d: the newcomer's connect: status %#x", rounds, status);
+		denied++;
+		cr_assert_eq(kh_counter(EG_K_DENY_NO_GRANT), (__u64)denied);
 		cr_assert_eq(bpf_map_delete_elem(kh.maps.fd[EG_MAP_GRANTS], &g.key), 0);
+		gap = now.start_boottime_ns - old.start_boottime_ns;
+		if (gap < closest)
+			closest = gap;
+		same_tick = t_old == t_now;
+		if (same_tick)
+			cr_log_info("round %d: pid %u back after %llu ns, both in tick %llu "
+				    "(/proc cannot tell them apart): denied",
+				    rounds, now.tgid, (unsigned long long)gap,
+				    (unsigned long long)t_now);
 	}
-	close(cg);
-	cr_assert(same_tick, "no round of %d put both processes in one tick", rounds - 1);
+	close(inside.procs_fd);
+	close(last_pid);
+	cr_assert(same_tick,
+		  "no round of %d put both processes in one tick (%d denied; the closest "
+		  "started %llu ns apart)",
+		  rounds - 1, denied, (unsigned long long)closest);
 	cr_assert_eq(kh_counter(EG_K_ALLOW_GRANT), 0);
 }
 
