@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Capability round trip: keygen -> issue -> check, through the DESIGN §4
+# Capability round trip: keygen -> issue -> check, through the comparator
 # cases and the worked example (sandbox S runs as execution 7 on worker A,
 # then is restored as execution 8 on worker B). Every verdict shown is the
 # output of a real `execgate check`; the script fails if one differs from
-# what DESIGN §4 says it must be.
-#   BUILD=build-h1 scripts/demo-capability.sh
+# what docs/capability.md (Comparator) says it must be.
+#   BUILD=build-alt scripts/demo-capability.sh
 set -euo pipefail
 
 BUILD=${BUILD:-build}
@@ -140,6 +140,6 @@ for row in "${ROWS[@]}"; do
 	printf '%-38s %-20s %-36s %s\n' "$l" "$w" "$o" "$rc"
 done
 if [ "$fails" -ne 0 ]; then
-	say "demo-capability: $fails verdict(s) differ from DESIGN §4" >&2
+	say "demo-capability: $fails verdict(s) differ from docs/capability.md (Comparator)" >&2
 	exit 1
 fi

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The LSM-tier part of `make demo` (issue 4): a VSOCK connect, a listener
+# The LSM-tier part of `make demo`: a VSOCK connect, a listener
 # replacement, and a stream whose I/O stops when its execution is replaced.
 # Needs a kernel with BPF LSM (lsm=...,bpf) and vsock_loopback: scripts/demo.sh
 # runs it directly there, and on other kernels inside a virtme-ng VM

@@ -8,7 +8,7 @@
 # a route cache (execgate-demo, user/demo/). Every line printed comes from a
 # real call; the summary compares it with what the design says. Removes
 # everything it made, also on failure or Ctrl-C.
-#   BUILD=build-h2 scripts/demo-two-workers.sh
+#   BUILD=build-alt scripts/demo-two-workers.sh
 set -euo pipefail
 
 BUILD=${BUILD:-build}

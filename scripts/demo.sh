@@ -5,7 +5,7 @@
 # verdict printed is the output of a real execgate call or a real connect().
 # Ends with a summary table and removes everything, also when interrupted.
 # Every execgate command is shown as it can be pasted (real paths and flags).
-#   BUILD=build-h2 scripts/demo.sh
+#   BUILD=build-alt scripts/demo.sh
 #   DEMO_VM=0 scripts/demo.sh   # skip the LSM steps in a VM (one line says so)
 set -euo pipefail
 
@@ -223,7 +223,7 @@ say "   pid after exec: $p"
 r=$(ask bridge8 connect "$FC8" 52)
 check "bridge 8's pid, another executable" "refused EPERM" "$r"
 
-# ==== LSM tier steps (issue 4, h3): VSOCK connect, listener replacement,
+# ==== LSM tier steps: VSOCK connect, listener replacement,
 # ==== stream leases. They run here when `execgate status` shows the lsm
 # ==== tier loaded; otherwise one line says it is not offered.
 if "$EXECGATE" status --json "${EG[@]}" | grep -q '"name":"lsm","offered":true,"loaded":true'; then
@@ -240,7 +240,7 @@ else
 		say "LSM tier: not offered by this kernel ($(uname -r)); running its steps in a virtme-ng VM (Debian 6.12, lsm=...,bpf)"
 		rc=0
 		# qemu reopens its stdout: a regular file there would be
-		# truncated, losing everything printed so far (KERNELS.md). A
+		# truncated, losing everything printed so far. A
 		# pipe keeps it. (DEMO_VM_STEP: a stand-in, for the test of this.)
 		${DEMO_VM_STEP:-vm_step} | cat || rc=$?
 		check "LSM tier steps, in a Debian 6.12 VM" "exit 0" "exit $rc"

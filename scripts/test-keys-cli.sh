@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Key files through the real binaries (issue 7 §4): keygen writes the typed
+# Key files through the real binaries (docs/capability.md "Key files"): keygen writes the typed
 # form, the worker's key reader (`check --keys`, offline) refuses every seed
 # keygen writes, and each malformed file is refused with its own reason;
 # the issuer reads only typed seeds. Needs no root and no loaded programs:

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* libexecgate: verified connections (DESIGN §6). A sandbox manager
+/* libexecgate: verified connections (docs/design.md §9, docs/connect.md). A sandbox manager
  * connecting to a bridge socket, and a bridge connecting to a VMM socket,
  * first check that the process listening behind the socket is the one the
  * installed runtime record names, and only then send anything.

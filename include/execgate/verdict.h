@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Allow / RefreshRoute / Deny and their reasons (DESIGN §4): the verdict
+/* Allow / RefreshRoute / Deny and their reasons (docs/design.md §5): the verdict
  * vocabulary shared by the library's callers, the core comparator, the CLI
  * and the daemon. The numbers are stable: logs and dashboards key on them. */
 #ifndef EXECGATE_VERDICT_H

@@ -1,4 +1,4 @@
-# The two-worker demo (scripts/demo-two-workers.sh, issue 9 §5) and its
+# The two-worker demo (scripts/demo-two-workers.sh) and its
 # actors, execgate-demo (user/demo/: stand-in Firecracker and impostor,
 # sandbox manager, route-cache front end, pid reuse). Not installed: not in
 # BINS. Its objects come from the generic $(BUILD)/obj/%.o rule.

@@ -15,7 +15,7 @@
  *   sock sparse  sock cached after 1 ms idle (what an occasional caller pays
  *                when the daemon's vCPU has gone to sleep). Then 1, 2, 4 and 16 concurrent clients
  * (threads, each with its own connection) for fresh and cached tokens: throughput and median
- * latency. Targets (issue 7; printed, not asserted): sock fresh <= 1.3x lib fresh; sock cached <=
+ * latency. Targets (printed, not asserted): sock fresh <= 1.3x lib fresh; sock cached <=
  * 0.5x raw; throughput grows from 1 to 2 clients. BENCH_ROUNDS overrides the number of
  * single-client rounds. */
 #include <errno.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* bench-revoke: the time from install (a new generation) and from retire to
  * every stale Unix stream being stopped, for 1, 100 and 10 000 streams
- * (issue 10 §4; target <= 50 ms at 10 000). The call returns after the cut,
+ * (target: <= 50 ms at 10 000). The call returns after the cut,
  * so its wall time is that time; the cut count is checked against the
  * streams held. A bridge child in a scratch cgroup holds the connecting ends,
  * a VMM child the accepted ones (the loader holds none of them, as in

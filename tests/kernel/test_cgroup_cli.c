@@ -41,7 +41,7 @@ static int admit(pid_t pid, const char *token, char *out, size_t size)
 	return kh_cli(out, size, "admit", "--pid", p, token, NULL);
 }
 
-/* DESIGN §1: S runs as execution 7 on worker A, then is restored as 8. */
+/* docs/design.md §1: S runs as execution 7 on worker A, then is restored as 8. */
 /* guarantees: unix-vmm-socket-bridge-only, unix-bridge-socket-grant, epoch-revokes-grants */
 Test(cgroup_cli, worked_example)
 {

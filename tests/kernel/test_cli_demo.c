@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* `make demo > file`: the VM step's qemu reopens its stdout, which truncates
- * a regular file and loses everything printed before it (KERNELS.md). The
+ * a regular file and loses everything printed before it. The
  * demo pipes that step; here a stand-in for it reopens stdout the same way
  * (open with O_TRUNC through /proc/self/fd/1), with the demo's stdout a
  * regular file, and every part must still be in the file. DEMO_VM=0 skips

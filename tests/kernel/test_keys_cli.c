@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* `execgate keys add` against a loaded worker (issue 7 §4): it never takes
+/* `execgate keys add` against a loaded worker (docs/capability.md "Key files"): it never takes
  * a seed keygen wrote, whatever its bytes, nor the old untyped form, and
  * it stores the public key exactly as keygen wrote it. */
 #include <criterion/criterion.h>

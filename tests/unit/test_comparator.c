@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* DESIGN §4, row by row, through eg_admit (signature included), plus the
- * worked example and the clock edges. */
+/* The comparator table of docs/capability.md, row by row, through eg_admit
+ * (signature included), plus the worked example and the clock edges. */
 #include <criterion/criterion.h>
 #include <string.h>
 #include "core/admission.h"
@@ -295,7 +295,7 @@ Test(comparator, ownership_handoff_is_not_a_replacement)
 	expect(admit_at(&rec, T0 + 60), EG_ALLOW, EG_REASON_OK);
 }
 
-/* DESIGN §1: S runs as 7 on A, then is restored as 8 on B. */
+/* docs/design.md §1: S runs as 7 on A, then is restored as 8 on B. */
 Test(comparator, worked_example)
 {
 	struct eg_record on_a, on_b;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Exhaustive interleavings of the route cache (issue 9 §4): two concurrent
+/* Exhaustive interleavings of the route cache (docs/design.md §11): two concurrent
  * refreshes and one late rejection, every atomic step a real call into
  * core/route_cache.c with real signed verdicts, every ordering explored.
  *

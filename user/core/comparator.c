@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The comparator: DESIGN §4 as code. The order of the checks is part of the
- * contract (docs/capability.md): permanent denials first, so that a token
- * that could never be honoured is never answered with a refresh. */
+/* The comparator: the table of docs/capability.md ("Comparator") as code.
+ * The order of the checks is part of the contract: permanent denials first,
+ * so that a token that could never be honoured is never answered with a
+ * refresh. */
 #include <stdbool.h>
 #include <string.h>
 #include "core/comparator.h"

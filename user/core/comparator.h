@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Allow / RefreshRoute / Deny: DESIGN §4, one reason per verdict. */
+/* Allow / RefreshRoute / Deny: docs/design.md §5, one reason per verdict. */
 #ifndef EXECGATE_CORE_COMPARATOR_H
 #define EXECGATE_CORE_COMPARATOR_H
 

@@ -16,7 +16,7 @@ struct key_type {
 	size_t bytes;
 };
 
-/* One row per type. A new algorithm or kind (issue 9's node key) is a new
+/* One row per type. A new algorithm or kind (the node key, user/lib/node_key.c) is a new
  * row; a new encoding of an existing one is a new version. */
 static const struct key_type key_types[] = {
     {EG_KEY_TYPE_ED25519_PUBLIC, EG_KEY_ALG_ED25519, EG_KEY_KIND_PUBLIC,

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Client-side route cache (DESIGN §7, issue 9 §4): what a front end keeps
+/* Client-side route cache (docs/design.md §11): what a front end keeps
  * per sandbox to reach its current execution, and the only way a refusal
  * may change it. Pure core: no I/O, no root.
  *
@@ -55,7 +55,7 @@
 #define EG_ROUTE_VERDICT_MAX_AGE 30 /* seconds, before EG_CLOCK_SKEW */
 #define EG_ROUTE_MAX_RETRIES	 3  /* retries per operation after a refusal */
 
-/* The route identity a front end sends an operation to (DESIGN §2). */
+/* The route identity a front end sends an operation to (docs/design.md §3). */
 struct eg_route {
 	uint8_t worker[EG_ID_LEN];
 	uint8_t pod_uid[EG_ID_LEN]; /* all-zero outside Kubernetes */
@@ -165,7 +165,7 @@ enum eg_route_outcome eg_route_cache_on_refresh_text(struct eg_route_cache *c, c
 size_t eg_route_cache_size(struct eg_route_cache *c);
 size_t eg_route_cache_capacity(const struct eg_route_cache *c);
 
-/* Replay rules, per operation type (DESIGN §7). A signed refresh-route
+/* Replay rules, per operation type (docs/design.md §11). A signed refresh-route
  * verdict is issued at admission, before a byte of the operation reaches
  * the execution, so every outcome that passed the verdict checks (REPAIRED,
  * LOST_RACE, NO_ENTRY, EXPIRED) proves the operation was refused unexecuted:

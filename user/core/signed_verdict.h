@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Worker-signed verdicts (DESIGN §4: only an authenticated refresh signal
+/* Worker-signed verdicts (docs/design.md §5: only an authenticated refresh signal
  * may trigger route reconciliation). A worker signs its refresh-route and
  * deny verdicts with its own node key, so a front end can tell a real
  * "this worker runs another execution" from a forged or replayed one.

@@ -381,7 +381,7 @@ int main(int argc, char **argv)
 	snprintf(keys_dir, sizeof(keys_dir), "%s/keys", d.cfg.state_dir);
 	mkdirs(keys_dir, 0755);
 	/* The node key signs refresh-route and deny verdicts, so that only an
-	 * authenticated refresh signal moves a caller's route (DESIGN §4). */
+	 * authenticated refresh signal moves a caller's route (docs/design.md §5). */
 	{
 		char pub[EGD_PATH_MAX + 16];
 		bool created = false;

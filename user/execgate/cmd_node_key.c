@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* execgate node-key init / verdict verify: the worker's own signing key
- * and the check a front end runs on a signed verdict (DESIGN §4: only an
+ * and the check a front end runs on a signed verdict (docs/design.md §5: only an
  * authenticated refresh signal may trigger route reconciliation). */
 #include <errno.h>
 #include <stdlib.h>

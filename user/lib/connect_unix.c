@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* eg_connect_unix: a Unix connection whose listener was verified against
- * the runtime record before the first byte is sent (DESIGN §6). */
+ * the runtime record before the first byte is sent (docs/design.md §9). */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>

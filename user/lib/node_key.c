@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The worker's own Ed25519 node key, separate from the control-plane keys:
  * it signs this worker's refresh-route and deny verdicts so that a front
- * end can tell them from forged ones (DESIGN §4). Files in the state dir,
+ * end can tell them from forged ones (docs/design.md §5). Files in the state dir,
  * typed key-file form (core/key_file.h):
  *   node.seed    execgate-ed25519-secret-v1, 0600: never leaves the worker
  *   node.pub     execgate-ed25519-public-v1, 0644: exported to front ends

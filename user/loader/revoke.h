@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Stream revocation: after install moves a sandbox's epoch, or retire runs,
  * every established stream admitted at an older epoch of that sandbox is
- * stopped, on every tier (DESIGN §7). The BPF LSM stream leases stop I/O
+ * stopped, on every tier (docs/design.md §8). The BPF LSM stream leases stop I/O
  * where they exist; this cuts the streams themselves, so the cgroup tier
  * (no LSM) stops them too.
  *
