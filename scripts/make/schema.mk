@@ -7,7 +7,7 @@
 # them); `make json-schema-check` checks the logs an earlier run left, and
 # `make docs-json-check` only the docs' examples against the schemas.
 
-SCHEMA_DOCS := README.md $(wildcard docs/*.md)
+SCHEMA_DOCS := README.md HACKING.md $(wildcard docs/*.md)
 SCHEMA_CHECK := python3 scripts/json-schema-check.py --schemas docs/schema --docs $(SCHEMA_DOCS)
 
 .PHONY: test-schema json-schema-check docs-json-check

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Every command line the docs show uses flags the programs have.
 
-In README.md, docs/*.md and docs/man/*.h2m, each command line (a line of a
-code block, with its backslash continuations, or an inline code span) that
+In README.md, HACKING.md, docs/*.md and docs/man/*.h2m, each command line
+(a line of a code block, with its backslash continuations, or an inline code span) that
 runs execgate, execgated, execgate-issue or execgate-bridge is split at the
 program's name; each --flag after it, up to the next program, pipe, `;`,
 `&&` or comment, must be a flag that the program (or its subcommand) lists
@@ -114,7 +114,7 @@ def check(sets, path, n, seg):
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     sets = flag_sets(build)
-    docs = ["README.md"] + sorted(glob.glob("docs/*.md")) + sorted(glob.glob("docs/man/*.h2m"))
+    docs = ["README.md", "HACKING.md"] + sorted(glob.glob("docs/*.md")) + sorted(glob.glob("docs/man/*.h2m"))
     problems, lines = [], 0
     for path in docs:
         for n, seg in segments(path):
