@@ -21,7 +21,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 #include <systemd/sd-daemon.h>
-#include "core/opts.h"
+#include "frontend/opts.h"
 #include "daemon/daemon.h"
 #include "daemon/events.h"
 #include "daemon/http.h"

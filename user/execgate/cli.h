@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
-#include "core/opts.h"
+#include "frontend/opts.h"
 #include "execgate/abi.h"
 #include "execgate/execgate.h"
 
@@ -20,7 +20,7 @@ struct eg_cli_cmd {
 	const char *name;
 	const char *args;	   /* the synopsis after the name */
 	const char *about;	   /* what it does, for --help */
-	const struct eg_opt *opts; /* core/opts.h rows, ending with EG_OPT_END */
+	const struct eg_opt *opts; /* frontend/opts.h rows, ending with EG_OPT_END */
 	bool dirs;		   /* takes --pin-dir and --state-dir */
 	int (*run)(const struct eg_cli_cmd *cmd, int argc, char **argv);
 };
@@ -30,7 +30,7 @@ extern const char *eg_cli_command;
 
 #define EG_CLI_MAX_POS EG_OPTS_MAX_POS
 
-/* A command's parse: core/opts.h over the command's table and the dirs. */
+/* A command's parse: frontend/opts.h over the command's table and the dirs. */
 struct eg_cli_parse {
 	const struct eg_cli_cmd *cmd;
 	struct eg_opts opts;

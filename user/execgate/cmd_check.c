@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 #include "core/admission.h"
-#include "core/identity_opts.h"
+#include "frontend/identity_opts.h"
 #include "core/ids.h"
 #include "execgate/commands.h"
 

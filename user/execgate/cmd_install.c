@@ -3,7 +3,7 @@
  * sandbox's execution. */
 #include <errno.h>
 #include <string.h>
-#include "core/identity_opts.h"
+#include "frontend/identity_opts.h"
 #include "core/ids.h"
 #include "core/vsock_cid.h"
 #include "execgate/commands.h"
