@@ -4,20 +4,19 @@
  * install). */
 #include <errno.h>
 #include <string.h>
-#include "core/ids.h"
+#include "execgate/text.h"
 #include "daemon/http.h"
 #include "daemon/json.h"
 #include "daemon/log.h"
 #include "execgate/verdict.h"
-#include "loader/inet.h"
 
 /* The {uuid} segment, parsed; from here on c->arg is its canonical
  * (lower-case) text, the form the record, the log and every answer use,
  * whatever case the client wrote. */
 static bool sandbox_arg(struct egd_call *c, __u8 id[EG_ID_BYTES], enum MHD_Result *replied)
 {
-	if (eg_uuid_parse(c->arg, id) == 0) {
-		eg_uuid_format(id, c->arg_canon);
+	if (eg_uuid_from_text(c->arg, id) == 0) {
+		eg_uuid_to_text(id, c->arg_canon);
 		c->arg = c->arg_canon;
 		return true;
 	}
@@ -241,7 +240,8 @@ static int parse_spec(json_t *o, struct eg_install_spec *s, char *why, size_t wh
 		json_array_foreach(arr, i, v)
 		{
 			if (!json_is_string(v) ||
-			    eg_inet_key_parse(json_string_value(v), &s->service_addrs[i])) {
+			    eg_inet_parse(json_string_value(v), &s->service_addrs[i].family,
+					  s->service_addrs[i].addr)) {
 				snprintf(
 				    why, why_size,
 				    "\"service_addrs\"[%zu]: not an IPv4 or IPv6 unicast address",

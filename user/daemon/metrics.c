@@ -7,7 +7,7 @@
 #include "daemon/daemon.h"
 #include "daemon/events.h"
 #include "daemon/metrics.h"
-#include "loader/kreason.h"
+#include "execgate/text.h"
 
 /* Upper bounds in seconds. A fresh admission is ~60 us of Ed25519 verify; a
  * cached one a few us: the buckets resolve both. */

@@ -6,10 +6,9 @@
 #include <unistd.h>
 #include <time.h>
 #include <sys/un.h>
-#include "core/ids.h"
+#include "execgate/text.h"
 #include "execgate/cli.h"
 #include "execgate/commands.h"
-#include "loader/inet.h"
 
 const char *eg_cli_command = "execgate";
 
@@ -241,7 +240,7 @@ int eg_cli_read_token(const char *arg, char **text)
 
 const char *eg_cli_uuid(const __u8 *id, char *buf)
 {
-	eg_uuid_format(id, buf);
+	eg_uuid_to_text(id, buf);
 	return buf;
 }
 
@@ -291,5 +290,6 @@ void eg_cli_print_service_profile(FILE *f, const struct eg_exec_record *r,
 	if (!naddrs)
 		fprintf(f, " none");
 	for (size_t i = 0; i < naddrs; i++)
-		fprintf(f, "%s%s", i ? "," : " ", eg_inet_key_format(&addrs[i], text));
+		fprintf(f, "%s%s", i ? "," : " ",
+			eg_inet_format(addrs[i].family, addrs[i].addr, text));
 }

@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/ids.h"
+#include "execgate/text.h"
 #include "execgate/commands.h"
 
 static const struct eg_opt admit_opts[] = {

@@ -4,11 +4,9 @@
 #include <errno.h>
 #include <string.h>
 #include "frontend/identity_opts.h"
-#include "core/ids.h"
-#include "core/vsock_cid.h"
+#include "execgate/text.h"
 #include "execgate/commands.h"
 #include "lib/json.h"
-#include "loader/inet.h"
 
 static const struct eg_opt install_opts[] = {
     EG_OPT("sandbox", "UUID", "the sandbox"),
@@ -47,7 +45,7 @@ static int parse_vsock(const char *s, struct eg_vsock_key *k)
 	*colon = '\0';
 	if (eg_parse_u64(buf, 0xffffffffULL, &cid) || eg_parse_u64(colon + 1, 0xffffffffULL, &port))
 		return -EINVAL;
-	if (eg_vsock_cid_never_guest((uint32_t)cid))
+	if (!eg_vsock_cid_is_guest((uint32_t)cid))
 		return -EINVAL;
 	k->cid = (__u32)cid;
 	k->port = (__u32)port;
@@ -150,7 +148,8 @@ static int run_install(const struct eg_cli_cmd *cmd, int argc, char **argv)
 			spec.n_vsock++;
 		} else if (!strcmp(name, "service-addr")) {
 			if (spec.n_service_addrs == EG_WORKER_MAX_ENDPOINTS ||
-			    eg_inet_key_parse(val, &spec.service_addrs[spec.n_service_addrs]))
+			    eg_inet_parse(val, &spec.service_addrs[spec.n_service_addrs].family,
+					  spec.service_addrs[spec.n_service_addrs].addr))
 				return eg_cli_usage(&p,
 						    "--service-addr %s: expected one IPv4 or IPv6 "
 						    "unicast address (at most %d)",

@@ -3,10 +3,8 @@
  * attached and pinned, and the report of what holds. */
 #include <errno.h>
 #include <string.h>
+#include <execgate/admin.h>
 #include "execgate/commands.h"
-#include "loader/attach_root.h"
-#include "loader/proc_id.h"
-#include "loader/tier.h"
 
 static const struct eg_opt load_opts[] = {
     EG_OPT("cgroup", "PATH",
@@ -22,10 +20,8 @@ static const struct eg_opt load_opts[] = {
 
 static int run_load(const struct eg_cli_cmd *cmd, int argc, char **argv)
 {
-	struct eg_tier_ctx ctx = {0};
-	struct eg_probe_record probed;
 	struct eg_cli_parse p;
-	const char *name, *val, *require = NULL;
+	const char *name, *val, *require = NULL, *cgroup = NULL;
 	char err[EG_ERR_MAX];
 	bool json = false;
 	int c, rc;
@@ -33,7 +29,7 @@ static int run_load(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	eg_cli_parse_init(&p, cmd, argc, argv);
 	while ((c = eg_cli_next(&p, &name, &val)) == 1) {
 		if (!strcmp(name, "cgroup"))
-			ctx.cgroup_path = val;
+			cgroup = val;
 		else if (!strcmp(name, "require"))
 			require = val;
 		else if (!strcmp(name, "json"))
@@ -43,22 +39,19 @@ static int run_load(const struct eg_cli_cmd *cmd, int argc, char **argv)
 		return p.exit;
 	if (p.npos)
 		return eg_cli_usage(&p, "%s: unexpected argument", p.pos[0]);
-	rc = eg_proc_check_namespaces(err, sizeof(err));
+	rc = eg_namespaces_check(err, sizeof(err));
 	if (rc) {
 		eg_cli_err("%s", err);
 		return EG_EXIT_ERROR;
 	}
-	ctx.pin_dir = p.pin_dir;
-	ctx.state_dir = p.state_dir;
-	rc = eg_tiers_load(&ctx, require, err, sizeof(err));
+	rc = eg_load(p.pin_dir, p.state_dir, cgroup, require, err, sizeof(err));
 	if (rc) {
 		eg_cli_err("%s", err);
 		return rc == -EOPNOTSUPP ? EG_EXIT_UNSUPPORTED
 		       : rc == -EINVAL	 ? EG_EXIT_USAGE
 					 : EG_EXIT_ERROR;
 	}
-	eg_probe_record_read(p.state_dir, &probed);
-	rc = eg_tier_report(stdout, p.pin_dir, &probed, json, false);
+	rc = eg_load_report(p.pin_dir, p.state_dir, stdout, json);
 	if (rc) {
 		eg_cli_err("report: %s", strerror(-rc));
 		return EG_EXIT_ERROR;
@@ -81,7 +74,6 @@ static const struct eg_opt no_opts[] = {EG_OPT_END};
 
 static int run_unload(const struct eg_cli_cmd *cmd, int argc, char **argv)
 {
-	struct eg_tier_ctx ctx = {0};
 	struct eg_cli_parse p;
 	const char *name, *val;
 	char err[EG_ERR_MAX];
@@ -93,8 +85,7 @@ static int run_unload(const struct eg_cli_cmd *cmd, int argc, char **argv)
 		return p.exit;
 	if (p.npos)
 		return eg_cli_usage(&p, "%s: unexpected argument", p.pos[0]);
-	ctx.pin_dir = p.pin_dir;
-	if (eg_tiers_unload(&ctx, err, sizeof(err))) {
+	if (eg_unload(p.pin_dir, err, sizeof(err))) {
 		eg_cli_err("%s", err);
 		return EG_EXIT_ERROR;
 	}
@@ -127,8 +118,7 @@ static const struct eg_opt status_only_opts[] = {
 
 static int run_status(const struct eg_cli_cmd *cmd, int argc, char **argv)
 {
-	struct eg_probe_record probed;
-	struct eg_attach_check attach;
+	struct eg_attach_info attach;
 	struct eg_cli_parse p;
 	const char *name, *val;
 	bool json = false, require_root = false;
@@ -145,12 +135,10 @@ static int run_status(const struct eg_cli_cmd *cmd, int argc, char **argv)
 		return p.exit;
 	if (p.npos)
 		return eg_cli_usage(&p, "%s: unexpected argument", p.pos[0]);
-	/* eg_status_write, and the attach point it judged. */
-	eg_probe_record_read(p.state_dir, &probed);
-	rc = eg_tier_report_attach(stdout, p.pin_dir, &probed, json, true, &attach);
+	rc = eg_status_write_attach(p.pin_dir, p.state_dir, stdout, json, &attach);
 	if (rc && rc != -ENOENT)
 		eg_cli_err("%s", strerror(-rc));
-	if (!rc && require_root && attach.point == EG_ATTACH_NOT_ROOT) {
+	if (!rc && require_root && attach.where == EG_ATTACHED_BELOW_ROOT) {
 		eg_cli_err(
 		    "%s: attached at cgroup %s, not the cgroup root %s (--require-root-attach)",
 		    attach.hook, attach.cgroup, attach.root);
@@ -174,8 +162,6 @@ const struct eg_cli_cmd eg_cmd_status = {
 
 static int run_probe(const struct eg_cli_cmd *cmd, int argc, char **argv)
 {
-	struct eg_tier_ctx ctx = {0};
-	struct eg_probe_record probed;
 	struct eg_cli_parse p;
 	const char *name, *val;
 	bool json = false;
@@ -188,9 +174,7 @@ static int run_probe(const struct eg_cli_cmd *cmd, int argc, char **argv)
 		return p.exit;
 	if (p.npos)
 		return eg_cli_usage(&p, "%s: unexpected argument", p.pos[0]);
-	ctx.pin_dir = p.pin_dir;
-	eg_tiers_probe(&ctx, &probed);
-	rc = eg_tier_report(stdout, p.pin_dir, &probed, json, false);
+	rc = eg_probe_write(p.pin_dir, stdout, json);
 	if (rc && rc != -ENOENT) {
 		eg_cli_err("%s", strerror(-rc));
 		return EG_EXIT_ERROR;
