@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+/* execgate list: every runtime record on this worker. */
+#include <errno.h>
+#include <string.h>
+#include "execgate/commands.h"
+#include "execgate/sandbox_cmd.h"
+#include "lib/json.h"
+
+struct list_out {
+	struct eg_worker *w;
+	json_t *records; /* NULL: text */
+	char *err;
+	size_t err_size;
+};
+
+static int list_one(const struct eg_exec_record *r, void *ctx)
+{
+	struct eg_inet_key addrs[EG_WORKER_MAX_ENDPOINTS];
+	struct list_out *o = ctx;
+	size_t naddrs = 0;
+	int rc;
+
+	rc = eg_worker_service_addrs(o->w, r->sandbox, addrs, EG_WORKER_MAX_ENDPOINTS, &naddrs,
+				     o->err, o->err_size);
+	if (rc)
+		return rc;
+	if (o->records)
+		return json_array_append_new(o->records, eg_json_record(r, addrs, naddrs)) ? -ENOMEM
+											   : 0;
+	eg_cli_record_text(r, addrs, naddrs);
+	printf("\n");
+	return 0;
+}
+
+static const struct eg_opt list_opts[] = {
+    EG_OPT("json", NULL, "print one JSON object (schema_version 2)"),
+    EG_OPT_END,
+};
+
+static int run_list(const struct eg_cli_cmd *cmd, int argc, char **argv)
+{
+	char err[EG_ERR_MAX] = "";
+	struct list_out o = {.err = err, .err_size = sizeof(err)};
+	struct eg_cli_parse p;
+	const char *name, *val;
+	json_t *doc = NULL;
+	bool json = false;
+	int c, rc;
+
+	eg_cli_parse_init(&p, cmd, argc, argv);
+	while ((c = eg_cli_next(&p, &name, &val)) == 1)
+		json = true;
+	if (c < 0)
+		return p.exit;
+	if (p.npos)
+		return eg_cli_usage(&p, "%s: unexpected argument", p.pos[0]);
+	if (eg_cli_worker_open(&p, &o.w))
+		return EG_EXIT_ERROR;
+	/* The JSON document is printed whole or not at all. */
+	if (json && !(doc = eg_json_list(&o.records)))
+		rc = -ENOMEM;
+	else
+		rc = eg_worker_list(o.w, list_one, &o, err, sizeof(err));
+	eg_worker_close(o.w);
+	if (rc) {
+		json_decref(doc);
+		eg_cli_err("%s", err[0] ? err : strerror(rc < 0 ? -rc : ENOMEM));
+		return EG_EXIT_ERROR;
+	}
+	if (doc && eg_json_print(stdout, doc))
+		return EG_EXIT_ERROR;
+	return EG_EXIT_OK;
+}
+
+const struct eg_cli_cmd eg_cmd_list = {
+    .name = "list",
+    .args = "[--json]",
+    .about = "Every runtime record on this worker, active and retired, one per line, with\n"
+	     "its ServicePort profile (ports and service addresses).",
+    .opts = list_opts,
+    .dirs = true,
+    .run = run_list,
+};
