@@ -8,6 +8,7 @@
 #include <sys/un.h>
 #include "execgate/text.h"
 #include "execgate/cli.h"
+#include "frontend/identity_opts.h"
 #include "execgate/commands.h"
 
 const char *eg_cli_command = "execgate";
@@ -99,6 +100,24 @@ int eg_cli_next(struct eg_cli_parse *p, const char **name, const char **value)
 	p->npos = (int)p->opts.npos;
 	memcpy(p->pos, p->opts.pos, sizeof(p->pos));
 	return 0;
+}
+
+int eg_cli_next_identity(struct eg_cli_parse *p, struct eg_identity_opts *id, const char **name,
+			 const char **value)
+{
+	char err[EG_ERR_MAX];
+	int c, rc;
+
+	while ((c = eg_cli_next(p, name, value)) == 1) {
+		rc = eg_identity_opt(id, *name, *value, err, sizeof(err));
+		if (rc < 0) {
+			p->exit = eg_cli_usage(p, "%s", err);
+			return -1;
+		}
+		if (rc == 0)
+			return 1;
+	}
+	return c;
 }
 
 static void cut_finished(const struct eg_cut_finished *c, void *ctx)

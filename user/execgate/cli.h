@@ -48,6 +48,12 @@ void eg_cli_parse_init(struct eg_cli_parse *p, const struct eg_cli_cmd *cmd, int
  * --state-dir, --help/-h and --version/-V are handled here. Arguments that do not start with "--"
  * are positional ("-" is stdin; a base64url token may start with "-"). */
 int eg_cli_next(struct eg_cli_parse *p, const char **name, const char **value);
+/* eg_cli_next, with the identity flags (frontend/identity_opts.h) taken
+ * into id: 1 only for an option that is not one of them. A bad identity
+ * value is a usage error (-1, p->exit set). */
+struct eg_identity_opts;
+int eg_cli_next_identity(struct eg_cli_parse *p, struct eg_identity_opts *id, const char **name,
+			 const char **value);
 /* "execgate: <command>: <msg> (execgate <command> --help)" on stderr;
  * returns EG_EXIT_USAGE. */
 int eg_cli_usage(const struct eg_cli_parse *p, const char *fmt, ...)

@@ -100,12 +100,7 @@ static int run_install(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	memset(&spec, 0, sizeof(spec));
 	eg_identity_opts_init(&id);
 	eg_cli_parse_init(&p, cmd, argc, argv);
-	while ((c = eg_cli_next(&p, &name, &val)) == 1) {
-		rc = eg_identity_opt(&id, name, val, err, sizeof(err));
-		if (rc < 0)
-			return eg_cli_usage(&p, "%s", err);
-		if (rc == 1)
-			continue;
+	while ((c = eg_cli_next_identity(&p, &id, &name, &val)) == 1) {
 		if (!strcmp(name, "json")) {
 			json = true;
 		} else if (!strcmp(name, "bridge-pid") || !strcmp(name, "vmm-pid")) {
