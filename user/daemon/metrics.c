@@ -63,6 +63,14 @@ static void family(FILE *out, const char *name, const char *type, const char *he
 	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* A family of one unlabelled sample. */
+static void one(FILE *out, const char *name, const char *type, const char *help,
+		unsigned long long v)
+{
+	family(out, name, type, help);
+	fprintf(out, "%s %llu\n", name, v);
+}
+
 static void write_admissions(struct egd_metrics *m, FILE *out)
 {
 	family(out, "execgate_admissions_total", "counter",
@@ -179,31 +187,25 @@ void egd_metrics_write(struct egd *d, FILE *out)
 			fprintf(out, "execgate_http_responses_total{code=\"other\"} %llu\n",
 				(unsigned long long)n);
 	}
-	family(out, "execgate_connections_open", "gauge", "Client connections open now.");
-	fprintf(out, "execgate_connections_open %llu\n",
-		(unsigned long long)LOAD(&m->connections_open));
-	family(out, "execgate_connections_total", "counter", "Client connections accepted.");
-	fprintf(out, "execgate_connections_total %llu\n",
-		(unsigned long long)LOAD(&m->connections_total));
-	family(out, "execgate_connections_unprivileged", "gauge",
-	       "Client connections open now from callers without a role (403 on every request).");
-	fprintf(out, "execgate_connections_unprivileged %llu\n",
-		(unsigned long long)LOAD(&m->connections_unprivileged));
-	family(out, "execgate_connections_refused_total", "counter",
-	       "Connections from callers without a role closed at once: beyond their share "
-	       "(max_connections / 8).");
-	fprintf(out, "execgate_connections_refused_total %llu\n",
-		(unsigned long long)LOAD(&m->connections_refused));
-	family(out, "execgate_connections_admit", "gauge",
-	       "Client connections open now from admit_group (at most max_connections - "
-	       "admin_reserve).");
-	fprintf(out, "execgate_connections_admit %llu\n",
-		(unsigned long long)LOAD(&m->connections_admit));
-	family(out, "execgate_connections_admit_refused_total", "counter",
-	       "Connections from admit_group closed at once: beyond max_connections - "
-	       "admin_reserve, which stay for root and admin_group.");
-	fprintf(out, "execgate_connections_admit_refused_total %llu\n",
-		(unsigned long long)LOAD(&m->connections_admit_refused));
+	one(out, "execgate_connections_open", "gauge", "Client connections open now.",
+	    LOAD(&m->connections_open));
+	one(out, "execgate_connections_total", "counter", "Client connections accepted.",
+	    LOAD(&m->connections_total));
+	one(out, "execgate_connections_unprivileged", "gauge",
+	    "Client connections open now from callers without a role (403 on every request).",
+	    LOAD(&m->connections_unprivileged));
+	one(out, "execgate_connections_refused_total", "counter",
+	    "Connections from callers without a role closed at once: beyond their share "
+	    "(max_connections / 8).",
+	    LOAD(&m->connections_refused));
+	one(out, "execgate_connections_admit", "gauge",
+	    "Client connections open now from admit_group (at most max_connections - "
+	    "admin_reserve).",
+	    LOAD(&m->connections_admit));
+	one(out, "execgate_connections_admit_refused_total", "counter",
+	    "Connections from admit_group closed at once: beyond max_connections - "
+	    "admin_reserve, which stay for root and admin_group.",
+	    LOAD(&m->connections_admit_refused));
 	family(out, "execgate_key_reloads_total", "counter",
 	       "Key-set reloads (SIGHUP, key directory changes), by result.");
 	fprintf(out, "execgate_key_reloads_total{result=\"ok\"} %llu\n",
