@@ -71,6 +71,13 @@ int eg_serving_reprobe(const char *state_dir, const char *who, char *err, size_t
 void eg_serving_refusals(const char *state_dir,
 			 void (*fn)(const char *step, const char *why, void *ctx), void *ctx);
 
+/* execgate node-key reset: removes the node key and its worker id from the
+ * state dir and creates a new key bound to worker_id (required), as
+ * eg_node_key_init (execgate.h) would. Verdicts signed before no longer
+ * verify against the new node.pub. 0 or a negative errno with err. */
+int eg_node_key_reset(const char *state_dir, const char *worker_id, char *pub_path,
+		      size_t pub_path_size, char *err, size_t err_size);
+
 #ifdef __cplusplus
 }
 #endif
