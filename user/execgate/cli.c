@@ -102,6 +102,23 @@ int eg_cli_next(struct eg_cli_parse *p, const char **name, const char **value)
 	return 0;
 }
 
+int eg_cli_parse_json_only(struct eg_cli_parse *p, const struct eg_cli_cmd *cmd, int argc,
+			   char **argv, bool *json)
+{
+	const char *name, *val;
+	int c;
+
+	eg_cli_parse_init(p, cmd, argc, argv);
+	while ((c = eg_cli_next(p, &name, &val)) == 1)
+		if (json)
+			*json = true;
+	if (c < 0)
+		return p->exit;
+	if (p->npos)
+		return eg_cli_usage(p, "%s: unexpected argument", p->pos[0]);
+	return -1;
+}
+
 int eg_cli_next_identity(struct eg_cli_parse *p, struct eg_identity_opts *id, const char **name,
 			 const char **value)
 {

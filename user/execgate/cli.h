@@ -48,6 +48,11 @@ void eg_cli_parse_init(struct eg_cli_parse *p, const struct eg_cli_cmd *cmd, int
  * --state-dir, --help/-h and --version/-V are handled here. Arguments that do not start with "--"
  * are positional ("-" is stdin; a base64url token may start with "-"). */
 int eg_cli_next(struct eg_cli_parse *p, const char **name, const char **value);
+/* The whole parse of a command that takes no positional argument and, of
+ * its own, at most --json (json may be NULL without it): -1 to go on, else
+ * the exit code (help printed, or a usage error). */
+int eg_cli_parse_json_only(struct eg_cli_parse *p, const struct eg_cli_cmd *cmd, int argc,
+			   char **argv, bool *json);
 /* eg_cli_next, with the identity flags (frontend/identity_opts.h) taken
  * into id: 1 only for an option that is not one of them. A bad identity
  * value is a usage error (-1, p->exit set). */

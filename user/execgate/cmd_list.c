@@ -42,18 +42,13 @@ static int run_list(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	char err[EG_ERR_MAX] = "";
 	struct list_out o = {.err = err, .err_size = sizeof(err)};
 	struct eg_cli_parse p;
-	const char *name, *val;
 	json_t *doc = NULL;
 	bool json = false;
-	int c, rc;
+	int rc;
 
-	eg_cli_parse_init(&p, cmd, argc, argv);
-	while ((c = eg_cli_next(&p, &name, &val)) == 1)
-		json = true;
-	if (c < 0)
-		return p.exit;
-	if (p.npos)
-		return eg_cli_usage(&p, "%s: unexpected argument", p.pos[0]);
+	rc = eg_cli_parse_json_only(&p, cmd, argc, argv, &json);
+	if (rc >= 0)
+		return rc;
 	if (eg_cli_worker_open(&p, &o.w))
 		return EG_EXIT_ERROR;
 	/* The JSON document is printed whole or not at all. */

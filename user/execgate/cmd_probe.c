@@ -13,17 +13,12 @@ static const struct eg_opt probe_opts[] = {
 static int run_probe(const struct eg_cli_cmd *cmd, int argc, char **argv)
 {
 	struct eg_cli_parse p;
-	const char *name, *val;
 	bool json = false;
-	int c, rc;
+	int rc;
 
-	eg_cli_parse_init(&p, cmd, argc, argv);
-	while ((c = eg_cli_next(&p, &name, &val)) == 1)
-		json = true;
-	if (c < 0)
-		return p.exit;
-	if (p.npos)
-		return eg_cli_usage(&p, "%s: unexpected argument", p.pos[0]);
+	rc = eg_cli_parse_json_only(&p, cmd, argc, argv, &json);
+	if (rc >= 0)
+		return rc;
 	rc = eg_probe_write(p.pin_dir, stdout, json);
 	if (rc && rc != -ENOENT) {
 		eg_cli_err("%s", strerror(-rc));

@@ -10,16 +10,12 @@ static const struct eg_opt no_opts[] = {EG_OPT_END};
 static int run_unload(const struct eg_cli_cmd *cmd, int argc, char **argv)
 {
 	struct eg_cli_parse p;
-	const char *name, *val;
 	char err[EG_ERR_MAX];
 	int c;
 
-	eg_cli_parse_init(&p, cmd, argc, argv);
-	c = eg_cli_next(&p, &name, &val); /* only the dirs, which it handles */
-	if (c < 0)
-		return p.exit;
-	if (p.npos)
-		return eg_cli_usage(&p, "%s: unexpected argument", p.pos[0]);
+	c = eg_cli_parse_json_only(&p, cmd, argc, argv, NULL); /* only the dirs */
+	if (c >= 0)
+		return c;
 	if (eg_unload(p.pin_dir, err, sizeof(err))) {
 		eg_cli_err("%s", err);
 		return EG_EXIT_ERROR;
