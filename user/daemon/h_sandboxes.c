@@ -25,37 +25,14 @@ static bool sandbox_arg(struct egd_call *c, __u8 id[EG_ID_BYTES], enum MHD_Resul
 	return false;
 }
 
-struct list_ctx {
-	struct eg_worker *w;
-	json_t *records;
-	char *err;
-	size_t err_size;
-};
-
-static int add_record(const struct eg_exec_record *rec, void *ctx)
-{
-	struct eg_inet_key addrs[EG_WORKER_MAX_ENDPOINTS];
-	struct list_ctx *l = ctx;
-	size_t n = 0;
-	int rc;
-
-	rc = eg_worker_service_addrs(l->w, rec->sandbox, addrs, EG_WORKER_MAX_ENDPOINTS, &n, l->err,
-				     l->err_size);
-	if (rc)
-		return rc;
-	return json_array_append_new(l->records, eg_json_record(rec, addrs, n)) ? -ENOMEM : 0;
-}
-
 enum MHD_Result egd_h_sandbox_list(struct egd_call *c)
 {
 	char err[EG_ERR_MAX] = "";
-	struct list_ctx l = {.w = c->d->worker, .err = err, .err_size = sizeof(err)};
-	json_t *doc = eg_json_list(&l.records);
+	json_t *doc;
 	int rc;
 
-	rc = doc ? eg_worker_list(c->d->worker, add_record, &l, err, sizeof(err)) : -ENOMEM;
+	rc = eg_json_list_worker(c->d->worker, &doc, err, sizeof(err));
 	if (rc) {
-		json_decref(doc);
 		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error", "%s",
 				       err[0] ? err : strerror(rc < 0 ? -rc : ENOMEM));
 	}

@@ -8,11 +8,11 @@
 
 struct list_out {
 	struct eg_worker *w;
-	json_t *records; /* NULL: text */
 	char *err;
 	size_t err_size;
 };
 
+/* The text form; --json is eg_json_list_worker's document. */
 static int list_one(const struct eg_exec_record *r, void *ctx)
 {
 	struct eg_inet_key addrs[EG_WORKER_MAX_ENDPOINTS];
@@ -24,9 +24,6 @@ static int list_one(const struct eg_exec_record *r, void *ctx)
 				     o->err, o->err_size);
 	if (rc)
 		return rc;
-	if (o->records)
-		return json_array_append_new(o->records, eg_json_record(r, addrs, naddrs)) ? -ENOMEM
-											   : 0;
 	eg_cli_record_text(r, addrs, naddrs);
 	printf("\n");
 	return 0;
@@ -52,13 +49,12 @@ static int run_list(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	if (eg_cli_worker_open(&p, &o.w))
 		return EG_EXIT_ERROR;
 	/* The JSON document is printed whole or not at all. */
-	if (json && !(doc = eg_json_list(&o.records)))
-		rc = -ENOMEM;
+	if (json)
+		rc = eg_json_list_worker(o.w, &doc, err, sizeof(err));
 	else
 		rc = eg_worker_list(o.w, list_one, &o, err, sizeof(err));
 	eg_worker_close(o.w);
 	if (rc) {
-		json_decref(doc);
 		eg_cli_err("%s", err[0] ? err : strerror(rc < 0 ? -rc : ENOMEM));
 		return EG_EXIT_ERROR;
 	}
