@@ -2,6 +2,8 @@
 # Makefile edit:
 #   bpf/*.bpf.c      -> build/bpf/*.bpf.o + build/include/*.skel.h
 #   user/core/*.c    pure logic (codec, comparator, caches), no kernel I/O
+#   user/frontend/*.c front-end plumbing (option parser), linked into the
+#                    programs only, never into libexecgate
 #   user/loader/*.c  kernel I/O (maps, probes, /proc, pins)
 #   user/lib/*.c     the public worker handle (include/execgate/execgate.h)
 #   user/execgate/   the loader CLI; user/issue/ the issuing CLI
@@ -48,9 +50,11 @@ BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/include/%.skel.h,$(BPF_SRCS))
 
 CORE_SRCS := $(wildcard user/core/*.c)
+FRONTEND_SRCS := $(wildcard user/frontend/*.c)
 LOADER_SRCS := $(wildcard user/loader/*.c)
 WORKER_SRCS := $(wildcard user/lib/*.c)
 CORE_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(CORE_SRCS))
+FRONTEND_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(FRONTEND_SRCS))
 LOADER_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(LOADER_SRCS))
 WORKER_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(WORKER_SRCS))
 DAEMON_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(wildcard user/daemon/*.c))
@@ -64,7 +68,8 @@ CORE_LIB := $(BUILD)/libexecgate-core.a
 LIB := $(BUILD)/libexecgate.a
 SOLIB := $(BUILD)/libexecgate.so.$(VERSION)
 PCFILE := $(BUILD)/execgate.pc
-PUBLIC_HEADERS := include/execgate/execgate.h include/execgate/verdict.h include/execgate/abi.h include/execgate/connect.h
+PUBLIC_HEADERS := include/execgate/execgate.h include/execgate/verdict.h include/execgate/abi.h include/execgate/connect.h \
+	include/execgate/admin.h include/execgate/text.h
 BINS := $(BUILD)/execgate $(BUILD)/execgate-issue $(if $(DAEMON_OBJS),$(BUILD)/execgated)
 
 .PHONY: all deps check test-cli test-unit test-unit-san test-kernel vmtest bench fuzz \
@@ -92,6 +97,11 @@ $(BUILD)/include/%.skel.h: $(BUILD)/bpf/%.bpf.o
 # The pure core never includes a skeleton, so it builds (and its unit tests
 # run) without clang -target bpf.
 $(BUILD)/obj/core/%.o: user/core/%.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(PIC) $(WARN) -MMD -MP -c $< -o $@
+
+# The front ends' own plumbing: no skeletons either.
+$(BUILD)/obj/frontend/%.o: user/frontend/%.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(PIC) $(WARN) -MMD -MP -c $< -o $@
 
@@ -131,27 +141,27 @@ $(PCFILE): user/lib/execgate.pc.in include/execgate/execgate.h Makefile
 	@mkdir -p $(@D)
 	$(PC_SED) > $@
 
-$(BUILD)/execgate: $(EXECGATE_OBJS) $(LIB)
+$(BUILD)/execgate: $(EXECGATE_OBJS) $(FRONTEND_OBJS) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/execgated: $(DAEMON_OBJS) $(LIB)
+$(BUILD)/execgated: $(DAEMON_OBJS) $(FRONTEND_OBJS) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(DAEMON_LDLIBS)
 
-$(BUILD)/execgate-issue: $(ISSUE_OBJS) $(CORE_LIB)
+$(BUILD)/execgate-issue: $(ISSUE_OBJS) $(FRONTEND_OBJS) $(CORE_LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lsodium
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
 # --- tests -------------------------------------------------------------------
 # Unit tests cover the pure core only: no root, no BPF.
-$(BUILD)/test-unit: $(UNIT_SRCS) $(CORE_LIB) $(wildcard tests/unit/*.h) | $(DEPS_STAMP)
-	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(WARN) -o $@ $(UNIT_SRCS) $(CORE_LIB) -lcriterion -ljansson -lsodium
+$(BUILD)/test-unit: $(UNIT_SRCS) $(FRONTEND_OBJS) $(CORE_LIB) $(wildcard tests/unit/*.h) | $(DEPS_STAMP)
+	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(WARN) -o $@ $(UNIT_SRCS) $(FRONTEND_OBJS) $(CORE_LIB) -lcriterion -ljansson -lsodium
 
 # Pure core + unit tests again under ASan/UBSan; built separately so that the
 # sanitizer runtime never reaches the installed binaries.
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-$(BUILD)/test-unit-san: $(UNIT_SRCS) $(CORE_SRCS) $(wildcard tests/unit/*.h) | $(DEPS_STAMP)
-	$(CLANG) $(CPPFLAGS) -Itests $(SAN_FLAGS) $(WARN) -o $@ $(UNIT_SRCS) $(CORE_SRCS) -lcriterion -ljansson -lsodium
+$(BUILD)/test-unit-san: $(UNIT_SRCS) $(FRONTEND_SRCS) $(CORE_SRCS) $(wildcard tests/unit/*.h) | $(DEPS_STAMP)
+	$(CLANG) $(CPPFLAGS) -Itests $(SAN_FLAGS) $(WARN) -o $@ $(UNIT_SRCS) $(FRONTEND_SRCS) $(CORE_SRCS) -lcriterion -ljansson -lsodium
 
 $(BUILD)/test-kernel: $(KTEST_SRCS) $(LIB) $(wildcard tests/kernel/*.h) $(BINS) | $(DEPS_STAMP)
 	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(WARN) -o $@ $(KTEST_SRCS) $(LIB) -lcriterion $(LDLIBS)

@@ -5,7 +5,7 @@
 
 BRIDGE_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(wildcard user/bridge/*.c))
 
-$(BUILD)/execgate-bridge: $(BRIDGE_OBJS) $(LIB)
+$(BUILD)/execgate-bridge: $(BRIDGE_OBJS) $(FRONTEND_OBJS) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # BINS is installed by `make install` (its recipe reads BINS when it runs);

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# The one option parser (user/core/opts.c) as each program meets it: in
+# The one option parser (user/frontend/opts.c) as each program meets it: in
 # execgate, execgated, execgate-issue and execgate-bridge, and in every
 # subcommand, --help and -h print the same usage on stdout (exit 0) with a
 # description for every flag,

@@ -3,7 +3,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <string.h>
-#include "core/identity_opts.h"
+#include "frontend/identity_opts.h"
 #include "core/ids.h"
 #include "core/vsock_cid.h"
 #include "execgate/verdict.h"

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include "bridge/bridge.h"
-#include "core/opts.h"
+#include "frontend/opts.h"
 
 #define EXIT_ERROR 1
 #define EXIT_USAGE 2

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
-#include "core/peer_check.h"
+#include "execgate/text.h"
 #include "bridge/bridge.h"
 
 #define EGB_BUF 65536
@@ -180,8 +180,8 @@ static void *stream_main(void *arg)
 		goto cleanup;
 	}
 	info = eg_conn_info(s->vmm);
-	eg_peer_id_text(&client, cid, sizeof(cid));
-	eg_peer_id_text(&info->peer, vid, sizeof(vid));
+	eg_proc_id_text(&client, cid, sizeof(cid));
+	eg_proc_id_text(&info->peer, vid, sizeof(vid));
 	egb_log("connection %lu: verified: client %s, VMM %s via %s, epoch %llu, vsock port %u "
 		"(assigned %u)",
 		s->id, cid, vid, info->via_peerpidfd ? "SO_PEERPIDFD" : "SO_PEERCRED",

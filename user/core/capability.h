@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "execgate/text.h" /* enum eg_proto */
 
 #define EG_CAP_VERSION	1
 #define EG_CAP_BODY_LEN 120 /* everything before the signature */
@@ -48,12 +49,6 @@ enum eg_cap_offset {
 enum eg_substrate {
 	EG_SUBSTRATE_FC_K8S = 1,  /* "firecracker-k8s" */
 	EG_SUBSTRATE_FC_HOST = 2, /* "firecracker-host" (default) */
-};
-
-enum eg_proto {
-	EG_PROTO_NONE = 0,
-	EG_PROTO_TCP = 6,
-	EG_PROTO_UDP = 17,
 };
 
 /* Access scope bits. Unknown bits are reserved and rejected. */

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/ids.h"
+#include "execgate/text.h"
 #include "daemon/config.h"
 
 #define LINE_MAX_LEN 1024
@@ -130,7 +130,7 @@ static int set_uuid(const struct key *k, struct egd_config *c, const char *v, ch
 	static const __u8 nil[EG_ID_BYTES];
 
 	(void)k;
-	if (eg_uuid_parse(v, c->worker_id)) {
+	if (eg_uuid_from_text(v, c->worker_id)) {
 		snprintf(why, why_size, "not a UUID");
 		return -EINVAL;
 	}
@@ -139,7 +139,7 @@ static int set_uuid(const struct key *k, struct egd_config *c, const char *v, ch
 		snprintf(why, why_size, "the nil UUID names no worker");
 		return -EINVAL;
 	}
-	eg_uuid_format(c->worker_id, c->worker_id_text);
+	eg_uuid_to_text(c->worker_id, c->worker_id_text);
 	return 0;
 }
 

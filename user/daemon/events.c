@@ -12,13 +12,12 @@
 #include <bpf/libbpf.h>
 #include <jansson.h>
 #include <microhttpd.h>
-#include "core/ids.h"
+#include "execgate/text.h"
 #include "daemon/daemon.h"
 #include "daemon/events.h"
 #include "daemon/log.h"
 #include "daemon/pins_gate.h"
 #include "lib/json.h"
-#include "loader/kreason.h"
 
 struct egd_reader {
 	struct egd_reader *prev, *next;

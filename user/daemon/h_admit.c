@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "core/ids.h"
+#include "execgate/text.h"
 #include "daemon/http.h"
 #include "daemon/json.h"
 #include "daemon/log.h"
@@ -106,7 +106,7 @@ static void log_verdict(struct egd_call *c, bool admit, const struct eg_verdict_
 		return;
 	if (res->decoded && res->d.reason != EG_REASON_MALFORMED &&
 	    res->d.reason != EG_REASON_UNKNOWN_KEY && res->d.reason != EG_REASON_BAD_SIGNATURE)
-		eg_uuid_format(res->cap_sandbox, u); /* only what a signature vouches for */
+		eg_uuid_to_text(res->cap_sandbox, u); /* only what a signature vouches for */
 	egd_log(res->d.verdict == EG_DENY ? EGD_LOG_WARNING : EGD_LOG_NOTICE,
 		"%s: sandbox=%s verdict=%s reason=%s%s%s pid=%d caller_uid=%u",
 		admit ? "admit" : "check", u, eg_verdict_name(res->d.verdict),

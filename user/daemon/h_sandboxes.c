@@ -4,20 +4,19 @@
  * install). */
 #include <errno.h>
 #include <string.h>
-#include "core/ids.h"
+#include "execgate/text.h"
 #include "daemon/http.h"
 #include "daemon/json.h"
 #include "daemon/log.h"
 #include "execgate/verdict.h"
-#include "loader/inet.h"
 
 /* The {uuid} segment, parsed; from here on c->arg is its canonical
  * (lower-case) text, the form the record, the log and every answer use,
  * whatever case the client wrote. */
 static bool sandbox_arg(struct egd_call *c, __u8 id[EG_ID_BYTES], enum MHD_Result *replied)
 {
-	if (eg_uuid_parse(c->arg, id) == 0) {
-		eg_uuid_format(id, c->arg_canon);
+	if (eg_uuid_from_text(c->arg, id) == 0) {
+		eg_uuid_to_text(id, c->arg_canon);
 		c->arg = c->arg_canon;
 		return true;
 	}
@@ -26,37 +25,14 @@ static bool sandbox_arg(struct egd_call *c, __u8 id[EG_ID_BYTES], enum MHD_Resul
 	return false;
 }
 
-struct list_ctx {
-	struct eg_worker *w;
-	json_t *records;
-	char *err;
-	size_t err_size;
-};
-
-static int add_record(const struct eg_exec_record *rec, void *ctx)
-{
-	struct eg_inet_key addrs[EG_WORKER_MAX_ENDPOINTS];
-	struct list_ctx *l = ctx;
-	size_t n = 0;
-	int rc;
-
-	rc = eg_worker_service_addrs(l->w, rec->sandbox, addrs, EG_WORKER_MAX_ENDPOINTS, &n, l->err,
-				     l->err_size);
-	if (rc)
-		return rc;
-	return json_array_append_new(l->records, eg_json_record(rec, addrs, n)) ? -ENOMEM : 0;
-}
-
 enum MHD_Result egd_h_sandbox_list(struct egd_call *c)
 {
 	char err[EG_ERR_MAX] = "";
-	struct list_ctx l = {.w = c->d->worker, .err = err, .err_size = sizeof(err)};
-	json_t *doc = eg_json_list(&l.records);
+	json_t *doc;
 	int rc;
 
-	rc = doc ? eg_worker_list(c->d->worker, add_record, &l, err, sizeof(err)) : -ENOMEM;
+	rc = eg_json_list_worker(c->d->worker, &doc, err, sizeof(err));
 	if (rc) {
-		json_decref(doc);
 		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error", "%s",
 				       err[0] ? err : strerror(rc < 0 ? -rc : ENOMEM));
 	}
@@ -241,7 +217,8 @@ static int parse_spec(json_t *o, struct eg_install_spec *s, char *why, size_t wh
 		json_array_foreach(arr, i, v)
 		{
 			if (!json_is_string(v) ||
-			    eg_inet_key_parse(json_string_value(v), &s->service_addrs[i])) {
+			    eg_inet_parse(json_string_value(v), &s->service_addrs[i].family,
+					  s->service_addrs[i].addr)) {
 				snprintf(
 				    why, why_size,
 				    "\"service_addrs\"[%zu]: not an IPv4 or IPv6 unicast address",

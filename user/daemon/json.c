@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include "core/ids.h"
+#include "execgate/text.h"
 #include "daemon/json.h"
 
 /* --- the verdict as text ------------------------------------------------------- */
@@ -36,7 +36,7 @@ static void put_uuid(struct text *t, const char *key, const __u8 id[EG_ID_BYTES]
 {
 	char u[EG_UUID_TEXT_LEN];
 
-	eg_uuid_format(id, u);
+	eg_uuid_to_text(id, u);
 	put(t, "\"%s\":\"%s\"", key, u);
 }
 
@@ -190,7 +190,7 @@ int egd_get_uuid(json_t *o, const char *name, bool required, __u8 out[EG_ID_BYTE
 
 	if (rc || !s)
 		return rc;
-	if (eg_uuid_parse(s, out)) {
+	if (eg_uuid_from_text(s, out)) {
 		snprintf(why, why_size, "\"%s\": not a UUID", name);
 		return -EINVAL;
 	}

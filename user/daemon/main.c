@@ -21,15 +21,12 @@
 #include <sys/un.h>
 #include <unistd.h>
 #include <systemd/sd-daemon.h>
-#include "core/opts.h"
+#include <execgate/admin.h>
+#include "frontend/opts.h"
 #include "daemon/daemon.h"
 #include "daemon/events.h"
 #include "daemon/http.h"
 #include "daemon/log.h"
-#include "loader/attach_root.h"
-#include "loader/proc_id.h"
-#include "loader/serving.h"
-#include "loader/tier.h"
 
 /* Exit codes, as the execgate CLI's. */
 #define EXIT_ERROR	 1
@@ -136,15 +133,10 @@ static void raise_nofile(void)
  * (docs/operators.md §8). The report itself goes nowhere. */
 static void warn_attach_point(const struct egd_config *c)
 {
-	struct eg_probe_record *probed = malloc(sizeof(*probed));
-	struct eg_attach_check a = {.point = EG_ATTACH_NONE};
+	struct eg_attach_info a;
 
-	if (probed) {
-		eg_probe_record_read(c->state_dir, probed);
-		eg_tier_report_attach(NULL, c->pin_dir, probed, false, false, &a);
-	}
-	free(probed);
-	if (a.point == EG_ATTACH_NOT_ROOT)
+	eg_attach_read(c->pin_dir, c->state_dir, &a);
+	if (a.where == EG_ATTACHED_BELOW_ROOT)
 		egd_log(EGD_LOG_WARNING,
 			"%s: %s is attached at cgroup %s, not the cgroup root %s: sockets created "
 			"outside it are not checked (set cgroup = %s in production)",
@@ -174,20 +166,18 @@ static void reload_keys(struct egd *d, const char *why)
 	}
 }
 
-/* What this process may do itself (loader/serving.h), probed again: a
- * reload after the unit's restrictions changed shows in status without a
- * restart. Every refused step goes in the log once. */
+static void log_refusal(const char *step, const char *why, void *ctx)
+{
+	(void)ctx;
+	egd_log(EGD_LOG_WARNING, "serving process: %s refused: %s", step, why);
+}
+
+/* What this process may do itself (execgate/admin.h, eg_serving_reprobe),
+ * probed again: a reload after the unit's restrictions changed shows in
+ * status without a restart. Every refused step goes in the log once. */
 static void log_serving(const struct egd_config *c)
 {
-	static struct eg_probe_record r;
-
-	eg_probe_record_read(c->state_dir, &r);
-	if (!r.present || !r.serving_probed)
-		return;
-	for (int i = 0; i < EG_STEP__COUNT; i++)
-		if (!r.step_ok[i])
-			egd_log(EGD_LOG_WARNING, "serving process: %s refused: %s",
-				eg_serving_step_names[i], r.step_why[i]);
+	eg_serving_refusals(c->state_dir, log_refusal, NULL);
 }
 
 static void reprobe_serving(struct egd *d)
@@ -308,7 +298,6 @@ static void serve(struct egd *d, int sfd, int ifd)
 int main(int argc, char **argv)
 {
 	struct eg_worker_config wcfg = {0};
-	struct eg_tier_ctx tctx = {0};
 	const char *config = getenv("EXECGATE_CONFIG");
 	char err[EG_ERR_MAX], keys_dir[EGD_PATH_MAX + 8];
 	static struct egd d = {.listen_fd = -1};
@@ -360,17 +349,15 @@ int main(int argc, char **argv)
 	}
 
 	/* Load, or adopt what is pinned: exactly `execgate load`. */
-	rc = eg_proc_check_namespaces(err, sizeof(err));
+	rc = eg_namespaces_check(err, sizeof(err));
 	if (rc) {
 		egd_log(EGD_LOG_ERR, "%s", err);
 		goto out;
 	}
-	tctx.pin_dir = d.cfg.pin_dir;
-	tctx.cgroup_path = d.cfg.cgroup[0] ? d.cfg.cgroup : NULL;
-	/* where status finds what this load probed: without it, GET /v1/status
-	 * would say "not probed" */
-	tctx.state_dir = d.cfg.state_dir;
-	rc = eg_tiers_load(&tctx, d.cfg.require[0] ? d.cfg.require : NULL, err, sizeof(err));
+	/* the state dir: where status finds what this load probed; without
+	 * it, GET /v1/status would say "not probed" */
+	rc = eg_load(d.cfg.pin_dir, d.cfg.state_dir, d.cfg.cgroup[0] ? d.cfg.cgroup : NULL,
+		     d.cfg.require[0] ? d.cfg.require : NULL, err, sizeof(err));
 	if (rc) {
 		egd_log(EGD_LOG_ERR, "load: %s", err);
 		exit_code = rc == -EOPNOTSUPP ? EXIT_UNSUPPORTED : EXIT_ERROR;

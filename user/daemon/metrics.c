@@ -3,11 +3,12 @@
  * HELP and TYPE lines; counters end in _total; `promtool check metrics`
  * accepts the output (tests/daemon). */
 #include <stdatomic.h>
+#include <stddef.h>
 #include <string.h>
 #include "daemon/daemon.h"
 #include "daemon/events.h"
 #include "daemon/metrics.h"
-#include "loader/kreason.h"
+#include "execgate/text.h"
 
 /* Upper bounds in seconds. A fresh admission is ~60 us of Ed25519 verify; a
  * cached one a few us: the buckets resolve both. */
@@ -61,6 +62,49 @@ void egd_metrics_streams(struct egd_metrics *m, const struct eg_stream_cuts *s)
 static void family(FILE *out, const char *name, const char *type, const char *help)
 {
 	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* A counter family by stream kind ("unix", "tcp"). */
+static void by_kind(FILE *out, const char *name, const char *help, const uint64_t v[2])
+{
+	family(out, name, "counter", help);
+	for (int k = 0; k < 2; k++)
+		fprintf(out, "%s{kind=\"%s\"} %llu\n", name, stream_kinds[k],
+			(unsigned long long)LOAD(&v[k]));
+}
+
+/* The connection families: one unlabelled sample each. */
+static const struct {
+	const char *name, *type, *help;
+	size_t off; /* in struct egd_metrics */
+} connection_rows[] = {
+    {"execgate_connections_open", "gauge", "Client connections open now.",
+     offsetof(struct egd_metrics, connections_open)},
+    {"execgate_connections_total", "counter", "Client connections accepted.",
+     offsetof(struct egd_metrics, connections_total)},
+    {"execgate_connections_unprivileged", "gauge",
+     "Client connections open now from callers without a role (403 on every request).",
+     offsetof(struct egd_metrics, connections_unprivileged)},
+    {"execgate_connections_refused_total", "counter",
+     "Connections from callers without a role closed at once: beyond their share "
+     "(max_connections / 8).",
+     offsetof(struct egd_metrics, connections_refused)},
+    {"execgate_connections_admit", "gauge",
+     "Client connections open now from admit_group (at most max_connections - "
+     "admin_reserve).",
+     offsetof(struct egd_metrics, connections_admit)},
+    {"execgate_connections_admit_refused_total", "counter",
+     "Connections from admit_group closed at once: beyond max_connections - "
+     "admin_reserve, which stay for root and admin_group.",
+     offsetof(struct egd_metrics, connections_admit_refused)},
+};
+
+/* A family of one unlabelled sample. */
+static void one(FILE *out, const char *name, const char *type, const char *help,
+		unsigned long long v)
+{
+	family(out, name, type, help);
+	fprintf(out, "%s %llu\n", name, v);
 }
 
 static void write_admissions(struct egd_metrics *m, FILE *out)
@@ -179,31 +223,9 @@ void egd_metrics_write(struct egd *d, FILE *out)
 			fprintf(out, "execgate_http_responses_total{code=\"other\"} %llu\n",
 				(unsigned long long)n);
 	}
-	family(out, "execgate_connections_open", "gauge", "Client connections open now.");
-	fprintf(out, "execgate_connections_open %llu\n",
-		(unsigned long long)LOAD(&m->connections_open));
-	family(out, "execgate_connections_total", "counter", "Client connections accepted.");
-	fprintf(out, "execgate_connections_total %llu\n",
-		(unsigned long long)LOAD(&m->connections_total));
-	family(out, "execgate_connections_unprivileged", "gauge",
-	       "Client connections open now from callers without a role (403 on every request).");
-	fprintf(out, "execgate_connections_unprivileged %llu\n",
-		(unsigned long long)LOAD(&m->connections_unprivileged));
-	family(out, "execgate_connections_refused_total", "counter",
-	       "Connections from callers without a role closed at once: beyond their share "
-	       "(max_connections / 8).");
-	fprintf(out, "execgate_connections_refused_total %llu\n",
-		(unsigned long long)LOAD(&m->connections_refused));
-	family(out, "execgate_connections_admit", "gauge",
-	       "Client connections open now from admit_group (at most max_connections - "
-	       "admin_reserve).");
-	fprintf(out, "execgate_connections_admit %llu\n",
-		(unsigned long long)LOAD(&m->connections_admit));
-	family(out, "execgate_connections_admit_refused_total", "counter",
-	       "Connections from admit_group closed at once: beyond max_connections - "
-	       "admin_reserve, which stay for root and admin_group.");
-	fprintf(out, "execgate_connections_admit_refused_total %llu\n",
-		(unsigned long long)LOAD(&m->connections_admit_refused));
+	for (size_t i = 0; i < sizeof(connection_rows) / sizeof(connection_rows[0]); i++)
+		one(out, connection_rows[i].name, connection_rows[i].type, connection_rows[i].help,
+		    LOAD((const char *)m + connection_rows[i].off));
 	family(out, "execgate_key_reloads_total", "counter",
 	       "Key-set reloads (SIGHUP, key directory changes), by result.");
 	fprintf(out, "execgate_key_reloads_total{result=\"ok\"} %llu\n",
@@ -211,24 +233,18 @@ void egd_metrics_write(struct egd *d, FILE *out)
 	fprintf(out, "execgate_key_reloads_total{result=\"error\"} %llu\n",
 		(unsigned long long)LOAD(&m->key_reload_errors));
 
-	family(out, "execgate_streams_cut_total", "counter",
-	       "Established streams of a replaced or retired epoch that install or retire shut "
-	       "down, by kind.");
-	for (int k = 0; k < 2; k++)
-		fprintf(out, "execgate_streams_cut_total{kind=\"%s\"} %llu\n", stream_kinds[k],
-			(unsigned long long)LOAD(&m->streams_cut[k]));
-	family(out, "execgate_streams_unreachable_total", "counter",
-	       "Stale streams install or retire found but could not reach (the holder exited "
-	       "or refused pidfd_getfd), by kind.");
-	for (int k = 0; k < 2; k++)
-		fprintf(out, "execgate_streams_unreachable_total{kind=\"%s\"} %llu\n",
-			stream_kinds[k], (unsigned long long)LOAD(&m->streams_unreachable[k]));
-	family(out, "execgate_stream_revocation_errors_total", "counter",
-	       "Installs and retires whose revocation of that kind failed (a step such as "
-	       "setns or pidfd_getfd refused, or a stale stream left running), by kind.");
-	for (int k = 0; k < 2; k++)
-		fprintf(out, "execgate_stream_revocation_errors_total{kind=\"%s\"} %llu\n",
-			stream_kinds[k], (unsigned long long)LOAD(&m->stream_revocation_errors[k]));
+	by_kind(out, "execgate_streams_cut_total",
+		"Established streams of a replaced or retired epoch that install or retire shut "
+		"down, by kind.",
+		m->streams_cut);
+	by_kind(out, "execgate_streams_unreachable_total",
+		"Stale streams install or retire found but could not reach (the holder exited "
+		"or refused pidfd_getfd), by kind.",
+		m->streams_unreachable);
+	by_kind(out, "execgate_stream_revocation_errors_total",
+		"Installs and retires whose revocation of that kind failed (a step such as "
+		"setns or pidfd_getfd refused, or a stale stream left running), by kind.",
+		m->stream_revocation_errors);
 
 	egd_events_stats(d->events, &es);
 	family(out, "execgate_event_readers", "gauge", "Clients reading GET /v1/events now.");

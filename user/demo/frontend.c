@@ -27,7 +27,7 @@
 #include "core/signed_verdict.h"
 #include "demo/demo.h"
 #include "execgate/execgate.h"
-#include "loader/kreason.h"
+#include "execgate/text.h"
 
 struct fe_worker {
 	char name; /* 'A', 'B' */

@@ -31,11 +31,10 @@
 #include <unistd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include "core/ids.h"
+#include "execgate/text.h"
 #include "demo/demo.h"
 #include "execgate/connect.h"
 #include "execgate/execgate.h"
-#include "loader/kreason.h"
 
 static int raw_connect(const char *path)
 {

@@ -6,10 +6,10 @@
 #include <unistd.h>
 #include <time.h>
 #include <sys/un.h>
-#include "core/ids.h"
+#include "execgate/text.h"
 #include "execgate/cli.h"
+#include "frontend/identity_opts.h"
 #include "execgate/commands.h"
-#include "loader/inet.h"
 
 const char *eg_cli_command = "execgate";
 
@@ -100,6 +100,41 @@ int eg_cli_next(struct eg_cli_parse *p, const char **name, const char **value)
 	p->npos = (int)p->opts.npos;
 	memcpy(p->pos, p->opts.pos, sizeof(p->pos));
 	return 0;
+}
+
+int eg_cli_parse_json_only(struct eg_cli_parse *p, const struct eg_cli_cmd *cmd, int argc,
+			   char **argv, bool *json)
+{
+	const char *name, *val;
+	int c;
+
+	eg_cli_parse_init(p, cmd, argc, argv);
+	while ((c = eg_cli_next(p, &name, &val)) == 1)
+		if (json)
+			*json = true;
+	if (c < 0)
+		return p->exit;
+	if (p->npos)
+		return eg_cli_usage(p, "%s: unexpected argument", p->pos[0]);
+	return -1;
+}
+
+int eg_cli_next_identity(struct eg_cli_parse *p, struct eg_identity_opts *id, const char **name,
+			 const char **value)
+{
+	char err[EG_ERR_MAX];
+	int c, rc;
+
+	while ((c = eg_cli_next(p, name, value)) == 1) {
+		rc = eg_identity_opt(id, *name, *value, err, sizeof(err));
+		if (rc < 0) {
+			p->exit = eg_cli_usage(p, "%s", err);
+			return -1;
+		}
+		if (rc == 0)
+			return 1;
+	}
+	return c;
 }
 
 static void cut_finished(const struct eg_cut_finished *c, void *ctx)
@@ -241,7 +276,7 @@ int eg_cli_read_token(const char *arg, char **text)
 
 const char *eg_cli_uuid(const __u8 *id, char *buf)
 {
-	eg_uuid_format(id, buf);
+	eg_uuid_to_text(id, buf);
 	return buf;
 }
 
@@ -291,5 +326,6 @@ void eg_cli_print_service_profile(FILE *f, const struct eg_exec_record *r,
 	if (!naddrs)
 		fprintf(f, " none");
 	for (size_t i = 0; i < naddrs; i++)
-		fprintf(f, "%s%s", i ? "," : " ", eg_inet_key_format(&addrs[i], text));
+		fprintf(f, "%s%s", i ? "," : " ",
+			eg_inet_format(addrs[i].family, addrs[i].addr, text));
 }

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
-#include "core/opts.h"
+#include "frontend/opts.h"
 #include "execgate/abi.h"
 #include "execgate/execgate.h"
 
@@ -20,7 +20,7 @@ struct eg_cli_cmd {
 	const char *name;
 	const char *args;	   /* the synopsis after the name */
 	const char *about;	   /* what it does, for --help */
-	const struct eg_opt *opts; /* core/opts.h rows, ending with EG_OPT_END */
+	const struct eg_opt *opts; /* frontend/opts.h rows, ending with EG_OPT_END */
 	bool dirs;		   /* takes --pin-dir and --state-dir */
 	int (*run)(const struct eg_cli_cmd *cmd, int argc, char **argv);
 };
@@ -30,7 +30,7 @@ extern const char *eg_cli_command;
 
 #define EG_CLI_MAX_POS EG_OPTS_MAX_POS
 
-/* A command's parse: core/opts.h over the command's table and the dirs. */
+/* A command's parse: frontend/opts.h over the command's table and the dirs. */
 struct eg_cli_parse {
 	const struct eg_cli_cmd *cmd;
 	struct eg_opts opts;
@@ -48,6 +48,17 @@ void eg_cli_parse_init(struct eg_cli_parse *p, const struct eg_cli_cmd *cmd, int
  * --state-dir, --help/-h and --version/-V are handled here. Arguments that do not start with "--"
  * are positional ("-" is stdin; a base64url token may start with "-"). */
 int eg_cli_next(struct eg_cli_parse *p, const char **name, const char **value);
+/* The whole parse of a command that takes no positional argument and, of
+ * its own, at most --json (json may be NULL without it): -1 to go on, else
+ * the exit code (help printed, or a usage error). */
+int eg_cli_parse_json_only(struct eg_cli_parse *p, const struct eg_cli_cmd *cmd, int argc,
+			   char **argv, bool *json);
+/* eg_cli_next, with the identity flags (frontend/identity_opts.h) taken
+ * into id: 1 only for an option that is not one of them. A bad identity
+ * value is a usage error (-1, p->exit set). */
+struct eg_identity_opts;
+int eg_cli_next_identity(struct eg_cli_parse *p, struct eg_identity_opts *id, const char **name,
+			 const char **value);
 /* "execgate: <command>: <msg> (execgate <command> --help)" on stderr;
  * returns EG_EXIT_USAGE. */
 int eg_cli_usage(const struct eg_cli_parse *p, const char *fmt, ...)

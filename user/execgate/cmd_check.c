@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "core/admission.h"
-#include "core/identity_opts.h"
-#include "core/ids.h"
 #include "execgate/commands.h"
+#include "execgate/text.h"
+#include "frontend/check_offline.h"
+#include "frontend/identity_opts.h"
 
 static const struct eg_opt check_opts[] = {
     EG_OPT("keys", "DIR|FILE",
@@ -35,78 +35,6 @@ static const struct eg_opt check_opts[] = {
     EG_OPT_END,
 };
 
-static void from_identity(const struct eg_record *r, struct eg_exec_record *k)
-{
-	memset(k, 0, sizeof(*k));
-	memcpy(k->sandbox, r->sandbox, EG_ID_BYTES);
-	memcpy(k->worker, r->worker, EG_ID_BYTES);
-	memcpy(k->pod_uid, r->pod_uid, EG_ID_BYTES);
-	k->substrate = r->substrate;
-	k->generation = r->generation;
-	k->activation = r->activation;
-	k->state = r->retired_below > r->generation ? EG_RECORD_RETIRED : EG_RECORD_ACTIVE;
-}
-
-/* The offline check: keys from a directory, the record from the flags. */
-static int check_offline(const char *keys, const struct eg_identity_opts *id, bool no_record,
-			 const struct eg_admit_args *a, struct eg_verdict_result *res)
-{
-	struct eg_admission adm = {.cache = NULL};
-	struct eg_capability cap;
-	struct eg_keyset *ks;
-	uint8_t raw[EG_CAP_LEN + 1];
-	size_t raw_len = 0;
-	char bad[4096];
-	enum eg_key_err kerr;
-	enum eg_decode_err derr;
-
-	memset(res, 0, sizeof(*res));
-	memset(&cap, 0, sizeof(cap));
-	ks = malloc(sizeof(*ks));
-	if (!ks) {
-		eg_cli_err("%s", strerror(ENOMEM));
-		return -ENOMEM;
-	}
-	eg_keyset_init(ks);
-	kerr = eg_keyset_load_path(ks, keys, bad, sizeof(bad));
-	if (kerr != EG_KEY_OK) {
-		eg_cli_err("keys %s: %s: %s", bad, eg_key_err_name(kerr), eg_key_err_detail(kerr));
-		free(ks);
-		return -EINVAL;
-	}
-	if (ks->n == 0) {
-		/* Every token would be unknown-key: a wrong path, not a verdict. */
-		eg_cli_err("keys %s: no *.pub key files", keys);
-		free(ks);
-		return -ENOENT;
-	}
-	adm.keys = ks;
-	derr = eg_cap_text_to_bin(a->token_text, strlen(a->token_text), raw, sizeof(raw), &raw_len);
-	if (derr != EG_DECODE_OK)
-		res->d = (struct eg_decision){
-		    .verdict = EG_DENY, .reason = EG_REASON_MALFORMED, .decode_err = derr};
-	else
-		res->d = eg_admit(&adm, raw, raw_len, no_record ? NULL : &id->rec, a->now_unix,
-				  &a->req, &cap);
-	free(ks);
-	/* As the worker does: contents only from a verified token. */
-	if (res->d.reason != EG_REASON_MALFORMED && res->d.reason != EG_REASON_UNKNOWN_KEY &&
-	    res->d.reason != EG_REASON_BAD_SIGNATURE) {
-		res->decoded = true;
-		memcpy(res->cap_sandbox, cap.sandbox, EG_ID_BYTES);
-		memcpy(res->cap_token_id, cap.token_id, EG_ID_BYTES);
-		memcpy(res->cap_worker, cap.worker, EG_ID_BYTES);
-		res->cap_generation = cap.generation;
-		res->cap_activation = cap.activation;
-		res->cap_scope = cap.scope;
-		res->cap_expiry = cap.expiry;
-	}
-	res->had_record = !no_record;
-	if (!no_record)
-		from_identity(&id->rec, &res->record);
-	return 0;
-}
-
 static int run_check(const struct eg_cli_cmd *cmd, int argc, char **argv)
 {
 	struct eg_admit_args a = {.req = {.open_kind = EG_OPEN_NEW}};
@@ -121,12 +49,7 @@ static int run_check(const struct eg_cli_cmd *cmd, int argc, char **argv)
 
 	eg_identity_opts_init(&id);
 	eg_cli_parse_init(&p, cmd, argc, argv);
-	while ((c = eg_cli_next(&p, &name, &val)) == 1) {
-		rc = eg_identity_opt(&id, name, val, err, sizeof(err));
-		if (rc < 0)
-			return eg_cli_usage(&p, "%s", err);
-		if (rc == 1)
-			continue;
+	while ((c = eg_cli_next_identity(&p, &id, &name, &val)) == 1) {
 		if (!strcmp(name, "keys")) {
 			keys = val;
 		} else if (!strcmp(name, "no-record")) {
@@ -177,7 +100,9 @@ static int run_check(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	}
 	a.token_text = text;
 	if (keys) {
-		rc = check_offline(keys, &id, no_record, &a, &res);
+		rc = eg_check_offline(keys, no_record ? NULL : &id.rec, &a, &res, err, sizeof(err));
+		if (rc)
+			eg_cli_err("%s", err);
 	} else {
 		rc = eg_cli_worker_open(&p, &w);
 		if (!rc) {

@@ -4,12 +4,10 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
-#include "core/ids.h"
+#include "execgate/text.h"
 #include "execgate/commands.h"
 #include "execgate/ring.h"
 #include "lib/json.h"
-#include "loader/inet.h"
-#include "loader/kreason.h"
 
 static volatile sig_atomic_t stop;
 
@@ -34,7 +32,7 @@ static void on_event(void *ctx, const void *data, size_t size)
 
 	if (size < sizeof(*ev))
 		return;
-	eg_uuid_format(ev->sandbox, u);
+	eg_uuid_to_text(ev->sandbox, u);
 	wall = eg_cli_boottime_to_real(ev->ts_ns);
 	eg_json_rfc3339(wall, t);
 	if (f->json) {
@@ -52,8 +50,9 @@ static void on_event(void *ctx, const void *data, size_t size)
 			eg_cli_print_escaped(stdout, ev->path, sizeof(ev->path));
 			printf("\n");
 		} else if (ev->inet.family) {
-			printf("inet %s port %u/%s\n", eg_inet_key_format(&ev->inet, addr),
-			       ev->inet_port, eg_proto_name(ev->inet_proto));
+			printf("inet %s port %u/%s\n",
+			       eg_inet_format(ev->inet.family, ev->inet.addr, addr), ev->inet_port,
+			       eg_proto_name(ev->inet_proto));
 		} else {
 			printf("vsock %u:%u\n", ev->vsock.cid, ev->vsock.port);
 		}

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* One verdict form for `execgate admit` and `execgate check`, text and JSON,
  * so that a caller parses both the same way. */
-#include "core/capability.h"
+#include "execgate/verdict.h"
 #include "execgate/cli.h"
 #include "lib/json.h"
 
@@ -15,7 +15,7 @@ void eg_cli_print_verdict(FILE *f, const struct eg_verdict_result *r, const stru
 		if (d->verdict == EG_ALLOW)
 			fprintf(f, "allow\n");
 		else if (malformed)
-			fprintf(f, "deny: malformed: %s\n", eg_decode_err_name(d->decode_err));
+			fprintf(f, "deny: malformed: %s\n", eg_decode_err_text(d->decode_err));
 		else
 			fprintf(f, "%s: %s\n", eg_verdict_name(d->verdict),
 				eg_reason_name(d->reason));

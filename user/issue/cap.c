@@ -5,7 +5,7 @@
 #include <string.h>
 #include <time.h>
 #include "core/capability.h"
-#include "core/identity_opts.h"
+#include "frontend/identity_opts.h"
 #include "core/ids.h"
 #include "core/keyset.h"
 #include "issue/issue.h"

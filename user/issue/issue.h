@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sodium.h>
-#include "core/opts.h"
+#include "frontend/opts.h"
 
 enum {
 	ISSUE_EXIT_OK = 0,
@@ -16,7 +16,7 @@ enum {
 	ISSUE_EXIT_USAGE = 2,
 };
 
-/* The parse of a subcommand: core/opts.h over its flags; help prints
+/* The parse of a subcommand: frontend/opts.h over its flags; help prints
  * "usage: execgate-issue CMD SYNOPSIS", about, then every flag. */
 struct issue_cmd {
 	const char *name, *synopsis, *about;

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <sodium.h>
 #include <execgate/execgate.h>
-#include "core/opts.h"
+#include "frontend/opts.h"
 #include "issue/issue.h"
 
 static void usage(FILE *f)

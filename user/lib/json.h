@@ -41,6 +41,10 @@ json_t *eg_json_record(const struct eg_exec_record *r, const struct eg_inet_key 
 /* {"schema_version", "records": [...]}: records are appended by the
  * caller. */
 json_t *eg_json_list(json_t **records);
+/* The list document of every record on w with its ServicePort addresses
+ * (`execgate list --json`, GET /v1/sandboxes): 0 with *doc, or a negative
+ * errno with err (empty when only memory ran out). */
+int eg_json_list_worker(struct eg_worker *w, json_t **doc, char *err, size_t err_size);
 /* show: {"schema_version", "record", "endpoints", "grants"}. */
 json_t *eg_json_show(const struct eg_sandbox_info *info);
 

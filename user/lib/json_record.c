@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The record and what carries it: list, show, install, retire, forget
  * (lib/json.h). */
+#include <errno.h>
 #include "core/ids.h"
 #include "lib/json.h"
 #include "loader/inet.h"
@@ -43,6 +44,41 @@ json_t *eg_json_list(json_t **records)
 		return NULL;
 	}
 	return o;
+}
+
+struct list_ctx {
+	struct eg_worker *w;
+	json_t *records;
+	char *err;
+	size_t err_size;
+};
+
+static int add_record(const struct eg_exec_record *rec, void *ctx)
+{
+	struct eg_inet_key addrs[EG_WORKER_MAX_ENDPOINTS];
+	struct list_ctx *l = ctx;
+	size_t n = 0;
+	int rc;
+
+	rc = eg_worker_service_addrs(l->w, rec->sandbox, addrs, EG_WORKER_MAX_ENDPOINTS, &n, l->err,
+				     l->err_size);
+	if (rc)
+		return rc;
+	return json_array_append_new(l->records, eg_json_record(rec, addrs, n)) ? -ENOMEM : 0;
+}
+
+int eg_json_list_worker(struct eg_worker *w, json_t **doc, char *err, size_t err_size)
+{
+	struct list_ctx l = {.w = w, .err = err, .err_size = err_size};
+	int rc;
+
+	*doc = eg_json_list(&l.records);
+	rc = *doc ? eg_worker_list(w, add_record, &l, err, err_size) : -ENOMEM;
+	if (rc) {
+		json_decref(*doc);
+		*doc = NULL;
+	}
+	return rc;
 }
 
 json_t *eg_json_show(const struct eg_sandbox_info *info)

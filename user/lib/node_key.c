@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <sodium.h>
+#include <execgate/admin.h>
 #include "core/fd_io.h"
 #include "core/key_file.h"
 #include "lib/json.h"
@@ -177,8 +178,8 @@ out:
 	return rc;
 }
 
-int eg_wk_node_key_reset(const char *state_dir, const char *worker_id, char *pub_path,
-			 size_t pub_path_size, char *err, size_t err_size)
+int eg_node_key_reset(const char *state_dir, const char *worker_id, char *pub_path,
+		      size_t pub_path_size, char *err, size_t err_size)
 {
 	static const char *const files[] = {"node.worker", "node.seed", "node.pub"};
 	__u8 id[EG_ID_BYTES];

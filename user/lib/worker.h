@@ -90,11 +90,6 @@ void eg_wk_maps_exit(struct eg_worker *w);
 /* Loads <state_dir>/node.seed and the worker id (config, else node.worker);
  * without either, verdicts stay unsigned (0). */
 int eg_wk_node_key_load(struct eg_worker *w, const char *worker_id, char *err, size_t err_size);
-/* execgate node-key reset: removes the node key and its worker id from the
- * state dir and creates a new key bound to worker_id (required). Verdicts
- * signed before no longer verify against the new node.pub. */
-int eg_wk_node_key_reset(const char *state_dir, const char *worker_id, char *pub_path,
-			 size_t pub_path_size, char *err, size_t err_size);
 /* Fills res->signed_verdict for a refresh-route or deny of a decoded token. */
 void eg_wk_sign_verdict(struct eg_worker *w, struct eg_verdict_result *res, uint64_t now);
 

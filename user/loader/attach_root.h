@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <linux/types.h>
+#include "execgate/admin.h" /* EG_WARN_CGROUP_NOT_ROOT */
 #include "loader/tier.h"
 
 enum eg_attach_point {
@@ -27,7 +28,6 @@ struct eg_attach_check {
 };
 
 /* The warning code in status (JSON "warnings"[].code). */
-#define EG_WARN_CGROUP_NOT_ROOT "cgroup-not-root"
 
 /* The cgroup id (kernfs node id, the directory's inode) of the root of a
  * cgroup v2 hierarchy: the first node kernfs allocates, 1 on 64-bit

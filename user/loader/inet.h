@@ -7,9 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "execgate/abi.h"
+#include "execgate/text.h" /* EG_INET_TEXT_MAX */
 #include "loader/maps.h"
-
-#define EG_INET_TEXT_MAX 56 /* INET6_ADDRSTRLEN and a family tag */
 
 /* "10.0.0.2" or "fd00::2" -> key. A v4-mapped v6 address becomes AF_INET,
  * as the BPF side looks it up. -EINVAL for anything else. */

@@ -5,8 +5,6 @@
 #define EXECGATE_LOADER_KREASON_H
 
 #include "execgate/abi.h"
-
-const char *eg_kreason_name(__u32 reason); /* "deny-no-grant"; "unknown" */
-const char *eg_hook_name(__u32 hook);	   /* "connect_unix"; "unknown" */
+#include "execgate/text.h" /* eg_kreason_name, eg_hook_name */
 
 #endif

@@ -13,6 +13,7 @@
 #define EXECGATE_LOADER_SERVING_H
 
 #include <stddef.h>
+#include "execgate/admin.h"
 #include "loader/tier.h"
 
 enum eg_serving_step {
@@ -29,10 +30,7 @@ extern const char *const eg_serving_step_names[EG_STEP__COUNT];
  * who names the process ("execgated pid 123"). Changes nothing. */
 void eg_serving_probe(struct eg_probe_record *r, const char *who);
 
-/* Re-probes the serving part of <state_dir>/probe for the calling process
- * and rewrites it (execgated on SIGHUP). -ENOENT when there is no record
- * of this boot to update. */
-int eg_serving_reprobe(const char *state_dir, const char *who, char *err, size_t err_size);
+/* eg_serving_reprobe: execgate/admin.h. */
 
 /* Turns every held guarantee that needs a refused step into NOT HELD, the
  * step and its reason in the guarantee's reason. st: the tiers' status. */

@@ -7,8 +7,8 @@
  * "--name=VALUE", a short alias where the row names one, and --help/-h and
  * --version/-V everywhere. Every refusal is one line on stderr,
  * "PROG: [CMD: ]WHAT: REASON (PROG [CMD] --help)", and exit code 2. */
-#ifndef EXECGATE_CORE_OPTS_H
-#define EXECGATE_CORE_OPTS_H
+#ifndef EXECGATE_FRONTEND_OPTS_H
+#define EXECGATE_FRONTEND_OPTS_H
 
 #include <stdbool.h>
 #include <stddef.h>

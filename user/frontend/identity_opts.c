@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "core/identity_opts.h"
+#include "frontend/identity_opts.h"
 #include "core/ids.h"
 #include "execgate/verdict.h"
 

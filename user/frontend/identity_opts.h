@@ -3,8 +3,8 @@
  * `execgate install`: --sandbox --worker --generation --activation
  * --pod-uid --substrate (and, for check, --retired-below). One parser, so the
  * three commands spell and default them identically. */
-#ifndef EXECGATE_CORE_IDENTITY_OPTS_H
-#define EXECGATE_CORE_IDENTITY_OPTS_H
+#ifndef EXECGATE_FRONTEND_IDENTITY_OPTS_H
+#define EXECGATE_FRONTEND_IDENTITY_OPTS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The command-line parser every execgate program uses (core/opts.h). */
+/* The command-line parser every execgate program uses (frontend/opts.h). */
 #include <stdarg.h>
 #include <string.h>
-#include "core/opts.h"
+#include "frontend/opts.h"
 #include "execgate/execgate.h"
 
 void eg_opts_init(struct eg_opts *p, const char *prog, const char *cmd, int argc, char **argv)

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Loading and reporting the enforcement tiers: `execgate load`, `unload`,
+ * `probe` and `status`, and what execgated does at start-up and on
+ * SIGHUP. These act on the pin dir (the maps and programs the worker
+ * handle of execgate.h opens), not on a handle. Plain C types only. */
+#ifndef EXECGATE_ADMIN_H
+#define EXECGATE_ADMIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* -EPERM with err when this process is not in the initial PID and time
+ * namespaces, where /proc numbers match what BPF reads: call it before
+ * eg_load. */
+int eg_namespaces_check(char *err, size_t err_size);
+
+/* Probes which tiers the kernel offers, keeps the result in
+ * <state_dir>/probe, then loads, attaches and pins each offered tier at
+ * pin_dir (adopting what is pinned already). cgroup: the cgroup v2
+ * directory for the cgroup programs (NULL: the cgroup v2 root). require:
+ * NULL, "cgroup", "lsm", "tcp" or "full". 0, or -EOPNOTSUPP (a required
+ * tier is not offered: nothing loaded), -EINVAL (a bad require word) or
+ * another negative errno, with err. */
+int eg_load(const char *pin_dir, const char *state_dir, const char *cgroup, const char *require,
+	    char *err, size_t err_size);
+/* Detaches every program and removes the pins at pin_dir. 0 or a negative
+ * errno with err. */
+int eg_unload(const char *pin_dir, char *err, size_t err_size);
+
+/* The report `load` prints: what the last load probed (<state_dir>/probe)
+ * and what is attached at pin_dir, as text or JSON (schema_version 2). 0,
+ * -ENOENT when nothing is loaded, or another negative errno. */
+int eg_load_report(const char *pin_dir, const char *state_dir, FILE *out, bool json);
+/* Probes now (loads probe programs, attaches one for an instant to a
+ * scratch cgroup) and writes the same report; records nothing. */
+int eg_probe_write(const char *pin_dir, FILE *out, bool json);
+
+/* Where the cgroup programs are attached, as status judges it. */
+enum eg_attach_where {
+	EG_ATTACHED_NONE = 0,	    /* no cgroup program attached: nothing to judge */
+	EG_ATTACHED_ROOT = 1,	    /* every cgroup program at the cgroup v2 root */
+	EG_ATTACHED_BELOW_ROOT = 2, /* at least one below it */
+};
+#define EG_WARN_CGROUP_NOT_ROOT "cgroup-not-root" /* status's warning code */
+#define EG_ATTACH_PATH_MAX	512
+struct eg_attach_info {
+	enum eg_attach_where where;
+	/* EG_ATTACHED_BELOW_ROOT: the first program below the root */
+	char hook[64];
+	char cgroup[EG_ATTACH_PATH_MAX];
+	char root[EG_ATTACH_PATH_MAX]; /* the cgroup v2 mount point */
+};
+/* eg_status_write (execgate.h), and where the cgroup programs are
+ * attached. out NULL: only attach is filled. */
+int eg_status_write_attach(const char *pin_dir, const char *state_dir, FILE *out, bool json,
+			   struct eg_attach_info *attach);
+/* Where the cgroup programs at pin_dir are attached; writes nothing. */
+void eg_attach_read(const char *pin_dir, const char *state_dir, struct eg_attach_info *attach);
+
+/* What the probing process may do itself (setns, sock_diag, pidfd_getfd:
+ * the stream revokers' steps). reprobe re-probes them for the calling
+ * process and rewrites <state_dir>/probe (who: "execgated pid 123");
+ * -ENOENT when there is no probe record of this boot. refusals calls fn
+ * for every step the record says was refused, in order. */
+int eg_serving_reprobe(const char *state_dir, const char *who, char *err, size_t err_size);
+void eg_serving_refusals(const char *state_dir,
+			 void (*fn)(const char *step, const char *why, void *ctx), void *ctx);
+
+/* execgate node-key reset: removes the node key and its worker id from the
+ * state dir and creates a new key bound to worker_id (required), as
+ * eg_node_key_init (execgate.h) would. Verdicts signed before no longer
+ * verify against the new node.pub. 0 or a negative errno with err. */
+int eg_node_key_reset(const char *state_dir, const char *worker_id, char *pub_path,
+		      size_t pub_path_size, char *err, size_t err_size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+/* execgate status: the report of what is loaded and what holds. */
+#include <errno.h>
+#include <string.h>
+#include <execgate/admin.h>
+#include "execgate/commands.h"
+
+static const struct eg_opt status_opts[] = {
+    EG_OPT("json", NULL, "print the report as one JSON object (schema_version 2)"),
+    EG_OPT("require-root-attach", NULL,
+	   "exit 1 when a cgroup program is attached below the cgroup root (status warns "
+	   "either way)"),
+    EG_OPT_END,
+};
+
+static int run_status(const struct eg_cli_cmd *cmd, int argc, char **argv)
+{
+	struct eg_attach_info attach;
+	struct eg_cli_parse p;
+	const char *name, *val;
+	bool json = false, require_root = false;
+	int c, rc;
+
+	eg_cli_parse_init(&p, cmd, argc, argv);
+	while ((c = eg_cli_next(&p, &name, &val)) == 1) {
+		if (!strcmp(name, "json"))
+			json = true;
+		else
+			require_root = true;
+	}
+	if (c < 0)
+		return p.exit;
+	if (p.npos)
+		return eg_cli_usage(&p, "%s: unexpected argument", p.pos[0]);
+	rc = eg_status_write_attach(p.pin_dir, p.state_dir, stdout, json, &attach);
+	if (rc && rc != -ENOENT)
+		eg_cli_err("%s", strerror(-rc));
+	if (!rc && require_root && attach.where == EG_ATTACHED_BELOW_ROOT) {
+		eg_cli_err(
+		    "%s: attached at cgroup %s, not the cgroup root %s (--require-root-attach)",
+		    attach.hook, attach.cgroup, attach.root);
+		return EG_EXIT_ERROR;
+	}
+	return eg_cli_exit_for(rc);
+}
+
+const struct eg_cli_cmd eg_cmd_status = {
+    .name = "status",
+    .args = "[--json] [--require-root-attach]",
+    .about = "Tiers, programs, guarantees (held or not, and why), counters and map fill.\n"
+	     "Changes nothing: what the kernel offers is what load probed. Exit 0 when\n"
+	     "loaded, 7 when nothing is loaded at the pin dir (the report is printed).\n"
+	     "Warns (cgroup-not-root) when the cgroup programs are attached below the\n"
+	     "cgroup root; exit 1 for that only with --require-root-attach.",
+    .opts = status_opts,
+    .dirs = true,
+    .run = run_status,
+};
