@@ -24,7 +24,9 @@ BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 SYSCONFDIR ?= /etc
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 VERSION := $(shell sed -n 's/^\#define EXECGATE_VERSION[ \t]*"\(.*\)"/\1/p' include/execgate/execgate.h)
-SOMAJOR := 0
+# The soname's major number. It moves only on purpose, with an entry in
+# docs/CHANGELOG.md.
+SOMAJOR := 1
 FUZZ_SECONDS ?= 60
 BUILD ?= build
 
@@ -64,7 +66,9 @@ CORE_LIB := $(BUILD)/libexecgate-core.a
 LIB := $(BUILD)/libexecgate.a
 SOLIB := $(BUILD)/libexecgate.so.$(VERSION)
 PCFILE := $(BUILD)/execgate.pc
-PUBLIC_HEADERS := include/execgate/execgate.h include/execgate/verdict.h include/execgate/abi.h include/execgate/connect.h
+# The installed API. include/execgate/abi.h (the maps' layout) and the
+# *_abi.h next to it are internal: never installed, never included here.
+PUBLIC_HEADERS := include/execgate/execgate.h include/execgate/verdict.h include/execgate/types.h include/execgate/connect.h
 BINS := $(BUILD)/execgate $(BUILD)/execgate-issue $(if $(DAEMON_OBJS),$(BUILD)/execgated)
 
 .PHONY: all deps check test-cli test-unit test-unit-san test-kernel vmtest bench fuzz \

@@ -33,9 +33,9 @@ struct list_ctx {
 	size_t err_size;
 };
 
-static int add_record(const struct eg_exec_record *rec, void *ctx)
+static int add_record(const struct eg_runtime_record *rec, void *ctx)
 {
-	struct eg_inet_key addrs[EG_WORKER_MAX_ENDPOINTS];
+	struct eg_inet_addr addrs[EG_WORKER_MAX_ENDPOINTS];
 	struct list_ctx *l = ctx;
 	size_t n = 0;
 	int rc;
@@ -241,7 +241,7 @@ static int parse_spec(json_t *o, struct eg_install_spec *s, char *why, size_t wh
 		json_array_foreach(arr, i, v)
 		{
 			if (!json_is_string(v) ||
-			    eg_inet_key_parse(json_string_value(v), &s->service_addrs[i])) {
+			    eg_inet_addr_parse(json_string_value(v), &s->service_addrs[i])) {
 				snprintf(
 				    why, why_size,
 				    "\"service_addrs\"[%zu]: not an IPv4 or IPv6 unicast address",
@@ -264,7 +264,7 @@ static void log_warnings(struct egd_call *c, const struct eg_install_report *rep
 
 enum MHD_Result egd_h_sandbox_install(struct egd_call *c)
 {
-	struct eg_inet_key addrs[EG_WORKER_MAX_ENDPOINTS];
+	struct eg_inet_addr addrs[EG_WORKER_MAX_ENDPOINTS];
 	struct eg_install_spec spec;
 	struct eg_install_report rep;
 	char why[256], err[EG_ERR_MAX] = "";
@@ -316,9 +316,9 @@ enum MHD_Result egd_h_sandbox_install(struct egd_call *c)
 
 enum MHD_Result egd_h_sandbox_retire(struct egd_call *c)
 {
-	struct eg_inet_key addrs[EG_WORKER_MAX_ENDPOINTS];
+	struct eg_inet_addr addrs[EG_WORKER_MAX_ENDPOINTS];
 	struct eg_stream_cuts streams;
-	struct eg_exec_record after;
+	struct eg_runtime_record after;
 	char err[EG_ERR_MAX] = "";
 	enum MHD_Result replied;
 	__u8 id[EG_ID_BYTES];

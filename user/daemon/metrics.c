@@ -108,11 +108,11 @@ static void write_admissions(struct egd_metrics *m, FILE *out)
 
 static void write_kernel(struct egd *d, FILE *out)
 {
-	__u64 c[EG_K_REASON_COUNT];
+	uint64_t c[EG_K_REASON_COUNT];
 	struct eg_map_fill fill[16];
 	size_t n;
 
-	if (eg_worker_counters(d->worker, c) == 0) {
+	if (eg_worker_counters(d->worker, c, EG_K_REASON_COUNT) >= 0) {
 		family(out, "execgate_kernel_verdicts_total", "counter",
 		       "Verdicts of the BPF programs, by kernel reason (eg_counters).");
 		for (__u32 k = 0; k < EG_K_REASON_COUNT; k++)

@@ -35,7 +35,7 @@ struct fe_worker {
 	char node_pub[600];
 	__u8 id[EG_ID_BYTES];
 	struct eg_worker *w; /* for the kernel's counters */
-	__u64 counters[EG_K_REASON_COUNT];
+	uint64_t counters[EG_K_REASON_COUNT];
 };
 
 struct fe_op {
@@ -96,17 +96,17 @@ static void field(const char *out, const char *key, char *dst, size_t size)
 
 static void counters_mark(struct fe_worker *w)
 {
-	eg_worker_counters(w->w, w->counters);
+	eg_worker_counters(w->w, w->counters, EG_K_REASON_COUNT);
 }
 
 /* "deny-no-grant +1" for every counter that moved since counters_mark. */
 static void counters_moved(struct fe_worker *w, char *out, size_t size)
 {
-	__u64 now[EG_K_REASON_COUNT];
+	uint64_t now[EG_K_REASON_COUNT];
 	size_t used = 0;
 
 	out[0] = '\0';
-	if (eg_worker_counters(w->w, now))
+	if (eg_worker_counters(w->w, now, EG_K_REASON_COUNT) < 0)
 		return;
 	for (__u32 r = 0; r < EG_K_REASON_COUNT; r++)
 		if (now[r] != w->counters[r] && used < size)

@@ -245,7 +245,7 @@ const char *eg_cli_uuid(const __u8 *id, char *buf)
 	return buf;
 }
 
-void eg_cli_print_proc(FILE *f, const struct eg_proc_id *p)
+void eg_cli_print_proc(FILE *f, const struct eg_process *p)
 {
 	fprintf(f, "tgid %u start %llu exe %u:%u/%llu", p->tgid,
 		(unsigned long long)p->start_boottime_ns, p->exe_dev >> 20, p->exe_dev & 0xfffff,
@@ -276,20 +276,20 @@ int64_t eg_cli_boottime_to_real(uint64_t boot_ns)
 	       ((int64_t)rt.tv_nsec - (int64_t)bt.tv_nsec);
 }
 
-void eg_cli_print_service_profile(FILE *f, const struct eg_exec_record *r,
-				  const struct eg_inet_key *addrs, size_t naddrs)
+void eg_cli_print_service_profile(FILE *f, const struct eg_runtime_record *r,
+				  const struct eg_inet_addr *addrs, size_t naddrs)
 {
 	char text[EG_INET_TEXT_MAX];
 
 	fprintf(f, "ports");
-	if (!r->nports)
+	if (!r->n_ports)
 		fprintf(f, " none");
-	for (__u32 i = 0; i < r->nports && i < EG_RECORD_PORTS; i++)
+	for (size_t i = 0; i < r->n_ports && i < EG_WORKER_MAX_PORTS; i++)
 		fprintf(f, "%s%u/%s", i ? "," : " ", r->ports[i].port,
 			eg_proto_name(r->ports[i].proto));
 	fprintf(f, " service-addrs");
 	if (!naddrs)
 		fprintf(f, " none");
 	for (size_t i = 0; i < naddrs; i++)
-		fprintf(f, "%s%s", i ? "," : " ", eg_inet_key_format(&addrs[i], text));
+		fprintf(f, "%s%s", i ? "," : " ", eg_inet_addr_format(&addrs[i], text));
 }

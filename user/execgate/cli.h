@@ -89,15 +89,15 @@ int eg_cli_read_token(const char *arg, char **text);
 
 /* Text forms. */
 const char *eg_cli_uuid(const __u8 *id, char *buf);
-void eg_cli_print_proc(FILE *f, const struct eg_proc_id *p);
+void eg_cli_print_proc(FILE *f, const struct eg_process *p);
 /* Bytes as text: printable ASCII as is, everything else (control bytes,
  * backslash, bytes >= 0x7f) as \xHH, so one record is always one line. */
 void eg_cli_print_escaped(FILE *f, const char *s, size_t max);
 
 /* The ServicePort profile of a record as text: "ports 8080/tcp,53/udp
  * service-addrs 10.0.0.2,fd00::2" ("none" for an empty list). */
-void eg_cli_print_service_profile(FILE *f, const struct eg_exec_record *r,
-				  const struct eg_inet_key *addrs, size_t naddrs);
+void eg_cli_print_service_profile(FILE *f, const struct eg_runtime_record *r,
+				  const struct eg_inet_addr *addrs, size_t naddrs);
 
 /* The verdict of admit and of check: one text form ("allow",
  * "refresh-route: REASON", "deny: REASON", "deny: malformed: DETAIL") and

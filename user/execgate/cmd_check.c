@@ -35,7 +35,7 @@ static const struct eg_opt check_opts[] = {
     EG_OPT_END,
 };
 
-static void from_identity(const struct eg_record *r, struct eg_exec_record *k)
+static void from_identity(const struct eg_record *r, struct eg_runtime_record *k)
 {
 	memset(k, 0, sizeof(*k));
 	memcpy(k->sandbox, r->sandbox, EG_ID_BYTES);
@@ -44,7 +44,7 @@ static void from_identity(const struct eg_record *r, struct eg_exec_record *k)
 	k->substrate = r->substrate;
 	k->generation = r->generation;
 	k->activation = r->activation;
-	k->state = r->retired_below > r->generation ? EG_RECORD_RETIRED : EG_RECORD_ACTIVE;
+	k->retired = r->retired_below > r->generation;
 }
 
 /* The offline check: keys from a directory, the record from the flags. */

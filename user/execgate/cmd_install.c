@@ -34,7 +34,7 @@ static const struct eg_opt install_opts[] = {
     EG_OPT_END,
 };
 
-static int parse_vsock(const char *s, struct eg_vsock_key *k)
+static int parse_vsock(const char *s, struct eg_vsock_addr *k)
 {
 	char buf[64], *colon;
 	uint64_t cid, port;
@@ -49,8 +49,8 @@ static int parse_vsock(const char *s, struct eg_vsock_key *k)
 		return -EINVAL;
 	if (eg_vsock_cid_never_guest((uint32_t)cid))
 		return -EINVAL;
-	k->cid = (__u32)cid;
-	k->port = (__u32)port;
+	k->cid = (uint32_t)cid;
+	k->port = (uint32_t)port;
 	return 0;
 }
 
@@ -110,7 +110,7 @@ static int streams_exit(const struct eg_stream_cuts *s)
 static int run_install(const struct eg_cli_cmd *cmd, int argc, char **argv)
 {
 	static struct eg_install_spec spec;
-	struct eg_inet_key addrs[EG_WORKER_MAX_ENDPOINTS];
+	struct eg_inet_addr addrs[EG_WORKER_MAX_ENDPOINTS];
 	struct eg_install_report rep;
 	struct eg_identity_opts id;
 	size_t naddrs = 0;
@@ -150,7 +150,7 @@ static int run_install(const struct eg_cli_cmd *cmd, int argc, char **argv)
 			spec.n_vsock++;
 		} else if (!strcmp(name, "service-addr")) {
 			if (spec.n_service_addrs == EG_WORKER_MAX_ENDPOINTS ||
-			    eg_inet_key_parse(val, &spec.service_addrs[spec.n_service_addrs]))
+			    eg_inet_addr_parse(val, &spec.service_addrs[spec.n_service_addrs]))
 				return eg_cli_usage(&p,
 						    "--service-addr %s: expected one IPv4 or IPv6 "
 						    "unicast address (at most %d)",
@@ -257,10 +257,10 @@ static int open_sandbox(struct eg_cli_parse *p, const struct eg_cli_cmd *cmd, in
 
 static int run_retire(const struct eg_cli_cmd *cmd, int argc, char **argv)
 {
-	struct eg_inet_key addrs[EG_WORKER_MAX_ENDPOINTS];
+	struct eg_inet_addr addrs[EG_WORKER_MAX_ENDPOINTS];
 	struct eg_stream_cuts streams;
 	size_t naddrs = 0;
-	struct eg_exec_record after;
+	struct eg_runtime_record after;
 	struct eg_cli_parse p;
 	struct eg_worker *w;
 	__u8 sandbox[EG_ID_BYTES];
@@ -361,13 +361,13 @@ const struct eg_cli_cmd eg_cmd_forget = {
     .run = run_forget,
 };
 
-static void record_text(const struct eg_exec_record *r, const struct eg_inet_key *addrs,
+static void record_text(const struct eg_runtime_record *r, const struct eg_inet_addr *addrs,
 			size_t naddrs)
 {
 	char u[EG_UUID_TEXT_LEN], wk[EG_UUID_TEXT_LEN];
 
 	printf("%s %-7s generation %llu attempt %u epoch %llu worker %s substrate %s bridge ",
-	       eg_cli_uuid(r->sandbox, u), r->state == EG_RECORD_RETIRED ? "retired" : "active",
+	       eg_cli_uuid(r->sandbox, u), r->retired ? "retired" : "active",
 	       (unsigned long long)r->generation, r->activation, (unsigned long long)r->epoch,
 	       eg_cli_uuid(r->worker, wk), eg_substrate_name((uint8_t)r->substrate));
 	eg_cli_print_proc(stdout, &r->bridge);
@@ -427,9 +427,9 @@ struct list_out {
 	size_t err_size;
 };
 
-static int list_one(const struct eg_exec_record *r, void *ctx)
+static int list_one(const struct eg_runtime_record *r, void *ctx)
 {
-	struct eg_inet_key addrs[EG_WORKER_MAX_ENDPOINTS];
+	struct eg_inet_addr addrs[EG_WORKER_MAX_ENDPOINTS];
 	struct list_out *o = ctx;
 	size_t naddrs = 0;
 	int rc;

@@ -8,6 +8,7 @@
 #include <bpf/bpf.h>
 #include "lib/worker.h"
 #include "loader/cut_intent.h"
+#include "loader/view.h"
 
 static const char *const outcome_names[] = {
     [EG_INSTALLED_NEW] = "new",
@@ -102,10 +103,11 @@ static int spec_to_req(const struct eg_install_spec *spec, struct eg_install_req
 	for (size_t i = 0; i < spec->n_vmm_sockets; i++)
 		req->vmm_sockets[i] = spec->vmm_sockets[i];
 	req->n_vmm_sockets = spec->n_vmm_sockets;
-	memcpy(req->vsock, spec->vsock, spec->n_vsock * sizeof(spec->vsock[0]));
+	for (size_t i = 0; i < spec->n_vsock; i++)
+		eg_vsock_key_of(&spec->vsock[i], &req->vsock[i]);
 	req->n_vsock = spec->n_vsock;
-	memcpy(req->service_addrs, spec->service_addrs,
-	       spec->n_service_addrs * sizeof(spec->service_addrs[0]));
+	for (size_t i = 0; i < spec->n_service_addrs; i++)
+		eg_inet_key_of(&spec->service_addrs[i], &req->service_addrs[i]);
 	req->n_service_addrs = spec->n_service_addrs;
 	return 0;
 }
@@ -140,10 +142,8 @@ int eg_worker_install(struct eg_worker *w, const struct eg_install_spec *spec,
 	rep->outcome = outcome_of(res.kind);
 	rep->outcome_name = outcome_names[rep->outcome];
 	rep->had_before = res.had_before;
-	rep->before = res.before;
-	rep->after = res.after;
-	memset(&rep->before.lock, 0, sizeof(rep->before.lock));
-	memset(&rep->after.lock, 0, sizeof(rep->after.lock));
+	eg_runtime_record_of(&res.before, &rep->before);
+	eg_runtime_record_of(&res.after, &rep->after);
 	rep->endpoints_added = res.endpoints_added;
 	rep->endpoints_claimed = res.endpoints_claimed;
 	rep->inodes = res.inodes;
@@ -172,20 +172,20 @@ int eg_worker_install(struct eg_worker *w, const struct eg_install_spec *spec,
 		rc_;                                                                               \
 	})
 
-int eg_worker_retire_report(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],
-			    struct eg_exec_record *after, struct eg_stream_cuts *streams, char *err,
-			    size_t err_size)
+int eg_worker_retire_report(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES],
+			    struct eg_runtime_record *after, struct eg_stream_cuts *streams,
+			    char *err, size_t err_size)
 {
-	struct eg_exec_record local;
+	struct eg_exec_record rec;
 	struct eg_revoke_report cuts;
 	int rc;
 
 	EG_WK_ERRBUF(err, err_size);
-	if (!after)
-		after = &local;
+	memset(&rec, 0, sizeof(rec));
 	rc = LOCKED_WRITE(w, sandbox, err, err_size,
-			  eg_retire_report(&w->rt, sandbox, after, &cuts, err, err_size));
-	memset(&after->lock, 0, sizeof(after->lock));
+			  eg_retire_report(&w->rt, sandbox, &rec, &cuts, err, err_size));
+	if (after)
+		eg_runtime_record_of(&rec, after);
 	if (streams) {
 		if (rc)
 			memset(&cuts, 0, sizeof(cuts));
@@ -194,19 +194,19 @@ int eg_worker_retire_report(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES]
 	return rc;
 }
 
-int eg_worker_retire(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],
-		     struct eg_exec_record *after, char *err, size_t err_size)
+int eg_worker_retire(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES],
+		     struct eg_runtime_record *after, char *err, size_t err_size)
 {
 	return eg_worker_retire_report(w, sandbox, after, NULL, err, err_size);
 }
 
-int eg_worker_forget(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES], unsigned *endpoints,
+int eg_worker_forget(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES], unsigned *endpoints,
 		     char *err, size_t err_size)
 {
 	return eg_worker_forget_report(w, sandbox, endpoints, NULL, err, err_size);
 }
 
-int eg_worker_forget_report(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],
+int eg_worker_forget_report(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES],
 			    unsigned *endpoints, struct eg_stream_cuts *streams, char *err,
 			    size_t err_size)
 {
@@ -241,7 +241,7 @@ static int finish_one(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES],
 
 #define FINISH_MAX 64 /* per pass; a pass repeats while more are pending */
 
-int eg_worker_finish_cuts(struct eg_worker *w, const __u8 *skip,
+int eg_worker_finish_cuts(struct eg_worker *w, const uint8_t *skip,
 			  void (*fn)(const struct eg_cut_finished *cut, void *ctx), void *ctx,
 			  char *err, size_t err_size)
 {
@@ -312,27 +312,44 @@ int eg_worker_finish_cuts(struct eg_worker *w, const __u8 *skip,
 	return first ? first : finished;
 }
 
-int eg_worker_show(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],
+/* The ServicePort addresses of sandbox, as the library returns them. */
+static int service_addrs_locked(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES],
+				struct eg_inet_addr *out, size_t max, size_t *n)
+{
+	struct eg_inet_key keys[EG_WORKER_MAX_ENDPOINTS];
+	int rc;
+
+	*n = 0;
+	rc = eg_service_addrs_of(&w->rt, sandbox, keys,
+				 max < EG_WORKER_MAX_ENDPOINTS ? max : EG_WORKER_MAX_ENDPOINTS, n);
+	for (size_t i = 0; !rc && i < *n; i++)
+		eg_inet_addr_of(&keys[i], &out[i]);
+	return rc;
+}
+
+int eg_worker_show(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES],
 		   struct eg_sandbox_info *out, char *err, size_t err_size)
 {
+	struct eg_exec_record rec;
 	char s[EG_UUID_TEXT_LEN];
 	int rc;
 
 	memset(out, 0, sizeof(*out));
+	memset(&rec, 0, sizeof(rec));
 	EG_WK_ERRBUF(err, err_size);
 	rc = eg_wk_maps_enter(w, err, err_size);
 	if (rc)
 		return rc;
-	rc = eg_record_read(&w->rt.maps, sandbox, &out->record);
+	rc = eg_record_read(&w->rt.maps, sandbox, &rec);
 	if (!rc)
 		rc = eg_endpoints_count(&w->rt, sandbox, &out->n_endpoints);
 	if (!rc)
 		rc = eg_grants_count(&w->rt, sandbox, &out->n_grants);
 	if (!rc)
-		rc = eg_service_addrs_of(&w->rt, sandbox, out->service_addrs,
-					 EG_WORKER_MAX_ENDPOINTS, &out->n_service_addrs);
+		rc = service_addrs_locked(w, sandbox, out->service_addrs, EG_WORKER_MAX_ENDPOINTS,
+					  &out->n_service_addrs);
 	eg_wk_maps_exit(w);
-	memset(&out->record.lock, 0, sizeof(out->record.lock));
+	eg_runtime_record_of(&rec, &out->record);
 	if (rc) {
 		eg_uuid_format(sandbox, s);
 		snprintf(err, err_size, "sandbox %s: %s", s,
@@ -341,8 +358,8 @@ int eg_worker_show(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],
 	return rc;
 }
 
-int eg_worker_service_addrs(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],
-			    struct eg_inet_key *out, size_t max, size_t *n, char *err,
+int eg_worker_service_addrs(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES],
+			    struct eg_inet_addr *out, size_t max, size_t *n, char *err,
 			    size_t err_size)
 {
 	char s[EG_UUID_TEXT_LEN];
@@ -352,7 +369,7 @@ int eg_worker_service_addrs(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES]
 	rc = eg_wk_maps_enter(w, err, err_size);
 	if (rc)
 		return rc;
-	rc = eg_service_addrs_of(&w->rt, sandbox, out, max, n);
+	rc = service_addrs_locked(w, sandbox, out, max, n);
 	eg_wk_maps_exit(w);
 	if (rc) {
 		eg_uuid_format(sandbox, s);
@@ -364,7 +381,7 @@ int eg_worker_service_addrs(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES]
 /* fn runs under the maps' read lock: a callback that calls back into the
  * handle would take it twice, so records are collected first. */
 struct list_buf {
-	struct eg_exec_record *recs;
+	struct eg_runtime_record *recs;
 	size_t n, cap;
 };
 
@@ -387,10 +404,9 @@ static int list_locked(struct eg_worker *w, struct list_buf *b, char *err, size_
 				snprintf(err, err_size, "map eg_records: %s", strerror(-rc));
 			return rc;
 		}
-		memset(&rec.lock, 0, sizeof(rec.lock));
 		if (b->n == b->cap) {
 			size_t cap = b->cap ? 2 * b->cap : 64;
-			struct eg_exec_record *r = realloc(b->recs, cap * sizeof(*r));
+			struct eg_runtime_record *r = realloc(b->recs, cap * sizeof(*r));
 
 			if (!r) {
 				snprintf(err, err_size, "map eg_records: out of memory");
@@ -399,12 +415,12 @@ static int list_locked(struct eg_worker *w, struct list_buf *b, char *err, size_
 			b->recs = r;
 			b->cap = cap;
 		}
-		b->recs[b->n++] = rec;
+		eg_runtime_record_of(&rec, &b->recs[b->n++]);
 	}
 	return 0;
 }
 
-int eg_worker_list(struct eg_worker *w, int (*fn)(const struct eg_exec_record *rec, void *ctx),
+int eg_worker_list(struct eg_worker *w, int (*fn)(const struct eg_runtime_record *rec, void *ctx),
 		   void *ctx, char *err, size_t err_size)
 {
 	struct list_buf b = {0};

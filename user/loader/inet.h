@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "execgate/abi.h"
+#include "execgate/types.h"
 #include "loader/maps.h"
 
 #define EG_INET_TEXT_MAX 56 /* INET6_ADDRSTRLEN and a family tag */
@@ -19,6 +20,9 @@ int eg_inet_key_parse(const char *text, struct eg_inet_key *out);
 int eg_inet_key_check(const struct eg_inet_key *k, struct eg_inet_key *out);
 /* Text form into buf (EG_INET_TEXT_MAX), returns buf. */
 const char *eg_inet_key_format(const struct eg_inet_key *k, char *buf);
+/* The same for the library's own address type (execgate/types.h). */
+int eg_inet_addr_parse(const char *text, struct eg_inet_addr *out);
+const char *eg_inet_addr_format(const struct eg_inet_addr *a, char *buf);
 
 /* Sets k's bit in eg_inet_hint (only after its endpoint exists). */
 int eg_inet_hint_set(int hint_fd, const struct eg_inet_key *k);
