@@ -25,7 +25,8 @@ SYSCONFDIR ?= /etc
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 VERSION := $(shell sed -n 's/^\#define EXECGATE_VERSION[ \t]*"\(.*\)"/\1/p' include/execgate/execgate.h)
 # The soname's major number. It moves only on purpose, with an entry in
-# docs/CHANGELOG.md.
+# docs/CHANGELOG.md; `make abi-check` fails on any ABI change until
+# abi/libexecgate.abi is regenerated (`make abi-dump`, docs/api.md).
 SOMAJOR := 1
 FUZZ_SECONDS ?= 60
 BUILD ?= build
@@ -224,7 +225,7 @@ test-cli: $(BINS)
 CHECK_EXTRA :=
 include $(sort $(wildcard scripts/make/*.mk))
 
-check: all format-check test-unit test-unit-san test-cli fuzz-smoke test-kernel $(CHECK_EXTRA) vmtest
+check: all format-check abi-check test-unit test-unit-san test-cli fuzz-smoke test-kernel $(CHECK_EXTRA) vmtest
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/execgate
