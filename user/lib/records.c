@@ -10,128 +10,22 @@
 #include "loader/cut_intent.h"
 #include "loader/view.h"
 
-static const char *const outcome_names[] = {
-    [EG_INSTALLED_NEW] = "new",
-    [EG_INSTALLED_REPLACED] = "replaced",
-    [EG_INSTALLED_REACTIVATED] = "reactivated",
-    [EG_INSTALLED_ACTIVATION] = "activation",
-    [EG_INSTALLED_UNCHANGED] = "unchanged",
-};
-
-static enum eg_install_outcome outcome_of(enum eg_install_kind k)
-{
-	switch (k) {
-	case EG_INSTALL_NEW:
-		return EG_INSTALLED_NEW;
-	case EG_INSTALL_REPLACED:
-		return EG_INSTALLED_REPLACED;
-	case EG_INSTALL_REACTIVATED:
-		return EG_INSTALLED_REACTIVATED;
-	case EG_INSTALL_ACTIVATION:
-		return EG_INSTALLED_ACTIVATION;
-	case EG_INSTALL_UNCHANGED:
-		break;
-	}
-	return EG_INSTALLED_UNCHANGED;
-}
-
-/* A path with a newline or another control character would forge lines in
- * logs and events; no real socket path needs one. */
-static int check_path(const char *role, const char *path, char *err, size_t err_size)
-{
-	for (const unsigned char *p = (const unsigned char *)path; *p; p++)
-		if (*p < 0x20 || *p == 0x7f) {
-			snprintf(err, err_size, "%s socket: byte %zu is control character 0x%02x",
-				 role, (size_t)(p - (const unsigned char *)path), *p);
-			return -EINVAL;
-		}
-	return 0;
-}
-
-static void cuts_of(const struct eg_revoke_report *r, struct eg_stream_cuts *out)
-{
-	memset(out, 0, sizeof(*out));
-	out->unix_cut = r->kind[EG_REVOKE_UNIX].cut;
-	out->unix_unreachable = r->kind[EG_REVOKE_UNIX].unreachable;
-	out->unix_method = r->kind[EG_REVOKE_UNIX].method;
-	out->tcp_cut = r->kind[EG_REVOKE_TCP].cut;
-	out->tcp_unreachable = r->kind[EG_REVOKE_TCP].unreachable;
-	out->tcp_method = r->kind[EG_REVOKE_TCP].method;
-	out->error = r->kind[EG_REVOKE_UNIX].error ? r->kind[EG_REVOKE_UNIX].error
-						   : r->kind[EG_REVOKE_TCP].error;
-	out->unix_error = r->kind[EG_REVOKE_UNIX].error;
-	out->tcp_error = r->kind[EG_REVOKE_TCP].error;
-	if (!out->error && r->err[0])
-		out->error = -EIO; /* the streams were cut, the intent not cleared */
-	snprintf(out->error_text, sizeof(out->error_text), "%s", r->err);
-}
-
-static int spec_to_req(const struct eg_install_spec *spec, struct eg_install_req *req, char *err,
-		       size_t err_size)
-{
-	if (spec->n_bridge_sockets > EG_WORKER_MAX_ENDPOINTS ||
-	    spec->n_vmm_sockets > EG_WORKER_MAX_ENDPOINTS ||
-	    spec->n_vsock > EG_WORKER_MAX_ENDPOINTS || spec->n_ports > EG_WORKER_MAX_PORTS ||
-	    spec->n_service_addrs > EG_WORKER_MAX_ENDPOINTS) {
-		snprintf(err, err_size, "install: at most %d endpoints of each kind and %d ports",
-			 EG_WORKER_MAX_ENDPOINTS, EG_WORKER_MAX_PORTS);
-		return -EINVAL;
-	}
-	memset(req, 0, sizeof(*req));
-	memcpy(req->id.sandbox, spec->sandbox, EG_ID_BYTES);
-	memcpy(req->id.worker, spec->worker, EG_ID_BYTES);
-	memcpy(req->id.pod_uid, spec->pod_uid, EG_ID_BYTES);
-	req->id.substrate = spec->substrate;
-	req->id.generation = spec->generation;
-	req->id.activation = spec->activation;
-	for (size_t i = 0; i < spec->n_ports; i++) {
-		req->id.ports[i].port = spec->ports[i].port;
-		req->id.ports[i].proto = spec->ports[i].proto;
-	}
-	req->id.nports = (uint8_t)spec->n_ports;
-	req->bridge_pid = spec->bridge_pid;
-	req->vmm_pid = spec->vmm_pid;
-	for (size_t i = 0; i < spec->n_bridge_sockets; i++)
-		if (check_path("bridge", spec->bridge_sockets[i], err, err_size))
-			return -EINVAL;
-	for (size_t i = 0; i < spec->n_vmm_sockets; i++)
-		if (check_path("vmm", spec->vmm_sockets[i], err, err_size))
-			return -EINVAL;
-	for (size_t i = 0; i < spec->n_bridge_sockets; i++)
-		req->bridge_sockets[i] = spec->bridge_sockets[i];
-	req->n_bridge_sockets = spec->n_bridge_sockets;
-	for (size_t i = 0; i < spec->n_vmm_sockets; i++)
-		req->vmm_sockets[i] = spec->vmm_sockets[i];
-	req->n_vmm_sockets = spec->n_vmm_sockets;
-	for (size_t i = 0; i < spec->n_vsock; i++)
-		eg_vsock_key_of(&spec->vsock[i], &req->vsock[i]);
-	req->n_vsock = spec->n_vsock;
-	for (size_t i = 0; i < spec->n_service_addrs; i++)
-		eg_inet_key_of(&spec->service_addrs[i], &req->service_addrs[i]);
-	req->n_service_addrs = spec->n_service_addrs;
-	return 0;
-}
-
 int eg_worker_install(struct eg_worker *w, const struct eg_install_spec *spec,
 		      struct eg_install_report *rep, char *err, size_t err_size)
 {
 	struct eg_install_result res;
-	struct eg_install_req req;
 	pthread_mutex_t *stripe;
 	int rc;
 
 	EG_WK_ERRBUF(err, err_size);
 	memset(rep, 0, sizeof(*rep));
-	rc = spec_to_req(spec, &req, err, err_size);
-	if (rc)
-		return rc;
 	stripe = eg_wk_stripe(w, spec->sandbox);
 	pthread_mutex_lock(stripe);
 	rc = eg_wk_write_begin(w, err, err_size);
 	if (!rc) {
 		rc = eg_wk_maps_enter(w, err, err_size);
 		if (!rc) {
-			rc = eg_install(&w->rt, &req, &res, err, err_size);
+			rc = eg_install(&w->rt, spec, &res, err, err_size);
 			eg_wk_maps_exit(w);
 		}
 		eg_wk_write_end(w);
@@ -139,8 +33,8 @@ int eg_worker_install(struct eg_worker *w, const struct eg_install_spec *spec,
 	pthread_mutex_unlock(stripe);
 	if (rc)
 		return rc;
-	rep->outcome = outcome_of(res.kind);
-	rep->outcome_name = outcome_names[rep->outcome];
+	rep->outcome = res.outcome;
+	rep->outcome_name = eg_install_outcome_name(res.outcome);
 	rep->had_before = res.had_before;
 	eg_runtime_record_of(&res.before, &rep->before);
 	eg_runtime_record_of(&res.after, &rep->after);
@@ -148,7 +42,7 @@ int eg_worker_install(struct eg_worker *w, const struct eg_install_spec *spec,
 	rep->endpoints_claimed = res.endpoints_claimed;
 	rep->inodes = res.inodes;
 	rep->grants_dropped = res.grants_dropped;
-	cuts_of(&res.streams, &rep->streams);
+	eg_stream_cuts_of(&res.streams, &rep->streams);
 	eg_wk_install_warnings(w, spec, rep);
 	return 0;
 }
@@ -189,7 +83,7 @@ int eg_worker_retire_report(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYT
 	if (streams) {
 		if (rc)
 			memset(&cuts, 0, sizeof(cuts));
-		cuts_of(&cuts, streams);
+		eg_stream_cuts_of(&cuts, streams);
 	}
 	return rc;
 }
@@ -221,7 +115,7 @@ int eg_worker_forget_report(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYT
 	rc = LOCKED_WRITE(w, sandbox, err, err_size,
 			  eg_forget_report(&w->rt, sandbox, endpoints, &cuts, err, err_size));
 	if (streams)
-		cuts_of(&cuts, streams);
+		eg_stream_cuts_of(&cuts, streams);
 	return rc;
 }
 
@@ -282,7 +176,7 @@ int eg_worker_finish_cuts(struct eg_worker *w, const uint8_t *skip,
 			continue;
 		done.epoch = rec.epoch;
 		done.retired = rec.state == EG_RECORD_RETIRED;
-		cuts_of(&cuts, &done.streams);
+		eg_stream_cuts_of(&cuts, &done.streams);
 		if (rc && !done.streams.error) {
 			done.streams.error = rc;
 			snprintf(done.streams.error_text, sizeof(done.streams.error_text), "%.200s",

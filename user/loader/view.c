@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Public value types <-> map layout (loader/view.h). */
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include "loader/view.h"
 
@@ -73,4 +75,22 @@ void eg_inet_key_of(const struct eg_inet_addr *a, struct eg_inet_key *out)
 	memset(out, 0, sizeof(*out));
 	out->family = a->family;
 	memcpy(out->addr, a->addr, sizeof(out->addr));
+}
+
+void eg_stream_cuts_of(const struct eg_revoke_report *r, struct eg_stream_cuts *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->unix_cut = r->kind[EG_REVOKE_UNIX].cut;
+	out->unix_unreachable = r->kind[EG_REVOKE_UNIX].unreachable;
+	out->unix_method = r->kind[EG_REVOKE_UNIX].method;
+	out->tcp_cut = r->kind[EG_REVOKE_TCP].cut;
+	out->tcp_unreachable = r->kind[EG_REVOKE_TCP].unreachable;
+	out->tcp_method = r->kind[EG_REVOKE_TCP].method;
+	out->error = r->kind[EG_REVOKE_UNIX].error ? r->kind[EG_REVOKE_UNIX].error
+						   : r->kind[EG_REVOKE_TCP].error;
+	out->unix_error = r->kind[EG_REVOKE_UNIX].error;
+	out->tcp_error = r->kind[EG_REVOKE_TCP].error;
+	if (!out->error && r->err[0])
+		out->error = -EIO; /* the streams were cut, the intent not cleared */
+	snprintf(out->error_text, sizeof(out->error_text), "%s", r->err);
 }

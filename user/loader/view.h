@@ -6,7 +6,9 @@
 #define EXECGATE_LOADER_VIEW_H
 
 #include "execgate/abi.h"
+#include "execgate/execgate.h"
 #include "execgate/types.h"
+#include "loader/revoke.h"
 
 void eg_process_of(const struct eg_proc_id *k, struct eg_process *out);
 void eg_proc_id_of(const struct eg_process *p, struct eg_proc_id *out);
@@ -16,5 +18,9 @@ void eg_grant_info_of(const struct eg_grant *g, struct eg_grant_info *out);
 void eg_vsock_key_of(const struct eg_vsock_addr *a, struct eg_vsock_key *out);
 void eg_inet_addr_of(const struct eg_inet_key *k, struct eg_inet_addr *out);
 void eg_inet_key_of(const struct eg_inet_addr *a, struct eg_inet_key *out);
+/* What the revokers did (per kind, with timings), as the library reports a
+ * stream cut; error is the first kind's errno, or -EIO when the streams
+ * were cut but the intent could not be cleared. */
+void eg_stream_cuts_of(const struct eg_revoke_report *r, struct eg_stream_cuts *out);
 
 #endif
