@@ -26,7 +26,10 @@ BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 SYSCONFDIR ?= /etc
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 VERSION := $(shell sed -n 's/^\#define EXECGATE_VERSION[ \t]*"\(.*\)"/\1/p' include/execgate/execgate.h)
-SOMAJOR := 0
+# The soname's major number. It moves only on purpose, with an entry in
+# docs/CHANGELOG.md; `make abi-check` fails on any ABI change until
+# abi/libexecgate.abi is regenerated (`make abi-dump`, docs/api.md).
+SOMAJOR := 1
 FUZZ_SECONDS ?= 60
 BUILD ?= build
 
@@ -68,8 +71,10 @@ CORE_LIB := $(BUILD)/libexecgate-core.a
 LIB := $(BUILD)/libexecgate.a
 SOLIB := $(BUILD)/libexecgate.so.$(VERSION)
 PCFILE := $(BUILD)/execgate.pc
-PUBLIC_HEADERS := include/execgate/execgate.h include/execgate/verdict.h include/execgate/abi.h include/execgate/connect.h \
-	include/execgate/admin.h include/execgate/text.h
+# The installed API. include/execgate/abi.h (the maps' layout) and the
+# *_abi.h next to it are internal: never installed, never included here.
+PUBLIC_HEADERS := include/execgate/execgate.h include/execgate/verdict.h include/execgate/types.h \
+	include/execgate/connect.h include/execgate/admin.h include/execgate/text.h
 BINS := $(BUILD)/execgate $(BUILD)/execgate-issue $(if $(DAEMON_OBJS),$(BUILD)/execgated)
 
 .PHONY: all deps check test-cli test-unit test-unit-san test-kernel vmtest bench fuzz \
@@ -230,7 +235,7 @@ test-cli: $(BINS)
 CHECK_EXTRA :=
 include $(sort $(wildcard scripts/make/*.mk))
 
-check: all format-check test-unit test-unit-san test-cli fuzz-smoke test-kernel $(CHECK_EXTRA) vmtest
+check: all format-check abi-check test-unit test-unit-san test-cli fuzz-smoke test-kernel $(CHECK_EXTRA) vmtest
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/execgate

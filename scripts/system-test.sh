@@ -70,7 +70,7 @@ fi
 debs_s=$(($(date +%s) - t))
 mkdir -p "$out/payload/deb1" "$out/payload/deb2"
 for n in 1 2; do
-	cp "$out"/deb$n/execgate_*.deb "$out"/deb$n/libexecgate0_*.deb "$out/payload/deb$n/"
+	cp "$out"/deb$n/execgate_*.deb "$out"/deb$n/libexecgate1_*.deb "$out/payload/deb$n/"
 done
 
 t=$(date +%s)

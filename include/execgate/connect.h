@@ -7,7 +7,7 @@
  *  - The listener is read with SO_PEERPIDFD (Linux 6.5+) or, where the
  *    kernel lacks it, SO_PEERCRED and pidfd_open(); it is identified as
  *    (tgid, start time, executable dev+inode) through the pidfd, compared
- *    with the record's bridge (role EG_ROLE_BRIDGE) or VMM (EG_ROLE_VMM),
+ *    with the record's bridge (role EG_CONNECT_BRIDGE) or VMM (EG_CONNECT_VMM),
  *    and the pidfd is checked again after the record was re-read.
  *  - Firecracker hybrid VSOCK: after the checks, `CONNECT <port>\n` is
  *    written and exactly `OK <n>\n` is accepted; n is the host-side port
@@ -28,7 +28,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
-#include <execgate/abi.h>
 #include <execgate/execgate.h>
 
 #ifdef __cplusplus
@@ -37,23 +36,29 @@ extern "C" {
 
 #define EG_CONNECT_DEFAULT_TIMEOUT_MS 5000
 
+/* Whose listener a target expects: the record's bridge, or its VMM. */
+enum eg_connect_role {
+	EG_CONNECT_BRIDGE = 1,
+	EG_CONNECT_VMM = 2,
+};
+
 struct eg_conn;
 
 struct eg_connect_target {
-	__u8 sandbox[EG_ID_BYTES];
-	__u32 role;	   /* EG_ROLE_BRIDGE or EG_ROLE_VMM: whose listener is expected */
-	const char *path;  /* absolute Unix socket path, as installed */
-	bool hybrid_vsock; /* Firecracker: CONNECT <vsock_port> after the checks */
-	__u32 vsock_port;  /* the guest port asked for */
-	int timeout_ms;	   /* connect and handshake; 0: EG_CONNECT_DEFAULT_TIMEOUT_MS */
+	uint8_t sandbox[EG_ID_BYTES];
+	uint32_t role;	     /* enum eg_connect_role: whose listener is expected */
+	const char *path;    /* absolute Unix socket path, as installed */
+	bool hybrid_vsock;   /* Firecracker: CONNECT <vsock_port> after the checks */
+	uint32_t vsock_port; /* the guest port asked for */
+	int timeout_ms;	     /* connect and handshake; 0: EG_CONNECT_DEFAULT_TIMEOUT_MS */
 };
 
 struct eg_conn_info {
-	struct eg_exec_record record; /* as verified; record.epoch is the lease */
-	struct eg_proc_id peer;	      /* the listener found (Unix) */
-	bool via_peerpidfd;	      /* SO_PEERPIDFD; false: SO_PEERCRED + pidfd_open */
-	__u32 assigned_port;	      /* hybrid VSOCK: n of "OK <n>" */
-	__u32 cid, port;	      /* AF_VSOCK */
+	struct eg_runtime_record record; /* as verified; record.epoch is the lease */
+	struct eg_process peer;		 /* the listener found (Unix) */
+	bool via_peerpidfd;		 /* SO_PEERPIDFD; false: SO_PEERCRED + pidfd_open */
+	uint32_t assigned_port;		 /* hybrid VSOCK: n of "OK <n>" */
+	uint32_t cid, port;		 /* AF_VSOCK */
 };
 
 /* Connects to t->path and verifies the listener. 0 with *out set, or:
@@ -71,8 +76,9 @@ int eg_connect_unix(struct eg_worker *w, const struct eg_connect_target *t, stru
  * sandbox's active record. -EINVAL for CIDs that are never a guest (0, 2
  * the host, VMADDR_CID_ANY), -EPERM for an address that is not the
  * sandbox's (no socket is made for either), else as eg_connect_unix. */
-int eg_connect_vsock(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES], __u32 cid, __u32 port,
-		     int timeout_ms, struct eg_conn **out, char *err, size_t err_size);
+int eg_connect_vsock(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES], uint32_t cid,
+		     uint32_t port, int timeout_ms, struct eg_conn **out, char *err,
+		     size_t err_size);
 
 /* The connected socket, owned by the handle (blocking; never replaced). */
 int eg_conn_fd(const struct eg_conn *c);
@@ -100,8 +106,8 @@ void eg_conn_close(struct eg_conn *c);
  * LSM tiers, repeated in userspace for clients outside their reach. 0 with
  * *client set (may be NULL), -EPERM (err names the client), -ENOENT no
  * record, -ESTALE retired. */
-int eg_connect_check_client(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES], int client_fd,
-			    struct eg_proc_id *client, char *err, size_t err_size);
+int eg_connect_check_client(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES], int client_fd,
+			    struct eg_process *client, char *err, size_t err_size);
 
 #ifdef __cplusplus
 }

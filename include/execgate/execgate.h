@@ -34,17 +34,17 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
-#include <execgate/abi.h>
+#include <execgate/types.h>
 #include <execgate/verdict.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define EXECGATE_VERSION_MAJOR 0
-#define EXECGATE_VERSION_MINOR 8
+#define EXECGATE_VERSION_MAJOR 1
+#define EXECGATE_VERSION_MINOR 0
 #define EXECGATE_VERSION_PATCH 0
-#define EXECGATE_VERSION       "0.8.0"
+#define EXECGATE_VERSION       "1.0.0"
 
 /* What this library was built as (may differ from the header a caller
  * compiled against). */
@@ -88,14 +88,14 @@ struct eg_subject {
 	/* An identity read before with eg_worker_identify for this pidfd (a
 	 * server reads its peer once per connection): admit then only checks
 	 * that the pidfd is still alive. NULL: read it now. */
-	const struct eg_proc_id *known;
+	const struct eg_process *known;
 };
 
 /* The identity BPF will compare for who: (tgid, start time, executable
  * dev+inode), read from /proc and confirmed through the pidfd. If the
  * process exec()s later, a grant for the identity read before names a
  * binary it no longer runs, and the kernel refuses it: reuse fails closed. */
-int eg_worker_identify(const struct eg_subject *who, struct eg_proc_id *out, char *err,
+int eg_worker_identify(const struct eg_subject *who, struct eg_process *out, char *err,
 		       size_t err_size);
 
 struct eg_admit_args {
@@ -112,18 +112,18 @@ struct eg_verdict_result {
 	struct eg_decision d;
 	bool cache_hit; /* the signature check was served by the token cache */
 	bool decoded;	/* the token decoded: the cap_* fields are its contents */
-	__u8 cap_sandbox[EG_ID_BYTES];
-	__u8 cap_token_id[EG_ID_BYTES];
-	__u8 cap_worker[EG_ID_BYTES];
-	__u64 cap_generation;
-	__u32 cap_activation;
-	__u32 cap_scope;
-	__u64 cap_expiry; /* unix seconds */
+	uint8_t cap_sandbox[EG_ID_BYTES];
+	uint8_t cap_token_id[EG_ID_BYTES];
+	uint8_t cap_worker[EG_ID_BYTES];
+	uint64_t cap_generation;
+	uint32_t cap_activation;
+	uint32_t cap_scope;
+	uint64_t cap_expiry; /* unix seconds */
 	bool had_record;
-	struct eg_exec_record record; /* lock field zero */
-	bool granted;		      /* admit only: the grant was written */
-	struct eg_grant grant;
-	struct eg_proc_id subject; /* admit only: who the grant is for */
+	struct eg_runtime_record record;
+	bool granted; /* admit only: the grant was written */
+	struct eg_grant_info grant;
+	struct eg_process subject; /* admit only: who the grant is for */
 	/* refresh-route and deny of a token that decoded, when the worker has
 	 * a node key and a worker id: the verdict signed by the node key,
 	 * base64url (docs/capability.md "Signed verdicts"); "" otherwise. */
@@ -144,38 +144,31 @@ int eg_worker_admit(struct eg_worker *w, const struct eg_subject *who,
 int eg_worker_check(struct eg_worker *w, const struct eg_admit_args *a,
 		    struct eg_verdict_result *res, char *err, size_t err_size);
 /* Deletes every grant of tgid pid for sandbox. -ENOENT when there was none. */
-int eg_worker_revoke(struct eg_worker *w, pid_t pid, const __u8 sandbox[EG_ID_BYTES],
+int eg_worker_revoke(struct eg_worker *w, pid_t pid, const uint8_t sandbox[EG_ID_BYTES],
 		     unsigned *removed, char *err, size_t err_size);
 
 /* --- runtime records -------------------------------------------------------- */
 
-#define EG_WORKER_MAX_ENDPOINTS 16
-#define EG_WORKER_MAX_PORTS	8
-
 struct eg_install_spec {
-	__u8 sandbox[EG_ID_BYTES];
-	__u8 worker[EG_ID_BYTES];
-	__u8 pod_uid[EG_ID_BYTES]; /* zero unless substrate is firecracker-k8s */
-	__u8 substrate;		   /* 1 firecracker-k8s, 2 firecracker-host */
-	__u64 generation;
-	__u32 activation;
+	uint8_t sandbox[EG_ID_BYTES];
+	uint8_t worker[EG_ID_BYTES];
+	uint8_t pod_uid[EG_ID_BYTES]; /* zero unless substrate is firecracker-k8s */
+	uint8_t substrate;	      /* 1 firecracker-k8s, 2 firecracker-host */
+	uint64_t generation;
+	uint32_t activation;
 	pid_t bridge_pid;
 	pid_t vmm_pid; /* 0: none */
 	const char *bridge_sockets[EG_WORKER_MAX_ENDPOINTS];
 	size_t n_bridge_sockets;
 	const char *vmm_sockets[EG_WORKER_MAX_ENDPOINTS];
 	size_t n_vmm_sockets;
-	struct eg_vsock_key vsock[EG_WORKER_MAX_ENDPOINTS];
+	struct eg_vsock_addr vsock[EG_WORKER_MAX_ENDPOINTS];
 	size_t n_vsock;
-	struct {
-		__u16 port;
-		__u8 proto; /* 6 tcp, 17 udp */
-	} ports[EG_WORKER_MAX_PORTS];
+	struct eg_service_port ports[EG_WORKER_MAX_PORTS];
 	size_t n_ports;
 	/* The guest's ServicePort addresses (TCP tier): connects to them from
-	 * the attached cgroup need a ServicePort grant. family AF_INET or
-	 * AF_INET6, addr in network byte order (abi.h, struct eg_inet_key). */
-	struct eg_inet_key service_addrs[EG_WORKER_MAX_ENDPOINTS];
+	 * the attached cgroup need a ServicePort grant. */
+	struct eg_inet_addr service_addrs[EG_WORKER_MAX_ENDPOINTS];
 	size_t n_service_addrs;
 };
 
@@ -208,7 +201,7 @@ struct eg_install_report {
 	enum eg_install_outcome outcome;
 	const char *outcome_name; /* "new", "replaced", ... */
 	bool had_before;
-	struct eg_exec_record before, after;
+	struct eg_runtime_record before, after;
 	unsigned endpoints_added, endpoints_claimed, inodes, grants_dropped;
 	/* when the epoch moved, or when a writer killed between its epoch
 	 * move and its cut left that cut pending (record.cut_pending): an
@@ -233,31 +226,31 @@ struct eg_install_report {
 int eg_worker_install(struct eg_worker *w, const struct eg_install_spec *spec,
 		      struct eg_install_report *rep, char *err, size_t err_size);
 /* 0 (also when already retired), -ENOENT without a record. */
-int eg_worker_retire(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],
-		     struct eg_exec_record *after, char *err, size_t err_size);
+int eg_worker_retire(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES],
+		     struct eg_runtime_record *after, char *err, size_t err_size);
 /* eg_worker_retire, and what it cut (streams may be NULL; zero when the
  * record was already retired, unless a retire killed before its cut left it
  * pending: this call finishes and counts it). */
-int eg_worker_retire_report(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],
-			    struct eg_exec_record *after, struct eg_stream_cuts *streams, char *err,
-			    size_t err_size);
+int eg_worker_retire_report(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES],
+			    struct eg_runtime_record *after, struct eg_stream_cuts *streams,
+			    char *err, size_t err_size);
 /* Deletes a RETIRED record, its endpoints and its grants. -ENOENT without a
  * record, -EBUSY when the record is still active (retire it first). */
-int eg_worker_forget(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES], unsigned *endpoints,
+int eg_worker_forget(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES], unsigned *endpoints,
 		     char *err, size_t err_size);
 /* eg_worker_forget, and the streams it cut first when a retire killed
  * before its cut left that cut pending (streams may be NULL). When that cut
  * fails nothing is deleted: the error, err naming the revoker. */
-int eg_worker_forget_report(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],
+int eg_worker_forget_report(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES],
 			    unsigned *endpoints, struct eg_stream_cuts *streams, char *err,
 			    size_t err_size);
 
 /* A stream cut that a writer killed between its epoch move and its cut
  * left pending, finished by eg_worker_finish_cuts. */
 struct eg_cut_finished {
-	__u8 sandbox[EG_ID_BYTES];
-	__u64 epoch;  /* the record's epoch: streams below it were cut */
-	bool retired; /* every stream of the sandbox was cut */
+	uint8_t sandbox[EG_ID_BYTES];
+	uint64_t epoch; /* the record's epoch: streams below it were cut */
+	bool retired;	/* every stream of the sandbox was cut */
 	struct eg_stream_cuts streams;
 };
 /* Finishes every pending stream cut in the maps (docs/operators.md, "Crash
@@ -267,31 +260,31 @@ struct eg_cut_finished {
  * failed ones too (streams.error). Returns how many were finished, or the
  * first negative errno (err set): a cut that failed stays pending for the
  * next writer. */
-int eg_worker_finish_cuts(struct eg_worker *w, const __u8 *skip,
+int eg_worker_finish_cuts(struct eg_worker *w, const uint8_t *skip,
 			  void (*fn)(const struct eg_cut_finished *cut, void *ctx), void *ctx,
 			  char *err, size_t err_size);
 
 struct eg_sandbox_info {
-	struct eg_exec_record record;
+	struct eg_runtime_record record;
 	unsigned n_endpoints; /* paths, vsock addresses and inodes pointing at it */
 	unsigned n_grants;
 	/* Its ServicePort guest addresses (TCP tier), up to
 	 * EG_WORKER_MAX_ENDPOINTS of them. */
-	struct eg_inet_key service_addrs[EG_WORKER_MAX_ENDPOINTS];
+	struct eg_inet_addr service_addrs[EG_WORKER_MAX_ENDPOINTS];
 	size_t n_service_addrs;
 };
 /* -ENOENT when the sandbox has no record. */
-int eg_worker_show(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],
+int eg_worker_show(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES],
 		   struct eg_sandbox_info *out, char *err, size_t err_size);
 /* The ServicePort addresses registered for sandbox (install
  * --service-addr, at most EG_WORKER_MAX_ENDPOINTS): *n of them into out.
  * 0 (also when there are none) or a negative errno. */
-int eg_worker_service_addrs(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],
-			    struct eg_inet_key *out, size_t max, size_t *n, char *err,
+int eg_worker_service_addrs(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES],
+			    struct eg_inet_addr *out, size_t max, size_t *n, char *err,
 			    size_t err_size);
 /* Calls fn for every record (order unspecified); fn returns nonzero to
  * stop, which is returned. */
-int eg_worker_list(struct eg_worker *w, int (*fn)(const struct eg_exec_record *rec, void *ctx),
+int eg_worker_list(struct eg_worker *w, int (*fn)(const struct eg_runtime_record *rec, void *ctx),
 		   void *ctx, char *err, size_t err_size);
 
 /* --- verification keys ------------------------------------------------------ */
@@ -348,12 +341,12 @@ struct eg_verdict_claim {
 	enum eg_reason reason;
 	bool has_record;
 	char node_key_id[EG_KID_TEXT_LEN];
-	__u8 token_id[EG_ID_BYTES];
-	__u8 sandbox[EG_ID_BYTES];
-	__u8 worker[EG_ID_BYTES];
-	__u64 generation;
-	__u32 activation;
-	__u64 issued_at; /* unix seconds */
+	uint8_t token_id[EG_ID_BYTES];
+	uint8_t sandbox[EG_ID_BYTES];
+	uint8_t worker[EG_ID_BYTES];
+	uint64_t generation;
+	uint32_t activation;
+	uint64_t issued_at; /* unix seconds */
 };
 
 /* Verifies signed-verdict text against a node public key file (typed
@@ -373,8 +366,11 @@ struct eg_worker_stats {
 };
 void eg_worker_stats(struct eg_worker *w, struct eg_worker_stats *out);
 
-/* Per-reason kernel counters (index enum eg_kreason). */
-int eg_worker_counters(struct eg_worker *w, __u64 out[EG_K_REASON_COUNT]);
+/* The kernel's per-reason verdict counters, summed over the CPUs: out[i]
+ * counts kernel reason i (the numbers of `execgate status` and of the
+ * events' "reason"; append only). Fills min(max, the kernel's count) and
+ * returns how many reasons the kernel has, or a negative errno. */
+int eg_worker_counters(struct eg_worker *w, uint64_t *out, size_t max);
 
 struct eg_map_fill {
 	const char *name; /* pin name, e.g. "eg_grants" */
@@ -412,8 +408,8 @@ int eg_status_write(const char *pin_dir, const char *state_dir, FILE *out, bool 
 
 /* Text forms used across the API, the CLI and the daemon. */
 #define EG_UUID_TEXT_LEN 37
-int eg_uuid_from_text(const char *text, __u8 out[EG_ID_BYTES]); /* 0 or -EINVAL */
-void eg_uuid_to_text(const __u8 id[EG_ID_BYTES], char out[EG_UUID_TEXT_LEN]);
+int eg_uuid_from_text(const char *text, uint8_t out[EG_ID_BYTES]); /* 0 or -EINVAL */
+void eg_uuid_to_text(const uint8_t id[EG_ID_BYTES], char out[EG_UUID_TEXT_LEN]);
 
 #ifdef __cplusplus
 }

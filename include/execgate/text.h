@@ -49,14 +49,19 @@ const char *eg_inet_format(uint32_t family, const uint8_t addr[16], char buf[EG_
 int eg_vsock_cid_is_guest(uint32_t cid); /* 1 or 0 */
 
 /* The kernel side's denial reasons and hooks, as events and counters
- * name them: "deny-no-grant", "connect_unix"; "unknown" otherwise. */
+ * name them: "deny-no-grant", "connect_unix"; "unknown" otherwise. Kernel
+ * reasons are numbered, append only (the events' "reason", the index of
+ * eg_worker_counters); EG_KREASON_MAX is room for every number a kernel
+ * side of this major version may report. */
+#define EG_KREASON_MAX		 64
+#define EG_KREASON_EVENT_DROPPED 13 /* not a verdict: an event the ring buffer lost */
 const char *eg_kreason_name(uint32_t reason);
 const char *eg_hook_name(uint32_t hook);
 
 /* "pid 42 (start 123, exe 8:1/456)": a process as identified by
  * eg_worker_identify (execgate.h). Returns what snprintf returns. */
-struct eg_proc_id;
-int eg_proc_id_text(const struct eg_proc_id *id, char *out, size_t size);
+struct eg_process;
+int eg_process_text(const struct eg_process *p, char *out, size_t size);
 
 #ifdef __cplusplus
 }

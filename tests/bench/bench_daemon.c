@@ -393,7 +393,7 @@ int main(void)
 	char err[EG_ERR_MAX], root[400], keytext[EG_KEY_FILE_LINE_MAX], kid[EG_KID_TEXT_LEN];
 	double *s[S__COUNT], med[S__COUNT], tput[2][NLEVELS], lat[2][NLEVELS];
 	struct eg_subject self = {.pidfd = -1, .known = NULL};
-	struct eg_proc_id me;
+	struct eg_process me;
 	double t0;
 	int fd, sink = 0, cache_surprises = 0;
 	size_t ns = 0;

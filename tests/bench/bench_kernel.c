@@ -602,7 +602,7 @@ int main(void)
 	static const long levels[] = {1, 1000, 100000};
 	struct cgroup_connect_unix_empty *empty;
 	struct eg_install_result res;
-	static struct eg_install_req req;
+	static struct eg_install_spec req;
 	struct eg_tier_ctx ctx;
 	struct cgroup_connect_unix_empty *empty2;
 	char root[400], err[768], bsock[160], vsock[160], other[160];
@@ -666,11 +666,11 @@ int main(void)
 
 	/* Registered: bridge socket (we hold a grant) and VMM socket (we are
 	 * not its bridge: denied). */
-	eg_uuid_parse(SANDBOX, req.id.sandbox);
-	eg_uuid_parse(WORKER, req.id.worker);
-	req.id.generation = 1;
-	req.id.activation = 1;
-	req.id.substrate = 2;
+	eg_uuid_parse(SANDBOX, req.sandbox);
+	eg_uuid_parse(WORKER, req.worker);
+	req.generation = 1;
+	req.activation = 1;
+	req.substrate = 2;
 	req.bridge_pid = dummy;
 	req.bridge_sockets[0] = bsock;
 	req.n_bridge_sockets = 1;
@@ -684,7 +684,7 @@ int main(void)
 		memset(&g, 0, sizeof(g));
 		if (eg_proc_identify(getpid(), &g.key.proc, err, sizeof(err)))
 			die(err, ESRCH);
-		memcpy(g.key.sandbox, req.id.sandbox, EG_ID_BYTES);
+		memcpy(g.key.sandbox, req.sandbox, EG_ID_BYTES);
 		g.generation = res.after.generation;
 		g.epoch = res.after.epoch;
 		g.expiry_ns = eg_boottime_ns() + 3600ULL * 1000000000ULL;

@@ -459,7 +459,7 @@ static void floor_row(enum floor_hook hook)
 int main(void)
 {
 	struct eg_tier_ctx ctx;
-	struct eg_install_req req;
+	struct eg_install_spec req;
 	struct eg_install_result res;
 	struct eg_lsm_probe lsm;
 	char err[512], c;
@@ -510,15 +510,15 @@ int main(void)
 
 	/* We are the bridge, the acceptor the VMM. */
 	memset(&req, 0, sizeof(req));
-	memset(req.id.sandbox, 0x5b, sizeof(req.id.sandbox));
-	memset(req.id.worker, 0xa0, sizeof(req.id.worker));
-	req.id.substrate = EG_SUBSTRATE_FC_HOST;
-	req.id.generation = 7;
-	req.id.activation = 1;
+	memset(req.sandbox, 0x5b, sizeof(req.sandbox));
+	memset(req.worker, 0xa0, sizeof(req.worker));
+	req.substrate = EG_SUBSTRATE_FC_HOST;
+	req.generation = 7;
+	req.activation = 1;
 	req.bridge_pid = getpid();
 	req.vmm_pid = acceptor;
 	req.vmm_sockets[req.n_vmm_sockets++] = sock_reg;
-	req.vsock[0] = (struct eg_vsock_key){.cid = 1, .port = PORT_REG};
+	req.vsock[0] = (struct eg_vsock_addr){.cid = 1, .port = PORT_REG};
 	req.n_vsock = 1;
 	rc = eg_install(&rt, &req, &res, err, sizeof(err));
 	if (rc)
@@ -543,13 +543,13 @@ int main(void)
 			_exit(0);
 		}
 		req.bridge_pid = other;
-		req.id.activation = 2;
+		req.activation = 2;
 		rc = eg_install(&rt, &req, &res, err, sizeof(err));
 		if (rc)
 			die(err, rc);
 		bench_connect("vsock registered, denied", PORT_REG, -EPERM, false);
 		req.bridge_pid = getpid();
-		req.id.activation = 3;
+		req.activation = 3;
 		rc = eg_install(&rt, &req, &res, err, sizeof(err));
 		kill(other, SIGKILL);
 		waitpid(other, NULL, 0);

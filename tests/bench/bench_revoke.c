@@ -160,11 +160,11 @@ static void streams(int n)
 	}
 }
 
-static void install(struct eg_install_req *req, unsigned gen, struct eg_install_result *res)
+static void install(struct eg_install_spec *req, unsigned gen, struct eg_install_result *res)
 {
 	char err[768];
 
-	req->id.generation = gen;
+	req->generation = gen;
 	if (eg_install(&rt, req, res, err, sizeof(err))) {
 		fprintf(stderr, "bench-revoke: install: %s\n", err);
 		exit(1);
@@ -174,7 +174,7 @@ static void install(struct eg_install_req *req, unsigned gen, struct eg_install_
 int main(void)
 {
 	static const int levels[] = {1, 100, MAX_N};
-	static struct eg_install_req req;
+	static struct eg_install_spec req;
 	struct eg_install_result res;
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
 	struct eg_tier_ctx ctx;
@@ -250,10 +250,10 @@ int main(void)
 	close(lfd);
 	vmm_ctl = sv[0];
 
-	eg_uuid_parse(SANDBOX, req.id.sandbox);
-	eg_uuid_parse(WORKER, req.id.worker);
-	req.id.substrate = 2;
-	req.id.activation = 1;
+	eg_uuid_parse(SANDBOX, req.sandbox);
+	eg_uuid_parse(WORKER, req.worker);
+	req.substrate = 2;
+	req.activation = 1;
 	req.bridge_pid = bridge;
 	req.vmm_pid = vmm_child;
 	req.vmm_sockets[0] = vmm;
@@ -284,7 +284,7 @@ int main(void)
 		streams(levels[l]);
 		t0 = now_ms();
 		c0 = cpu_ms();
-		if (eg_retire_report(&rt, req.id.sandbox, &after, &rr, err, sizeof(err))) {
+		if (eg_retire_report(&rt, req.sandbox, &after, &rr, err, sizeof(err))) {
 			fprintf(stderr, "bench-revoke: retire: %s\n", err);
 			return 1;
 		}

@@ -347,11 +347,11 @@ static void grant(const struct eg_exec_record *rec)
 		die("eg_service_grants", errno);
 }
 
-static void install(struct eg_install_req *req, unsigned gen, struct eg_install_result *res)
+static void install(struct eg_install_spec *req, unsigned gen, struct eg_install_result *res)
 {
 	char err[768];
 
-	req->id.generation = gen;
+	req->generation = gen;
 	if (eg_install(&rt, req, res, err, sizeof(err)))
 		die(err, EINVAL);
 }
@@ -447,7 +447,7 @@ int main(void)
 	static const long sizes[] = {1, 100, MAX_STREAMS};
 	long n = getenv("BENCH_CONNECTS") ? atol(getenv("BENCH_CONNECTS")) : 20000;
 	struct cgroup_inet_empty *empty;
-	static struct eg_install_req req;
+	static struct eg_install_spec req;
 	struct eg_install_result res;
 	struct bpf_link *elink;
 	struct eg_tier_ctx ctx;
@@ -515,15 +515,15 @@ int main(void)
 	if (read(from_gw, &guest_pid, sizeof(guest_pid)) != sizeof(guest_pid))
 		die("gateway start", EIO);
 
-	eg_uuid_parse(SANDBOX, req.id.sandbox);
-	eg_uuid_parse(WORKER, req.id.worker);
-	req.id.activation = 1;
-	req.id.substrate = 2;
-	req.id.ports[0].port = PORT;
-	req.id.ports[0].proto = IPPROTO_TCP;
-	req.id.nports = 1;
+	eg_uuid_parse(SANDBOX, req.sandbox);
+	eg_uuid_parse(WORKER, req.worker);
+	req.activation = 1;
+	req.substrate = 2;
+	req.ports[0].port = PORT;
+	req.ports[0].proto = IPPROTO_TCP;
+	req.n_ports = 1;
 	req.bridge_pid = gateway;
-	eg_inet_key_parse(GUEST, &req.service_addrs[0]);
+	eg_inet_addr_parse(GUEST, &req.service_addrs[0]);
 	req.n_service_addrs = 1;
 	install(&req, gen, &res);
 	grant(&res.after);

@@ -584,7 +584,7 @@ Test(bridge, lease_follows_the_record_and_vsock_refusals_make_no_socket)
 	struct listener fc = listener_start(vsock, FIRECRACKER, NULL, 0);
 	struct eg_worker *w = open_worker();
 	struct eg_connect_target t = target(EG_ROLE_VMM, vsock, true);
-	struct eg_exec_record after;
+	struct eg_runtime_record after;
 	__u8 sb[EG_ID_BYTES];
 	struct eg_conn *c = NULL, *v = NULL;
 	char err[EG_ERR_MAX];
@@ -938,7 +938,7 @@ Test(bridge, bridge_forwards_for_an_admitted_client_and_cuts_streams_on_retire)
 	PATHS;
 	struct listener fc = listener_start(vsock, FIRECRACKER, NULL, 0);
 	struct eg_worker *w;
-	struct eg_exec_record after;
+	struct eg_runtime_record after;
 	struct client cl, stranger;
 	struct seen s, s2;
 	char log[16384], tok[512], err[EG_ERR_MAX], want[256];

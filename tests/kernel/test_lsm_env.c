@@ -416,14 +416,14 @@ int lsm_env_install(struct lsm_env *e, const struct lsm_install *in, struct eg_i
 		    char *err, size_t err_size)
 {
 	static const __u8 worker[EG_ID_BYTES] = {0xa0, 0x0a, 1};
-	struct eg_install_req req;
+	struct eg_install_spec req;
 
 	memset(&req, 0, sizeof(req));
-	memcpy(req.id.sandbox, in->sandbox, EG_ID_BYTES);
-	memcpy(req.id.worker, worker, EG_ID_BYTES);
-	req.id.substrate = EG_SUBSTRATE_FC_HOST;
-	req.id.generation = in->generation;
-	req.id.activation = in->activation;
+	memcpy(req.sandbox, in->sandbox, EG_ID_BYTES);
+	memcpy(req.worker, worker, EG_ID_BYTES);
+	req.substrate = EG_SUBSTRATE_FC_HOST;
+	req.generation = in->generation;
+	req.activation = in->activation;
 	req.bridge_pid = in->bridge;
 	req.vmm_pid = in->vmm;
 	if (in->vmm_socket)
@@ -438,8 +438,8 @@ int lsm_env_install(struct lsm_env *e, const struct lsm_install *in, struct eg_i
 	return eg_install(&e->rt, &req, res, err, err_size);
 }
 
-void lsm_env_install_ok(struct lsm_env *e, const struct lsm_install *in, enum eg_install_kind want,
-			struct eg_install_result *res)
+void lsm_env_install_ok(struct lsm_env *e, const struct lsm_install *in,
+			enum eg_install_outcome want, struct eg_install_result *res)
 {
 	char err[512];
 	int rc;
@@ -447,12 +447,12 @@ void lsm_env_install_ok(struct lsm_env *e, const struct lsm_install *in, enum eg
 	rc = lsm_env_install(e, in, res, err, sizeof(err));
 	cr_assert_eq(rc, 0, "install generation %llu attempt %u: %s",
 		     (unsigned long long)in->generation, in->activation, err);
-	cr_assert_eq(res->kind, want, "install kind %s", eg_install_kind_name(res->kind));
+	cr_assert_eq(res->outcome, want, "install kind %s", eg_install_outcome_name(res->outcome));
 }
 
 void lsm_env_install_vsock(struct lsm_env *e, const __u8 sandbox[EG_ID_BYTES], __u64 gen, __u32 act,
 			   const struct agent *bridge, const struct agent *vmm, unsigned port,
-			   enum eg_install_kind want)
+			   enum eg_install_outcome want)
 {
 	struct lsm_install in = {.generation = gen,
 				 .activation = act,

@@ -69,14 +69,14 @@ int lsm_env_install(struct lsm_env *e, const struct lsm_install *in, struct eg_i
 		    char *err, size_t err_size);
 
 /* lsm_env_install(), asserting success and that the install was of kind want. */
-void lsm_env_install_ok(struct lsm_env *e, const struct lsm_install *in, enum eg_install_kind want,
-			struct eg_install_result *res);
+void lsm_env_install_ok(struct lsm_env *e, const struct lsm_install *in,
+			enum eg_install_outcome want, struct eg_install_result *res);
 
 /* Installs (gen, act) of sandbox with bridge, vmm (NULL: none) and the VSOCK
  * endpoint CID 1:port; asserts success and that the install was of kind want. */
 void lsm_env_install_vsock(struct lsm_env *e, const __u8 sandbox[EG_ID_BYTES], __u64 gen, __u32 act,
 			   const struct agent *bridge, const struct agent *vmm, unsigned port,
-			   enum eg_install_kind want);
+			   enum eg_install_outcome want);
 
 /* After eg_tier_lsm.unload(): returns once lsm/socket_listen is detached. */
 void lsm_env_wait_listen_hook_gone(struct lsm_env *e);

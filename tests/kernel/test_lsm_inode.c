@@ -42,7 +42,7 @@ Test(lsm_inode, symlink_route_checked,
 	other = agent_start(&env, true);
 	cr_assert_geq(agent_listen_unix(vmm, path), 0);
 	cr_assert_eq(symlink(path, link), 0, "symlink: %s", strerror(errno));
-	lsm_install_unix(&env, 7, 1, bridge, vmm, path, EG_INSTALL_NEW);
+	lsm_install_unix(&env, 7, 1, bridge, vmm, path, EG_INSTALLED_NEW);
 	deny0 = lsm_env_counter(&env, EG_K_DENY_NOT_BRIDGE);
 
 	rc = agent_connect_unix(other, link);
@@ -69,7 +69,7 @@ Test(lsm_inode, relative_path_route_checked,
 	bridge = agent_start(&env, true);
 	other = agent_start(&env, true);
 	cr_assert_geq(agent_listen_unix(vmm, path), 0);
-	lsm_install_unix(&env, 7, 1, bridge, vmm, path, EG_INSTALL_NEW);
+	lsm_install_unix(&env, 7, 1, bridge, vmm, path, EG_INSTALLED_NEW);
 	cr_assert_eq(agent_chdir(other, env.dir), 0);
 	cr_assert_eq(agent_chdir(bridge, env.dir), 0);
 
@@ -95,7 +95,7 @@ Test(lsm_inode, stale_inode_of_retired_sandbox_denies,
 	bridge = agent_start(&env, true);
 	cr_assert_geq(agent_listen_unix(vmm, path), 0);
 	cr_assert_eq(symlink(path, link), 0);
-	lsm_install_unix(&env, 7, 1, bridge, vmm, path, EG_INSTALL_NEW);
+	lsm_install_unix(&env, 7, 1, bridge, vmm, path, EG_INSTALLED_NEW);
 	cr_assert_geq(agent_connect_unix(bridge, link), 0);
 
 	rc = eg_retire(&env.rt, lsm_sandbox_s, &after, err, sizeof(err));
@@ -162,7 +162,7 @@ Test(lsm_inode, another_sandbox_cannot_take_a_socket_through_a_link,
 	other = agent_start(&env, true);
 	cr_assert_geq(agent_listen_unix(vmm_a, a_vmm), 0);
 	cr_assert_geq(agent_listen_unix(vmm_b, b_own), 0);
-	lsm_install_unix(&env, 7, 1, bridge_a, vmm_a, a_vmm, EG_INSTALL_NEW);
+	lsm_install_unix(&env, 7, 1, bridge_a, vmm_a, a_vmm, EG_INSTALLED_NEW);
 
 	/* A's path itself: the path conflict. */
 	rc = install_b(bridge_b, vmm_b, a_vmm, err, sizeof(err));

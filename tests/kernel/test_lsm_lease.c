@@ -73,14 +73,14 @@ Test(lsm_lease, unix_stream_revoked_both_directions,
 	bridge8 = agent_start(&env, true);
 	ls = agent_listen_unix(vmm, path);
 	cr_assert_geq(ls, 0);
-	lsm_install_unix(&env, 7, 1, bridge7, vmm, path, EG_INSTALL_NEW);
+	lsm_install_unix(&env, 7, 1, bridge7, vmm, path, EG_INSTALLED_NEW);
 	st = open_stream(bridge7, vmm, ls, path);
 
 	/* Data queued before the replacement is not delivered after it. */
 	cr_assert_eq(agent_send(vmm, st.s, "late"), 4);
 	cr_assert_eq(agent_send(bridge7, st.c, "late"), 4);
 	deny0 = lsm_env_counter(&env, EG_K_DENY_STREAM_EPOCH);
-	lsm_install_unix(&env, 8, 1, bridge8, vmm, path, EG_INSTALL_REPLACED);
+	lsm_install_unix(&env, 8, 1, bridge8, vmm, path, EG_INSTALLED_REPLACED);
 
 	rc = agent_send(bridge7, st.c, "ping");
 	cr_assert_eq(rc, -EPIPE, "bridge send: %d (%s)", rc, strerror(-rc));
@@ -118,11 +118,11 @@ Test(lsm_lease, activation_change_keeps_stream_refuses_old_open,
 	bridge2 = agent_start(&env, true);
 	ls = agent_listen_unix(vmm, path);
 	cr_assert_geq(ls, 0);
-	lsm_install_unix(&env, 7, 1, bridge1, vmm, path, EG_INSTALL_NEW);
+	lsm_install_unix(&env, 7, 1, bridge1, vmm, path, EG_INSTALLED_NEW);
 	st = open_stream(bridge1, vmm, ls, path);
 
 	/* Attempt 2 of the same generation, with a new bridge process. */
-	lsm_install_unix(&env, 7, 2, bridge2, vmm, path, EG_INSTALL_ACTIVATION);
+	lsm_install_unix(&env, 7, 2, bridge2, vmm, path, EG_INSTALLED_ACTIVATION);
 	assert_stream_works(bridge1, vmm, st);
 
 	rc = agent_connect_unix(bridge1, path);
@@ -148,7 +148,7 @@ Test(lsm_lease, retire_revokes_stream,
 	bridge = agent_start(&env, true);
 	ls = agent_listen_unix(vmm, path);
 	cr_assert_geq(ls, 0);
-	lsm_install_unix(&env, 7, 1, bridge, vmm, path, EG_INSTALL_NEW);
+	lsm_install_unix(&env, 7, 1, bridge, vmm, path, EG_INSTALLED_NEW);
 	st = open_stream(bridge, vmm, ls, path);
 	cr_assert_eq(eg_retire(&env.rt, lsm_sandbox_s, &after, err, sizeof(err)), 0, "%s", err);
 	rc = agent_send(bridge, st.c, "x");
@@ -176,8 +176,8 @@ Test(lsm_lease, untagged_streams_untouched,
 	fl = agent_listen_unix(vmm, free_path);
 	cr_assert_geq(ls, 0);
 	cr_assert_geq(fl, 0);
-	lsm_install_unix(&env, 7, 1, bridge, vmm, path, EG_INSTALL_NEW);
+	lsm_install_unix(&env, 7, 1, bridge, vmm, path, EG_INSTALLED_NEW);
 	st = open_stream(peer, vmm, fl, free_path);
-	lsm_install_unix(&env, 8, 1, bridge, vmm, path, EG_INSTALL_REPLACED);
+	lsm_install_unix(&env, 8, 1, bridge, vmm, path, EG_INSTALLED_REPLACED);
 	assert_stream_works(peer, vmm, st);
 }

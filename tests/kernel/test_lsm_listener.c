@@ -35,7 +35,7 @@ Test(lsm_listener, replacement_listener_denied,
 	impostor = agent_start(&env, false);
 	ls = agent_listen_unix(vmm, path);
 	cr_assert_geq(ls, 0, "listen %s: %s", path, strerror(-ls));
-	lsm_install_unix(&env, 7, 1, bridge, vmm, path, EG_INSTALL_NEW);
+	lsm_install_unix(&env, 7, 1, bridge, vmm, path, EG_INSTALLED_NEW);
 
 	rc = agent_connect_unix(bridge, path);
 	cr_assert_geq(rc, 0, "bridge to the real VMM: %s", strerror(-rc));
@@ -68,7 +68,7 @@ Test(lsm_listener, restarted_vmm_admitted_after_install,
 	vmm2 = agent_start(&env, false);
 	bridge = agent_start(&env, true);
 	cr_assert_geq(agent_listen_unix(vmm1, path), 0);
-	lsm_install_unix(&env, 7, 1, bridge, vmm1, path, EG_INSTALL_NEW);
+	lsm_install_unix(&env, 7, 1, bridge, vmm1, path, EG_INSTALLED_NEW);
 	cr_assert_geq(agent_connect_unix(bridge, path), 0);
 
 	agent_stop(vmm1);
@@ -76,7 +76,7 @@ Test(lsm_listener, restarted_vmm_admitted_after_install,
 	rc = agent_connect_unix(bridge, path);
 	cr_assert_eq(rc, -EPERM, "before install names the new VMM: %d", rc);
 
-	lsm_install_unix(&env, 7, 2, bridge, vmm2, path, EG_INSTALL_ACTIVATION);
+	lsm_install_unix(&env, 7, 2, bridge, vmm2, path, EG_INSTALLED_ACTIVATION);
 	rc = agent_connect_unix(bridge, path);
 	cr_assert_geq(rc, 0, "after install of attempt 2 with the new VMM: %s", strerror(-rc));
 }
@@ -103,14 +103,14 @@ Test(lsm_listener, listener_older_than_lsm_tier_fails_closed,
 	cr_assert_geq(ls, 0);
 	cr_assert_eq(eg_tier_lsm.load(&ctx, err, sizeof(err)), 0, "%s", err);
 
-	lsm_install_unix(&env, 7, 1, bridge, vmm, path, EG_INSTALL_NEW);
+	lsm_install_unix(&env, 7, 1, bridge, vmm, path, EG_INSTALLED_NEW);
 	rc = agent_connect_unix(bridge, path);
 	cr_assert_eq(rc, -EPERM, "unverifiable listener: %d (%s)", rc, strerror(-rc));
 
 	/* The VMM listening again (a restart) is verifiable and admitted. */
 	ls = agent_listen_unix(vmm, path);
 	cr_assert_geq(ls, 0);
-	lsm_install_unix(&env, 7, 1, bridge, vmm, path, EG_INSTALL_UNCHANGED);
+	lsm_install_unix(&env, 7, 1, bridge, vmm, path, EG_INSTALLED_UNCHANGED);
 	rc = agent_connect_unix(bridge, path);
 	cr_assert_geq(rc, 0, "relistened VMM: %s", strerror(-rc));
 }

@@ -11,7 +11,7 @@ static const __u8 lsm_sandbox_s[EG_ID_BYTES] = {0x5a, 0x4d, 0xb0, 0x02, 7};
 
 static inline void lsm_install_unix(struct lsm_env *e, __u64 gen, __u32 act, struct agent *bridge,
 				    struct agent *vmm, const char *vmm_socket,
-				    enum eg_install_kind want)
+				    enum eg_install_outcome want)
 {
 	struct lsm_install in = {.generation = gen,
 				 .activation = act,

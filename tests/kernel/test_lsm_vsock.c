@@ -26,7 +26,7 @@ static void setup(void)
 }
 
 static void install(__u64 gen, __u32 act, struct agent *bridge, struct agent *vmm, unsigned port,
-		    enum eg_install_kind want)
+		    enum eg_install_outcome want)
 {
 	lsm_env_install_vsock(&env, sandbox_s, gen, act, bridge, vmm, port, want);
 }
@@ -47,7 +47,7 @@ Test(lsm_vsock, registered_bridge_connects_other_denied,
 	other = agent_start(&env, false);
 	ls = agent_listen_vsock(vmm, port);
 	cr_assert_geq(ls, 0, "vsock listen on port %u: %s", port, strerror(-ls));
-	install(7, 1, bridge, vmm, port, EG_INSTALL_NEW);
+	install(7, 1, bridge, vmm, port, EG_INSTALLED_NEW);
 	allow0 = lsm_env_counter(&env, EG_K_ALLOW_BRIDGE);
 	deny0 = lsm_env_counter(&env, EG_K_DENY_NOT_BRIDGE);
 
@@ -82,7 +82,7 @@ Test(lsm_vsock, an_admitted_connect_that_cannot_be_tagged_is_denied,
 	bridge = agent_start(&env, false);
 	ls = agent_listen_vsock(vmm, port);
 	cr_assert_geq(ls, 0, "vsock listen on port %u: %s", port, strerror(-ls));
-	install(7, 1, bridge, vmm, port, EG_INSTALL_NEW);
+	install(7, 1, bridge, vmm, port, EG_INSTALLED_NEW);
 	allow0 = lsm_env_counter(&env, EG_K_ALLOW_BRIDGE);
 	notag0 = lsm_env_counter(&env, EG_K_DENY_NO_TAG);
 
@@ -118,13 +118,13 @@ Test(lsm_vsock, stale_bridge_denied_after_replacement,
 	ls = agent_listen_vsock(vmm, port);
 	cr_assert_geq(ls, 0, "vsock listen: %s", strerror(-ls));
 
-	install(7, 1, bridge7, vmm, port, EG_INSTALL_NEW);
+	install(7, 1, bridge7, vmm, port, EG_INSTALLED_NEW);
 	rc = agent_connect_vsock(bridge7, 1, port);
 	cr_assert_geq(rc, 0, "bridge of 7 before replacement: %s", strerror(-rc));
 	rc = agent_connect_vsock(bridge8, 1, port);
 	cr_assert_eq(rc, -EPERM, "bridge of 8 before 8 is installed: %d", rc);
 
-	install(8, 1, bridge8, vmm, port, EG_INSTALL_REPLACED);
+	install(8, 1, bridge8, vmm, port, EG_INSTALLED_REPLACED);
 	rc = agent_connect_vsock(bridge7, 1, port);
 	cr_assert_eq(rc, -EPERM, "stale bridge of 7 after 8: %d (%s)", rc, strerror(-rc));
 	rc = agent_connect_vsock(bridge8, 1, port);
@@ -148,7 +148,7 @@ Test(lsm_vsock, unregistered_port_untouched,
 	other = agent_start(&env, false);
 	cr_assert_geq(agent_listen_vsock(vmm, port), 0);
 	cr_assert_geq(agent_listen_vsock(vmm, free_port), 0);
-	install(7, 1, bridge, vmm, port, EG_INSTALL_NEW);
+	install(7, 1, bridge, vmm, port, EG_INSTALLED_NEW);
 	unreg0 = lsm_env_counter(&env, EG_K_ALLOW_UNREGISTERED);
 
 	rc = agent_connect_vsock(other, 1, free_port);
@@ -172,7 +172,7 @@ Test(lsm_vsock, stream_lease_revoked_on_replacement,
 	bridge8 = agent_start(&env, false);
 	ls = agent_listen_vsock(vmm, port);
 	cr_assert_geq(ls, 0);
-	install(7, 1, bridge7, vmm, port, EG_INSTALL_NEW);
+	install(7, 1, bridge7, vmm, port, EG_INSTALLED_NEW);
 
 	c = agent_connect_vsock(bridge7, 1, port);
 	cr_assert_geq(c, 0, "connect: %s", strerror(-c));
@@ -186,7 +186,7 @@ Test(lsm_vsock, stream_lease_revoked_on_replacement,
 
 	/* data in flight when the replacement lands must not be readable */
 	cr_assert_eq(agent_send(vmm, s, "late"), 4);
-	install(8, 1, bridge8, vmm, port, EG_INSTALL_REPLACED);
+	install(8, 1, bridge8, vmm, port, EG_INSTALLED_REPLACED);
 	rc = agent_send(bridge7, c, "ping");
 	cr_assert_eq(rc, -EPIPE, "send on a revoked VSOCK stream: %d (%s)", rc, strerror(-rc));
 	rc = agent_recv(bridge7, c, buf, sizeof(buf));

@@ -438,7 +438,7 @@ Test(pid_reuse_lsm, reused_bridge_pid_is_denied_by_the_lsm_tier)
 	vmm = agent_start(&env, false);
 	bridge = agent_start(&env, false);
 	cr_assert_geq(agent_listen_unix(vmm, path), 0);
-	lsm_install_unix(&env, 7, 1, bridge, vmm, path, EG_INSTALL_NEW);
+	lsm_install_unix(&env, 7, 1, bridge, vmm, path, EG_INSTALLED_NEW);
 	rc = agent_connect_unix(bridge, path);
 	cr_assert_geq(rc, 0, "the registered bridge: %s", strerror(-rc));
 	old = bridge->id;

@@ -22,7 +22,7 @@ TestSuite(revoke_vsock, .fini = fini);
 static const __u8 sandbox_v[EG_ID_BYTES] = {0x5a, 0x4d, 0xb0, 0x01, 0xac};
 
 static void install(__u64 gen, __u32 act, struct agent *bridge, struct agent *vmm, unsigned port,
-		    enum eg_install_kind want)
+		    enum eg_install_outcome want)
 {
 	lsm_env_install_vsock(&env, sandbox_v, gen, act, bridge, vmm, port, want);
 }
@@ -60,13 +60,13 @@ Test(revoke_vsock, accepted_end_stops_when_the_epoch_moves,
 	bridge8 = agent_start(&env, false);
 	ls = agent_listen_vsock(vmm, port);
 	cr_assert_geq(ls, 0, "vsock listen: %s", strerror(-ls));
-	install(7, 1, bridge7, vmm, port, EG_INSTALL_NEW);
+	install(7, 1, bridge7, vmm, port, EG_INSTALLED_NEW);
 	open_stream(bridge7, vmm, ls, port, &c, &s);
 
 	/* Data the old bridge sent before the replacement is not readable
 	 * after it, on the accepted end either. */
 	cr_assert_eq(agent_send(bridge7, c, "late"), 4);
-	install(8, 1, bridge8, vmm, port, EG_INSTALL_REPLACED);
+	install(8, 1, bridge8, vmm, port, EG_INSTALLED_REPLACED);
 	rc = agent_send(vmm, s, "pong");
 	cr_assert_eq(rc, -EPIPE, "send on the accepted end: %d (%s)", rc, strerror(-rc));
 	rc = agent_recv(vmm, s, buf, sizeof(buf));
@@ -95,9 +95,9 @@ Test(revoke_vsock, accepted_end_kept_across_an_activation_change,
 	bridge = agent_start(&env, false);
 	ls = agent_listen_vsock(vmm, port);
 	cr_assert_geq(ls, 0, "vsock listen: %s", strerror(-ls));
-	install(7, 1, bridge, vmm, port, EG_INSTALL_NEW);
+	install(7, 1, bridge, vmm, port, EG_INSTALLED_NEW);
 	open_stream(bridge, vmm, ls, port, &c, &s);
-	install(7, 2, bridge, vmm, port, EG_INSTALL_ACTIVATION);
+	install(7, 2, bridge, vmm, port, EG_INSTALLED_ACTIVATION);
 	cr_assert_eq(agent_send(vmm, s, "pong"), 4, "accepted end sends");
 	cr_assert_eq(agent_recv(bridge, c, buf, sizeof(buf)), 4);
 	cr_assert_eq(agent_send(bridge, c, "ping"), 4);

@@ -46,7 +46,7 @@ struct tw_worker {
 	char pin[160], state[200], cgroup[560], bridge[200], vmm[200], log[200];
 	__u8 uuid[EG_ID_BYTES];
 	struct eg_worker *w;
-	__u64 mark[EG_K_REASON_COUNT];
+	uint64_t mark[EG_K_REASON_COUNT];
 };
 
 static struct tw_worker A, B;
@@ -286,15 +286,15 @@ static void install(struct tw_worker *w, unsigned gen, unsigned act, pid_t bridg
 
 static void mark(struct tw_worker *w)
 {
-	cr_assert_eq(eg_worker_counters(w->w, w->mark), 0);
+	cr_assert_eq(eg_worker_counters(w->w, w->mark, EG_K_REASON_COUNT), EG_K_REASON_COUNT);
 }
 
 /* How much reason r moved on w since mark(w). */
 static __u64 moved(struct tw_worker *w, __u32 r)
 {
-	__u64 now[EG_K_REASON_COUNT];
+	uint64_t now[EG_K_REASON_COUNT];
 
-	cr_assert_eq(eg_worker_counters(w->w, now), 0);
+	cr_assert_eq(eg_worker_counters(w->w, now, EG_K_REASON_COUNT), EG_K_REASON_COUNT);
 	return now[r] - w->mark[r];
 }
 

@@ -159,17 +159,17 @@ static void *admit_loop(void *p)
 			 * compared with, and that record named generation 8. */
 			if (!r.granted || r.grant.generation != 8 ||
 			    r.grant.epoch != r.record.epoch || r.record.generation != 8 ||
-			    r.record.activation != 1 || r.record.state != EG_RECORD_ACTIVE) {
+			    r.record.activation != 1 || r.record.retired) {
 				if (!a->errors++)
 					snprintf(a->first, sizeof(a->first),
 						 "allow: granted %d grant gen %llu epoch %llu, "
 						 "record gen "
-						 "%llu epoch %llu act %u state %u",
+						 "%llu epoch %llu act %u retired %d",
 						 r.granted, (unsigned long long)r.grant.generation,
 						 (unsigned long long)r.grant.epoch,
 						 (unsigned long long)r.record.generation,
 						 (unsigned long long)r.record.epoch,
-						 r.record.activation, r.record.state);
+						 r.record.activation, r.record.retired);
 			}
 		} else if (r.d.verdict == EG_REFRESH_ROUTE) {
 			a->refresh++;
@@ -390,7 +390,7 @@ Test(worker, install_refuses_a_cid_no_guest_has_and_a_generation_above_the_ceili
 		char want[64];
 
 		spec_for(&spec, 3, bridge, bsock);
-		spec.vsock[0] = (struct eg_vsock_key){.cid = never_guest[i], .port = 52};
+		spec.vsock[0] = (struct eg_vsock_addr){.cid = never_guest[i], .port = 52};
 		spec.n_vsock = 1;
 		cr_assert_eq(eg_worker_install(w, &spec, &rep, err, sizeof(err)), -EINVAL,
 			     "CID %u accepted", never_guest[i]);

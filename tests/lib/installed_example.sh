@@ -31,17 +31,24 @@ mkdir "$CG"
 # 1. The staged tree is what an integrator gets.
 pcdir=$(dirname "$(find "$stage" -name execgate.pc | head -1)")
 [ -f "$pcdir/execgate.pc" ] || fail "execgate.pc not installed under $stage"
-for f in execgate.h verdict.h abi.h connect.h admin.h text.h; do
+for f in execgate.h verdict.h types.h connect.h admin.h text.h; do
 	[ -n "$(find "$stage" -path "*/include/execgate/$f")" ] || fail "header execgate/$f not installed"
 done
+# The maps' layout is internal: installed, it would be the ABI again.
+for f in abi.h revoke_abi.h revoke_tcp_abi.h task_start_abi.h; do
+	[ -z "$(find "$stage" -path "*/include/execgate/$f")" ] || fail "internal header execgate/$f installed"
+done
+if grep -E '#include .*(abi\.h|linux/)' "$(dirname "$(find "$stage" -path '*/include/execgate/execgate.h')")"/*.h; then
+	fail "an installed header includes a kernel header or abi.h"
+fi
 # PKG_CONFIG_PATH adds the stage to the default search, which still finds
 # the libbpf and libsodium this .pc requires.
 export PKG_CONFIG_SYSROOT_DIR=$stage PKG_CONFIG_PATH=$pcdir
 flags=$(pkg-config --cflags --libs execgate) || fail "pkg-config execgate"
 # shellcheck disable=SC2086
 cc -Wall -Wextra -Werror -o "$TMP/check_token" "$root/docs/examples/check_token.c" $flags
-readelf -d "$TMP/check_token" | grep -q 'NEEDED.*\[libexecgate\.so\.0\]' ||
-	fail "the example does not link libexecgate.so.0"
+readelf -d "$TMP/check_token" | grep -q 'NEEDED.*\[libexecgate\.so\.1\]' ||
+	fail "the example does not link libexecgate.so.1"
 # The .so sits beside the pkgconfig directory that holds execgate.pc.
 export LD_LIBRARY_PATH=${pcdir%/pkgconfig}
 

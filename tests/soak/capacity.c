@@ -24,7 +24,7 @@
 struct prober {
 	pid_t pid;
 	int to, from;
-	struct eg_proc_id id;
+	struct eg_process id;
 };
 
 static void prober_start(struct prober *p, const char *paths[2])
@@ -244,7 +244,7 @@ int soak_capacity(struct soak_result *r)
 		now_boot = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 		memset(&g, 0, sizeof(g));
 		g.scope = EG_SCOPE_FILE_READ;
-		g.key.proc = p[HOLDER].id;
+		eg_proc_id_of(&p[HOLDER].id, &g.key.proc);
 		memcpy(g.key.sandbox, sb, EG_ID_BYTES);
 		g.generation = info.record.generation;
 		g.epoch = info.record.epoch;

@@ -192,11 +192,13 @@ void soak_enter(int cpu)
 struct eg_proc_id soak_identify(pid_t pid)
 {
 	struct eg_subject s = {.pid = pid, .pidfd = -1};
+	struct eg_process p;
 	struct eg_proc_id id;
 	char err[EG_ERR_MAX];
 
-	if (eg_worker_identify(&s, &id, err, sizeof(err)))
+	if (eg_worker_identify(&s, &p, err, sizeof(err)))
 		soak_fail("identify %d: %s", (int)pid, err);
+	eg_proc_id_of(&p, &id);
 	return id;
 }
 
@@ -320,15 +322,15 @@ int soak_map(const char *name)
 
 /* --- kernel counters ----------------------------------------------------------- */
 
-void soak_counters(__u64 out[EG_K_REASON_COUNT])
+void soak_counters(uint64_t out[EG_K_REASON_COUNT])
 {
-	if (eg_worker_counters(se.w, out))
+	if (eg_worker_counters(se.w, out, EG_K_REASON_COUNT) != EG_K_REASON_COUNT)
 		soak_fail("reading eg_counters");
 }
 
-void soak_counters_note(char *note, size_t size, const __u64 before[EG_K_REASON_COUNT])
+void soak_counters_note(char *note, size_t size, const uint64_t before[EG_K_REASON_COUNT])
 {
-	__u64 now[EG_K_REASON_COUNT];
+	uint64_t now[EG_K_REASON_COUNT];
 	size_t len = strlen(note);
 	bool first = true;
 

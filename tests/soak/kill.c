@@ -49,7 +49,7 @@ static struct {
 } pairs[MAX_PAIRS];
 static size_t npairs;
 
-static void pair_add(const struct eg_exec_record *r)
+static void pair_add(const struct eg_runtime_record *r)
 {
 	for (size_t i = 0; i < npairs; i++)
 		if (pairs[i].gen == r->generation && pairs[i].epoch == r->epoch)
@@ -98,7 +98,7 @@ struct world {
 	const char *bsock, *vsock;
 	struct soak_agent ag[2]; /* d[i] is ag[i].pid: bridge or VMM by generation */
 	pid_t d[2], holder;
-	struct eg_proc_id did[2], hid;
+	struct eg_process did[2], hid;
 	int grants_fd;
 };
 
@@ -112,7 +112,7 @@ static void show(struct world *w, struct eg_sandbox_info *info)
 
 /* A child using libexecgate: its own worker handle (so its own flock
  * on <state_dir>/lock: a killed child's lock dies with it), one call. */
-static void lib_child(struct world *w, enum op op, const struct eg_exec_record *pred,
+static void lib_child(struct world *w, enum op op, const struct eg_runtime_record *pred,
 		      const char *token)
 {
 	struct eg_worker_config cfg = {.pin_dir = se.pin_dir, .state_dir = se.state_dir};
@@ -140,7 +140,7 @@ static void lib_child(struct world *w, enum op op, const struct eg_exec_record *
 		spec.n_vmm_sockets = 1;
 		rc = eg_worker_install(cw, &spec, &rep, err, sizeof(err));
 	} else if (op == OP_RETIRE) {
-		struct eg_exec_record after;
+		struct eg_runtime_record after;
 
 		rc = eg_worker_retire(cw, w->sb, &after, err, sizeof(err));
 	} else {
@@ -159,8 +159,8 @@ static void lib_child(struct world *w, enum op op, const struct eg_exec_record *
 
 /* Starts op as a CLI process (cli) or a forked library child, and returns
  * its pid; *pred is what the record becomes if the command finishes. */
-static pid_t start(struct world *w, enum op op, bool cli, const struct eg_exec_record *cur,
-		   struct eg_exec_record *pred, char *token)
+static pid_t start(struct world *w, enum op op, bool cli, const struct eg_runtime_record *cur,
+		   struct eg_runtime_record *pred, char *token)
 {
 	char gen[24], bpid[16], vpid[16];
 	unsigned pick;
@@ -173,7 +173,7 @@ static pid_t start(struct world *w, enum op op, bool cli, const struct eg_exec_r
 		 * with the even one's processes. */
 		pred->generation = cur->generation + 1;
 		pick = (unsigned)(pred->generation & 1);
-		pred->state = EG_RECORD_ACTIVE;
+		pred->retired = false;
 		pred->activation = 1;
 		pred->epoch = cur->epoch + 1;
 		pred->bridge = w->did[pick];
@@ -182,8 +182,8 @@ static pid_t start(struct world *w, enum op op, bool cli, const struct eg_exec_r
 		snprintf(bpid, sizeof(bpid), "%d", (int)w->d[pick]);
 		snprintf(vpid, sizeof(vpid), "%d", (int)w->d[!pick]);
 	} else if (op == OP_RETIRE) {
-		if (cur->state == EG_RECORD_ACTIVE) {
-			pred->state = EG_RECORD_RETIRED;
+		if (!cur->retired) {
+			pred->retired = true;
 			pred->epoch = cur->epoch + 1;
 		}
 	} else {
@@ -239,12 +239,12 @@ struct stream_stats {
 };
 
 /* One more stream of the current execution, from its bridge. */
-static void stream_open(struct world *w, const struct eg_exec_record *cur, struct soak_result *r,
+static void stream_open(struct world *w, const struct eg_runtime_record *cur, struct soak_result *r,
 			struct stream_stats *ss)
 {
 	int a = (int)(cur->generation & 1), idx;
 
-	if (cur->state != EG_RECORD_ACTIVE || nstreams == MAX_STREAMS)
+	if (cur->retired || nstreams == MAX_STREAMS)
 		return;
 	idx = soak_agent_cmd(&w->ag[a], 'c', 0);
 	r->decisions++;
@@ -261,13 +261,13 @@ static void stream_open(struct world *w, const struct eg_exec_record *cur, struc
 	ss->opened++;
 }
 
-static bool stream_stale(size_t i, const struct eg_exec_record *rec)
+static bool stream_stale(size_t i, const struct eg_runtime_record *rec)
 {
-	return rec->state == EG_RECORD_RETIRED || streams[i].epoch != rec->epoch;
+	return rec->retired || streams[i].epoch != rec->epoch;
 }
 
 /* Stale streams that still carry a byte (no change). */
-static unsigned long streams_stale_alive(struct world *w, const struct eg_exec_record *rec)
+static unsigned long streams_stale_alive(struct world *w, const struct eg_runtime_record *rec)
 {
 	unsigned long n = 0;
 
@@ -280,8 +280,8 @@ static unsigned long streams_stale_alive(struct world *w, const struct eg_exec_r
 
 /* After recovery: every stale stream cut (EPIPE), every current one alive.
  * Cut ones are closed and dropped, and so is one wrongly cut. */
-static void streams_check(struct world *w, const struct eg_exec_record *rec, struct soak_result *r,
-			  struct stream_stats *ss)
+static void streams_check(struct world *w, const struct eg_runtime_record *rec,
+			  struct soak_result *r, struct stream_stats *ss)
 {
 	for (size_t i = 0; i < nstreams; i++) {
 		struct soak_agent *a = &w->ag[streams[i].agent];
@@ -371,7 +371,7 @@ int soak_kill(struct soak_result *r, unsigned kills, double max_seconds)
 	struct eg_install_spec spec = {0};
 	struct eg_install_report rep;
 	struct eg_sandbox_info info;
-	struct eg_exec_record cur, pred;
+	struct eg_runtime_record cur, pred;
 	struct eg_grant_key gkey;
 	char err[EG_ERR_MAX], token[EG_CAP_TEXT_MAX];
 	char bsock[200], vsock[200];
@@ -381,10 +381,10 @@ int soak_kill(struct soak_result *r, unsigned kills, double max_seconds)
 		      tombstones = 0;
 	unsigned n_endpoints;
 	struct stream_stats ss = {0};
-	struct eg_exec_record seen;
+	struct eg_runtime_record seen;
 	pid_t probe;
 	bool torn_shown = false, grant_torn_shown = false;
-	__u64 kc[EG_K_REASON_COUNT];
+	uint64_t kc[EG_K_REASON_COUNT];
 
 	r->name = "kill";
 	soak_sandbox(w.sb, 1, 1);
@@ -413,7 +413,10 @@ int soak_kill(struct soak_result *r, unsigned kills, double max_seconds)
 	}
 	w.grants_fd = soak_map("eg_grants");
 	memset(&gkey, 0, sizeof(gkey));
-	gkey.proc = w.hid;
+	gkey.proc.tgid = w.hid.tgid;
+	gkey.proc.exe_dev = w.hid.exe_dev;
+	gkey.proc.start_boottime_ns = w.hid.start_boottime_ns;
+	gkey.proc.exe_ino = w.hid.exe_ino;
 	memcpy(gkey.sandbox, w.sb, EG_ID_BYTES);
 
 	/* Generation 1, not killed: from here on both endpoints are
@@ -516,7 +519,7 @@ int soak_kill(struct soak_result *r, unsigned kills, double max_seconds)
 		/* The intent a kill may leave is not part of the record's
 		 * before/after comparison: the recovery below clears it. */
 		seen = info.record;
-		seen.cut_pending = 0;
+		seen.cut_pending = false;
 		if (!memcmp(&seen, &pred, sizeof(pred))) {
 			if (!WIFEXITED(status) && memcmp(&pred, &cur, sizeof(cur)))
 				mid++; /* killed after its record write */
@@ -533,7 +536,8 @@ int soak_kill(struct soak_result *r, unsigned kills, double max_seconds)
 				    "(gen %llu epoch %llu)\n",
 				    i, op_names[op], WIFEXITED(status) ? WEXITSTATUS(status) : -1,
 				    (unsigned long long)info.record.generation,
-				    (unsigned long long)info.record.epoch, info.record.state,
+				    (unsigned long long)info.record.epoch,
+				    (unsigned)info.record.retired,
 				    (unsigned long long)cur.generation,
 				    (unsigned long long)cur.epoch,
 				    (unsigned long long)pred.generation,
@@ -582,7 +586,7 @@ int soak_kill(struct soak_result *r, unsigned kills, double max_seconds)
 					    pair_known(g.generation, g.epoch) ? "known" : "unknown",
 					    (unsigned long long)info.record.generation,
 					    (unsigned long long)info.record.epoch,
-					    info.record.state);
+					    (unsigned)info.record.retired);
 					grant_torn_shown = true;
 				}
 			}

@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <execgate/execgate.h>
+#include "execgate/abi.h"
+#include "loader/view.h"
 #include "core/capability.h"
 
 #define SOAK_WORKER "a0000000-0000-4000-8000-0000000000aa"
@@ -99,8 +101,8 @@ int soak_map(const char *name);
 
 /* Per-reason kernel counters (eg_worker_counters), and a note naming the
  * reasons that moved between two readings. */
-void soak_counters(__u64 out[EG_K_REASON_COUNT]);
-void soak_counters_note(char *note, size_t size, const __u64 before[EG_K_REASON_COUNT]);
+void soak_counters(uint64_t out[EG_K_REASON_COUNT]);
+void soak_counters_note(char *note, size_t size, const uint64_t before[EG_K_REASON_COUNT]);
 
 int soak_kill(struct soak_result *r, unsigned kills, double max_seconds);
 int soak_storm(struct soak_result *r, double seconds, unsigned rate);

@@ -113,6 +113,7 @@ static struct eg_grant admit(struct eg_subject *who, const char *token, const ch
 	struct eg_admit_args a = {.token_text = token,
 				  .req = {.scope = EG_SCOPE_FILE_READ, .open_kind = EG_OPEN_NEW}};
 	struct eg_verdict_result res;
+	struct eg_grant g;
 	char err[EG_ERR_MAX];
 	int rc;
 
@@ -123,8 +124,14 @@ static struct eg_grant admit(struct eg_subject *who, const char *token, const ch
 	if (res.d.verdict != EG_ALLOW || !res.granted)
 		soak_fail("storm: admit (%s): %s %s, no grant", what,
 			  eg_verdict_name(res.d.verdict), eg_reason_name(res.d.reason));
-	memset(&res.grant.lock, 0, sizeof(res.grant.lock));
-	return res.grant;
+	memset(&g, 0, sizeof(g));
+	eg_proc_id_of(&res.grant.proc, &g.key.proc);
+	memcpy(g.key.sandbox, res.grant.sandbox, EG_ID_BYTES);
+	g.scope = res.grant.scope;
+	g.generation = res.grant.generation;
+	g.epoch = res.grant.epoch;
+	g.expiry_ns = res.grant.expiry_ns;
+	return g;
 }
 
 int soak_storm(struct soak_result *r, double seconds, unsigned rate)
@@ -136,7 +143,7 @@ int soak_storm(struct soak_result *r, double seconds, unsigned rate)
 	struct eg_install_spec spec = {0};
 	struct eg_install_report rep;
 	struct eg_subject holder = {.pidfd = -1};
-	struct eg_proc_id holder_id;
+	struct eg_process holder_id;
 	char err[EG_ERR_MAX], bsock[200], vsock[200], (*tokens)[EG_CAP_TEXT_MAX];
 	const char *paths[2];
 	size_t cap = (size_t)((seconds + 5) * 400000), m = 0, tcap, ntok;
@@ -149,7 +156,7 @@ int soak_storm(struct soak_result *r, double seconds, unsigned rate)
 	struct eg_proc_id bridge_id, dummy_id;
 	unsigned long k, lib_flips = 0, neutral = 0;
 	int rec_fd, grant_fd, rc;
-	__u64 kc[EG_K_REASON_COUNT];
+	uint64_t kc[EG_K_REASON_COUNT];
 
 	r->name = "storm";
 	t0 = soak_now_ns();
@@ -253,7 +260,9 @@ int soak_storm(struct soak_result *r, double seconds, unsigned rate)
 			if (k > 1 && rep.outcome != EG_INSTALLED_REPLACED)
 				soak_fail("storm: install generation %lu: %s, not replaced", k,
 					  rep.outcome_name);
-			rec = rep.after;
+			/* The record as the map holds it: the next flips write it back. */
+			if (bpf_map_lookup_elem_flags(rec_fd, spec.sandbox, &rec, BPF_F_LOCK))
+				soak_fail("storm: reading eg_records: %s", strerror(errno));
 			memset(&rec.lock, 0, sizeof(rec.lock));
 			lib_flips++;
 		} else {

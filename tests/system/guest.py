@@ -166,7 +166,7 @@ def wait_active(old_pid=None, secs=300):
 def operator_install():
     global WORKER, KID
     sh("modprobe vsock_loopback")
-    deb1 = sorted(glob.glob(DIR + "/deb1/execgate_*.deb") + glob.glob(DIR + "/deb1/libexecgate0_*.deb"))
+    deb1 = sorted(glob.glob(DIR + "/deb1/execgate_*.deb") + glob.glob(DIR + "/deb1/libexecgate1_*.deb"))
     rc, out = sh("dpkg -i " + " ".join(deb1))
     check("dpkg -i the package", rc == 0, out[-500:])
     rc, out = sh("getent group execgate execgate-admin")
@@ -486,7 +486,7 @@ def lifecycle(A):
 
     def upgrade():
         old = main_pid()
-        deb2 = sorted(glob.glob(DIR + "/deb2/execgate_*.deb") + glob.glob(DIR + "/deb2/libexecgate0_*.deb"))
+        deb2 = sorted(glob.glob(DIR + "/deb2/execgate_*.deb") + glob.glob(DIR + "/deb2/libexecgate1_*.deb"))
         want = re.sub(r"^execgate_([^_]+)_.*", r"\1",
                       os.path.basename(glob.glob(DIR + "/deb2/execgate_*.deb")[0]))
         rc, out = sh("dpkg -i " + " ".join(deb2))

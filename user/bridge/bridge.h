@@ -14,10 +14,10 @@
 
 struct egb {
 	struct eg_worker *w;
-	__u8 sandbox[EG_ID_BYTES];
+	uint8_t sandbox[EG_ID_BYTES];
 	char sandbox_text[EG_UUID_TEXT_LEN];
 	const char *listen_path, *vmm_path;
-	__u32 vsock_port;
+	uint32_t vsock_port;
 };
 
 extern volatile sig_atomic_t egb_stop;

@@ -183,7 +183,7 @@ int main(int argc, char **argv)
 	eg_uuid_to_text(b.sandbox, b.sandbox_text);
 	b.listen_path = val[O_LISTEN];
 	b.vmm_path = val[O_VMM];
-	b.vsock_port = (__u32)port;
+	b.vsock_port = (uint32_t)port;
 	cfg.pin_dir = val[O_PIN];
 	cfg.state_dir = val[O_STATE];
 

@@ -161,13 +161,13 @@ static void *stream_main(void *arg)
 	struct stream *s = arg;
 	struct egb *b = s->b;
 	struct eg_connect_target t = {
-	    .role = EG_ROLE_VMM,
+	    .role = EG_CONNECT_VMM,
 	    .path = b->vmm_path,
 	    .hybrid_vsock = true,
 	    .vsock_port = b->vsock_port,
 	};
 	const struct eg_conn_info *info;
-	struct eg_proc_id client;
+	struct eg_process client;
 	char err[EG_ERR_MAX], cid[96], vid[96];
 
 	memcpy(t.sandbox, b->sandbox, EG_ID_BYTES);
@@ -180,8 +180,8 @@ static void *stream_main(void *arg)
 		goto cleanup;
 	}
 	info = eg_conn_info(s->vmm);
-	eg_proc_id_text(&client, cid, sizeof(cid));
-	eg_proc_id_text(&info->peer, vid, sizeof(vid));
+	eg_process_text(&client, cid, sizeof(cid));
+	eg_process_text(&info->peer, vid, sizeof(vid));
 	egb_log("connection %lu: verified: client %s, VMM %s via %s, epoch %llu, vsock port %u "
 		"(assigned %u)",
 		s->id, cid, vid, info->via_peerpidfd ? "SO_PEERPIDFD" : "SO_PEERCRED",

@@ -33,7 +33,7 @@ struct egd_peer {
 	 * client pays the /proc reads once. A peer that exec()s gets grants
 	 * for the binary it left, which the kernel refuses: it reconnects. */
 	bool id_known;
-	struct eg_proc_id id;
+	struct eg_process id;
 };
 
 /* 0, or -errno when the socket has no peer credentials. */

@@ -127,7 +127,7 @@ static void show_group(const struct key *k, const struct egd_config *c, FILE *f)
 static int set_uuid(const struct key *k, struct egd_config *c, const char *v, char *why,
 		    size_t why_size)
 {
-	static const __u8 nil[EG_ID_BYTES];
+	static const uint8_t nil[EG_ID_BYTES];
 
 	(void)k;
 	if (eg_uuid_from_text(v, c->worker_id)) {

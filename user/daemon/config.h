@@ -29,7 +29,7 @@ struct egd_config {
 	char require[16];	   /* "" : load what the kernel offers */
 	char socket[EGD_SOCKET_MAX];
 	struct egd_group admin_group, admit_group;
-	__u8 worker_id[EG_ID_BYTES];
+	uint8_t worker_id[EG_ID_BYTES];
 	char worker_id_text[EG_UUID_TEXT_LEN];
 	/* Tuning, all optional. */
 	unsigned threads;	     /* MHD thread pool size */

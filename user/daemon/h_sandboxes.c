@@ -13,7 +13,7 @@
 /* The {uuid} segment, parsed; from here on c->arg is its canonical
  * (lower-case) text, the form the record, the log and every answer use,
  * whatever case the client wrote. */
-static bool sandbox_arg(struct egd_call *c, __u8 id[EG_ID_BYTES], enum MHD_Result *replied)
+static bool sandbox_arg(struct egd_call *c, uint8_t id[EG_ID_BYTES], enum MHD_Result *replied)
 {
 	if (eg_uuid_from_text(c->arg, id) == 0) {
 		eg_uuid_to_text(id, c->arg_canon);
@@ -44,7 +44,7 @@ enum MHD_Result egd_h_sandbox_show(struct egd_call *c)
 	struct eg_sandbox_info info;
 	char err[EG_ERR_MAX] = "";
 	enum MHD_Result replied;
-	__u8 id[EG_ID_BYTES];
+	uint8_t id[EG_ID_BYTES];
 	int rc;
 
 	if (!sandbox_arg(c, id, &replied))
@@ -146,7 +146,7 @@ static int parse_spec(json_t *o, struct eg_install_spec *s, char *why, size_t wh
 	s->generation = n;
 	if ((rc = egd_get_u64(o, "activation", true, UINT32_MAX, &n, NULL, why, why_size)))
 		return rc;
-	s->activation = (__u32)n;
+	s->activation = (uint32_t)n;
 	if ((rc = egd_get_u64(o, "bridge_pid", true, 0x3fffffff, &n, NULL, why, why_size)))
 		return rc;
 	s->bridge_pid = (pid_t)n;
@@ -183,8 +183,8 @@ static int parse_spec(json_t *o, struct eg_install_spec *s, char *why, size_t wh
 					 "\"vsock\"[%zu]: not {\"cid\":N,\"port\":N}", i);
 				return -EINVAL;
 			}
-			s->vsock[i].cid = (__u32)cid;
-			s->vsock[i].port = (__u32)port;
+			s->vsock[i].cid = (uint32_t)cid;
+			s->vsock[i].port = (uint32_t)port;
 			s->n_vsock++;
 		}
 	}
@@ -241,7 +241,7 @@ static void log_warnings(struct egd_call *c, const struct eg_install_report *rep
 
 enum MHD_Result egd_h_sandbox_install(struct egd_call *c)
 {
-	struct eg_inet_key addrs[EG_WORKER_MAX_ENDPOINTS];
+	struct eg_inet_addr addrs[EG_WORKER_MAX_ENDPOINTS];
 	struct eg_install_spec spec;
 	struct eg_install_report rep;
 	char why[256], err[EG_ERR_MAX] = "";
@@ -293,12 +293,12 @@ enum MHD_Result egd_h_sandbox_install(struct egd_call *c)
 
 enum MHD_Result egd_h_sandbox_retire(struct egd_call *c)
 {
-	struct eg_inet_key addrs[EG_WORKER_MAX_ENDPOINTS];
+	struct eg_inet_addr addrs[EG_WORKER_MAX_ENDPOINTS];
 	struct eg_stream_cuts streams;
-	struct eg_exec_record after;
+	struct eg_runtime_record after;
 	char err[EG_ERR_MAX] = "";
 	enum MHD_Result replied;
-	__u8 id[EG_ID_BYTES];
+	uint8_t id[EG_ID_BYTES];
 	size_t naddrs = 0;
 	int rc;
 
@@ -328,7 +328,7 @@ enum MHD_Result egd_h_sandbox_forget(struct egd_call *c)
 	struct eg_stream_cuts streams;
 	char err[EG_ERR_MAX] = "";
 	enum MHD_Result replied;
-	__u8 id[EG_ID_BYTES];
+	uint8_t id[EG_ID_BYTES];
 	unsigned endpoints = 0;
 	int rc;
 
@@ -357,7 +357,7 @@ enum MHD_Result egd_h_sandbox_revoke(struct egd_call *c)
 {
 	char why[256], err[EG_ERR_MAX] = "";
 	enum MHD_Result replied;
-	__u8 id[EG_ID_BYTES];
+	uint8_t id[EG_ID_BYTES];
 	unsigned removed = 0;
 	const char *key;
 	uint64_t pid;

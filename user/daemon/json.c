@@ -32,7 +32,7 @@ static void put(struct text *t, const char *fmt, ...)
 		t->len += (size_t)n;
 }
 
-static void put_uuid(struct text *t, const char *key, const __u8 id[EG_ID_BYTES])
+static void put_uuid(struct text *t, const char *key, const uint8_t id[EG_ID_BYTES])
 {
 	char u[EG_UUID_TEXT_LEN];
 
@@ -40,7 +40,7 @@ static void put_uuid(struct text *t, const char *key, const __u8 id[EG_ID_BYTES]
 	put(t, "\"%s\":\"%s\"", key, u);
 }
 
-static void put_proc(struct text *t, const char *key, const struct eg_proc_id *p)
+static void put_proc(struct text *t, const char *key, const struct eg_process *p)
 {
 	put(t,
 	    "\"%s\":{\"tgid\":%lld,\"start_boottime_ns\":%lld,\"exe_dev\":%lld,\"exe_ino\":%lld}",
@@ -50,11 +50,11 @@ static void put_proc(struct text *t, const char *key, const struct eg_proc_id *p
 
 /* eg_json_record's keys, in its order (without service_addrs, as in the
  * verdict). */
-static void put_record(struct text *t, const struct eg_exec_record *r)
+static void put_record(struct text *t, const struct eg_runtime_record *r)
 {
 	put(t, "{");
 	put_uuid(t, "sandbox", r->sandbox);
-	put(t, ",\"state\":\"%s\",", r->state == EG_RECORD_RETIRED ? "retired" : "active");
+	put(t, ",\"state\":\"%s\",", r->retired ? "retired" : "active");
 	put_uuid(t, "worker", r->worker);
 	put(t, ",");
 	put_uuid(t, "pod_uid", r->pod_uid);
@@ -65,7 +65,7 @@ static void put_record(struct text *t, const struct eg_exec_record *r)
 	put(t, ",");
 	put_proc(t, "vmm", &r->vmm);
 	put(t, ",\"ports\":[");
-	for (__u32 i = 0; i < r->nports && i < EG_RECORD_PORTS; i++)
+	for (size_t i = 0; i < r->n_ports && i < EG_WORKER_MAX_PORTS; i++)
 		put(t, "%s{\"port\":%d,\"proto\":\"%s\"}", i ? "," : "", (int)r->ports[i].port,
 		    eg_proto_name(r->ports[i].proto));
 	put(t, "]}");
@@ -129,7 +129,7 @@ int egd_verdict_text(const struct eg_verdict_result *res, const struct eg_reques
 	put(&t, ",\"grant\":");
 	if (res->granted) {
 		put(&t, "{");
-		put_uuid(&t, "sandbox", res->grant.key.sandbox);
+		put_uuid(&t, "sandbox", res->grant.sandbox);
 		put(&t, ",\"generation\":%lld,\"epoch\":%lld,\"expiry_ns\":%lld,\"scope\":%lld}}",
 		    (long long)res->grant.generation, (long long)res->grant.epoch,
 		    (long long)res->grant.expiry_ns, (long long)res->grant.scope);
@@ -182,7 +182,7 @@ int egd_get_str(json_t *o, const char *name, bool required, const char **out, ch
 	return 0;
 }
 
-int egd_get_uuid(json_t *o, const char *name, bool required, __u8 out[EG_ID_BYTES], char *why,
+int egd_get_uuid(json_t *o, const char *name, bool required, uint8_t out[EG_ID_BYTES], char *why,
 		 size_t why_size)
 {
 	const char *s;

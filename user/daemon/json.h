@@ -24,7 +24,7 @@ int egd_get_u64(json_t *o, const char *name, bool required, uint64_t max, uint64
 		bool *present, char *why, size_t why_size);
 int egd_get_str(json_t *o, const char *name, bool required, const char **out, char *why,
 		size_t why_size);
-int egd_get_uuid(json_t *o, const char *name, bool required, __u8 out[EG_ID_BYTES], char *why,
+int egd_get_uuid(json_t *o, const char *name, bool required, uint8_t out[EG_ID_BYTES], char *why,
 		 size_t why_size);
 
 #endif

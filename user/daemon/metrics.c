@@ -152,21 +152,22 @@ static void write_admissions(struct egd_metrics *m, FILE *out)
 
 static void write_kernel(struct egd *d, FILE *out)
 {
-	__u64 c[EG_K_REASON_COUNT];
+	uint64_t c[EG_KREASON_MAX] = {0};
 	struct eg_map_fill fill[16];
+	int reasons = eg_worker_counters(d->worker, c, EG_KREASON_MAX);
 	size_t n;
 
-	if (eg_worker_counters(d->worker, c) == 0) {
+	if (reasons >= 0) {
 		family(out, "execgate_kernel_verdicts_total", "counter",
 		       "Verdicts of the BPF programs, by kernel reason (eg_counters).");
-		for (__u32 k = 0; k < EG_K_REASON_COUNT; k++)
-			if (k != EG_K_EVENT_DROPPED)
+		for (uint32_t k = 0; k < (uint32_t)reasons && k < EG_KREASON_MAX; k++)
+			if (k != EG_KREASON_EVENT_DROPPED)
 				fprintf(out, "execgate_kernel_verdicts_total{reason=\"%s\"} %llu\n",
 					eg_kreason_name(k), (unsigned long long)c[k]);
 		family(out, "execgate_ringbuf_dropped_events_total", "counter",
 		       "Denial events the kernel could not put in the eg_events ring buffer.");
 		fprintf(out, "execgate_ringbuf_dropped_events_total %llu\n",
-			(unsigned long long)c[EG_K_EVENT_DROPPED]);
+			(unsigned long long)c[EG_KREASON_EVENT_DROPPED]);
 	}
 	n = eg_worker_map_fill(d->worker, fill, sizeof(fill) / sizeof(fill[0]));
 	family(out, "execgate_map_entries", "gauge", "Entries in each pinned hash map.");

@@ -33,15 +33,15 @@ struct fe_worker {
 	char name; /* 'A', 'B' */
 	const char *id_text, *pin, *state, *cgroup, *bridge;
 	char node_pub[600];
-	__u8 id[EG_ID_BYTES];
+	uint8_t id[EG_ID_BYTES];
 	struct eg_worker *w; /* for the kernel's counters */
-	__u64 counters[EG_K_REASON_COUNT];
+	uint64_t counters[EG_KREASON_MAX];
 };
 
 struct fe_op {
 	const char *what; /* the request line */
 	char token[512];
-	__u8 token_id[EG_ID_BYTES];
+	uint8_t token_id[EG_ID_BYTES];
 	struct eg_route_attempt attempt;
 	/* what the manager printed */
 	char verdict[128], signed_verdict[EG_SIGNED_VERDICT_TEXT_MAX], connect[EG_ERR_MAX],
@@ -96,19 +96,19 @@ static void field(const char *out, const char *key, char *dst, size_t size)
 
 static void counters_mark(struct fe_worker *w)
 {
-	eg_worker_counters(w->w, w->counters);
+	eg_worker_counters(w->w, w->counters, EG_KREASON_MAX);
 }
 
 /* "deny-no-grant +1" for every counter that moved since counters_mark. */
 static void counters_moved(struct fe_worker *w, char *out, size_t size)
 {
-	__u64 now[EG_K_REASON_COUNT];
+	uint64_t now[EG_KREASON_MAX] = {0};
 	size_t used = 0;
 
 	out[0] = '\0';
-	if (eg_worker_counters(w->w, now))
+	if (eg_worker_counters(w->w, now, EG_KREASON_MAX) < 0)
 		return;
-	for (__u32 r = 0; r < EG_K_REASON_COUNT; r++)
+	for (uint32_t r = 0; r < EG_KREASON_MAX; r++)
 		if (now[r] != w->counters[r] && used < size)
 			used += (size_t)snprintf(out + used, size - used, "%s%s +%llu",
 						 used ? ", " : "", eg_kreason_name(r),
@@ -181,7 +181,7 @@ static int issue(const char *bin, const char *seed, const char *sandbox, const s
 	return 0;
 }
 
-static const char *worker_name(const struct fe_worker *ws, const __u8 id[EG_ID_BYTES])
+static const char *worker_name(const struct fe_worker *ws, const uint8_t id[EG_ID_BYTES])
 {
 	for (int i = 0; i < 2; i++)
 		if (!memcmp(ws[i].id, id, EG_ID_BYTES))
@@ -250,7 +250,7 @@ int egd_frontend(int argc, char **argv)
 	struct eg_route_cache *cache = NULL;
 	struct eg_route_entry e, cur;
 	struct eg_route stale_route = {0}, fresh = {0};
-	__u8 sbx[EG_ID_BYTES];
+	uint8_t sbx[EG_ID_BYTES];
 	uint8_t pk[crypto_sign_PUBLICKEYBYTES];
 	char err[EG_ERR_MAX], moved[256], text[256], opt[16];
 	uint64_t now = (uint64_t)time(NULL), expiry;

@@ -80,17 +80,17 @@ static int recv_line(int fd, char *out, size_t size, int timeout_ms)
 	return (int)n;
 }
 
-static __u64 mark[EG_K_REASON_COUNT];
+static uint64_t mark[EG_KREASON_MAX];
 
 static void kernel_moved(struct eg_worker *w)
 {
-	__u64 now[EG_K_REASON_COUNT];
+	uint64_t now[EG_KREASON_MAX] = {0};
 	bool any = false;
 
-	if (eg_worker_counters(w, now))
+	if (eg_worker_counters(w, now, EG_KREASON_MAX) < 0)
 		return;
 	printf("kernel:");
-	for (__u32 r = 0; r < EG_K_REASON_COUNT; r++)
+	for (uint32_t r = 0; r < EG_KREASON_MAX; r++)
 		if (now[r] != mark[r]) {
 			printf("%s %s +%llu", any ? "," : "", eg_kreason_name(r),
 			       (unsigned long long)(now[r] - mark[r]));
@@ -155,7 +155,7 @@ int egd_manager(int argc, char **argv)
 	struct eg_worker_config cfg = {.pin_dir = pin, .state_dir = state};
 	struct eg_admit_args a = {.token_text = token, .req = {.open_kind = EG_OPEN_NEW}};
 	struct eg_subject who = {.pid = getpid(), .pidfd = -1};
-	struct eg_connect_target t = {.role = EG_ROLE_BRIDGE, .path = bsock};
+	struct eg_connect_target t = {.role = EG_CONNECT_BRIDGE, .path = bsock};
 	struct eg_verdict_result res;
 	struct eg_worker *w = NULL;
 	struct eg_conn *c = NULL;
@@ -204,7 +204,7 @@ int egd_manager(int argc, char **argv)
 		eg_worker_close(w);
 		return res.d.verdict == EG_REFRESH_ROUTE ? 3 : 4;
 	}
-	eg_worker_counters(w, mark);
+	eg_worker_counters(w, mark, EG_KREASON_MAX);
 	if (res.d.verdict != EG_ALLOW || egd_flag(argc, argv, "unverified")) {
 		fd = raw_connect(bsock);
 		if (fd < 0) {

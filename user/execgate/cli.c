@@ -152,7 +152,7 @@ static void cut_finished(const struct eg_cut_finished *c, void *ctx)
 		   c->streams.unix_unreachable + c->streams.tcp_unreachable);
 }
 
-int eg_cli_worker_open_for(const struct eg_cli_parse *p, struct eg_worker **w, const __u8 *own)
+int eg_cli_worker_open_for(const struct eg_cli_parse *p, struct eg_worker **w, const uint8_t *own)
 {
 	struct eg_worker_config cfg = {.pin_dir = p->pin_dir, .state_dir = p->state_dir};
 	char err[EG_ERR_MAX];
@@ -167,7 +167,7 @@ int eg_cli_worker_open_for(const struct eg_cli_parse *p, struct eg_worker **w, c
 	return 0;
 }
 
-void eg_cli_finish_cuts(struct eg_worker *w, const __u8 *skip)
+void eg_cli_finish_cuts(struct eg_worker *w, const uint8_t *skip)
 {
 	char err[EG_ERR_MAX] = "";
 
@@ -274,13 +274,13 @@ int eg_cli_read_token(const char *arg, char **text)
 	return 0;
 }
 
-const char *eg_cli_uuid(const __u8 *id, char *buf)
+const char *eg_cli_uuid(const uint8_t *id, char *buf)
 {
 	eg_uuid_to_text(id, buf);
 	return buf;
 }
 
-void eg_cli_print_proc(FILE *f, const struct eg_proc_id *p)
+void eg_cli_print_proc(FILE *f, const struct eg_process *p)
 {
 	fprintf(f, "tgid %u start %llu exe %u:%u/%llu", p->tgid,
 		(unsigned long long)p->start_boottime_ns, p->exe_dev >> 20, p->exe_dev & 0xfffff,
@@ -311,15 +311,15 @@ int64_t eg_cli_boottime_to_real(uint64_t boot_ns)
 	       ((int64_t)rt.tv_nsec - (int64_t)bt.tv_nsec);
 }
 
-void eg_cli_print_service_profile(FILE *f, const struct eg_exec_record *r,
-				  const struct eg_inet_key *addrs, size_t naddrs)
+void eg_cli_print_service_profile(FILE *f, const struct eg_runtime_record *r,
+				  const struct eg_inet_addr *addrs, size_t naddrs)
 {
 	char text[EG_INET_TEXT_MAX];
 
 	fprintf(f, "ports");
-	if (!r->nports)
+	if (!r->n_ports)
 		fprintf(f, " none");
-	for (__u32 i = 0; i < r->nports && i < EG_RECORD_PORTS; i++)
+	for (size_t i = 0; i < r->n_ports && i < EG_WORKER_MAX_PORTS; i++)
 		fprintf(f, "%s%u/%s", i ? "," : " ", r->ports[i].port,
 			eg_proto_name(r->ports[i].proto));
 	fprintf(f, " service-addrs");

@@ -75,11 +75,11 @@ void eg_cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * retires or forgets, whose answer reports that cut. A cut that fails is
  * an error line; the command still runs. */
 int eg_cli_worker_open(const struct eg_cli_parse *p, struct eg_worker **w);
-int eg_cli_worker_open_for(const struct eg_cli_parse *p, struct eg_worker **w, const __u8 *own);
+int eg_cli_worker_open_for(const struct eg_cli_parse *p, struct eg_worker **w, const uint8_t *own);
 /* The sweep of eg_cli_worker_open_for alone: install, retire and forget run
  * it again, without a skip, when their own call failed (a refused install
  * does not get to finish its sandbox's pending cut itself). */
-void eg_cli_finish_cuts(struct eg_worker *w, const __u8 *skip);
+void eg_cli_finish_cuts(struct eg_worker *w, const uint8_t *skip);
 
 /* Negative errno of a failed operation -> enum eg_exit. */
 int eg_cli_exit_for(int rc);
@@ -99,16 +99,16 @@ int eg_cli_check_path(const char *s, const char **why);
 int eg_cli_read_token(const char *arg, char **text);
 
 /* Text forms. */
-const char *eg_cli_uuid(const __u8 *id, char *buf);
-void eg_cli_print_proc(FILE *f, const struct eg_proc_id *p);
+const char *eg_cli_uuid(const uint8_t *id, char *buf);
+void eg_cli_print_proc(FILE *f, const struct eg_process *p);
 /* Bytes as text: printable ASCII as is, everything else (control bytes,
  * backslash, bytes >= 0x7f) as \xHH, so one record is always one line. */
 void eg_cli_print_escaped(FILE *f, const char *s, size_t max);
 
 /* The ServicePort profile of a record as text: "ports 8080/tcp,53/udp
  * service-addrs 10.0.0.2,fd00::2" ("none" for an empty list). */
-void eg_cli_print_service_profile(FILE *f, const struct eg_exec_record *r,
-				  const struct eg_inet_key *addrs, size_t naddrs);
+void eg_cli_print_service_profile(FILE *f, const struct eg_runtime_record *r,
+				  const struct eg_inet_addr *addrs, size_t naddrs);
 
 /* The verdict of admit and of check: one text form ("allow",
  * "refresh-route: REASON", "deny: REASON", "deny: malformed: DETAIL") and

@@ -12,7 +12,7 @@ static int run_forget(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	struct eg_stream_cuts streams;
 	struct eg_cli_parse p;
 	struct eg_worker *w;
-	__u8 sandbox[EG_ID_BYTES];
+	uint8_t sandbox[EG_ID_BYTES];
 	char err[EG_ERR_MAX], u[EG_UUID_TEXT_LEN];
 	unsigned endpoints = 0;
 	bool json = false;

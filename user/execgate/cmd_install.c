@@ -33,7 +33,7 @@ static const struct eg_opt install_opts[] = {
     EG_OPT_END,
 };
 
-static int parse_vsock(const char *s, struct eg_vsock_key *k)
+static int parse_vsock(const char *s, struct eg_vsock_addr *k)
 {
 	char buf[64], *colon;
 	uint64_t cid, port;
@@ -48,8 +48,8 @@ static int parse_vsock(const char *s, struct eg_vsock_key *k)
 		return -EINVAL;
 	if (!eg_vsock_cid_is_guest((uint32_t)cid))
 		return -EINVAL;
-	k->cid = (__u32)cid;
-	k->port = (__u32)port;
+	k->cid = (uint32_t)cid;
+	k->port = (uint32_t)port;
 	return 0;
 }
 
@@ -86,7 +86,7 @@ static void spec_identity(struct eg_install_spec *s, const struct eg_record *r)
 static int run_install(const struct eg_cli_cmd *cmd, int argc, char **argv)
 {
 	static struct eg_install_spec spec;
-	struct eg_inet_key addrs[EG_WORKER_MAX_ENDPOINTS];
+	struct eg_inet_addr addrs[EG_WORKER_MAX_ENDPOINTS];
 	struct eg_install_report rep;
 	struct eg_identity_opts id;
 	size_t naddrs = 0;

@@ -13,9 +13,9 @@ struct list_out {
 };
 
 /* The text form; --json is eg_json_list_worker's document. */
-static int list_one(const struct eg_exec_record *r, void *ctx)
+static int list_one(const struct eg_runtime_record *r, void *ctx)
 {
-	struct eg_inet_key addrs[EG_WORKER_MAX_ENDPOINTS];
+	struct eg_inet_addr addrs[EG_WORKER_MAX_ENDPOINTS];
 	struct list_out *o = ctx;
 	size_t naddrs = 0;
 	int rc;

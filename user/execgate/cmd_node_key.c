@@ -19,7 +19,7 @@ static int run_node_key(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	char pub[4200], err[EG_ERR_MAX];
 	struct eg_cli_parse p;
 	bool created;
-	__u8 id[EG_ID_BYTES];
+	uint8_t id[EG_ID_BYTES];
 	int c, rc;
 
 	eg_cli_parse_init(&p, cmd, argc, argv);

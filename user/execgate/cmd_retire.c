@@ -9,13 +9,13 @@
 
 static int run_retire(const struct eg_cli_cmd *cmd, int argc, char **argv)
 {
-	struct eg_inet_key addrs[EG_WORKER_MAX_ENDPOINTS];
+	struct eg_inet_addr addrs[EG_WORKER_MAX_ENDPOINTS];
 	struct eg_stream_cuts streams;
 	size_t naddrs = 0;
-	struct eg_exec_record after;
+	struct eg_runtime_record after;
 	struct eg_cli_parse p;
 	struct eg_worker *w;
-	__u8 sandbox[EG_ID_BYTES];
+	uint8_t sandbox[EG_ID_BYTES];
 	char err[EG_ERR_MAX], u[EG_UUID_TEXT_LEN];
 	bool json = false;
 	int rc;

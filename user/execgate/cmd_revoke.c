@@ -16,7 +16,7 @@ static int run_revoke(const struct eg_cli_cmd *cmd, int argc, char **argv)
 {
 	struct eg_cli_parse p;
 	struct eg_worker *w;
-	__u8 sandbox[EG_ID_BYTES];
+	uint8_t sandbox[EG_ID_BYTES];
 	bool have_sandbox = false;
 	unsigned removed = 0;
 	char err[EG_ERR_MAX], u[EG_UUID_TEXT_LEN];

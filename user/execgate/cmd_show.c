@@ -11,7 +11,7 @@ static int run_show(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	static struct eg_sandbox_info info;
 	struct eg_cli_parse p;
 	struct eg_worker *w;
-	__u8 sandbox[EG_ID_BYTES];
+	uint8_t sandbox[EG_ID_BYTES];
 	char err[EG_ERR_MAX];
 	bool json = false;
 	int rc;

@@ -19,7 +19,7 @@
 int eg_ring_open(struct eg_ring *r, int map_fd)
 {
 	struct bpf_map_info info;
-	__u32 len = sizeof(info);
+	uint32_t len = sizeof(info);
 	struct epoll_event ev = {.events = EPOLLIN};
 	void *p;
 	int rc;
@@ -72,15 +72,15 @@ void eg_ring_close(struct eg_ring *r)
 int eg_ring_next(struct eg_ring *r, void (*fn)(void *ctx, const void *data, size_t size), void *ctx)
 {
 	unsigned long cons, prod;
-	__u32 len;
+	uint32_t len;
 
 	for (;;) {
 		cons = __atomic_load_n(r->consumer_pos, __ATOMIC_ACQUIRE);
 		prod = __atomic_load_n(r->producer_pos, __ATOMIC_ACQUIRE);
 		if (cons >= prod)
 			return 0;
-		len =
-		    __atomic_load_n((const __u32 *)(r->data + (cons & r->mask)), __ATOMIC_ACQUIRE);
+		len = __atomic_load_n((const uint32_t *)(r->data + (cons & r->mask)),
+				      __ATOMIC_ACQUIRE);
 		if (len & RB_BUSY)
 			return 0; /* reserved, not yet committed */
 		if (!(len & RB_DISCARD))

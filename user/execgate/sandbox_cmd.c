@@ -34,7 +34,7 @@ const struct eg_opt eg_cli_sandbox_opts[] = {
 };
 
 int eg_cli_open_sandbox(struct eg_cli_parse *p, const struct eg_cli_cmd *cmd, int argc, char **argv,
-			__u8 sandbox[EG_ID_BYTES], bool *json, struct eg_worker **w, bool writes)
+			uint8_t sandbox[EG_ID_BYTES], bool *json, struct eg_worker **w, bool writes)
 {
 	const char *name, *val;
 	bool have = false;
@@ -58,13 +58,13 @@ int eg_cli_open_sandbox(struct eg_cli_parse *p, const struct eg_cli_cmd *cmd, in
 	return eg_cli_worker_open_for(p, w, writes ? sandbox : NULL) ? EG_EXIT_ERROR : -1;
 }
 
-void eg_cli_record_text(const struct eg_exec_record *r, const struct eg_inet_key *addrs,
+void eg_cli_record_text(const struct eg_runtime_record *r, const struct eg_inet_addr *addrs,
 			size_t naddrs)
 {
 	char u[EG_UUID_TEXT_LEN], wk[EG_UUID_TEXT_LEN];
 
 	printf("%s %-7s generation %llu attempt %u epoch %llu worker %s substrate %s bridge ",
-	       eg_cli_uuid(r->sandbox, u), r->state == EG_RECORD_RETIRED ? "retired" : "active",
+	       eg_cli_uuid(r->sandbox, u), r->retired ? "retired" : "active",
 	       (unsigned long long)r->generation, r->activation, (unsigned long long)r->epoch,
 	       eg_cli_uuid(r->worker, wk), eg_substrate_name((uint8_t)r->substrate));
 	eg_cli_print_proc(stdout, &r->bridge);

@@ -14,7 +14,8 @@ extern const struct eg_opt eg_cli_sandbox_opts[];
  * code. writes: the command is retire or forget, which finishes and
  * reports the sandbox's own pending stream cut (eg_cli_worker_open_for). */
 int eg_cli_open_sandbox(struct eg_cli_parse *p, const struct eg_cli_cmd *cmd, int argc, char **argv,
-			__u8 sandbox[EG_ID_BYTES], bool *json, struct eg_worker **w, bool writes);
+			uint8_t sandbox[EG_ID_BYTES], bool *json, struct eg_worker **w,
+			bool writes);
 
 /* The streams install or retire cut: a text clause, and a warning on
  * stderr when some could not be cut (the JSON member is eg_json_streams).
@@ -25,7 +26,7 @@ void eg_cli_warn_streams(const struct eg_stream_cuts *s);
 int eg_cli_streams_exit(const struct eg_stream_cuts *s);
 
 /* A record on one line (no newline): list, and show's first line. */
-void eg_cli_record_text(const struct eg_exec_record *r, const struct eg_inet_key *addrs,
+void eg_cli_record_text(const struct eg_runtime_record *r, const struct eg_inet_addr *addrs,
 			size_t naddrs);
 
 #endif

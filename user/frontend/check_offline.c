@@ -10,7 +10,7 @@
 #include "core/ids.h"
 #include "frontend/check_offline.h"
 
-static void from_identity(const struct eg_record *r, struct eg_exec_record *k)
+static void from_identity(const struct eg_record *r, struct eg_runtime_record *k)
 {
 	memset(k, 0, sizeof(*k));
 	memcpy(k->sandbox, r->sandbox, EG_ID_BYTES);
@@ -19,7 +19,7 @@ static void from_identity(const struct eg_record *r, struct eg_exec_record *k)
 	k->substrate = r->substrate;
 	k->generation = r->generation;
 	k->activation = r->activation;
-	k->state = r->retired_below > r->generation ? EG_RECORD_RETIRED : EG_RECORD_ACTIVE;
+	k->retired = r->retired_below > r->generation;
 }
 
 int eg_check_offline(const char *keys, const struct eg_record *rec, const struct eg_admit_args *a,

@@ -9,6 +9,7 @@
 #include "lib/worker.h"
 #include "loader/inet.h"
 #include "loader/proc_id.h"
+#include "loader/view.h"
 
 static uint64_t realtime_ns(void)
 {
@@ -79,7 +80,9 @@ static int decide(struct eg_worker *w, const struct eg_proc_id *subject,
 	size_t len = a->token_len;
 	struct eg_admission adm = {.cache = w->cache, .cache_lock = &w->cache_lock};
 	struct eg_capability cap;
+	struct eg_exec_record krec;
 	struct eg_record rec;
+	struct eg_grant g;
 	pthread_mutex_t *stripe;
 	uint64_t now_ns, now, gen, boot_ns, expiry_ns;
 	char s[EG_UUID_TEXT_LEN];
@@ -87,8 +90,10 @@ static int decide(struct eg_worker *w, const struct eg_proc_id *subject,
 	int rc = 0;
 
 	memset(res, 0, sizeof(*res));
+	memset(&krec, 0, sizeof(krec));
+	memset(&g, 0, sizeof(g));
 	if (subject)
-		res->subject = *subject;
+		eg_process_of(subject, &res->subject);
 	if (a->token_text) {
 		if (eg_cap_text_to_bin(a->token_text, strlen(a->token_text), buf, sizeof(buf),
 				       &len) != EG_DECODE_OK) {
@@ -131,7 +136,7 @@ static int decide(struct eg_worker *w, const struct eg_proc_id *subject,
 		pthread_mutex_unlock(stripe);
 		return rc;
 	}
-	rc = eg_record_read(&w->rt.maps, cap.sandbox, &res->record);
+	rc = eg_record_read(&w->rt.maps, cap.sandbox, &krec);
 	if (rc && rc != -ENOENT) {
 		snprintf(err, err_size, "sandbox %s: reading eg_records: %s",
 			 (eg_uuid_format(cap.sandbox, s), s), strerror(-rc));
@@ -139,8 +144,10 @@ static int decide(struct eg_worker *w, const struct eg_proc_id *subject,
 	}
 	res->had_record = rc == 0;
 	rc = 0;
-	if (res->had_record)
-		eg_record_from_kernel(&res->record, &rec);
+	if (res->had_record) {
+		eg_runtime_record_of(&krec, &res->record);
+		eg_record_from_kernel(&krec, &rec);
+	}
 	res->d = eg_compare(&cap, res->had_record ? &rec : NULL, now, &a->req);
 	if (res->d.verdict != EG_ALLOW)
 		goto out;
@@ -160,21 +167,22 @@ static int decide(struct eg_worker *w, const struct eg_proc_id *subject,
 	 * which is what BPF reads and which never jumps. It carries the epoch
 	 * of the record just compared. */
 	boot_ns = eg_boottime_ns();
-	res->grant.scope = cap.scope;
-	res->grant.key.proc = *subject;
-	memcpy(res->grant.key.sandbox, cap.sandbox, EG_ID_BYTES);
-	res->grant.generation = res->record.generation;
-	res->grant.epoch = res->record.epoch;
+	g.scope = cap.scope;
+	g.key.proc = *subject;
+	memcpy(g.key.sandbox, cap.sandbox, EG_ID_BYTES);
+	g.generation = krec.generation;
+	g.epoch = krec.epoch;
 	expiry_ns = (cap.expiry + EG_CLOCK_SKEW + 1) * 1000000000ULL;
-	res->grant.expiry_ns = expiry_ns > now_ns ? boot_ns + (expiry_ns - now_ns) : boot_ns;
-	rc = grant_write(w, &res->grant);
+	g.expiry_ns = expiry_ns > now_ns ? boot_ns + (expiry_ns - now_ns) : boot_ns;
+	eg_grant_info_of(&g, &res->grant);
+	rc = grant_write(w, &g);
 	if (rc) {
 		snprintf(err, err_size, "grant for pid %u: writing eg_grants: %s", subject->tgid,
 			 rc == -ENOSPC ? "map full (no dead grant to drop)" : strerror(-rc));
 		goto out;
 	}
 	if ((cap.scope & EG_SCOPE_SERVICEPORT) && cap.port) {
-		rc = service_grant_write(w, &res->grant, cap.port, cap.proto);
+		rc = service_grant_write(w, &g, cap.port, cap.proto);
 		if (rc) {
 			snprintf(err, err_size, "grant for pid %u: writing eg_service_grants: %s",
 				 subject->tgid,
@@ -187,11 +195,16 @@ static int decide(struct eg_worker *w, const struct eg_proc_id *subject,
 out:
 	eg_wk_maps_exit(w);
 	pthread_mutex_unlock(stripe);
-	memset(&res->record.lock, 0, sizeof(res->record.lock));
-	memset(&res->grant.lock, 0, sizeof(res->grant.lock));
 	if (!rc)
 		eg_wk_sign_verdict(w, res, now);
 	return rc;
+}
+
+static int identify(const struct eg_subject *who, struct eg_proc_id *out, char *err,
+		    size_t err_size)
+{
+	return who->pidfd >= 0 ? eg_proc_identify_pidfd(who->pidfd, out, err, err_size)
+			       : eg_proc_identify(who->pid, out, err, err_size);
 }
 
 int eg_worker_admit(struct eg_worker *w, const struct eg_subject *who,
@@ -206,24 +219,29 @@ int eg_worker_admit(struct eg_worker *w, const struct eg_subject *who,
 	/* The process first: a verdict for a process that is not there is
 	 * worth nothing, and its identity must be fixed before the grant. */
 	if (who->known && who->pidfd >= 0) {
-		proc = *who->known;
+		eg_proc_id_of(who->known, &proc);
 		rc = eg_proc_pidfd_alive(who->pidfd);
 		if (rc)
 			snprintf(err, err_size, "pid %u: the process has exited", proc.tgid);
 	} else {
-		rc = eg_worker_identify(who, &proc, err, err_size);
+		rc = identify(who, &proc, err, err_size);
 	}
 	if (rc)
 		return rc;
 	return decide(w, &proc, a, res, err, err_size);
 }
 
-int eg_worker_identify(const struct eg_subject *who, struct eg_proc_id *out, char *err,
+int eg_worker_identify(const struct eg_subject *who, struct eg_process *out, char *err,
 		       size_t err_size)
 {
+	struct eg_proc_id id;
+	int rc;
+
 	EG_WK_ERRBUF(err, err_size);
-	return who->pidfd >= 0 ? eg_proc_identify_pidfd(who->pidfd, out, err, err_size)
-			       : eg_proc_identify(who->pid, out, err, err_size);
+	rc = identify(who, &id, err, err_size);
+	if (!rc)
+		eg_process_of(&id, out);
+	return rc;
 }
 
 int eg_worker_check(struct eg_worker *w, const struct eg_admit_args *a,
@@ -234,7 +252,7 @@ int eg_worker_check(struct eg_worker *w, const struct eg_admit_args *a,
 	return decide(w, NULL, a, res, err, err_size);
 }
 
-int eg_worker_revoke(struct eg_worker *w, pid_t pid, const __u8 sandbox[EG_ID_BYTES],
+int eg_worker_revoke(struct eg_worker *w, pid_t pid, const uint8_t sandbox[EG_ID_BYTES],
 		     unsigned *removed, char *err, size_t err_size)
 {
 	int rc;

@@ -12,9 +12,10 @@
 #include "lib/connect_int.h"
 #include "loader/maps.h"
 #include "loader/runtime.h"
+#include "loader/view.h"
 
-int eg_connect_check_client(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES], int client_fd,
-			    struct eg_proc_id *client, char *err, size_t err_size)
+int eg_connect_check_client(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES], int client_fd,
+			    struct eg_process *client, char *err, size_t err_size)
 {
 	EG_WK_ERRBUF(err, err_size);
 	struct eg_exec_record rec;
@@ -62,6 +63,6 @@ int eg_connect_check_client(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES]
 	}
 	close(pidfd);
 	if (!rc && client)
-		*client = id;
+		eg_process_of(&id, client);
 	return rc;
 }

@@ -9,6 +9,11 @@
 #include "execgate/connect.h"
 #include "lib/worker.h"
 
+/* A target's role is compared with the endpoints' roles in the maps. */
+_Static_assert((int)EG_CONNECT_BRIDGE == (int)EG_ROLE_BRIDGE &&
+		   (int)EG_CONNECT_VMM == (int)EG_ROLE_VMM,
+	       "connect roles are endpoint roles");
+
 struct eg_conn {
 	int fd;
 	int peer_pidfd;			  /* the verified listener (Unix); -1 for AF_VSOCK */

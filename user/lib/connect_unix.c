@@ -15,6 +15,7 @@
 #include "lib/connect_int.h"
 #include "loader/maps.h"
 #include "loader/path_filter.h"
+#include "loader/view.h"
 
 static long long now_ms(void)
 {
@@ -228,8 +229,8 @@ int eg_connect_unix(struct eg_worker *w, const struct eg_connect_target *t, stru
 		snprintf(err, err_size, "%s: out of memory", what);
 		return -ENOMEM;
 	}
-	c->info.record = rec;
-	c->info.peer = found;
+	eg_runtime_record_of(&rec, &c->info.record);
+	eg_process_of(&found, &c->info.peer);
 	c->info.via_peerpidfd = via;
 	c->info.assigned_port = assigned;
 	*out = c;

@@ -13,9 +13,11 @@
 #include "core/vsock_cid.h"
 #include "lib/connect_int.h"
 #include "loader/maps.h"
+#include "loader/view.h"
 
-int eg_connect_vsock(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES], __u32 cid, __u32 port,
-		     int timeout_ms, struct eg_conn **out, char *err, size_t err_size)
+int eg_connect_vsock(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES], uint32_t cid,
+		     uint32_t port, int timeout_ms, struct eg_conn **out, char *err,
+		     size_t err_size)
 {
 	EG_WK_ERRBUF(err, err_size);
 	struct eg_vsock_key key = {.cid = cid, .port = port};
@@ -102,7 +104,7 @@ int eg_connect_vsock(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES], __u32
 		snprintf(err, err_size, "%s: out of memory", what);
 		return -ENOMEM;
 	}
-	c->info.record = rec;
+	eg_runtime_record_of(&rec, &c->info.record);
 	c->info.cid = cid;
 	c->info.port = port;
 	*out = c;

@@ -12,6 +12,7 @@
 
 #include <stdio.h>
 #include <jansson.h>
+#include "execgate/abi.h"
 #include "execgate/execgate.h"
 
 /* Moves only when a member is removed, renamed, or changes type or
@@ -24,10 +25,10 @@ json_t *eg_json_doc(void);
  * -ENOMEM/-EIO. */
 int eg_json_print(FILE *f, json_t *doc);
 
-json_t *eg_json_uuid(const __u8 id[EG_ID_BYTES]);
+json_t *eg_json_uuid(const uint8_t id[EG_ID_BYTES]);
 /* 32 lowercase hex digits: a token id, wherever it is printed. */
-json_t *eg_json_token_id(const __u8 id[EG_ID_BYTES]);
-json_t *eg_json_proc(const struct eg_proc_id *p);
+json_t *eg_json_token_id(const uint8_t id[EG_ID_BYTES]);
+json_t *eg_json_proc(const struct eg_process *p);
 /* Bytes from the kernel or a client (comm, a socket path) as printable
  * text: anything outside printable ASCII, and the backslash, become \xNN,
  * so the string is valid UTF-8 and a path cannot forge a line. */
@@ -36,7 +37,7 @@ json_t *eg_json_bytes(const char *s, size_t max);
 /* The record object. addrs: the ServicePort addresses (service_addrs),
  * NULL to leave the member out (the verdict's record: admit reads no
  * address map). */
-json_t *eg_json_record(const struct eg_exec_record *r, const struct eg_inet_key *addrs,
+json_t *eg_json_record(const struct eg_runtime_record *r, const struct eg_inet_addr *addrs,
 		       size_t naddrs);
 /* {"schema_version", "records": [...]}: records are appended by the
  * caller. */
@@ -55,11 +56,11 @@ json_t *eg_json_claim(const struct eg_verdict_claim *v);
 
 /* The "streams" member of install and retire. */
 json_t *eg_json_streams(const struct eg_stream_cuts *s);
-json_t *eg_json_install(const struct eg_install_report *rep, const struct eg_inet_key *addrs,
+json_t *eg_json_install(const struct eg_install_report *rep, const struct eg_inet_addr *addrs,
 			size_t naddrs);
-json_t *eg_json_retire(const struct eg_exec_record *after, const struct eg_inet_key *addrs,
+json_t *eg_json_retire(const struct eg_runtime_record *after, const struct eg_inet_addr *addrs,
 		       size_t naddrs, const struct eg_stream_cuts *streams);
-json_t *eg_json_forget(const __u8 sandbox[EG_ID_BYTES], unsigned endpoints_removed,
+json_t *eg_json_forget(const uint8_t sandbox[EG_ID_BYTES], unsigned endpoints_removed,
 		       const struct eg_stream_cuts *streams);
 
 /* Keys: {"schema_version", "keys": [...]}, entries appended with

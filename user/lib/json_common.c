@@ -30,7 +30,7 @@ int eg_json_print(FILE *f, json_t *doc)
 	return rc;
 }
 
-json_t *eg_json_uuid(const __u8 id[EG_ID_BYTES])
+json_t *eg_json_uuid(const uint8_t id[EG_ID_BYTES])
 {
 	char u[EG_UUID_TEXT_LEN];
 
@@ -38,7 +38,7 @@ json_t *eg_json_uuid(const __u8 id[EG_ID_BYTES])
 	return json_string(u);
 }
 
-json_t *eg_json_token_id(const __u8 id[EG_ID_BYTES])
+json_t *eg_json_token_id(const uint8_t id[EG_ID_BYTES])
 {
 	char hex[2 * EG_ID_BYTES + 1];
 
@@ -47,7 +47,7 @@ json_t *eg_json_token_id(const __u8 id[EG_ID_BYTES])
 	return json_string(hex);
 }
 
-json_t *eg_json_proc(const struct eg_proc_id *p)
+json_t *eg_json_proc(const struct eg_process *p)
 {
 	return json_pack("{s:I,s:I,s:I,s:I}", "tgid", (json_int_t)p->tgid, "start_boottime_ns",
 			 (json_int_t)p->start_boottime_ns, "exe_dev", (json_int_t)p->exe_dev,

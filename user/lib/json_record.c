@@ -6,28 +6,28 @@
 #include "lib/json.h"
 #include "loader/inet.h"
 
-json_t *eg_json_record(const struct eg_exec_record *r, const struct eg_inet_key *addrs,
+json_t *eg_json_record(const struct eg_runtime_record *r, const struct eg_inet_addr *addrs,
 		       size_t naddrs)
 {
 	json_t *ports = json_array(), *o;
 
-	for (__u32 i = 0; i < r->nports && i < EG_RECORD_PORTS; i++)
+	for (size_t i = 0; i < r->n_ports && i < EG_WORKER_MAX_PORTS; i++)
 		json_array_append_new(ports, json_pack("{s:i,s:s}", "port", (int)r->ports[i].port,
 						       "proto", eg_proto_name(r->ports[i].proto)));
-	o = json_pack(
-	    "{s:o,s:s,s:o,s:o,s:s,s:I,s:I,s:I,s:o,s:o,s:o}", "sandbox", eg_json_uuid(r->sandbox),
-	    "state", r->state == EG_RECORD_RETIRED ? "retired" : "active", "worker",
-	    eg_json_uuid(r->worker), "pod_uid", eg_json_uuid(r->pod_uid), "substrate",
-	    eg_substrate_name((uint8_t)r->substrate), "generation", (json_int_t)r->generation,
-	    "activation", (json_int_t)r->activation, "epoch", (json_int_t)r->epoch, "bridge",
-	    eg_json_proc(&r->bridge), "vmm", eg_json_proc(&r->vmm), "ports", ports);
+	o = json_pack("{s:o,s:s,s:o,s:o,s:s,s:I,s:I,s:I,s:o,s:o,s:o}", "sandbox",
+		      eg_json_uuid(r->sandbox), "state", r->retired ? "retired" : "active",
+		      "worker", eg_json_uuid(r->worker), "pod_uid", eg_json_uuid(r->pod_uid),
+		      "substrate", eg_substrate_name((uint8_t)r->substrate), "generation",
+		      (json_int_t)r->generation, "activation", (json_int_t)r->activation, "epoch",
+		      (json_int_t)r->epoch, "bridge", eg_json_proc(&r->bridge), "vmm",
+		      eg_json_proc(&r->vmm), "ports", ports);
 	if (o && addrs) {
 		json_t *arr = json_array();
 		char text[EG_INET_TEXT_MAX];
 
 		for (size_t i = 0; i < naddrs; i++)
 			json_array_append_new(arr,
-					      json_string(eg_inet_key_format(&addrs[i], text)));
+					      json_string(eg_inet_addr_format(&addrs[i], text)));
 		json_object_set_new(o, "service_addrs", arr);
 	}
 	return o;
@@ -53,9 +53,9 @@ struct list_ctx {
 	size_t err_size;
 };
 
-static int add_record(const struct eg_exec_record *rec, void *ctx)
+static int add_record(const struct eg_runtime_record *rec, void *ctx)
 {
-	struct eg_inet_key addrs[EG_WORKER_MAX_ENDPOINTS];
+	struct eg_inet_addr addrs[EG_WORKER_MAX_ENDPOINTS];
 	struct list_ctx *l = ctx;
 	size_t n = 0;
 	int rc;
@@ -102,7 +102,7 @@ json_t *eg_json_streams(const struct eg_stream_cuts *s)
 			 "error", s->error ? json_string(s->error_text) : json_null());
 }
 
-json_t *eg_json_install(const struct eg_install_report *rep, const struct eg_inet_key *addrs,
+json_t *eg_json_install(const struct eg_install_report *rep, const struct eg_inet_addr *addrs,
 			size_t naddrs)
 {
 	/* before: the record install replaced, without service_addrs (the
@@ -129,7 +129,7 @@ json_t *eg_json_install(const struct eg_install_report *rep, const struct eg_ine
 	return o;
 }
 
-json_t *eg_json_retire(const struct eg_exec_record *after, const struct eg_inet_key *addrs,
+json_t *eg_json_retire(const struct eg_runtime_record *after, const struct eg_inet_addr *addrs,
 		       size_t naddrs, const struct eg_stream_cuts *streams)
 {
 	return json_pack("{s:i,s:o,s:o,s:o}", "schema_version", EG_JSON_SCHEMA_VERSION, "sandbox",
@@ -137,7 +137,7 @@ json_t *eg_json_retire(const struct eg_exec_record *after, const struct eg_inet_
 			 eg_json_record(after, addrs, naddrs), "streams", eg_json_streams(streams));
 }
 
-json_t *eg_json_forget(const __u8 sandbox[EG_ID_BYTES], unsigned endpoints_removed,
+json_t *eg_json_forget(const uint8_t sandbox[EG_ID_BYTES], unsigned endpoints_removed,
 		       const struct eg_stream_cuts *streams)
 {
 	/* streams: a cut a killed writer left pending, finished first */

@@ -36,7 +36,7 @@ json_t *eg_json_verdict(const struct eg_verdict_result *res, const struct eg_req
 	}
 	if (res->granted)
 		grant = json_pack(
-		    "{s:o,s:I,s:I,s:I,s:I}", "sandbox", eg_json_uuid(res->grant.key.sandbox),
+		    "{s:o,s:I,s:I,s:I,s:I}", "sandbox", eg_json_uuid(res->grant.sandbox),
 		    "generation", (json_int_t)res->grant.generation, "epoch",
 		    (json_int_t)res->grant.epoch, "expiry_ns", (json_int_t)res->grant.expiry_ns,
 		    "scope", (json_int_t)res->grant.scope);

@@ -8,128 +8,24 @@
 #include <bpf/bpf.h>
 #include "lib/worker.h"
 #include "loader/cut_intent.h"
-
-static const char *const outcome_names[] = {
-    [EG_INSTALLED_NEW] = "new",
-    [EG_INSTALLED_REPLACED] = "replaced",
-    [EG_INSTALLED_REACTIVATED] = "reactivated",
-    [EG_INSTALLED_ACTIVATION] = "activation",
-    [EG_INSTALLED_UNCHANGED] = "unchanged",
-};
-
-static enum eg_install_outcome outcome_of(enum eg_install_kind k)
-{
-	switch (k) {
-	case EG_INSTALL_NEW:
-		return EG_INSTALLED_NEW;
-	case EG_INSTALL_REPLACED:
-		return EG_INSTALLED_REPLACED;
-	case EG_INSTALL_REACTIVATED:
-		return EG_INSTALLED_REACTIVATED;
-	case EG_INSTALL_ACTIVATION:
-		return EG_INSTALLED_ACTIVATION;
-	case EG_INSTALL_UNCHANGED:
-		break;
-	}
-	return EG_INSTALLED_UNCHANGED;
-}
-
-/* A path with a newline or another control character would forge lines in
- * logs and events; no real socket path needs one. */
-static int check_path(const char *role, const char *path, char *err, size_t err_size)
-{
-	for (const unsigned char *p = (const unsigned char *)path; *p; p++)
-		if (*p < 0x20 || *p == 0x7f) {
-			snprintf(err, err_size, "%s socket: byte %zu is control character 0x%02x",
-				 role, (size_t)(p - (const unsigned char *)path), *p);
-			return -EINVAL;
-		}
-	return 0;
-}
-
-static void cuts_of(const struct eg_revoke_report *r, struct eg_stream_cuts *out)
-{
-	memset(out, 0, sizeof(*out));
-	out->unix_cut = r->kind[EG_REVOKE_UNIX].cut;
-	out->unix_unreachable = r->kind[EG_REVOKE_UNIX].unreachable;
-	out->unix_method = r->kind[EG_REVOKE_UNIX].method;
-	out->tcp_cut = r->kind[EG_REVOKE_TCP].cut;
-	out->tcp_unreachable = r->kind[EG_REVOKE_TCP].unreachable;
-	out->tcp_method = r->kind[EG_REVOKE_TCP].method;
-	out->error = r->kind[EG_REVOKE_UNIX].error ? r->kind[EG_REVOKE_UNIX].error
-						   : r->kind[EG_REVOKE_TCP].error;
-	out->unix_error = r->kind[EG_REVOKE_UNIX].error;
-	out->tcp_error = r->kind[EG_REVOKE_TCP].error;
-	if (!out->error && r->err[0])
-		out->error = -EIO; /* the streams were cut, the intent not cleared */
-	snprintf(out->error_text, sizeof(out->error_text), "%s", r->err);
-}
-
-static int spec_to_req(const struct eg_install_spec *spec, struct eg_install_req *req, char *err,
-		       size_t err_size)
-{
-	if (spec->n_bridge_sockets > EG_WORKER_MAX_ENDPOINTS ||
-	    spec->n_vmm_sockets > EG_WORKER_MAX_ENDPOINTS ||
-	    spec->n_vsock > EG_WORKER_MAX_ENDPOINTS || spec->n_ports > EG_WORKER_MAX_PORTS ||
-	    spec->n_service_addrs > EG_WORKER_MAX_ENDPOINTS) {
-		snprintf(err, err_size, "install: at most %d endpoints of each kind and %d ports",
-			 EG_WORKER_MAX_ENDPOINTS, EG_WORKER_MAX_PORTS);
-		return -EINVAL;
-	}
-	memset(req, 0, sizeof(*req));
-	memcpy(req->id.sandbox, spec->sandbox, EG_ID_BYTES);
-	memcpy(req->id.worker, spec->worker, EG_ID_BYTES);
-	memcpy(req->id.pod_uid, spec->pod_uid, EG_ID_BYTES);
-	req->id.substrate = spec->substrate;
-	req->id.generation = spec->generation;
-	req->id.activation = spec->activation;
-	for (size_t i = 0; i < spec->n_ports; i++) {
-		req->id.ports[i].port = spec->ports[i].port;
-		req->id.ports[i].proto = spec->ports[i].proto;
-	}
-	req->id.nports = (uint8_t)spec->n_ports;
-	req->bridge_pid = spec->bridge_pid;
-	req->vmm_pid = spec->vmm_pid;
-	for (size_t i = 0; i < spec->n_bridge_sockets; i++)
-		if (check_path("bridge", spec->bridge_sockets[i], err, err_size))
-			return -EINVAL;
-	for (size_t i = 0; i < spec->n_vmm_sockets; i++)
-		if (check_path("vmm", spec->vmm_sockets[i], err, err_size))
-			return -EINVAL;
-	for (size_t i = 0; i < spec->n_bridge_sockets; i++)
-		req->bridge_sockets[i] = spec->bridge_sockets[i];
-	req->n_bridge_sockets = spec->n_bridge_sockets;
-	for (size_t i = 0; i < spec->n_vmm_sockets; i++)
-		req->vmm_sockets[i] = spec->vmm_sockets[i];
-	req->n_vmm_sockets = spec->n_vmm_sockets;
-	memcpy(req->vsock, spec->vsock, spec->n_vsock * sizeof(spec->vsock[0]));
-	req->n_vsock = spec->n_vsock;
-	memcpy(req->service_addrs, spec->service_addrs,
-	       spec->n_service_addrs * sizeof(spec->service_addrs[0]));
-	req->n_service_addrs = spec->n_service_addrs;
-	return 0;
-}
+#include "loader/view.h"
 
 int eg_worker_install(struct eg_worker *w, const struct eg_install_spec *spec,
 		      struct eg_install_report *rep, char *err, size_t err_size)
 {
 	struct eg_install_result res;
-	struct eg_install_req req;
 	pthread_mutex_t *stripe;
 	int rc;
 
 	EG_WK_ERRBUF(err, err_size);
 	memset(rep, 0, sizeof(*rep));
-	rc = spec_to_req(spec, &req, err, err_size);
-	if (rc)
-		return rc;
 	stripe = eg_wk_stripe(w, spec->sandbox);
 	pthread_mutex_lock(stripe);
 	rc = eg_wk_write_begin(w, err, err_size);
 	if (!rc) {
 		rc = eg_wk_maps_enter(w, err, err_size);
 		if (!rc) {
-			rc = eg_install(&w->rt, &req, &res, err, err_size);
+			rc = eg_install(&w->rt, spec, &res, err, err_size);
 			eg_wk_maps_exit(w);
 		}
 		eg_wk_write_end(w);
@@ -137,18 +33,16 @@ int eg_worker_install(struct eg_worker *w, const struct eg_install_spec *spec,
 	pthread_mutex_unlock(stripe);
 	if (rc)
 		return rc;
-	rep->outcome = outcome_of(res.kind);
-	rep->outcome_name = outcome_names[rep->outcome];
+	rep->outcome = res.outcome;
+	rep->outcome_name = eg_install_outcome_name(res.outcome);
 	rep->had_before = res.had_before;
-	rep->before = res.before;
-	rep->after = res.after;
-	memset(&rep->before.lock, 0, sizeof(rep->before.lock));
-	memset(&rep->after.lock, 0, sizeof(rep->after.lock));
+	eg_runtime_record_of(&res.before, &rep->before);
+	eg_runtime_record_of(&res.after, &rep->after);
 	rep->endpoints_added = res.endpoints_added;
 	rep->endpoints_claimed = res.endpoints_claimed;
 	rep->inodes = res.inodes;
 	rep->grants_dropped = res.grants_dropped;
-	cuts_of(&res.streams, &rep->streams);
+	eg_stream_cuts_of(&res.streams, &rep->streams);
 	eg_wk_install_warnings(w, spec, rep);
 	return 0;
 }
@@ -172,41 +66,41 @@ int eg_worker_install(struct eg_worker *w, const struct eg_install_spec *spec,
 		rc_;                                                                               \
 	})
 
-int eg_worker_retire_report(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],
-			    struct eg_exec_record *after, struct eg_stream_cuts *streams, char *err,
-			    size_t err_size)
+int eg_worker_retire_report(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES],
+			    struct eg_runtime_record *after, struct eg_stream_cuts *streams,
+			    char *err, size_t err_size)
 {
-	struct eg_exec_record local;
+	struct eg_exec_record rec;
 	struct eg_revoke_report cuts;
 	int rc;
 
 	EG_WK_ERRBUF(err, err_size);
-	if (!after)
-		after = &local;
+	memset(&rec, 0, sizeof(rec));
 	rc = LOCKED_WRITE(w, sandbox, err, err_size,
-			  eg_retire_report(&w->rt, sandbox, after, &cuts, err, err_size));
-	memset(&after->lock, 0, sizeof(after->lock));
+			  eg_retire_report(&w->rt, sandbox, &rec, &cuts, err, err_size));
+	if (after)
+		eg_runtime_record_of(&rec, after);
 	if (streams) {
 		if (rc)
 			memset(&cuts, 0, sizeof(cuts));
-		cuts_of(&cuts, streams);
+		eg_stream_cuts_of(&cuts, streams);
 	}
 	return rc;
 }
 
-int eg_worker_retire(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],
-		     struct eg_exec_record *after, char *err, size_t err_size)
+int eg_worker_retire(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES],
+		     struct eg_runtime_record *after, char *err, size_t err_size)
 {
 	return eg_worker_retire_report(w, sandbox, after, NULL, err, err_size);
 }
 
-int eg_worker_forget(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES], unsigned *endpoints,
+int eg_worker_forget(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES], unsigned *endpoints,
 		     char *err, size_t err_size)
 {
 	return eg_worker_forget_report(w, sandbox, endpoints, NULL, err, err_size);
 }
 
-int eg_worker_forget_report(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],
+int eg_worker_forget_report(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES],
 			    unsigned *endpoints, struct eg_stream_cuts *streams, char *err,
 			    size_t err_size)
 {
@@ -221,7 +115,7 @@ int eg_worker_forget_report(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES]
 	rc = LOCKED_WRITE(w, sandbox, err, err_size,
 			  eg_forget_report(&w->rt, sandbox, endpoints, &cuts, err, err_size));
 	if (streams)
-		cuts_of(&cuts, streams);
+		eg_stream_cuts_of(&cuts, streams);
 	return rc;
 }
 
@@ -241,7 +135,7 @@ static int finish_one(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES],
 
 #define FINISH_MAX 64 /* per pass; a pass repeats while more are pending */
 
-int eg_worker_finish_cuts(struct eg_worker *w, const __u8 *skip,
+int eg_worker_finish_cuts(struct eg_worker *w, const uint8_t *skip,
 			  void (*fn)(const struct eg_cut_finished *cut, void *ctx), void *ctx,
 			  char *err, size_t err_size)
 {
@@ -282,7 +176,7 @@ int eg_worker_finish_cuts(struct eg_worker *w, const __u8 *skip,
 			continue;
 		done.epoch = rec.epoch;
 		done.retired = rec.state == EG_RECORD_RETIRED;
-		cuts_of(&cuts, &done.streams);
+		eg_stream_cuts_of(&cuts, &done.streams);
 		if (rc && !done.streams.error) {
 			done.streams.error = rc;
 			snprintf(done.streams.error_text, sizeof(done.streams.error_text), "%.200s",
@@ -312,27 +206,44 @@ int eg_worker_finish_cuts(struct eg_worker *w, const __u8 *skip,
 	return first ? first : finished;
 }
 
-int eg_worker_show(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],
+/* The ServicePort addresses of sandbox, as the library returns them. */
+static int service_addrs_locked(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES],
+				struct eg_inet_addr *out, size_t max, size_t *n)
+{
+	struct eg_inet_key keys[EG_WORKER_MAX_ENDPOINTS];
+	int rc;
+
+	*n = 0;
+	rc = eg_service_addrs_of(&w->rt, sandbox, keys,
+				 max < EG_WORKER_MAX_ENDPOINTS ? max : EG_WORKER_MAX_ENDPOINTS, n);
+	for (size_t i = 0; !rc && i < *n; i++)
+		eg_inet_addr_of(&keys[i], &out[i]);
+	return rc;
+}
+
+int eg_worker_show(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES],
 		   struct eg_sandbox_info *out, char *err, size_t err_size)
 {
+	struct eg_exec_record rec;
 	char s[EG_UUID_TEXT_LEN];
 	int rc;
 
 	memset(out, 0, sizeof(*out));
+	memset(&rec, 0, sizeof(rec));
 	EG_WK_ERRBUF(err, err_size);
 	rc = eg_wk_maps_enter(w, err, err_size);
 	if (rc)
 		return rc;
-	rc = eg_record_read(&w->rt.maps, sandbox, &out->record);
+	rc = eg_record_read(&w->rt.maps, sandbox, &rec);
 	if (!rc)
 		rc = eg_endpoints_count(&w->rt, sandbox, &out->n_endpoints);
 	if (!rc)
 		rc = eg_grants_count(&w->rt, sandbox, &out->n_grants);
 	if (!rc)
-		rc = eg_service_addrs_of(&w->rt, sandbox, out->service_addrs,
-					 EG_WORKER_MAX_ENDPOINTS, &out->n_service_addrs);
+		rc = service_addrs_locked(w, sandbox, out->service_addrs, EG_WORKER_MAX_ENDPOINTS,
+					  &out->n_service_addrs);
 	eg_wk_maps_exit(w);
-	memset(&out->record.lock, 0, sizeof(out->record.lock));
+	eg_runtime_record_of(&rec, &out->record);
 	if (rc) {
 		eg_uuid_format(sandbox, s);
 		snprintf(err, err_size, "sandbox %s: %s", s,
@@ -341,8 +252,8 @@ int eg_worker_show(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],
 	return rc;
 }
 
-int eg_worker_service_addrs(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES],
-			    struct eg_inet_key *out, size_t max, size_t *n, char *err,
+int eg_worker_service_addrs(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES],
+			    struct eg_inet_addr *out, size_t max, size_t *n, char *err,
 			    size_t err_size)
 {
 	char s[EG_UUID_TEXT_LEN];
@@ -352,7 +263,7 @@ int eg_worker_service_addrs(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES]
 	rc = eg_wk_maps_enter(w, err, err_size);
 	if (rc)
 		return rc;
-	rc = eg_service_addrs_of(&w->rt, sandbox, out, max, n);
+	rc = service_addrs_locked(w, sandbox, out, max, n);
 	eg_wk_maps_exit(w);
 	if (rc) {
 		eg_uuid_format(sandbox, s);
@@ -364,7 +275,7 @@ int eg_worker_service_addrs(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES]
 /* fn runs under the maps' read lock: a callback that calls back into the
  * handle would take it twice, so records are collected first. */
 struct list_buf {
-	struct eg_exec_record *recs;
+	struct eg_runtime_record *recs;
 	size_t n, cap;
 };
 
@@ -387,10 +298,9 @@ static int list_locked(struct eg_worker *w, struct list_buf *b, char *err, size_
 				snprintf(err, err_size, "map eg_records: %s", strerror(-rc));
 			return rc;
 		}
-		memset(&rec.lock, 0, sizeof(rec.lock));
 		if (b->n == b->cap) {
 			size_t cap = b->cap ? 2 * b->cap : 64;
-			struct eg_exec_record *r = realloc(b->recs, cap * sizeof(*r));
+			struct eg_runtime_record *r = realloc(b->recs, cap * sizeof(*r));
 
 			if (!r) {
 				snprintf(err, err_size, "map eg_records: out of memory");
@@ -399,12 +309,12 @@ static int list_locked(struct eg_worker *w, struct list_buf *b, char *err, size_
 			b->recs = r;
 			b->cap = cap;
 		}
-		b->recs[b->n++] = rec;
+		eg_runtime_record_of(&rec, &b->recs[b->n++]);
 	}
 	return 0;
 }
 
-int eg_worker_list(struct eg_worker *w, int (*fn)(const struct eg_exec_record *rec, void *ctx),
+int eg_worker_list(struct eg_worker *w, int (*fn)(const struct eg_runtime_record *rec, void *ctx),
 		   void *ctx, char *err, size_t err_size)
 {
 	struct list_buf b = {0};

@@ -9,6 +9,7 @@
 #include "core/peer_check.h"
 #include "core/vsock_cid.h"
 #include "loader/inet.h"
+#include "loader/kreason.h"
 
 int eg_inet_parse(const char *text, uint32_t *family, uint8_t addr[16])
 {
@@ -35,7 +36,17 @@ int eg_vsock_cid_is_guest(uint32_t cid)
 	return !eg_vsock_cid_never_guest(cid);
 }
 
-int eg_proc_id_text(const struct eg_proc_id *id, char *out, size_t size)
+int eg_process_text(const struct eg_process *p, char *out, size_t size)
 {
-	return eg_peer_id_text(id, out, size);
+	struct eg_proc_id id = {
+	    .tgid = p->tgid,
+	    .exe_dev = p->exe_dev,
+	    .start_boottime_ns = p->start_boottime_ns,
+	    .exe_ino = p->exe_ino,
+	};
+
+	return eg_peer_id_text(&id, out, size);
 }
+
+_Static_assert(EG_K_REASON_COUNT <= EG_KREASON_MAX, "room for every kernel reason");
+_Static_assert(EG_K_EVENT_DROPPED == EG_KREASON_EVENT_DROPPED, "the public number");

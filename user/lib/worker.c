@@ -215,15 +215,20 @@ void eg_worker_stats(struct eg_worker *w, struct eg_worker_stats *out)
 	pthread_rwlock_unlock(&w->keys_lock);
 }
 
-int eg_worker_counters(struct eg_worker *w, __u64 out[EG_K_REASON_COUNT])
+int eg_worker_counters(struct eg_worker *w, uint64_t *out, size_t max)
 {
+	__u64 c[EG_K_REASON_COUNT];
 	int rc = eg_wk_maps_enter(w, NULL, 0);
 
 	if (rc)
 		return rc;
-	rc = eg_counters_read(&w->rt.maps, out);
+	rc = eg_counters_read(&w->rt.maps, c);
 	eg_wk_maps_exit(w);
-	return rc;
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < max && i < EG_K_REASON_COUNT; i++)
+		out[i] = c[i];
+	return EG_K_REASON_COUNT;
 }
 
 size_t eg_worker_map_fill(struct eg_worker *w, struct eg_map_fill *out, size_t max)

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <bpf/bpf.h>
 #include "loader/inet.h"
+#include "loader/view.h"
 
 static const __u8 v4_mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 
@@ -60,6 +61,24 @@ const char *eg_inet_key_format(const struct eg_inet_key *k, char *buf)
 	    !inet_ntop((int)k->family, k->addr, buf, EG_INET_TEXT_MAX))
 		snprintf(buf, EG_INET_TEXT_MAX, "family %u", k->family);
 	return buf;
+}
+
+int eg_inet_addr_parse(const char *text, struct eg_inet_addr *out)
+{
+	struct eg_inet_key k;
+	int rc = eg_inet_key_parse(text, &k);
+
+	if (!rc)
+		eg_inet_addr_of(&k, out);
+	return rc;
+}
+
+const char *eg_inet_addr_format(const struct eg_inet_addr *a, char *buf)
+{
+	struct eg_inet_key k;
+
+	eg_inet_key_of(a, &k);
+	return eg_inet_key_format(&k, buf);
 }
 
 int eg_inet_hint_set(int hint_fd, const struct eg_inet_key *k)

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include "execgate/abi.h"
 #include "execgate/text.h" /* EG_INET_TEXT_MAX */
+#include "execgate/types.h"
 #include "loader/maps.h"
 
 /* "10.0.0.2" or "fd00::2" -> key. A v4-mapped v6 address becomes AF_INET,
@@ -18,6 +19,9 @@ int eg_inet_key_parse(const char *text, struct eg_inet_key *out);
 int eg_inet_key_check(const struct eg_inet_key *k, struct eg_inet_key *out);
 /* Text form into buf (EG_INET_TEXT_MAX), returns buf. */
 const char *eg_inet_key_format(const struct eg_inet_key *k, char *buf);
+/* The same for the library's own address type (execgate/types.h). */
+int eg_inet_addr_parse(const char *text, struct eg_inet_addr *out);
+const char *eg_inet_addr_format(const struct eg_inet_addr *a, char *buf);
 
 /* Sets k's bit in eg_inet_hint (only after its endpoint exists). */
 int eg_inet_hint_set(int hint_fd, const struct eg_inet_key *k);

@@ -22,6 +22,7 @@
 #include "loader/inet.h"
 #include "loader/revoke.h"
 #include "loader/runtime.h"
+#include "loader/view.h"
 
 static const char *sandbox_text(const __u8 *id, char buf[EG_UUID_TEXT_LEN])
 {
@@ -61,7 +62,7 @@ struct endpoint_plan {
 
 /* Every endpoint of one install: a Unix path, then its socket's inode when
  * bound, then VSOCK and service addresses. */
-#define PLAN_MAX (6 * EG_INSTALL_MAX_ENDPOINTS)
+#define PLAN_MAX (6 * EG_WORKER_MAX_ENDPOINTS)
 
 static int plan_endpoint(struct eg_runtime *rt, struct endpoint_plan *p, const __u8 *sandbox,
 			 char *err, size_t err_size)
@@ -203,7 +204,7 @@ static int plan_inode(struct endpoint_plan *plan, size_t *np, const struct endpo
 }
 
 static int decide(const struct eg_exec_record *old, struct eg_exec_record *nr,
-		  enum eg_install_kind *kind, char *err, size_t err_size)
+		  enum eg_install_outcome *kind, char *err, size_t err_size)
 {
 	char s[EG_UUID_TEXT_LEN];
 
@@ -217,7 +218,7 @@ static int decide(const struct eg_exec_record *old, struct eg_exec_record *nr,
 		return -ESTALE;
 	}
 	if (nr->generation > old->generation) {
-		*kind = EG_INSTALL_REPLACED;
+		*kind = EG_INSTALLED_REPLACED;
 		nr->epoch = old->epoch + 1;
 		return 0;
 	}
@@ -232,13 +233,13 @@ static int decide(const struct eg_exec_record *old, struct eg_exec_record *nr,
 		return -ESTALE;
 	}
 	if (old->state == EG_RECORD_RETIRED) {
-		*kind = EG_INSTALL_REACTIVATED;
+		*kind = EG_INSTALLED_REACTIVATED;
 		nr->epoch = old->epoch + 1;
 		return 0;
 	}
 	nr->epoch = old->epoch;
 	if (nr->activation > old->activation) {
-		*kind = EG_INSTALL_ACTIVATION;
+		*kind = EG_INSTALLED_ACTIVATION;
 		return 0;
 	}
 	if (!same_execution(old, nr)) {
@@ -249,38 +250,57 @@ static int decide(const struct eg_exec_record *old, struct eg_exec_record *nr,
 		    s, (unsigned long long)nr->generation, nr->activation);
 		return -ESTALE;
 	}
-	*kind = EG_INSTALL_UNCHANGED;
+	*kind = EG_INSTALLED_UNCHANGED;
 	return 0;
 }
 
-static int install(struct eg_runtime *rt, const struct eg_install_req *req,
+/* A path with a newline or another control character would forge lines in
+ * logs and events; no real socket path needs one. */
+static int check_path(const char *role, const char *path, char *err, size_t err_size)
+{
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++)
+		if (*p < 0x20 || *p == 0x7f) {
+			snprintf(err, err_size, "%s socket: byte %zu is control character 0x%02x",
+				 role, (size_t)(p - (const unsigned char *)path), *p);
+			return -EINVAL;
+		}
+	return 0;
+}
+
+static int install(struct eg_runtime *rt, const struct eg_install_spec *spec,
 		   struct eg_install_result *res, struct endpoint_plan *plan, size_t *np, char *err,
 		   size_t err_size)
 {
-	static char vsock_text[EG_INSTALL_MAX_ENDPOINTS][32];
-	static char inet_text[EG_INSTALL_MAX_ENDPOINTS][EG_INET_TEXT_MAX];
+	static char vsock_text[EG_WORKER_MAX_ENDPOINTS][32];
+	static char inet_text[EG_WORKER_MAX_ENDPOINTS][EG_INET_TEXT_MAX];
 	struct eg_exec_record nr;
 	bool moved;
 	int rc;
 
 	memset(res, 0, sizeof(*res));
-	if (req->n_bridge_sockets > EG_INSTALL_MAX_ENDPOINTS ||
-	    req->n_vmm_sockets > EG_INSTALL_MAX_ENDPOINTS ||
-	    req->n_vsock > EG_INSTALL_MAX_ENDPOINTS ||
-	    req->n_service_addrs > EG_INSTALL_MAX_ENDPOINTS) {
-		snprintf(err, err_size, "install: at most %d endpoints of each kind",
-			 EG_INSTALL_MAX_ENDPOINTS);
+	if (spec->n_bridge_sockets > EG_WORKER_MAX_ENDPOINTS ||
+	    spec->n_vmm_sockets > EG_WORKER_MAX_ENDPOINTS ||
+	    spec->n_vsock > EG_WORKER_MAX_ENDPOINTS || spec->n_ports > EG_WORKER_MAX_PORTS ||
+	    spec->n_service_addrs > EG_WORKER_MAX_ENDPOINTS) {
+		snprintf(err, err_size, "install: at most %d endpoints of each kind and %d ports",
+			 EG_WORKER_MAX_ENDPOINTS, EG_WORKER_MAX_PORTS);
 		return -EINVAL;
 	}
+	for (size_t i = 0; i < spec->n_bridge_sockets; i++)
+		if (check_path("bridge", spec->bridge_sockets[i], err, err_size))
+			return -EINVAL;
+	for (size_t i = 0; i < spec->n_vmm_sockets; i++)
+		if (check_path("vmm", spec->vmm_sockets[i], err, err_size))
+			return -EINVAL;
 
-	if (req->id.generation > EG_GENERATION_MAX) {
+	if (spec->generation > EG_GENERATION_MAX) {
 		char s[EG_UUID_TEXT_LEN];
 
 		snprintf(
 		    err, err_size,
 		    "sandbox %s: generation %llu is above the largest generation %llu (2^53-1): "
 		    "refused (a sandbox at the ceiling could never be replaced)",
-		    sandbox_text(req->id.sandbox, s), (unsigned long long)req->id.generation,
+		    sandbox_text(spec->sandbox, s), (unsigned long long)spec->generation,
 		    EG_GENERATION_MAX);
 		return -EINVAL;
 	}
@@ -288,31 +308,31 @@ static int install(struct eg_runtime *rt, const struct eg_install_req *req,
 	/* Build the new record; nothing is written before every check passed. */
 	memset(&nr, 0, sizeof(nr));
 	nr.state = EG_RECORD_ACTIVE;
-	memcpy(nr.sandbox, req->id.sandbox, EG_ID_BYTES);
-	memcpy(nr.worker, req->id.worker, EG_ID_BYTES);
-	memcpy(nr.pod_uid, req->id.pod_uid, EG_ID_BYTES);
-	nr.generation = req->id.generation;
-	nr.activation = req->id.activation;
-	nr.substrate = req->id.substrate;
+	memcpy(nr.sandbox, spec->sandbox, EG_ID_BYTES);
+	memcpy(nr.worker, spec->worker, EG_ID_BYTES);
+	memcpy(nr.pod_uid, spec->pod_uid, EG_ID_BYTES);
+	nr.generation = spec->generation;
+	nr.activation = spec->activation;
+	nr.substrate = spec->substrate;
 	nr.epoch = 1;
-	for (size_t i = 0; i < req->id.nports && i < EG_RECORD_PORTS; i++) {
-		nr.ports[i].port = req->id.ports[i].port;
-		nr.ports[i].proto = req->id.ports[i].proto;
+	for (size_t i = 0; i < spec->n_ports && i < EG_RECORD_PORTS; i++) {
+		nr.ports[i].port = spec->ports[i].port;
+		nr.ports[i].proto = spec->ports[i].proto;
 		nr.nports++;
 	}
-	rc = eg_proc_identify(req->bridge_pid, &nr.bridge, err, err_size);
+	rc = eg_proc_identify(spec->bridge_pid, &nr.bridge, err, err_size);
 	if (rc)
 		return rc;
-	if (req->vmm_pid) {
-		rc = eg_proc_identify(req->vmm_pid, &nr.vmm, err, err_size);
+	if (spec->vmm_pid) {
+		rc = eg_proc_identify(spec->vmm_pid, &nr.vmm, err, err_size);
 		if (rc)
 			return rc;
 	}
 
-	for (size_t i = 0; i < req->n_bridge_sockets + req->n_vmm_sockets; i++) {
-		bool bridge = i < req->n_bridge_sockets;
-		const char *path =
-		    bridge ? req->bridge_sockets[i] : req->vmm_sockets[i - req->n_bridge_sockets];
+	for (size_t i = 0; i < spec->n_bridge_sockets + spec->n_vmm_sockets; i++) {
+		bool bridge = i < spec->n_bridge_sockets;
+		const char *path = bridge ? spec->bridge_sockets[i]
+					  : spec->vmm_sockets[i - spec->n_bridge_sockets];
 		struct endpoint_plan *p = &plan[(*np)];
 
 		memset(p, 0, sizeof(*p));
@@ -336,23 +356,23 @@ static int install(struct eg_runtime *rt, const struct eg_install_req *req,
 		if (rc)
 			return rc;
 	}
-	for (size_t i = 0; i < req->n_vsock; i++) {
+	for (size_t i = 0; i < spec->n_vsock; i++) {
 		struct endpoint_plan *p = &plan[(*np)++];
 
 		memset(p, 0, sizeof(*p));
 		p->map = EG_MAP_VSOCK_ENDPOINTS;
-		p->key.vsock = req->vsock[i];
+		eg_vsock_key_of(&spec->vsock[i], &p->key.vsock);
 		p->role = EG_ROLE_VMM;
-		snprintf(vsock_text[i], sizeof(vsock_text[i]), "vsock %u:%u", req->vsock[i].cid,
-			 req->vsock[i].port);
+		snprintf(vsock_text[i], sizeof(vsock_text[i]), "vsock %u:%u", spec->vsock[i].cid,
+			 spec->vsock[i].port);
 		p->text = vsock_text[i];
 		/* Registered, the host's own address would be guarded for every
 		 * process on this kernel, and no VMM's guest is ever there. */
-		if (eg_vsock_cid_never_guest(req->vsock[i].cid)) {
+		if (eg_vsock_cid_never_guest(spec->vsock[i].cid)) {
 			snprintf(err, err_size,
 				 "endpoint %s: CID %u is never a VMM's guest (0 is the hypervisor, "
 				 "2 the host, %u any): refused",
-				 p->text, req->vsock[i].cid, UINT32_MAX);
+				 p->text, spec->vsock[i].cid, UINT32_MAX);
 			return -EINVAL;
 		}
 		for (size_t j = 0; j + 1 < *np; j++)
@@ -362,14 +382,17 @@ static int install(struct eg_runtime *rt, const struct eg_install_req *req,
 				return -EINVAL;
 			}
 	}
-	for (size_t i = 0; i < req->n_service_addrs; i++) {
+	for (size_t i = 0; i < spec->n_service_addrs; i++) {
 		struct endpoint_plan *p = &plan[(*np)];
 
 		memset(p, 0, sizeof(*p));
 		p->map = EG_MAP_INET_ENDPOINTS;
 		p->role = EG_ROLE_SERVICE;
-		p->text = eg_inet_key_format(&req->service_addrs[i], inet_text[i]);
-		if (eg_inet_key_check(&req->service_addrs[i], &p->key.inet)) {
+		struct eg_inet_key given;
+
+		eg_inet_key_of(&spec->service_addrs[i], &given);
+		p->text = eg_inet_key_format(&given, inet_text[i]);
+		if (eg_inet_key_check(&given, &p->key.inet)) {
 			snprintf(err, err_size,
 				 "service address %s: not an IPv4/IPv6 unicast address", p->text);
 			return -EINVAL;
@@ -389,9 +412,9 @@ static int install(struct eg_runtime *rt, const struct eg_install_req *req,
 		return rc;
 	}
 	res->had_before = rc == 0;
-	res->kind = EG_INSTALL_NEW;
+	res->outcome = EG_INSTALLED_NEW;
 	if (res->had_before) {
-		rc = decide(&res->before, &nr, &res->kind, err, err_size);
+		rc = decide(&res->before, &nr, &res->outcome, err, err_size);
 		if (rc)
 			return rc;
 	}
@@ -405,9 +428,9 @@ static int install(struct eg_runtime *rt, const struct eg_install_req *req,
 	 * A move of the epoch carries the intent to cut the streams below it
 	 * in the same write, and an intent a killed writer left stays set
 	 * until this call has cut (loader/cut_intent.h). */
-	moved = res->kind == EG_INSTALL_REPLACED || res->kind == EG_INSTALL_REACTIVATED;
+	moved = res->outcome == EG_INSTALLED_REPLACED || res->outcome == EG_INSTALLED_REACTIVATED;
 	nr.cut_pending = moved || (res->had_before && res->before.cut_pending);
-	if (res->kind != EG_INSTALL_UNCHANGED) {
+	if (res->outcome != EG_INSTALLED_UNCHANGED) {
 		rc = eg_record_write(&rt->maps, &nr);
 		if (rc == -E2BIG) {
 			/* A new sandbox and every slot taken: the kernel's E2BIG
@@ -424,7 +447,7 @@ static int install(struct eg_runtime *rt, const struct eg_install_req *req,
 			return rc;
 		}
 	}
-	res->after = res->kind == EG_INSTALL_UNCHANGED ? res->before : nr;
+	res->after = res->outcome == EG_INSTALLED_UNCHANGED ? res->before : nr;
 	for (size_t i = 0; i < (*np); i++) {
 		rc = write_endpoint(rt, &plan[i], nr.sandbox, res, err, err_size);
 		if (rc)
@@ -445,14 +468,14 @@ static int install(struct eg_runtime *rt, const struct eg_install_req *req,
 	return 0;
 }
 
-int eg_install(struct eg_runtime *rt, const struct eg_install_req *req,
+int eg_install(struct eg_runtime *rt, const struct eg_install_spec *spec,
 	       struct eg_install_result *res, char *err, size_t err_size)
 {
 	struct endpoint_plan plan[PLAN_MAX];
 	size_t np = 0;
 	int rc;
 
-	rc = install(rt, req, res, plan, &np, err, err_size);
+	rc = install(rt, spec, res, plan, &np, err, err_size);
 	for (size_t i = 0; i < np; i++)
 		if (plan[i].holds_fd)
 			close(plan[i].fd);

@@ -92,19 +92,15 @@ void eg_record_from_kernel(const struct eg_exec_record *k, struct eg_record *out
 	}
 }
 
-const char *eg_install_kind_name(enum eg_install_kind k)
+const char *eg_install_outcome_name(enum eg_install_outcome o)
 {
-	switch (k) {
-	case EG_INSTALL_NEW:
-		return "installed";
-	case EG_INSTALL_REPLACED:
-		return "replaced";
-	case EG_INSTALL_REACTIVATED:
-		return "reactivated";
-	case EG_INSTALL_ACTIVATION:
-		return "activation-updated";
-	case EG_INSTALL_UNCHANGED:
-		return "unchanged";
-	}
-	return "unknown";
+	static const char *const names[] = {
+	    [EG_INSTALLED_NEW] = "new",
+	    [EG_INSTALLED_REPLACED] = "replaced",
+	    [EG_INSTALLED_REACTIVATED] = "reactivated",
+	    [EG_INSTALLED_ACTIVATION] = "activation",
+	    [EG_INSTALLED_UNCHANGED] = "unchanged",
+	};
+
+	return (unsigned)o < sizeof(names) / sizeof(names[0]) ? names[o] : "unknown";
 }

@@ -20,6 +20,7 @@
 #include "core/ids.h"
 #include "core/record.h"
 #include "execgate/abi.h"
+#include "execgate/execgate.h"
 #include "loader/maps.h"
 #include "loader/revoke.h"
 
@@ -45,33 +46,12 @@ uint64_t eg_boottime_ns(void);
 
 /* --- install / retire ----------------------------------------------------- */
 
-#define EG_INSTALL_MAX_ENDPOINTS 16
-
-struct eg_install_req {
-	struct eg_record
-	    id; /* sandbox, worker, pod_uid, substrate, generation, activation, ports */
-	pid_t bridge_pid;
-	pid_t vmm_pid; /* 0: no VMM process registered */
-	const char *bridge_sockets[EG_INSTALL_MAX_ENDPOINTS];
-	size_t n_bridge_sockets;
-	const char *vmm_sockets[EG_INSTALL_MAX_ENDPOINTS];
-	size_t n_vmm_sockets;
-	struct eg_vsock_key vsock[EG_INSTALL_MAX_ENDPOINTS]; /* VMM role (LSM tier) */
-	size_t n_vsock;
-	struct eg_inet_key service_addrs[EG_INSTALL_MAX_ENDPOINTS]; /* TCP tier */
-	size_t n_service_addrs;
-};
-
-enum eg_install_kind {
-	EG_INSTALL_NEW,		/* no record before: epoch 1 */
-	EG_INSTALL_REPLACED,	/* newer generation: epoch moved */
-	EG_INSTALL_REACTIVATED, /* record was retired: epoch moved */
-	EG_INSTALL_ACTIVATION,	/* same generation, newer attempt: epoch kept */
-	EG_INSTALL_UNCHANGED,	/* identical: record untouched, endpoints ensured */
-};
-
+/* An install takes the library's own struct eg_install_spec (execgate.h)
+ * and answers in the maps' terms: the records as written, and each
+ * revoker's counts and timings. lib/records.c gives the caller the public
+ * view of it (struct eg_install_report). */
 struct eg_install_result {
-	enum eg_install_kind kind;
+	enum eg_install_outcome outcome;
 	bool had_before;
 	struct eg_exec_record before, after;
 	unsigned endpoints_added;   /* paths and vsock addresses newly registered */
@@ -83,14 +63,15 @@ struct eg_install_result {
 	struct eg_revoke_report streams;
 };
 
-const char *eg_install_kind_name(enum eg_install_kind k);
+/* "new", "replaced", "reactivated", "activation", "unchanged". */
+const char *eg_install_outcome_name(enum eg_install_outcome o);
 
 /* 0, or: -ESTALE older than what is installed (or the same generation and
  * attempt with other processes); -EEXIST an endpoint belongs to another
  * active sandbox; -ESRCH / -EINVAL a process could not be identified;
  * -EINVAL a bad endpoint path. Nothing is written unless every check passed,
  * and the record is published before the endpoints that point at it. */
-int eg_install(struct eg_runtime *rt, const struct eg_install_req *req,
+int eg_install(struct eg_runtime *rt, const struct eg_install_spec *spec,
 	       struct eg_install_result *res, char *err, size_t err_size);
 
 /* Marks the record RETIRED and moves its epoch: every endpoint of the
