@@ -11,7 +11,8 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
-#include "core/route_cache.h"
+#include "client/retry.h"
+#include "client/route_cache.h"
 #include "core/signed_verdict.h"
 #include "helpers.h"
 

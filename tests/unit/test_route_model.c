@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Exhaustive interleavings of the route cache (issue 9 §4): two concurrent
  * refreshes and one late rejection, every atomic step a real call into
- * core/route_cache.c with real signed verdicts, every ordering explored.
+ * client/route_cache.c with real signed verdicts, every ordering explored.
  *
  * The world is the worked example. Sandbox S ran as execution 7 on worker
  * A (X7) and was restored on worker B (X8 = gen 8 act 1); the cache still
@@ -33,7 +33,8 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
-#include "core/route_cache.h"
+#include "client/retry.h"
+#include "client/route_cache.h"
 #include "core/signed_verdict.h"
 #include "helpers.h"
 
