@@ -146,11 +146,14 @@ Test(ids, identity_options)
 	cr_assert_eq(eg_identity_opt(&o, "substrate", "firecracker-k8s", err, sizeof(err)), 1);
 	cr_assert_eq(o.rec.substrate, EG_SUBSTRATE_FC_K8S);
 
-	cr_assert_eq(eg_identity_opt(&o, "profile-port", "8080/tcp", err, sizeof(err)), 1);
-	cr_assert_eq(eg_identity_opt(&o, "profile-port", "53/udp", err, sizeof(err)), 1);
-	cr_assert_eq(eg_identity_opt(&o, "profile-port", "53/udp", err, sizeof(err)), -EINVAL);
+	cr_assert_eq(eg_identity_opt(&o, "service-port", "8080/tcp", err, sizeof(err)), 1);
+	cr_assert_eq(eg_identity_opt(&o, "service-port", "53/udp", err, sizeof(err)), 1);
+	cr_assert_eq(eg_identity_opt(&o, "service-port", "53/udp", err, sizeof(err)), -EINVAL);
 	cr_assert_eq(o.rec.nports, 2);
 	cr_assert_eq(o.rec.ports[1].port, 53);
+	/* One name for the ServicePort profile: the old alias is no identity option. */
+	cr_assert_eq(eg_identity_opt(&o, "profile-port", "80/tcp", err, sizeof(err)), 0);
+	cr_assert_eq(o.rec.nports, 2);
 
 	cr_assert_eq(eg_identity_opt(&o, "retired-below", "8", err, sizeof(err)), 1);
 	cr_assert_eq(eg_identity_opts_finish(&o, EG_IDF_REQUIRED, err, sizeof(err)), -EINVAL);

@@ -25,8 +25,7 @@ static const struct {
     {"pod-uid", EG_IDF_POD_UID},
     {"substrate", EG_IDF_SUBSTRATE},
     {"retired-below", EG_IDF_RETIRED_BELOW},
-    {"profile-port", EG_IDF_PROFILE_PORT},
-    {"service-port", EG_IDF_PROFILE_PORT}, /* issue 10's name; profile-port stays */
+    {"service-port", EG_IDF_SERVICE_PORT},
 };
 #define NFLAGS (sizeof(flags) / sizeof(flags[0]))
 
@@ -79,7 +78,7 @@ int eg_identity_opt(struct eg_identity_opts *o, const char *name, const char *va
 		return 0;
 	if (!value)
 		value = "";
-	if ((o->seen & flag) && flag != EG_IDF_PROFILE_PORT)
+	if ((o->seen & flag) && flag != EG_IDF_SERVICE_PORT)
 		return bad(err, err_size, name, value, "given twice");
 
 	switch (flag) {
@@ -108,7 +107,7 @@ int eg_identity_opt(struct eg_identity_opts *o, const char *name, const char *va
 			ret = bad(err, err_size, name, value,
 				  "unknown substrate (firecracker-k8s, firecracker-host)");
 		break;
-	case EG_IDF_PROFILE_PORT: {
+	case EG_IDF_SERVICE_PORT: {
 		uint16_t port;
 		uint8_t proto;
 

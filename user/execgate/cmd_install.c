@@ -18,7 +18,6 @@ static const struct eg_opt install_opts[] = {
     EG_OPT("pod-uid", "UUID", "the pod UID (substrate firecracker-k8s)"),
     EG_OPT("substrate", "NAME", "firecracker-host (default) or firecracker-k8s"),
     EG_OPT_MANY("service-port", "PORT/tcp|udp", "a ServicePort the execution serves (TCP tier)"),
-    EG_OPT_MANY("profile-port", "N/tcp|udp", "the same as --service-port"),
     EG_OPT_MANY("service-addr", "IP",
 		"a guest address (IPv4 or IPv6) of the ServicePorts: connects to it need a "
 		"ServicePort grant"),
