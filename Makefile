@@ -69,7 +69,7 @@ CLIENT_LIB := $(BUILD)/libexecgate-client.a
 LIB := $(BUILD)/libexecgate.a
 SOLIB := $(BUILD)/libexecgate.so.$(VERSION)
 PCFILE := $(BUILD)/execgate.pc
-PUBLIC_HEADERS := include/execgate/execgate.h include/execgate/verdict.h include/execgate/abi.h include/execgate/connect.h
+PUBLIC_HEADERS := include/execgate/execgate.h include/execgate/verdict.h include/execgate/abi.h include/execgate/sizes.h include/execgate/connect.h
 BINS := $(BUILD)/execgate $(BUILD)/execgate-issue $(if $(DAEMON_OBJS),$(BUILD)/execgated)
 
 .PHONY: all deps check test-cli test-unit test-unit-san test-kernel vmtest bench fuzz \

@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include <execgate/abi.h>
+#include <execgate/sizes.h>
 #include <execgate/verdict.h>
 
 #ifdef __cplusplus
@@ -150,7 +151,7 @@ int eg_worker_revoke(struct eg_worker *w, pid_t pid, const __u8 sandbox[EG_ID_BY
 /* --- runtime records -------------------------------------------------------- */
 
 #define EG_WORKER_MAX_ENDPOINTS 16
-#define EG_WORKER_MAX_PORTS	8
+#define EG_WORKER_MAX_PORTS	EG_RECORD_MAX_PORTS
 
 struct eg_install_spec {
 	__u8 sandbox[EG_ID_BYTES];
@@ -410,8 +411,8 @@ int eg_worker_refresh(struct eg_worker *w, uint64_t *generation, char *err, size
  * when nothing is. */
 int eg_status_write(const char *pin_dir, const char *state_dir, FILE *out, bool json);
 
-/* Text forms used across the API, the CLI and the daemon. */
-#define EG_UUID_TEXT_LEN 37
+/* Text forms used across the API, the CLI and the daemon (EG_UUID_TEXT_LEN:
+ * sizes.h). */
 int eg_uuid_from_text(const char *text, __u8 out[EG_ID_BYTES]); /* 0 or -EINVAL */
 void eg_uuid_to_text(const __u8 id[EG_ID_BYTES], char out[EG_UUID_TEXT_LEN]);
 

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "execgate/sizes.h"
 
 #define EG_CAP_VERSION	1
 #define EG_CAP_BODY_LEN 120 /* everything before the signature */
@@ -15,7 +16,7 @@
 #define EG_CAP_MAX_TTL	120 /* seconds, expiry - issued_at */
 #define EG_CLOCK_SKEW	15  /* seconds, applied to expiry and not-before */
 #define EG_KEY_ID_LEN	8
-#define EG_ID_LEN	16
+#define EG_ID_LEN	EG_ID_BYTES
 
 /* Domain separation: what is signed is this context (with its NUL) followed
  * by the EG_CAP_BODY_LEN body bytes. */

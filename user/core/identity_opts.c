@@ -116,8 +116,13 @@ int eg_identity_opt(struct eg_identity_opts *o, const char *name, const char *va
 		for (unsigned i = 0; i < r->nports; i++)
 			if (r->ports[i].port == port && r->ports[i].proto == proto)
 				return bad(err, err_size, name, value, "given twice");
-		if (r->nports >= EG_RECORD_MAX_PORTS)
-			return bad(err, err_size, name, value, "too many ports (at most 8)");
+		if (r->nports >= EG_RECORD_MAX_PORTS) {
+			char why[64];
+
+			snprintf(why, sizeof(why), "too many ports (at most %d)",
+				 EG_RECORD_MAX_PORTS);
+			return bad(err, err_size, name, value, why);
+		}
 		r->ports[r->nports].port = port;
 		r->ports[r->nports].proto = proto;
 		r->nports++;

@@ -7,7 +7,6 @@
 #include <stdint.h>
 #include "core/capability.h"
 
-#define EG_UUID_TEXT_LEN   37 /* 36 chars + NUL */
 #define EG_KEY_ID_TEXT_LEN (2 * EG_KEY_ID_LEN + 1)
 
 /* Canonical 8-4-4-4-12 hex, either case. 0 or -EINVAL. */

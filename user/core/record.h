@@ -5,8 +5,7 @@
 
 #include <stdint.h>
 #include "core/capability.h"
-
-#define EG_RECORD_MAX_PORTS 8
+#include "execgate/sizes.h"
 
 struct eg_port_rule {
 	uint16_t port;

@@ -65,6 +65,15 @@ static void cuts_of(const struct eg_revoke_report *r, struct eg_stream_cuts *out
 	snprintf(out->error_text, sizeof(out->error_text), "%s", r->err);
 }
 
+/* Every port the API takes fits the core's record, and so the kernel's
+ * (loader/runtime.c asserts that one). */
+_Static_assert(sizeof(((struct eg_install_spec *)0)->ports) /
+		       sizeof(((struct eg_install_spec *)0)->ports[0]) ==
+		   sizeof(((struct eg_record *)0)->ports) / sizeof(struct eg_port_rule),
+	       "eg_install_spec and eg_record ports");
+_Static_assert(EG_WORKER_MAX_ENDPOINTS == EG_INSTALL_MAX_ENDPOINTS,
+	       "eg_install_spec and eg_install_req endpoints");
+
 static int spec_to_req(const struct eg_install_spec *spec, struct eg_install_req *req, char *err,
 		       size_t err_size)
 {
