@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/set_assoc.h"
 #include "core/keyset.h"
 #include "core/signed_verdict.h"
 #include "client/replay_set.h"
@@ -75,12 +76,11 @@ int eg_route_node_key_init(struct eg_node_key *k, const uint8_t worker[EG_ID_LEN
 struct eg_route_cache *eg_route_cache_new(size_t capacity, size_t per_second)
 {
 	struct eg_route_cache *c;
-	size_t cap = EG_ROUTE_WAYS, nbuckets;
+	size_t cap, nbuckets;
 
 	if (capacity > EG_ROUTE_MAX || per_second < 1 || per_second > EG_REPLAY_PER_SEC_MAX)
 		return NULL;
-	while (cap < capacity)
-		cap <<= 1;
+	cap = eg_set_assoc_capacity(capacity, EG_ROUTE_WAYS);
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
@@ -119,12 +119,7 @@ void eg_route_cache_free(struct eg_route_cache *c)
 /* The bucket of a sandbox, and the stripe lock that guards it. */
 static size_t bucket_of(const struct eg_route_cache *c, const uint8_t sandbox[EG_ID_LEN])
 {
-	uint8_t h[crypto_shorthash_BYTES];
-	uint64_t v;
-
-	crypto_shorthash(h, sandbox, EG_ID_LEN, c->key);
-	memcpy(&v, h, sizeof(v));
-	return v & c->mask;
+	return eg_set_assoc_bucket(c->key, sandbox, EG_ID_LEN, c->mask);
 }
 
 static pthread_mutex_t *stripe_of(struct eg_route_cache *c, size_t bucket)
@@ -143,25 +138,18 @@ static struct route_slot *find(struct eg_route_cache *c, size_t bucket,
 	return NULL;
 }
 
-/* 0 free, 1 expired, 2 live. */
-static int victim_rank(const struct route_slot *s, uint64_t now)
+/* A slot as the eviction order sees it (core/set_assoc.h): an entry whose
+ * authentication expired is dead. */
+static struct eg_way way_of(const struct route_slot *s, uint64_t now)
 {
-	if (!s->used)
-		return 0;
-	return now >= s->e.expiry ? 1 : 2;
-}
+	struct eg_way w = {.state = EG_WAY_FREE};
 
-static bool better_victim(const struct route_slot *a, const struct route_slot *b, uint64_t now)
-{
-	int ra = victim_rank(a, now), rb = victim_rank(b, now);
-
-	if (ra != rb)
-		return ra < rb;
-	if (ra == 0)
-		return false;
-	if (a->e.expiry != b->e.expiry)
-		return a->e.expiry < b->e.expiry;
-	return a->seq < b->seq;
+	if (s->used) {
+		w.state = now >= s->e.expiry ? EG_WAY_DEAD : EG_WAY_LIVE;
+		w.expiry = s->e.expiry;
+		w.seq = s->seq;
+	}
+	return w;
 }
 
 static bool route_eq(const struct eg_route *a, const struct eg_route *b)
@@ -198,11 +186,12 @@ int eg_route_cache_put(struct eg_route_cache *c, const uint8_t sandbox[EG_ID_LEN
 		}
 		s->e.expiry = expiry;
 	} else {
+		struct eg_way ways[EG_ROUTE_WAYS];
+
 		b = &c->slots[bucket * EG_ROUTE_WAYS];
-		s = &b[0];
-		for (int i = 1; i < EG_ROUTE_WAYS; i++)
-			if (better_victim(&b[i], s, now))
-				s = &b[i];
+		for (int i = 0; i < EG_ROUTE_WAYS; i++)
+			ways[i] = way_of(&b[i], now);
+		s = &b[eg_way_victim(ways, EG_ROUTE_WAYS)];
 		if (!s->used)
 			atomic_fetch_add(&c->count, 1);
 		s->used = true;
