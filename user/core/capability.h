@@ -115,6 +115,11 @@ enum eg_decode_err eg_cap_decode(const uint8_t *buf, size_t len, struct eg_capab
  * fit in size bytes). */
 enum eg_decode_err eg_cap_text_to_bin(const char *text, size_t len, uint8_t *buf, size_t size,
 				      size_t *bin_len);
+/* The text form of any byte string: unpadded base64url, NUL-terminated in
+ * out (size at least libsodium's sodium_base64_ENCODED_LEN(len,
+ * sodium_base64_VARIANT_URLSAFE_NO_PADDING)); returns the length without
+ * the NUL. eg_cap_text_to_bin reads it back. */
+size_t eg_b64url_encode(const uint8_t *raw, size_t len, char *out, size_t size);
 /* Decodes the text form (base64url, unpadded, optional trailing '\n' stripped
  * by the caller) into raw bytes, then eg_cap_decode. raw may be NULL. */
 enum eg_decode_err eg_cap_decode_text(const char *text, size_t len, struct eg_capability *out,
