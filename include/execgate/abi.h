@@ -28,7 +28,6 @@
 #define EG_MAX_ENDPOINTS 131072
 #define EG_MAX_GRANTS	 131072
 #define EG_EVENTS_BYTES	 (256 * 1024)
-#define EG_RECORD_PORTS	 EG_RECORD_MAX_PORTS
 
 #ifndef EG_STATIC_ASSERT
 #define EG_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
@@ -88,7 +87,7 @@ struct eg_exec_record {
 		__u16 port;
 		__u8 proto; /* IPPROTO_TCP / IPPROTO_UDP */
 		__u8 pad;
-	} ports[EG_RECORD_PORTS];
+	} ports[EG_RECORD_MAX_PORTS];
 };
 EG_STATIC_ASSERT(sizeof(struct eg_exec_record) == 168, "eg_exec_record size");
 /* The record's ports are stored in place: their number is map layout, and

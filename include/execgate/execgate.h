@@ -151,7 +151,6 @@ int eg_worker_revoke(struct eg_worker *w, pid_t pid, const __u8 sandbox[EG_ID_BY
 /* --- runtime records -------------------------------------------------------- */
 
 #define EG_WORKER_MAX_ENDPOINTS 16
-#define EG_WORKER_MAX_PORTS	EG_RECORD_MAX_PORTS
 
 struct eg_install_spec {
 	__u8 sandbox[EG_ID_BYTES];
@@ -171,7 +170,7 @@ struct eg_install_spec {
 	struct {
 		__u16 port;
 		__u8 proto; /* 6 tcp, 17 udp */
-	} ports[EG_WORKER_MAX_PORTS];
+	} ports[EG_RECORD_MAX_PORTS];
 	size_t n_ports;
 	/* The guest's ServicePort addresses (TCP tier): connects to them from
 	 * the attached cgroup need a ServicePort grant. family AF_INET or

@@ -65,7 +65,7 @@ static void put_record(struct text *t, const struct eg_exec_record *r)
 	put(t, ",");
 	put_proc(t, "vmm", &r->vmm);
 	put(t, ",\"ports\":[");
-	for (__u32 i = 0; i < r->nports && i < EG_RECORD_PORTS; i++)
+	for (__u32 i = 0; i < r->nports && i < EG_RECORD_MAX_PORTS; i++)
 		put(t, "%s{\"port\":%d,\"proto\":\"%s\"}", i ? "," : "", (int)r->ports[i].port,
 		    eg_proto_name(r->ports[i].proto));
 	put(t, "]}");

@@ -284,7 +284,7 @@ void eg_cli_print_service_profile(FILE *f, const struct eg_exec_record *r,
 	fprintf(f, "ports");
 	if (!r->nports)
 		fprintf(f, " none");
-	for (__u32 i = 0; i < r->nports && i < EG_RECORD_PORTS; i++)
+	for (__u32 i = 0; i < r->nports && i < EG_RECORD_MAX_PORTS; i++)
 		fprintf(f, "%s%u/%s", i ? "," : " ", r->ports[i].port,
 			eg_proto_name(r->ports[i].proto));
 	fprintf(f, " service-addrs");

@@ -76,7 +76,7 @@ static void spec_identity(struct eg_install_spec *s, const struct eg_record *r)
 	s->substrate = r->substrate;
 	s->generation = r->generation;
 	s->activation = r->activation;
-	for (size_t i = 0; i < r->nports && i < EG_WORKER_MAX_PORTS; i++) {
+	for (size_t i = 0; i < r->nports && i < EG_RECORD_MAX_PORTS; i++) {
 		s->ports[i].port = r->ports[i].port;
 		s->ports[i].proto = r->ports[i].proto;
 	}

@@ -10,7 +10,7 @@ json_t *eg_json_record(const struct eg_exec_record *r, const struct eg_inet_key 
 {
 	json_t *ports = json_array(), *o;
 
-	for (__u32 i = 0; i < r->nports && i < EG_RECORD_PORTS; i++)
+	for (__u32 i = 0; i < r->nports && i < EG_RECORD_MAX_PORTS; i++)
 		json_array_append_new(ports, json_pack("{s:i,s:s}", "port", (int)r->ports[i].port,
 						       "proto", eg_proto_name(r->ports[i].proto)));
 	o = json_pack(

@@ -79,10 +79,10 @@ static int spec_to_req(const struct eg_install_spec *spec, struct eg_install_req
 {
 	if (spec->n_bridge_sockets > EG_WORKER_MAX_ENDPOINTS ||
 	    spec->n_vmm_sockets > EG_WORKER_MAX_ENDPOINTS ||
-	    spec->n_vsock > EG_WORKER_MAX_ENDPOINTS || spec->n_ports > EG_WORKER_MAX_PORTS ||
+	    spec->n_vsock > EG_WORKER_MAX_ENDPOINTS || spec->n_ports > EG_RECORD_MAX_PORTS ||
 	    spec->n_service_addrs > EG_WORKER_MAX_ENDPOINTS) {
 		snprintf(err, err_size, "install: at most %d endpoints of each kind and %d ports",
-			 EG_WORKER_MAX_ENDPOINTS, EG_WORKER_MAX_PORTS);
+			 EG_WORKER_MAX_ENDPOINTS, EG_RECORD_MAX_PORTS);
 		return -EINVAL;
 	}
 	memset(req, 0, sizeof(*req));

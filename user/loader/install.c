@@ -295,7 +295,7 @@ static int install(struct eg_runtime *rt, const struct eg_install_req *req,
 	nr.activation = req->id.activation;
 	nr.substrate = req->id.substrate;
 	nr.epoch = 1;
-	for (size_t i = 0; i < req->id.nports && i < EG_RECORD_PORTS; i++) {
+	for (size_t i = 0; i < req->id.nports && i < EG_RECORD_MAX_PORTS; i++) {
 		nr.ports[i].port = req->id.ports[i].port;
 		nr.ports[i].proto = req->id.ports[i].proto;
 		nr.nports++;
