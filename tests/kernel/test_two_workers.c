@@ -349,12 +349,12 @@ static void manager(struct tw_worker *w, const char *token, const char *request,
 	m->pid = (pid_t)atoi(pid);
 }
 
-static void token_id(const char *token, uint8_t out[EG_ID_LEN])
+static void token_id(const char *token, uint8_t out[EG_ID_BYTES])
 {
 	struct eg_capability cap;
 
 	cr_assert_eq(eg_cap_decode_text(token, strlen(token), &cap, NULL), EG_DECODE_OK);
-	memcpy(out, cap.token_id, EG_ID_LEN);
+	memcpy(out, cap.token_id, EG_ID_BYTES);
 }
 
 static void node_key(struct tw_worker *w, struct eg_node_key *k)

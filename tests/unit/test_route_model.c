@@ -83,9 +83,9 @@ static struct test_key key_a, key_b;
 static struct eg_node_key node_key[2];
 static const struct eg_node_keys NODE_KEYS = {node_key, 2};
 
-static struct eg_route route_on(struct eg_route r, const uint8_t worker[EG_ID_LEN])
+static struct eg_route route_on(struct eg_route r, const uint8_t worker[EG_ID_BYTES])
 {
-	memcpy(r.worker, worker, EG_ID_LEN);
+	memcpy(r.worker, worker, EG_ID_BYTES);
 	return r;
 }
 
@@ -105,9 +105,10 @@ static void setup_keys(void)
 /* The worker named by r judges it; true: allowed. Otherwise out gets the
  * refusal the worker signs. */
 static bool worker_send(const struct world *w, const struct eg_route *r,
-			const uint8_t token[EG_ID_LEN], uint64_t issued_at, uint8_t out[EG_SV_LEN])
+			const uint8_t token[EG_ID_BYTES], uint64_t issued_at,
+			uint8_t out[EG_SV_LEN])
 {
-	bool on_b = memcmp(r->worker, WORKER_B, EG_ID_LEN) == 0;
+	bool on_b = memcmp(r->worker, WORKER_B, EG_ID_BYTES) == 0;
 	struct eg_signed_verdict v;
 
 	if (on_b && same_route(r, &w->runs_b))
@@ -116,9 +117,9 @@ static bool worker_send(const struct world *w, const struct eg_route *r,
 	v.version = EG_SV_VERSION;
 	v.verdict = EG_REFRESH_ROUTE;
 	memcpy(v.node_key_id, on_b ? key_b.kid : key_a.kid, EG_KEY_ID_LEN);
-	memcpy(v.token_id, token, EG_ID_LEN);
-	memcpy(v.sandbox, SANDBOX_S, EG_ID_LEN);
-	memcpy(v.worker, r->worker, EG_ID_LEN);
+	memcpy(v.token_id, token, EG_ID_BYTES);
+	memcpy(v.sandbox, SANDBOX_S, EG_ID_BYTES);
+	memcpy(v.worker, r->worker, EG_ID_BYTES);
 	v.issued_at = issued_at;
 	if (on_b) {
 		v.reason = r->generation != w->runs_b.generation ? EG_REASON_GENERATION_MISMATCH
@@ -133,9 +134,9 @@ static bool worker_send(const struct world *w, const struct eg_route *r,
 	return false;
 }
 
-static void token_of(uint8_t token[EG_ID_LEN], int op, unsigned attempt)
+static void token_of(uint8_t token[EG_ID_BYTES], int op, unsigned attempt)
 {
-	memset(token, 0x5a, EG_ID_LEN);
+	memset(token, 0x5a, EG_ID_BYTES);
 	token[0] = (uint8_t)(0x70 + op);
 	token[1] = (uint8_t)attempt;
 }

@@ -62,12 +62,12 @@ const char *eg_route_outcome_name(enum eg_route_outcome o)
 	return (unsigned)o < EG_ROUTE__COUNT ? outcome_names[o] : "unknown";
 }
 
-int eg_route_node_key_init(struct eg_node_key *k, const uint8_t worker[EG_ID_LEN],
+int eg_route_node_key_init(struct eg_node_key *k, const uint8_t worker[EG_ID_BYTES],
 			   const uint8_t pk[crypto_sign_PUBLICKEYBYTES])
 {
-	if (sodium_is_zero(worker, EG_ID_LEN) || eg_key_check(pk) != EG_KEY_OK)
+	if (sodium_is_zero(worker, EG_ID_BYTES) || eg_key_check(pk) != EG_KEY_OK)
 		return -EINVAL;
-	memcpy(k->worker, worker, EG_ID_LEN);
+	memcpy(k->worker, worker, EG_ID_BYTES);
 	memcpy(k->pk, pk, sizeof(k->pk));
 	eg_key_id(pk, k->kid);
 	return 0;
@@ -117,9 +117,9 @@ void eg_route_cache_free(struct eg_route_cache *c)
 }
 
 /* The bucket of a sandbox, and the stripe lock that guards it. */
-static size_t bucket_of(const struct eg_route_cache *c, const uint8_t sandbox[EG_ID_LEN])
+static size_t bucket_of(const struct eg_route_cache *c, const uint8_t sandbox[EG_ID_BYTES])
 {
-	return eg_set_assoc_bucket(c->key, sandbox, EG_ID_LEN, c->mask);
+	return eg_set_assoc_bucket(c->key, sandbox, EG_ID_BYTES, c->mask);
 }
 
 static pthread_mutex_t *stripe_of(struct eg_route_cache *c, size_t bucket)
@@ -128,12 +128,12 @@ static pthread_mutex_t *stripe_of(struct eg_route_cache *c, size_t bucket)
 }
 
 static struct route_slot *find(struct eg_route_cache *c, size_t bucket,
-			       const uint8_t sandbox[EG_ID_LEN])
+			       const uint8_t sandbox[EG_ID_BYTES])
 {
 	struct route_slot *b = &c->slots[bucket * EG_ROUTE_WAYS];
 
 	for (int i = 0; i < EG_ROUTE_WAYS; i++)
-		if (b[i].used && memcmp(b[i].e.sandbox, sandbox, EG_ID_LEN) == 0)
+		if (b[i].used && memcmp(b[i].e.sandbox, sandbox, EG_ID_BYTES) == 0)
 			return &b[i];
 	return NULL;
 }
@@ -154,8 +154,8 @@ static struct eg_way way_of(const struct route_slot *s, uint64_t now)
 
 static bool route_eq(const struct eg_route *a, const struct eg_route *b)
 {
-	return memcmp(a->worker, b->worker, EG_ID_LEN) == 0 &&
-	       memcmp(a->pod_uid, b->pod_uid, EG_ID_LEN) == 0 && a->substrate == b->substrate &&
+	return memcmp(a->worker, b->worker, EG_ID_BYTES) == 0 &&
+	       memcmp(a->pod_uid, b->pod_uid, EG_ID_BYTES) == 0 && a->substrate == b->substrate &&
 	       a->generation == b->generation && a->activation == b->activation;
 }
 
@@ -164,7 +164,7 @@ static uint64_t next_version(struct eg_route_cache *c)
 	return atomic_fetch_add(&c->version, 1) + 1;
 }
 
-int eg_route_cache_put(struct eg_route_cache *c, const uint8_t sandbox[EG_ID_LEN],
+int eg_route_cache_put(struct eg_route_cache *c, const uint8_t sandbox[EG_ID_BYTES],
 		       const struct eg_route *route, uint64_t expiry, uint64_t now,
 		       struct eg_route_entry *out)
 {
@@ -172,7 +172,7 @@ int eg_route_cache_put(struct eg_route_cache *c, const uint8_t sandbox[EG_ID_LEN
 	pthread_mutex_t *lock;
 	struct route_slot *s, *b;
 
-	if (sodium_is_zero(sandbox, EG_ID_LEN) || sodium_is_zero(route->worker, EG_ID_LEN) ||
+	if (sodium_is_zero(sandbox, EG_ID_BYTES) || sodium_is_zero(route->worker, EG_ID_BYTES) ||
 	    expiry <= now)
 		return -EINVAL;
 	bucket = bucket_of(c, sandbox);
@@ -195,7 +195,7 @@ int eg_route_cache_put(struct eg_route_cache *c, const uint8_t sandbox[EG_ID_LEN
 		if (!s->used)
 			atomic_fetch_add(&c->count, 1);
 		s->used = true;
-		memcpy(s->e.sandbox, sandbox, EG_ID_LEN);
+		memcpy(s->e.sandbox, sandbox, EG_ID_BYTES);
 		s->e.route = *route;
 		s->e.version = next_version(c);
 		s->e.expiry = expiry;
@@ -207,8 +207,8 @@ int eg_route_cache_put(struct eg_route_cache *c, const uint8_t sandbox[EG_ID_LEN
 	return 0;
 }
 
-int eg_route_cache_lookup(struct eg_route_cache *c, const uint8_t sandbox[EG_ID_LEN], uint64_t now,
-			  struct eg_route_entry *out)
+int eg_route_cache_lookup(struct eg_route_cache *c, const uint8_t sandbox[EG_ID_BYTES],
+			  uint64_t now, struct eg_route_entry *out)
 {
 	size_t bucket = bucket_of(c, sandbox);
 	pthread_mutex_t *lock = stripe_of(c, bucket);
@@ -227,7 +227,7 @@ int eg_route_cache_lookup(struct eg_route_cache *c, const uint8_t sandbox[EG_ID_
 	return err;
 }
 
-int eg_route_cache_forget(struct eg_route_cache *c, const uint8_t sandbox[EG_ID_LEN])
+int eg_route_cache_forget(struct eg_route_cache *c, const uint8_t sandbox[EG_ID_BYTES])
 {
 	size_t bucket = bucket_of(c, sandbox);
 	pthread_mutex_t *lock = stripe_of(c, bucket);
@@ -270,11 +270,11 @@ static enum eg_route_outcome replay_check_and_add(struct eg_route_cache *c, cons
 
 static const struct eg_node_key *node_key_find(const struct eg_node_keys *nk,
 					       const uint8_t kid[EG_KEY_ID_LEN],
-					       const uint8_t worker[EG_ID_LEN])
+					       const uint8_t worker[EG_ID_BYTES])
 {
 	for (size_t i = 0; nk && i < nk->n; i++)
 		if (memcmp(nk->keys[i].kid, kid, EG_KEY_ID_LEN) == 0 &&
-		    memcmp(nk->keys[i].worker, worker, EG_ID_LEN) == 0)
+		    memcmp(nk->keys[i].worker, worker, EG_ID_BYTES) == 0)
 			return &nk->keys[i];
 	return NULL;
 }
@@ -308,15 +308,15 @@ static enum eg_route_outcome check_verdict(struct eg_route_cache *c, const uint8
 		return EG_ROUTE_IGNORED_BAD_SIGNATURE;
 	if (v.verdict != EG_REFRESH_ROUTE)
 		return EG_ROUTE_IGNORED_NOT_REFRESH;
-	if (memcmp(v.sandbox, e->sandbox, EG_ID_LEN) ||
-	    memcmp(v.token_id, rj->token_id, EG_ID_LEN) ||
-	    memcmp(v.worker, e->route.worker, EG_ID_LEN))
+	if (memcmp(v.sandbox, e->sandbox, EG_ID_BYTES) ||
+	    memcmp(v.token_id, rj->token_id, EG_ID_BYTES) ||
+	    memcmp(v.worker, e->route.worker, EG_ID_BYTES))
 		return EG_ROUTE_IGNORED_MISMATCH;
 	/* The first test bounds issued_at by now, so the second cannot wrap. */
 	if (v.issued_at > now + EG_CLOCK_SKEW ||
 	    v.issued_at + EG_ROUTE_VERDICT_MAX_AGE + EG_CLOCK_SKEW < now)
 		return EG_ROUTE_IGNORED_STALE;
-	if (sodium_is_zero(fresh->worker, EG_ID_LEN) || route_older(fresh, &e->route))
+	if (sodium_is_zero(fresh->worker, EG_ID_BYTES) || route_older(fresh, &e->route))
 		return EG_ROUTE_IGNORED_BAD_FRESH;
 	return replay_check_and_add(c, raw, v.issued_at);
 }

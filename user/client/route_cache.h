@@ -46,15 +46,15 @@
 
 /* The route identity a front end sends an operation to. */
 struct eg_route {
-	uint8_t worker[EG_ID_LEN];
-	uint8_t pod_uid[EG_ID_LEN]; /* all-zero outside Kubernetes */
-	uint8_t substrate;	    /* enum eg_substrate */
+	uint8_t worker[EG_ID_BYTES];
+	uint8_t pod_uid[EG_ID_BYTES]; /* all-zero outside Kubernetes */
+	uint8_t substrate;	      /* enum eg_substrate */
 	uint64_t generation;
 	uint32_t activation;
 };
 
 struct eg_route_entry {
-	uint8_t sandbox[EG_ID_LEN];
+	uint8_t sandbox[EG_ID_BYTES];
 	struct eg_route route;
 	uint64_t version; /* >= 1; 0 means "no entry" in outputs */
 	uint64_t expiry;  /* authentication expiry, unix seconds: valid while now < expiry */
@@ -62,15 +62,15 @@ struct eg_route_entry {
 
 /* What one operation used and was refused on. */
 struct eg_route_attempt {
-	struct eg_route_entry entry; /* as eg_route_cache_lookup returned it */
-	uint8_t token_id[EG_ID_LEN]; /* the capability the operation carried */
+	struct eg_route_entry entry;   /* as eg_route_cache_lookup returned it */
+	uint8_t token_id[EG_ID_BYTES]; /* the capability the operation carried */
 };
 
 /* Node public keys of the workers, each bound to the worker id it speaks
  * for: a key of worker B cannot vouch for a verdict naming worker A. A
  * worker may have several keys (rotation). */
 struct eg_node_key {
-	uint8_t worker[EG_ID_LEN];
+	uint8_t worker[EG_ID_BYTES];
 	uint8_t kid[EG_KEY_ID_LEN];
 	uint8_t pk[crypto_sign_PUBLICKEYBYTES];
 };
@@ -82,7 +82,7 @@ struct eg_node_keys {
 
 /* Fills k from a worker id and a public key (kid computed). 0, or -EINVAL
  * for a zero worker id or a key eg_key_check refuses. */
-int eg_route_node_key_init(struct eg_node_key *k, const uint8_t worker[EG_ID_LEN],
+int eg_route_node_key_init(struct eg_node_key *k, const uint8_t worker[EG_ID_BYTES],
 			   const uint8_t pk[crypto_sign_PUBLICKEYBYTES]);
 
 /* Stable: the names appear in logs. */
@@ -121,15 +121,15 @@ void eg_route_cache_free(struct eg_route_cache *c);
  * with expiry (the authentication's). The same route keeps its version (only
  * the expiry moves); another route gets a new version. out (may be NULL)
  * gets the entry. 0, or -EINVAL (zero sandbox or worker, expiry <= now). */
-int eg_route_cache_put(struct eg_route_cache *c, const uint8_t sandbox[EG_ID_LEN],
+int eg_route_cache_put(struct eg_route_cache *c, const uint8_t sandbox[EG_ID_BYTES],
 		       const struct eg_route *route, uint64_t expiry, uint64_t now,
 		       struct eg_route_entry *out);
 /* 0 and a copy in out; -ENOENT (no entry); -EKEYEXPIRED (authentication
  * expired: authenticate again; out untouched). */
-int eg_route_cache_lookup(struct eg_route_cache *c, const uint8_t sandbox[EG_ID_LEN], uint64_t now,
-			  struct eg_route_entry *out);
+int eg_route_cache_lookup(struct eg_route_cache *c, const uint8_t sandbox[EG_ID_BYTES],
+			  uint64_t now, struct eg_route_entry *out);
 /* 0 or -ENOENT. */
-int eg_route_cache_forget(struct eg_route_cache *c, const uint8_t sandbox[EG_ID_LEN]);
+int eg_route_cache_forget(struct eg_route_cache *c, const uint8_t sandbox[EG_ID_BYTES]);
 
 /* The refusal of `rejected` came with `verdict` (len bytes, NULL/0 when
  * none came); `fresh` is the sandbox's current execution as the control

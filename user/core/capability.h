@@ -16,7 +16,6 @@
 #define EG_CAP_MAX_TTL	120 /* seconds, expiry - issued_at */
 #define EG_CLOCK_SKEW	15  /* seconds, applied to expiry and not-before */
 #define EG_KEY_ID_LEN	8
-#define EG_ID_LEN	EG_ID_BYTES
 
 /* Domain separation: what is signed is this context (with its NUL) followed
  * by the EG_CAP_BODY_LEN body bytes. */
@@ -75,10 +74,10 @@ struct eg_capability {
 	uint8_t proto;	   /* enum eg_proto; NONE iff port == 0 */
 	uint16_t port;
 	uint8_t key_id[EG_KEY_ID_LEN];
-	uint8_t token_id[EG_ID_LEN];
-	uint8_t sandbox[EG_ID_LEN];
-	uint8_t worker[EG_ID_LEN];
-	uint8_t pod_uid[EG_ID_LEN]; /* all-zero outside Kubernetes */
+	uint8_t token_id[EG_ID_BYTES];
+	uint8_t sandbox[EG_ID_BYTES];
+	uint8_t worker[EG_ID_BYTES];
+	uint8_t pod_uid[EG_ID_BYTES]; /* all-zero outside Kubernetes */
 	uint64_t generation;
 	uint32_t activation;
 	uint32_t scope;	    /* enum eg_scope bits */

@@ -35,7 +35,7 @@ static int bad(char *err, size_t err_size, const char *name, const char *value, 
 	return -EINVAL;
 }
 
-static int parse_uuid(const char *name, const char *value, uint8_t out[EG_ID_LEN], bool nonzero,
+static int parse_uuid(const char *name, const char *value, uint8_t out[EG_ID_BYTES], bool nonzero,
 		      char *err, size_t err_size)
 {
 	if (eg_uuid_parse(value, out) != 0)

@@ -13,9 +13,9 @@ struct eg_port_rule {
 };
 
 struct eg_record {
-	uint8_t sandbox[EG_ID_LEN];
-	uint8_t worker[EG_ID_LEN];
-	uint8_t pod_uid[EG_ID_LEN];
+	uint8_t sandbox[EG_ID_BYTES];
+	uint8_t worker[EG_ID_BYTES];
+	uint8_t pod_uid[EG_ID_BYTES];
 	uint8_t substrate;
 	uint64_t generation;
 	uint32_t activation;

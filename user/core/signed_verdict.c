@@ -114,8 +114,8 @@ enum eg_sv_err eg_sv_decode(const uint8_t *b, size_t len, struct eg_signed_verdi
 		return EG_SV_BAD_RECORD;
 	if (!all_zero(b + OFF_RESERVED, 4))
 		return EG_SV_BAD_RESERVED;
-	if (all_zero(v.token_id, EG_ID_LEN) || all_zero(v.sandbox, EG_ID_LEN) ||
-	    all_zero(v.worker, EG_ID_LEN))
+	if (all_zero(v.token_id, EG_ID_BYTES) || all_zero(v.sandbox, EG_ID_BYTES) ||
+	    all_zero(v.worker, EG_ID_BYTES))
 		return EG_SV_ZERO_ID;
 	*out = v;
 	return EG_SV_OK;
