@@ -4,6 +4,8 @@
 #   user/core/*.c    pure logic (codec, comparator, caches), no kernel I/O
 #   user/frontend/*.c front-end plumbing (option parser), linked into the
 #                    programs only, never into libexecgate
+#   user/client/*.c  a front end's side (route cache, replay set, retry
+#                    policy): libexecgate-client.a, never in the worker
 #   user/loader/*.c  kernel I/O (maps, probes, /proc, pins)
 #   user/lib/*.c     the public worker handle (include/execgate/execgate.h)
 #   user/execgate/   the loader CLI; user/issue/ the issuing CLI
@@ -53,10 +55,12 @@ BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/include/%.skel.h,$(BPF_SRCS))
 
 CORE_SRCS := $(wildcard user/core/*.c)
+CLIENT_SRCS := $(wildcard user/client/*.c)
 FRONTEND_SRCS := $(wildcard user/frontend/*.c)
 LOADER_SRCS := $(wildcard user/loader/*.c)
 WORKER_SRCS := $(wildcard user/lib/*.c)
 CORE_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(CORE_SRCS))
+CLIENT_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(CLIENT_SRCS))
 FRONTEND_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(FRONTEND_SRCS))
 LOADER_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(LOADER_SRCS))
 WORKER_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(WORKER_SRCS))
@@ -68,19 +72,21 @@ KTEST_SRCS := $(wildcard tests/kernel/*.c)
 BENCH_SRCS := $(wildcard tests/bench/*.c)
 
 CORE_LIB := $(BUILD)/libexecgate-core.a
+CLIENT_LIB := $(BUILD)/libexecgate-client.a
 LIB := $(BUILD)/libexecgate.a
 SOLIB := $(BUILD)/libexecgate.so.$(VERSION)
 PCFILE := $(BUILD)/execgate.pc
 # The installed API. include/execgate/abi.h (the maps' layout) and the
 # *_abi.h next to it are internal: never installed, never included here.
 PUBLIC_HEADERS := include/execgate/execgate.h include/execgate/verdict.h include/execgate/types.h \
-	include/execgate/connect.h include/execgate/admin.h include/execgate/text.h
+	include/execgate/sizes.h include/execgate/connect.h include/execgate/admin.h \
+	include/execgate/text.h
 BINS := $(BUILD)/execgate $(BUILD)/execgate-issue $(if $(DAEMON_OBJS),$(BUILD)/execgated)
 
 .PHONY: all deps check test-cli test-unit test-unit-san test-kernel vmtest bench fuzz \
 	fuzz-smoke demo install format format-check clean
 
-all: $(BINS) $(LIB) $(SOLIB) $(PCFILE) $(CORE_LIB)
+all: $(BINS) $(LIB) $(SOLIB) $(PCFILE) $(CORE_LIB) $(CLIENT_LIB)
 
 deps: $(DEPS_STAMP)
 $(DEPS_STAMP): scripts/setup-deps.sh
@@ -110,6 +116,11 @@ $(BUILD)/obj/frontend/%.o: user/frontend/%.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(PIC) $(WARN) -MMD -MP -c $< -o $@
 
+# So is the client side: core and libsodium only.
+$(BUILD)/obj/client/%.o: user/client/%.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(PIC) $(WARN) -MMD -MP -c $< -o $@
+
 # The issuing tool is core-only as well: no skeletons, no libbpf.
 $(BUILD)/obj/issue/%.o: user/issue/%.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
@@ -120,6 +131,13 @@ $(BUILD)/obj/%.o: user/%.c $(SKELS) | $(DEPS_STAMP)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(PIC) $(WARN) -MMD -MP -c $< -o $@
 
 $(CORE_LIB): $(CORE_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@
+	ar rcs $@ $^
+
+# libexecgate-client.a: what a front end links beside the core (the demo,
+# the tests); not part of libexecgate.
+$(CLIENT_LIB): $(CLIENT_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@
 	ar rcs $@ $^
@@ -158,18 +176,19 @@ $(BUILD)/execgate-issue: $(ISSUE_OBJS) $(FRONTEND_OBJS) $(CORE_LIB)
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
 # --- tests -------------------------------------------------------------------
-# Unit tests cover the pure core only: no root, no BPF.
-$(BUILD)/test-unit: $(UNIT_SRCS) $(FRONTEND_OBJS) $(CORE_LIB) $(wildcard tests/unit/*.h) | $(DEPS_STAMP)
-	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(WARN) -o $@ $(UNIT_SRCS) $(FRONTEND_OBJS) $(CORE_LIB) -lcriterion -ljansson -lsodium
+# Unit tests cover the pure core, the front ends' plumbing and the client
+# side: no root, no BPF.
+$(BUILD)/test-unit: $(UNIT_SRCS) $(FRONTEND_OBJS) $(CLIENT_LIB) $(CORE_LIB) $(wildcard tests/unit/*.h) | $(DEPS_STAMP)
+	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(WARN) -o $@ $(UNIT_SRCS) $(FRONTEND_OBJS) $(CLIENT_LIB) $(CORE_LIB) -lcriterion -ljansson -lsodium
 
 # Pure core + unit tests again under ASan/UBSan; built separately so that the
 # sanitizer runtime never reaches the installed binaries.
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-$(BUILD)/test-unit-san: $(UNIT_SRCS) $(FRONTEND_SRCS) $(CORE_SRCS) $(wildcard tests/unit/*.h) | $(DEPS_STAMP)
-	$(CLANG) $(CPPFLAGS) -Itests $(SAN_FLAGS) $(WARN) -o $@ $(UNIT_SRCS) $(FRONTEND_SRCS) $(CORE_SRCS) -lcriterion -ljansson -lsodium
+$(BUILD)/test-unit-san: $(UNIT_SRCS) $(FRONTEND_SRCS) $(CLIENT_SRCS) $(CORE_SRCS) $(wildcard tests/unit/*.h) | $(DEPS_STAMP)
+	$(CLANG) $(CPPFLAGS) -Itests $(SAN_FLAGS) $(WARN) -o $@ $(UNIT_SRCS) $(FRONTEND_SRCS) $(CLIENT_SRCS) $(CORE_SRCS) -lcriterion -ljansson -lsodium
 
-$(BUILD)/test-kernel: $(KTEST_SRCS) $(LIB) $(wildcard tests/kernel/*.h) $(BINS) | $(DEPS_STAMP)
-	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(WARN) -o $@ $(KTEST_SRCS) $(LIB) -lcriterion $(LDLIBS)
+$(BUILD)/test-kernel: $(KTEST_SRCS) $(CLIENT_LIB) $(LIB) $(wildcard tests/kernel/*.h) $(BINS) | $(DEPS_STAMP)
+	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(WARN) -o $@ $(KTEST_SRCS) $(CLIENT_LIB) $(LIB) -lcriterion $(LDLIBS)
 
 $(BUILD)/fuzz-admission: tests/fuzz/fuzz_admission.c $(CORE_SRCS) | $(DEPS_STAMP)
 	$(CLANG) $(CPPFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined $(WARN) -o $@ $< $(CORE_SRCS) -lsodium

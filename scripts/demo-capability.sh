@@ -119,9 +119,9 @@ check "cap for sandbox S" "deny: sandbox-mismatch" "A (runs T)" -- \
 check "terminal with a file.read,exec cap" "deny: scope-not-allowed" "A (runs 7)" -- \
 	"${ON_A[@]}" --need terminal "$CAP7"
 check "ServicePort 8080/tcp, in profile" "allow" "A (serves 8080/tcp)" -- \
-	"${ON_A[@]}" --profile-port 8080/tcp --port 8080/tcp "$CAPPORT"
+	"${ON_A[@]}" --service-port 8080/tcp --port 8080/tcp "$CAPPORT"
 check "ServicePort 8080/tcp, not in profile" "deny: port-not-allowed" "A (serves 9090/tcp)" -- \
-	"${ON_A[@]}" --profile-port 9090/tcp --port 8080/tcp "$CAPPORT"
+	"${ON_A[@]}" --service-port 9090/tcp --port 8080/tcp "$CAPPORT"
 say
 
 say "== the same check, machine-readable (--json, token read from stdin) =="

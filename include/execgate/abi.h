@@ -17,8 +17,8 @@
 #include <linux/types.h>
 #include <linux/bpf.h>
 #endif
+#include <execgate/sizes.h>
 
-#define EG_ID_BYTES	 16
 #define EG_UNIX_PATH_MAX 108 /* sizeof(sockaddr_un.sun_path) */
 #define EG_COMM_LEN	 16
 #define EG_USER_HZ	 100 /* /proc/PID/stat start_time unit */
@@ -28,7 +28,6 @@
 #define EG_MAX_ENDPOINTS 131072
 #define EG_MAX_GRANTS	 131072
 #define EG_EVENTS_BYTES	 (256 * 1024)
-#define EG_RECORD_PORTS	 8 /* == EG_RECORD_MAX_PORTS of the core */
 
 #ifndef EG_STATIC_ASSERT
 #define EG_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
@@ -88,9 +87,15 @@ struct eg_exec_record {
 		__u16 port;
 		__u8 proto; /* IPPROTO_TCP / IPPROTO_UDP */
 		__u8 pad;
-	} ports[EG_RECORD_PORTS];
+	} ports[EG_RECORD_MAX_PORTS];
 };
 EG_STATIC_ASSERT(sizeof(struct eg_exec_record) == 168, "eg_exec_record size");
+/* The record's ports are stored in place: their number is map layout, and
+ * the core's and the API's records (sizes.h) hold exactly as many. */
+EG_STATIC_ASSERT(sizeof(((struct eg_exec_record *)0)->ports) ==
+		     EG_RECORD_MAX_PORTS * sizeof(struct eg_port),
+		 "eg_exec_record ports");
+EG_STATIC_ASSERT(EG_RECORD_MAX_PORTS == 8, "a new port count is a new map layout");
 
 enum eg_endpoint_role {
 	EG_ROLE_BRIDGE = 1, /* the bridge's listener: needs a live grant */

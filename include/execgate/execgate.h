@@ -34,6 +34,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include <execgate/sizes.h>
 #include <execgate/types.h>
 #include <execgate/verdict.h>
 
@@ -164,7 +165,7 @@ struct eg_install_spec {
 	size_t n_vmm_sockets;
 	struct eg_vsock_addr vsock[EG_WORKER_MAX_ENDPOINTS];
 	size_t n_vsock;
-	struct eg_service_port ports[EG_WORKER_MAX_PORTS];
+	struct eg_service_port ports[EG_RECORD_MAX_PORTS];
 	size_t n_ports;
 	/* The guest's ServicePort addresses (TCP tier): connects to them from
 	 * the attached cgroup need a ServicePort grant. */
@@ -406,8 +407,8 @@ int eg_worker_refresh(struct eg_worker *w, uint64_t *generation, char *err, size
  * when nothing is. */
 int eg_status_write(const char *pin_dir, const char *state_dir, FILE *out, bool json);
 
-/* Text forms used across the API, the CLI and the daemon. */
-#define EG_UUID_TEXT_LEN 37
+/* Text forms used across the API, the CLI and the daemon (EG_UUID_TEXT_LEN:
+ * sizes.h). */
 int eg_uuid_from_text(const char *text, uint8_t out[EG_ID_BYTES]); /* 0 or -EINVAL */
 void eg_uuid_to_text(const uint8_t id[EG_ID_BYTES], char out[EG_UUID_TEXT_LEN]);
 

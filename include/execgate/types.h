@@ -12,18 +12,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <execgate/sizes.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Sandbox, worker, pod and token ids: 16 bytes (a UUID). */
-#define EG_ID_BYTES 16
-
 /* At most this many endpoints of each kind per sandbox in an install, and
  * this many ServicePorts. */
 #define EG_WORKER_MAX_ENDPOINTS 16
-#define EG_WORKER_MAX_PORTS	8
 
 /* A process: (tgid, start time, executable dev+inode), the identity the
  * kernel compares. tgid is in the initial PID namespace; start_boottime_ns
@@ -59,7 +56,7 @@ struct eg_runtime_record {
 	struct eg_process bridge; /* the only process a VMM socket admits */
 	struct eg_process vmm;	  /* the expected listener of VMM sockets */
 	size_t n_ports;
-	struct eg_service_port ports[EG_WORKER_MAX_PORTS];
+	struct eg_service_port ports[EG_RECORD_MAX_PORTS];
 };
 
 /* A grant written by an admit: process `proc` may connect to the bridge

@@ -5,7 +5,7 @@
 
 DEMO_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(wildcard user/demo/*.c))
 
-$(BUILD)/execgate-demo: $(DEMO_OBJS) $(FRONTEND_OBJS) $(LIB)
+$(BUILD)/execgate-demo: $(DEMO_OBJS) $(FRONTEND_OBJS) $(CLIENT_LIB) $(LIB)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 # demo.sh runs the two-worker part with these; tests/kernel/test_two_workers.c

@@ -6,7 +6,7 @@
 # pattern to copy.
 LAYERS_FRONTENDS := user/execgate user/daemon user/bridge user/demo
 LAYERS_ALLOWED := user/demo/frontend.c:core/capability.h user/demo/frontend.c:core/keyset.h \
-	user/demo/frontend.c:core/route_cache.h user/demo/frontend.c:core/signed_verdict.h
+	user/demo/frontend.c:core/signed_verdict.h
 LAYERS_SRCS := $(wildcard $(addsuffix /*.[ch],$(LAYERS_FRONTENDS)))
 
 $(BUILD)/.layers-ok: $(LAYERS_SRCS) scripts/make/layers.mk

@@ -99,8 +99,8 @@ int main(void)
 	memset(&cap, 0, sizeof(cap));
 	cap.version = EG_CAP_VERSION;
 	cap.substrate = EG_SUBSTRATE_FC_HOST;
-	randombytes_buf(cap.sandbox, EG_ID_LEN);
-	randombytes_buf(cap.worker, EG_ID_LEN);
+	randombytes_buf(cap.sandbox, EG_ID_BYTES);
+	randombytes_buf(cap.worker, EG_ID_BYTES);
 	cap.generation = 7;
 	cap.activation = 1;
 	cap.scope = EG_SCOPE_FILE_READ | EG_SCOPE_EXEC;
@@ -108,15 +108,15 @@ int main(void)
 	cap.expiry = t0 + EG_CAP_MAX_TTL;
 	eg_key_id(pk, cap.key_id);
 	for (size_t i = 0; i < NTOKENS; i++) {
-		randombytes_buf(cap.token_id, EG_ID_LEN);
+		randombytes_buf(cap.token_id, EG_ID_BYTES);
 		eg_cap_encode_body(&cap, tokens[i]);
 		eg_cap_signed_message(tokens[i], msgs[i]);
 		crypto_sign_detached(cap.signature, NULL, msgs[i], EG_CAP_SIGNED_LEN, sk);
 		eg_cap_encode(&cap, tokens[i]);
 	}
 	memset(&rec, 0, sizeof(rec));
-	memcpy(rec.sandbox, cap.sandbox, EG_ID_LEN);
-	memcpy(rec.worker, cap.worker, EG_ID_LEN);
+	memcpy(rec.sandbox, cap.sandbox, EG_ID_BYTES);
+	memcpy(rec.worker, cap.worker, EG_ID_BYTES);
 	rec.substrate = cap.substrate;
 	rec.generation = cap.generation;
 	rec.activation = cap.activation;

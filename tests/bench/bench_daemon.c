@@ -213,7 +213,7 @@ static void make_tokens(size_t n, const uint8_t sk[crypto_sign_SECRETKEYBYTES],
 		int hl, bl;
 		char body[512];
 
-		randombytes_buf(cap.token_id, EG_ID_LEN);
+		randombytes_buf(cap.token_id, EG_ID_BYTES);
 		memcpy(cap.sandbox, sandbox[i % NSANDBOXES], 16);
 		eg_cap_encode_body(&cap, t->raw);
 		eg_cap_signed_message(t->raw, t->msg);

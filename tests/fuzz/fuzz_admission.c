@@ -72,9 +72,9 @@ static const struct eg_record *make_world(const struct eg_capability *cap, bool 
 	memset(rec, 0, sizeof(*rec));
 	memset(req, 0, sizeof(*req));
 	if (decoded) {
-		memcpy(rec->sandbox, cap->sandbox, EG_ID_LEN);
-		memcpy(rec->worker, cap->worker, EG_ID_LEN);
-		memcpy(rec->pod_uid, cap->pod_uid, EG_ID_LEN);
+		memcpy(rec->sandbox, cap->sandbox, EG_ID_BYTES);
+		memcpy(rec->worker, cap->worker, EG_ID_BYTES);
+		memcpy(rec->pod_uid, cap->pod_uid, EG_ID_BYTES);
 		rec->substrate = cap->substrate;
 		rec->generation = cap->generation;
 		rec->activation = cap->activation;

@@ -229,6 +229,16 @@ Test(cli_flags, errors_carry_the_command_and_abbreviations_are_refused)
 	cr_assert_eq(r.rc, 2);
 	cr_assert_str_eq(
 	    r.err, "execgate: install: --bridge-sock: unknown option (execgate install --help)\n");
+	/* The ServicePort profile has one name, --service-port: the old
+	 * --profile-port alias is gone from install and check. */
+	RUN(&r, "install", "--profile-port", "8080/tcp");
+	cr_assert_eq(r.rc, 2);
+	cr_assert_str_eq(
+	    r.err, "execgate: install: --profile-port: unknown option (execgate install --help)\n");
+	RUN(&r, "check", "--profile-port", "8080/tcp");
+	cr_assert_eq(r.rc, 2);
+	cr_assert_str_eq(
+	    r.err, "execgate: check: --profile-port: unknown option (execgate check --help)\n");
 }
 
 /* guarantees: none */

@@ -90,7 +90,7 @@ static unsigned install(unsigned gen, unsigned act)
 	rc = kh_cli(out, sizeof(out), "install", "--sandbox", SANDBOX, "--worker", WORKER,
 		    "--generation", g, "--activation", a, "--bridge-pid", me, "--service-addr",
 		    TE_GUEST_ADDR, "--service-addr", "::1", "--service-port", "7000/tcp",
-		    "--service-port", "7001/udp", "--profile-port", "7003/tcp", "--json", NULL);
+		    "--service-port", "7001/udp", "--service-port", "7003/tcp", "--json", NULL);
 	cr_assert_eq(rc, 0, "install generation %u: exit %d: %s", gen, rc, out);
 	return streams_cut(out);
 }
@@ -201,7 +201,7 @@ Test(tcp, list_and_show_print_the_serviceport_profile)
 	rc = kh_cli(out, sizeof(out), "install", "--sandbox", SANDBOX, "--worker", WORKER,
 		    "--generation", "7", "--activation", "1", "--bridge-pid", me, "--service-addr",
 		    TE_GUEST_ADDR, "--service-addr", "::1", "--service-port", "7000/tcp",
-		    "--service-port", "7001/udp", "--profile-port", "7003/tcp", "--json", NULL);
+		    "--service-port", "7001/udp", "--service-port", "7003/tcp", "--json", NULL);
 	cr_assert_eq(rc, 0, "%s", out);
 	cr_assert(strstr(out, ports_json), "install --json: %s", out);
 	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]) + 1; i++) {

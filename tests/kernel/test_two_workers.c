@@ -9,7 +9,7 @@
  * Firecracker (hybrid VSOCK) with its guest agent. The sandbox managers are
  * execgate-demo manager processes (they join the worker's cgroup and admit
  * themselves); the front end is this test, with a real route cache
- * (core/route_cache.h) fed with the workers' signed verdicts.
+ * (client/route_cache.h) fed with the workers' signed verdicts.
  *
  * The assertions are the cgroup tier's decisions; with BPF LSM loaded the
  * kernel refuses some hops earlier (listener identity, stream leases), which
@@ -30,7 +30,8 @@
 #include <criterion/criterion.h>
 #include "core/capability.h"
 #include "core/keyset.h"
-#include "core/route_cache.h"
+#include "client/retry.h"
+#include "client/route_cache.h"
 #include "core/signed_verdict.h"
 #include "execgate/execgate.h"
 #include "harness.h"
@@ -348,12 +349,12 @@ static void manager(struct tw_worker *w, const char *token, const char *request,
 	m->pid = (pid_t)atoi(pid);
 }
 
-static void token_id(const char *token, uint8_t out[EG_ID_LEN])
+static void token_id(const char *token, uint8_t out[EG_ID_BYTES])
 {
 	struct eg_capability cap;
 
 	cr_assert_eq(eg_cap_decode_text(token, strlen(token), &cap, NULL), EG_DECODE_OK);
-	memcpy(out, cap.token_id, EG_ID_LEN);
+	memcpy(out, cap.token_id, EG_ID_BYTES);
 }
 
 static void node_key(struct tw_worker *w, struct eg_node_key *k)

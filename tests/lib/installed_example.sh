@@ -31,7 +31,7 @@ mkdir "$CG"
 # 1. The staged tree is what an integrator gets.
 pcdir=$(dirname "$(find "$stage" -name execgate.pc | head -1)")
 [ -f "$pcdir/execgate.pc" ] || fail "execgate.pc not installed under $stage"
-for f in execgate.h verdict.h types.h connect.h admin.h text.h; do
+for f in execgate.h verdict.h types.h sizes.h connect.h admin.h text.h; do
 	[ -n "$(find "$stage" -path "*/include/execgate/$f")" ] || fail "header execgate/$f not installed"
 done
 # The maps' layout is internal: installed, it would be the ABI again.

@@ -25,9 +25,9 @@ struct test_key {
 void test_key(struct test_key *k, uint8_t n);
 
 /* The worked example's ids: sandbox S, workers A and B. */
-extern const uint8_t SANDBOX_S[EG_ID_LEN], SANDBOX_T[EG_ID_LEN];
-extern const uint8_t WORKER_A[EG_ID_LEN], WORKER_B[EG_ID_LEN];
-extern const uint8_t POD_P[EG_ID_LEN], POD_Q[EG_ID_LEN];
+extern const uint8_t SANDBOX_S[EG_ID_BYTES], SANDBOX_T[EG_ID_BYTES];
+extern const uint8_t WORKER_A[EG_ID_BYTES], WORKER_B[EG_ID_BYTES];
+extern const uint8_t POD_P[EG_ID_BYTES], POD_Q[EG_ID_BYTES];
 
 /* Template: sandbox S on worker A, generation 7, activation 1,
  * firecracker-host, scope file.read|exec, issued and valid at T0 for 120 s,

@@ -264,7 +264,7 @@ Test(cache, hit_returns_the_capability)
 
 	cr_assert_eq(eg_admit(&adm, raw, EG_CAP_LEN, &rec, T0, &req, &c1).verdict, EG_ALLOW);
 	cr_assert_eq(eg_admit(&adm, raw, EG_CAP_LEN, &rec, T0, &req, &c2).verdict, EG_ALLOW);
-	cr_assert_arr_eq(c1.token_id, c2.token_id, EG_ID_LEN);
+	cr_assert_arr_eq(c1.token_id, c2.token_id, EG_ID_BYTES);
 	cr_assert_arr_eq(c1.signature, c2.signature, EG_CAP_SIG_LEN);
 	cr_assert_eq(c1.expiry, c2.expiry);
 }

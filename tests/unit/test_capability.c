@@ -34,7 +34,7 @@ Test(capability, layout_matches_the_spec)
 	cap.proto = EG_PROTO_TCP;
 	cap.port = 8080;
 	cap.scope = EG_SCOPE_SERVICEPORT | EG_SCOPE_FILE_READ;
-	memcpy(cap.pod_uid, POD_P, EG_ID_LEN);
+	memcpy(cap.pod_uid, POD_P, EG_ID_BYTES);
 	cap.generation = 0x0102030405060708ull;
 	cap.activation = 0x0a0b0c0d;
 	cap.issued_at = 0x1112131415161718ull;
@@ -85,7 +85,7 @@ Test(capability, round_trip)
 	cr_assert_arr_eq(again, raw, EG_CAP_LEN);
 	cr_assert_eq(out.generation, 7);
 	cr_assert_eq(out.expiry, T0 + 120);
-	cr_assert_arr_eq(out.sandbox, SANDBOX_S, EG_ID_LEN);
+	cr_assert_arr_eq(out.sandbox, SANDBOX_S, EG_ID_BYTES);
 }
 
 /* Re-encode a mutated template and decode it. */

@@ -170,7 +170,7 @@ Test(comparator, permanent_denials_never_become_refresh)
 	struct eg_record other = rec;
 	uint8_t raw[EG_CAP_LEN];
 
-	memcpy(other.worker, WORKER_B, EG_ID_LEN);
+	memcpy(other.worker, WORKER_B, EG_ID_BYTES);
 	other.generation = 8;
 	req.scope = EG_SCOPE_CONTROL;
 	expect(admit_at(&other, T0), EG_DENY, EG_REASON_SCOPE_NOT_ALLOWED);
@@ -199,7 +199,7 @@ Test(comparator, clock_edges)
 	expect(admit_at(&rec, UINT64_MAX), EG_DENY, EG_REASON_EXPIRED);
 	/* Time is judged before identity: an expired token for another worker
 	 * must re-authenticate, not refresh. */
-	memcpy(rec.worker, WORKER_B, EG_ID_LEN);
+	memcpy(rec.worker, WORKER_B, EG_ID_BYTES);
 	expect(admit_at(&rec, T0 + 136), EG_DENY, EG_REASON_EXPIRED);
 	expect(admit_at(NULL, T0 + 136), EG_DENY, EG_REASON_EXPIRED);
 }
@@ -221,10 +221,10 @@ Test(comparator, check_time_does_not_wrap)
 /* Row 3. */
 Test(comparator, sandbox_mismatch_denies)
 {
-	memcpy(rec.sandbox, SANDBOX_T, EG_ID_LEN);
+	memcpy(rec.sandbox, SANDBOX_T, EG_ID_BYTES);
 	expect(admit_at(&rec, T0), EG_DENY, EG_REASON_SANDBOX_MISMATCH);
 	/* Even when everything else differs too. */
-	memcpy(rec.worker, WORKER_B, EG_ID_LEN);
+	memcpy(rec.worker, WORKER_B, EG_ID_BYTES);
 	rec.generation = 9;
 	rec.retired_below = 9;
 	expect(admit_at(&rec, T0), EG_DENY, EG_REASON_SANDBOX_MISMATCH);
@@ -236,7 +236,7 @@ Test(comparator, other_route_refreshes)
 	struct eg_record r;
 
 	r = rec;
-	memcpy(r.worker, WORKER_B, EG_ID_LEN);
+	memcpy(r.worker, WORKER_B, EG_ID_BYTES);
 	expect(admit_at(&r, T0), EG_REFRESH_ROUTE, EG_REASON_WORKER_MISMATCH);
 	r = rec;
 	r.generation = 8;
@@ -256,12 +256,12 @@ Test(comparator, other_route_refreshes)
 	expect(admit_at(&r, T0), EG_REFRESH_ROUTE, EG_REASON_GENERATION_MISMATCH);
 
 	cap.substrate = EG_SUBSTRATE_FC_K8S;
-	memcpy(cap.pod_uid, POD_P, EG_ID_LEN);
+	memcpy(cap.pod_uid, POD_P, EG_ID_BYTES);
 	test_record_for(&cap, &r);
 	expect(admit_at(&r, T0), EG_ALLOW, EG_REASON_OK);
-	memcpy(r.pod_uid, POD_Q, EG_ID_LEN);
+	memcpy(r.pod_uid, POD_Q, EG_ID_BYTES);
 	expect(admit_at(&r, T0), EG_REFRESH_ROUTE, EG_REASON_POD_UID_MISMATCH);
-	memset(r.pod_uid, 0, EG_ID_LEN);
+	memset(r.pod_uid, 0, EG_ID_BYTES);
 	expect(admit_at(&r, T0), EG_REFRESH_ROUTE, EG_REASON_POD_UID_MISMATCH);
 }
 
@@ -289,7 +289,7 @@ Test(comparator, no_record_refreshes)
 Test(comparator, ownership_handoff_is_not_a_replacement)
 {
 	cap.substrate = EG_SUBSTRATE_FC_K8S;
-	memcpy(cap.pod_uid, POD_P, EG_ID_LEN);
+	memcpy(cap.pod_uid, POD_P, EG_ID_BYTES);
 	test_record_for(&cap, &rec);
 	expect(admit_at(&rec, T0), EG_ALLOW, EG_REASON_OK);
 	expect(admit_at(&rec, T0 + 60), EG_ALLOW, EG_REASON_OK);
@@ -306,9 +306,9 @@ Test(comparator, worked_example)
 	test_record_for(&for7, &on_a);
 	/* The restore: B installs execution 8 and retires everything older. */
 	for8 = for7;
-	memcpy(for8.worker, WORKER_B, EG_ID_LEN);
+	memcpy(for8.worker, WORKER_B, EG_ID_BYTES);
 	for8.generation = 8;
-	memset(for8.token_id, 0x22, EG_ID_LEN);
+	memset(for8.token_id, 0x22, EG_ID_BYTES);
 	test_record_for(&for8, &on_b);
 	on_b.retired_below = 8;
 
@@ -319,7 +319,7 @@ Test(comparator, worked_example)
 	/* Had 8 been restored on A itself, the generation tells them apart. */
 	struct eg_record a_same_worker = on_a;
 
-	memcpy(cap.worker, WORKER_A, EG_ID_LEN);
+	memcpy(cap.worker, WORKER_A, EG_ID_BYTES);
 	expect(admit_at(&a_same_worker, T0), EG_REFRESH_ROUTE, EG_REASON_GENERATION_MISMATCH);
 
 	/* A token for 7 after 8 is installed on B: rejected before it expires. */
@@ -330,7 +330,7 @@ Test(comparator, worked_example)
 	expect(admit_at(&on_b, T0 + 1), EG_ALLOW, EG_REASON_OK);
 
 	/* Checking the sandbox alone cannot tell: all three name S. */
-	cr_assert_arr_eq(for7.sandbox, for8.sandbox, EG_ID_LEN);
+	cr_assert_arr_eq(for7.sandbox, for8.sandbox, EG_ID_BYTES);
 }
 
 /* The documented limit: until A learns that 7 was retired, A still runs 7

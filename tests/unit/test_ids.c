@@ -11,11 +11,11 @@
 
 Test(ids, uuid_parse_and_format)
 {
-	uint8_t id[EG_ID_LEN];
+	uint8_t id[EG_ID_BYTES];
 	char text[EG_UUID_TEXT_LEN];
 
 	cr_assert_eq(eg_uuid_parse("5f0c1a2b-3c4d-4e5f-8091-a2b3c4d5e6f7", id), 0);
-	cr_assert_arr_eq(id, SANDBOX_S, EG_ID_LEN);
+	cr_assert_arr_eq(id, SANDBOX_S, EG_ID_BYTES);
 	cr_assert_eq(eg_uuid_parse("5F0C1A2B-3C4D-4E5F-8091-A2B3C4D5E6F7", id), 0);
 	eg_uuid_format(id, text);
 	cr_assert_str_eq(text, "5f0c1a2b-3c4d-4e5f-8091-a2b3c4d5e6f7");
@@ -130,8 +130,8 @@ Test(ids, identity_options)
 	cr_assert_eq(eg_identity_opt(&o, "generation", "7", err, sizeof(err)), 1);
 	cr_assert_eq(eg_identity_opt(&o, "activation", "4294967295", err, sizeof(err)), 1);
 	cr_assert_eq(eg_identity_opts_finish(&o, EG_IDF_REQUIRED, err, sizeof(err)), 0);
-	cr_assert_arr_eq(o.rec.sandbox, SANDBOX_S, EG_ID_LEN);
-	cr_assert_arr_eq(o.rec.worker, WORKER_A, EG_ID_LEN);
+	cr_assert_arr_eq(o.rec.sandbox, SANDBOX_S, EG_ID_BYTES);
+	cr_assert_arr_eq(o.rec.worker, WORKER_A, EG_ID_BYTES);
 	cr_assert_eq(o.rec.generation, 7);
 	cr_assert_eq(o.rec.activation, UINT32_MAX);
 
@@ -146,11 +146,14 @@ Test(ids, identity_options)
 	cr_assert_eq(eg_identity_opt(&o, "substrate", "firecracker-k8s", err, sizeof(err)), 1);
 	cr_assert_eq(o.rec.substrate, EG_SUBSTRATE_FC_K8S);
 
-	cr_assert_eq(eg_identity_opt(&o, "profile-port", "8080/tcp", err, sizeof(err)), 1);
-	cr_assert_eq(eg_identity_opt(&o, "profile-port", "53/udp", err, sizeof(err)), 1);
-	cr_assert_eq(eg_identity_opt(&o, "profile-port", "53/udp", err, sizeof(err)), -EINVAL);
+	cr_assert_eq(eg_identity_opt(&o, "service-port", "8080/tcp", err, sizeof(err)), 1);
+	cr_assert_eq(eg_identity_opt(&o, "service-port", "53/udp", err, sizeof(err)), 1);
+	cr_assert_eq(eg_identity_opt(&o, "service-port", "53/udp", err, sizeof(err)), -EINVAL);
 	cr_assert_eq(o.rec.nports, 2);
 	cr_assert_eq(o.rec.ports[1].port, 53);
+	/* One name for the ServicePort profile: the old alias is no identity option. */
+	cr_assert_eq(eg_identity_opt(&o, "profile-port", "80/tcp", err, sizeof(err)), 0);
+	cr_assert_eq(o.rec.nports, 2);
 
 	cr_assert_eq(eg_identity_opt(&o, "retired-below", "8", err, sizeof(err)), 1);
 	cr_assert_eq(eg_identity_opts_finish(&o, EG_IDF_REQUIRED, err, sizeof(err)), -EINVAL);

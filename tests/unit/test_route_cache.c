@@ -11,7 +11,8 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
-#include "core/route_cache.h"
+#include "client/retry.h"
+#include "client/route_cache.h"
 #include "core/signed_verdict.h"
 #include "helpers.h"
 
@@ -23,15 +24,15 @@ static struct eg_node_key nk[2];
 static const struct eg_node_keys NODE_KEYS = {nk, 2};
 static struct eg_route_cache *cache;
 static struct eg_route x7, x8, x9;
-static const uint8_t TOKEN[EG_ID_LEN] = {0x70, 0x6b, 0x11, 1, 2,  3,  4,  5,
-					 6,    7,    8,	   9, 10, 11, 12, 13};
+static const uint8_t TOKEN[EG_ID_BYTES] = {0x70, 0x6b, 0x11, 1, 2,  3,	4,  5,
+					   6,	 7,    8,    9, 10, 11, 12, 13};
 
-static struct eg_route route(const uint8_t worker[EG_ID_LEN], uint64_t gen, uint32_t act)
+static struct eg_route route(const uint8_t worker[EG_ID_BYTES], uint64_t gen, uint32_t act)
 {
 	struct eg_route r;
 
 	memset(&r, 0, sizeof(r));
-	memcpy(r.worker, worker, EG_ID_LEN);
+	memcpy(r.worker, worker, EG_ID_BYTES);
 	r.substrate = EG_SUBSTRATE_FC_HOST;
 	r.generation = gen;
 	r.activation = act;
@@ -68,9 +69,9 @@ static void refusal(struct eg_signed_verdict *v, const uint8_t kid[EG_KEY_ID_LEN
 	v->verdict = EG_REFRESH_ROUTE;
 	v->reason = EG_REASON_NO_RECORD;
 	memcpy(v->node_key_id, kid, EG_KEY_ID_LEN);
-	memcpy(v->token_id, TOKEN, EG_ID_LEN);
-	memcpy(v->sandbox, SANDBOX_S, EG_ID_LEN);
-	memcpy(v->worker, WORKER_A, EG_ID_LEN);
+	memcpy(v->token_id, TOKEN, EG_ID_BYTES);
+	memcpy(v->sandbox, SANDBOX_S, EG_ID_BYTES);
+	memcpy(v->worker, WORKER_A, EG_ID_BYTES);
 	v->issued_at = issued_at;
 }
 
@@ -87,7 +88,7 @@ static void cached_x7(struct eg_route_attempt *at)
 {
 	memset(at, 0, sizeof(*at));
 	cr_assert_eq(eg_route_cache_put(cache, SANDBOX_S, &x7, EXPIRY, NOW, &at->entry), 0);
-	memcpy(at->token_id, TOKEN, EG_ID_LEN);
+	memcpy(at->token_id, TOKEN, EG_ID_BYTES);
 }
 
 static void assert_cached(const struct eg_route_entry *want)
@@ -119,7 +120,7 @@ Test(route_cache, put_lookup_forget_and_the_authentication_expiry)
 	cr_assert_eq(eg_route_cache_lookup(cache, SANDBOX_S, NOW, &e), -ENOENT);
 	cr_assert_eq(eg_route_cache_put(cache, SANDBOX_S, &zero, EXPIRY, NOW, &e), -EINVAL);
 	cr_assert_eq(eg_route_cache_put(cache, SANDBOX_S, &x7, NOW, NOW, &e), -EINVAL);
-	cr_assert_eq(eg_route_cache_put(cache, (uint8_t[EG_ID_LEN]){0}, &x7, EXPIRY, NOW, &e),
+	cr_assert_eq(eg_route_cache_put(cache, (uint8_t[EG_ID_BYTES]){0}, &x7, EXPIRY, NOW, &e),
 		     -EINVAL);
 	cr_assert_eq(eg_route_cache_put(cache, SANDBOX_S, &x7, EXPIRY, NOW, &e), 0);
 	cr_assert_geq(e.version, 1);
@@ -292,11 +293,11 @@ Test(route_cache, a_verdict_about_another_attempt_is_a_mismatch)
 	other.token_id[15] ^= 1;
 	assert_outcome(refresh(raw, sizeof(raw), &other, &x8, NOW), EG_ROUTE_IGNORED_MISMATCH);
 	other = at;
-	memcpy(other.entry.sandbox, SANDBOX_T, EG_ID_LEN);
+	memcpy(other.entry.sandbox, SANDBOX_T, EG_ID_BYTES);
 	assert_outcome(refresh(raw, sizeof(raw), &other, &x8, NOW), EG_ROUTE_IGNORED_MISMATCH);
 	/* B refused something, but the attempt was sent to A. */
 	refusal(&v, key_b.kid, NOW);
-	memcpy(v.worker, WORKER_B, EG_ID_LEN);
+	memcpy(v.worker, WORKER_B, EG_ID_BYTES);
 	eg_sv_sign(&v, key_b.sk, raw);
 	assert_outcome(refresh(raw, sizeof(raw), &at, &x8, NOW), EG_ROUTE_IGNORED_MISMATCH);
 	assert_cached(&at.entry);
@@ -311,7 +312,7 @@ Test(route_cache, a_fresh_route_older_than_the_rejected_one_is_refused)
 	cached_x7(&at);
 	signed_refusal(raw, NOW);
 	assert_outcome(refresh(raw, sizeof(raw), &at, &old, NOW), EG_ROUTE_IGNORED_BAD_FRESH);
-	memset(zero.worker, 0, EG_ID_LEN);
+	memset(zero.worker, 0, EG_ID_BYTES);
 	assert_outcome(refresh(raw, sizeof(raw), &at, &zero, NOW), EG_ROUTE_IGNORED_BAD_FRESH);
 	old = route(WORKER_A, 7, 0);
 	assert_outcome(refresh(raw, sizeof(raw), &at, &old, NOW), EG_ROUTE_IGNORED_BAD_FRESH);
@@ -332,7 +333,7 @@ Test(route_cache, the_second_of_two_refreshes_from_one_entry_loses_the_race)
 	at2.token_id[0] = 0x71;
 	signed_refusal(raw, NOW);
 	refusal(&v, key_a.kid, NOW);
-	memcpy(v.token_id, at2.token_id, EG_ID_LEN);
+	memcpy(v.token_id, at2.token_id, EG_ID_BYTES);
 	eg_sv_sign(&v, key_a.sk, raw2);
 	assert_outcome(eg_route_cache_on_refresh(cache, raw2, sizeof(raw2), &NODE_KEYS, &at2, &x9,
 						 NOW, &first),
@@ -384,14 +385,14 @@ Test(route_cache, replay_ring_fails_closed_and_forgets_only_dead_seconds)
 	cr_assert_null(eg_route_cache_new(16, 4097));
 	cr_assert_null(eg_route_cache_new((1u << 20) + 1, 1));
 	memset(&at, 0, sizeof(at));
-	memcpy(at.token_id, TOKEN, EG_ID_LEN);
+	memcpy(at.token_id, TOKEN, EG_ID_BYTES);
 	/* Three refusals of three tokens in one second: the third does not
 	 * fit and is refused rather than unrecorded. */
 	for (int i = 0; i < 3; i++) {
 		cr_assert_eq(eg_route_cache_put(small, SANDBOX_S, &x7, EXPIRY, NOW, &at.entry), 0);
 		at.token_id[0] = (uint8_t)i;
 		refusal(&v, key_a.kid, NOW);
-		memcpy(v.token_id, at.token_id, EG_ID_LEN);
+		memcpy(v.token_id, at.token_id, EG_ID_BYTES);
 		eg_sv_sign(&v, key_a.sk, raw);
 		assert_outcome(eg_route_cache_on_refresh(small, raw, sizeof(raw), &NODE_KEYS, &at,
 							 &x8, NOW, &cur),
@@ -410,7 +411,7 @@ Test(route_cache, replay_ring_fails_closed_and_forgets_only_dead_seconds)
 	cr_assert_eq(eg_route_cache_put(small, SANDBOX_S, &x7, EXPIRY, NOW, &at.entry), 0);
 	at.token_id[0] = 9;
 	refusal(&v, key_a.kid, NOW);
-	memcpy(v.token_id, at.token_id, EG_ID_LEN);
+	memcpy(v.token_id, at.token_id, EG_ID_BYTES);
 	eg_sv_sign(&v, key_a.sk, raw);
 	assert_outcome(
 	    eg_route_cache_on_refresh(small, raw, sizeof(raw), &NODE_KEYS, &at, &x8, NOW, &cur),
@@ -421,14 +422,14 @@ Test(route_cache, replay_ring_fails_closed_and_forgets_only_dead_seconds)
 Test(route_cache, bounded_and_evicts_expired_then_earliest_expiry)
 {
 	struct eg_route_cache *one = eg_route_cache_new(1, 1); /* one bucket of 4 */
-	uint8_t sb[6][EG_ID_LEN];
+	uint8_t sb[6][EG_ID_BYTES];
 	struct eg_route_entry e;
 
 	cr_assert_not_null(one);
 	cr_assert_eq(eg_route_cache_capacity(one), 4);
 	cr_assert_eq(eg_route_cache_capacity(cache), 64);
 	for (int i = 0; i < 6; i++) {
-		memcpy(sb[i], SANDBOX_S, EG_ID_LEN);
+		memcpy(sb[i], SANDBOX_S, EG_ID_BYTES);
 		sb[i][15] = (uint8_t)i;
 	}
 	cr_assert_eq(eg_route_cache_put(one, sb[0], &x7, NOW + 10, NOW, NULL), 0);
@@ -452,7 +453,7 @@ Test(route_cache, node_keys_are_checked_when_made)
 	struct eg_node_key k;
 	uint8_t zero_pk[crypto_sign_PUBLICKEYBYTES] = {0};
 
-	cr_assert_eq(eg_route_node_key_init(&k, (uint8_t[EG_ID_LEN]){0}, key_a.pk), -EINVAL);
+	cr_assert_eq(eg_route_node_key_init(&k, (uint8_t[EG_ID_BYTES]){0}, key_a.pk), -EINVAL);
 	cr_assert_eq(eg_route_node_key_init(&k, WORKER_A, zero_pk), -EINVAL);
 	cr_assert_eq(eg_route_node_key_init(&k, WORKER_A, key_a.pk), 0);
 	cr_assert_eq(memcmp(k.kid, key_a.kid, EG_KEY_ID_LEN), 0);
@@ -519,7 +520,7 @@ Test(route_cache, every_outcome_has_its_own_name)
 struct truth {
 	pthread_mutex_t lock;
 	struct eg_route now;
-	uint8_t sandbox[EG_ID_LEN];
+	uint8_t sandbox[EG_ID_BYTES];
 	uint64_t expiry;
 	_Atomic uint64_t max_installed; /* highest version a repair or put returned */
 };
@@ -559,7 +560,7 @@ static void *mover(void *arg)
 			t->now.generation++;
 			t->now.activation = 1;
 			memcpy(t->now.worker, t->now.generation % 2 ? WORKER_A : WORKER_B,
-			       EG_ID_LEN);
+			       EG_ID_BYTES);
 		} else {
 			t->now.activation++;
 		}
@@ -610,7 +611,7 @@ static void *operator(void *arg)
 			STRESS_CHECK(!older(&at.entry.route, &seen_route[s]));
 			seen_version[s] = at.entry.version;
 			seen_route[s] = at.entry.route;
-			memset(at.token_id, 0, EG_ID_LEN);
+			memset(at.token_id, 0, EG_ID_BYTES);
 			at.token_id[0] = 0xee;
 			at.token_id[1] = (uint8_t)id;
 			memcpy(at.token_id + 2, &seq, sizeof(seq));
@@ -622,7 +623,7 @@ static void *operator(void *arg)
 			pthread_mutex_unlock(&t->lock);
 			if (allowed)
 				break;
-			on_a = memcmp(at.entry.route.worker, WORKER_A, EG_ID_LEN) == 0;
+			on_a = memcmp(at.entry.route.worker, WORKER_A, EG_ID_BYTES) == 0;
 			memset(&v, 0, sizeof(v));
 			v.version = EG_SV_VERSION;
 			v.verdict = EG_REFRESH_ROUTE;
@@ -631,9 +632,9 @@ static void *operator(void *arg)
 			v.generation = fresh.generation;
 			v.activation = fresh.activation;
 			memcpy(v.node_key_id, on_a ? key_a.kid : key_b.kid, EG_KEY_ID_LEN);
-			memcpy(v.token_id, at.token_id, EG_ID_LEN);
-			memcpy(v.sandbox, t->sandbox, EG_ID_LEN);
-			memcpy(v.worker, at.entry.route.worker, EG_ID_LEN);
+			memcpy(v.token_id, at.token_id, EG_ID_BYTES);
+			memcpy(v.sandbox, t->sandbox, EG_ID_BYTES);
+			memcpy(v.worker, at.entry.route.worker, EG_ID_BYTES);
 			/* The logical clock moves with the refusals, 128 a second. */
 			atomic_fetch_add(&ticks, 1);
 			v.issued_at = clock_now();
@@ -689,7 +690,7 @@ Test(route_cache, threads_racing_refreshes_keep_the_invariants, .timeout = 120)
 		struct truth *t = &truths[s];
 
 		pthread_mutex_init(&t->lock, NULL);
-		memcpy(t->sandbox, SANDBOX_S, EG_ID_LEN);
+		memcpy(t->sandbox, SANDBOX_S, EG_ID_BYTES);
 		t->sandbox[15] = (uint8_t)(0x40 + s);
 		t->now = route(WORKER_A, 7, 1);
 		t->expiry = T0 + 1000000 + (uint64_t)s;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Exhaustive interleavings of the route cache (docs/design.md §11): two concurrent
  * refreshes and one late rejection, every atomic step a real call into
- * core/route_cache.c with real signed verdicts, every ordering explored.
+ * client/route_cache.c with real signed verdicts, every ordering explored.
  *
  * The world is the worked example. Sandbox S ran as execution 7 on worker
  * A (X7) and was restored on worker B (X8 = gen 8 act 1); the cache still
@@ -33,7 +33,8 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
-#include "core/route_cache.h"
+#include "client/retry.h"
+#include "client/route_cache.h"
 #include "core/signed_verdict.h"
 #include "helpers.h"
 
@@ -82,9 +83,9 @@ static struct test_key key_a, key_b;
 static struct eg_node_key node_key[2];
 static const struct eg_node_keys NODE_KEYS = {node_key, 2};
 
-static struct eg_route route_on(struct eg_route r, const uint8_t worker[EG_ID_LEN])
+static struct eg_route route_on(struct eg_route r, const uint8_t worker[EG_ID_BYTES])
 {
-	memcpy(r.worker, worker, EG_ID_LEN);
+	memcpy(r.worker, worker, EG_ID_BYTES);
 	return r;
 }
 
@@ -104,9 +105,10 @@ static void setup_keys(void)
 /* The worker named by r judges it; true: allowed. Otherwise out gets the
  * refusal the worker signs. */
 static bool worker_send(const struct world *w, const struct eg_route *r,
-			const uint8_t token[EG_ID_LEN], uint64_t issued_at, uint8_t out[EG_SV_LEN])
+			const uint8_t token[EG_ID_BYTES], uint64_t issued_at,
+			uint8_t out[EG_SV_LEN])
 {
-	bool on_b = memcmp(r->worker, WORKER_B, EG_ID_LEN) == 0;
+	bool on_b = memcmp(r->worker, WORKER_B, EG_ID_BYTES) == 0;
 	struct eg_signed_verdict v;
 
 	if (on_b && same_route(r, &w->runs_b))
@@ -115,9 +117,9 @@ static bool worker_send(const struct world *w, const struct eg_route *r,
 	v.version = EG_SV_VERSION;
 	v.verdict = EG_REFRESH_ROUTE;
 	memcpy(v.node_key_id, on_b ? key_b.kid : key_a.kid, EG_KEY_ID_LEN);
-	memcpy(v.token_id, token, EG_ID_LEN);
-	memcpy(v.sandbox, SANDBOX_S, EG_ID_LEN);
-	memcpy(v.worker, r->worker, EG_ID_LEN);
+	memcpy(v.token_id, token, EG_ID_BYTES);
+	memcpy(v.sandbox, SANDBOX_S, EG_ID_BYTES);
+	memcpy(v.worker, r->worker, EG_ID_BYTES);
 	v.issued_at = issued_at;
 	if (on_b) {
 		v.reason = r->generation != w->runs_b.generation ? EG_REASON_GENERATION_MISMATCH
@@ -132,9 +134,9 @@ static bool worker_send(const struct world *w, const struct eg_route *r,
 	return false;
 }
 
-static void token_of(uint8_t token[EG_ID_LEN], int op, unsigned attempt)
+static void token_of(uint8_t token[EG_ID_BYTES], int op, unsigned attempt)
 {
-	memset(token, 0x5a, EG_ID_LEN);
+	memset(token, 0x5a, EG_ID_BYTES);
 	token[0] = (uint8_t)(0x70 + op);
 	token[1] = (uint8_t)attempt;
 }

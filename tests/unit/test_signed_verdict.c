@@ -7,7 +7,8 @@
 #include "core/signed_verdict.h"
 #include "helpers.h"
 
-static const uint8_t TOKEN[EG_ID_LEN] = {0x70, 0x6b, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14};
+static const uint8_t TOKEN[EG_ID_BYTES] = {0x70, 0x6b, 1, 2,  3,  4,  5,  6,
+					   7,	 8,    9, 10, 11, 12, 13, 14};
 
 static void template(struct eg_signed_verdict *v, const struct test_key *k)
 {
@@ -17,9 +18,9 @@ static void template(struct eg_signed_verdict *v, const struct test_key *k)
 	v->reason = EG_REASON_GENERATION_MISMATCH;
 	v->has_record = true;
 	memcpy(v->node_key_id, k->kid, EG_KEY_ID_LEN);
-	memcpy(v->token_id, TOKEN, EG_ID_LEN);
-	memcpy(v->sandbox, SANDBOX_S, EG_ID_LEN);
-	memcpy(v->worker, WORKER_A, EG_ID_LEN);
+	memcpy(v->token_id, TOKEN, EG_ID_BYTES);
+	memcpy(v->sandbox, SANDBOX_S, EG_ID_BYTES);
+	memcpy(v->worker, WORKER_A, EG_ID_BYTES);
 	v->generation = 7;
 	v->activation = 1;
 	v->issued_at = T0;
@@ -91,7 +92,7 @@ Test(signed_verdict, every_field_rule_has_its_own_reason)
 	MUT(83, 0x80, EG_SV_BAD_RESERVED);
 #undef MUT
 	memcpy(b, raw, sizeof(b));
-	memset(b + 12, 0, EG_ID_LEN);
+	memset(b + 12, 0, EG_ID_BYTES);
 	cr_assert_eq(eg_sv_decode(b, sizeof(b), &got), EG_SV_ZERO_ID, "zero token id");
 	cr_assert_eq(eg_sv_decode(raw, sizeof(raw) - 1, &got), EG_SV_BAD_LENGTH);
 	cr_assert_str_eq(eg_sv_err_name(EG_SV_BAD_SIGNATURE), "bad-signature");

@@ -6,6 +6,7 @@
 #include "core/be.h"
 #include "core/capability.h"
 #include "core/ids.h"
+#include "core/wire.h"
 #include "execgate/verdict.h"
 
 _Static_assert(EG_CAP_SIGN_CONTEXT_LEN == 23, "context includes its NUL");
@@ -36,24 +37,25 @@ const char *eg_decode_err_name(enum eg_decode_err err)
 	return decode_err_names[err];
 }
 
+/* The v1 body, field by field (docs/capability.md); the reserved bytes
+ * are no field: zero on encode, checked by validate on decode. */
+#define CAP_FIELD(kind, off, member) EG_WIRE_##kind(off, struct eg_capability, member)
+static const struct eg_wire_field cap_fields[] = {
+    CAP_FIELD(UINT, EG_OFF_VERSION, version),	    CAP_FIELD(UINT, EG_OFF_SUBSTRATE, substrate),
+    CAP_FIELD(UINT, EG_OFF_PROTO, proto),	    CAP_FIELD(UINT, EG_OFF_PORT, port),
+    CAP_FIELD(BYTES, EG_OFF_KEY_ID, key_id),	    CAP_FIELD(BYTES, EG_OFF_TOKEN_ID, token_id),
+    CAP_FIELD(BYTES, EG_OFF_SANDBOX, sandbox),	    CAP_FIELD(BYTES, EG_OFF_WORKER, worker),
+    CAP_FIELD(BYTES, EG_OFF_POD_UID, pod_uid),	    CAP_FIELD(UINT, EG_OFF_GENERATION, generation),
+    CAP_FIELD(UINT, EG_OFF_ACTIVATION, activation), CAP_FIELD(UINT, EG_OFF_SCOPE, scope),
+    CAP_FIELD(UINT, EG_OFF_ISSUED_AT, issued_at),   CAP_FIELD(UINT, EG_OFF_NOT_BEFORE, not_before),
+    CAP_FIELD(UINT, EG_OFF_EXPIRY, expiry),
+};
+#define CAP_NFIELDS (sizeof(cap_fields) / sizeof(cap_fields[0]))
+
 void eg_cap_encode_body(const struct eg_capability *cap, uint8_t body[EG_CAP_BODY_LEN])
 {
 	memset(body, 0, EG_CAP_BODY_LEN);
-	body[EG_OFF_VERSION] = cap->version;
-	body[EG_OFF_SUBSTRATE] = cap->substrate;
-	body[EG_OFF_PROTO] = cap->proto;
-	eg_put_be16(body + EG_OFF_PORT, cap->port);
-	memcpy(body + EG_OFF_KEY_ID, cap->key_id, EG_KEY_ID_LEN);
-	memcpy(body + EG_OFF_TOKEN_ID, cap->token_id, EG_ID_LEN);
-	memcpy(body + EG_OFF_SANDBOX, cap->sandbox, EG_ID_LEN);
-	memcpy(body + EG_OFF_WORKER, cap->worker, EG_ID_LEN);
-	memcpy(body + EG_OFF_POD_UID, cap->pod_uid, EG_ID_LEN);
-	eg_put_be64(body + EG_OFF_GENERATION, cap->generation);
-	eg_put_be32(body + EG_OFF_ACTIVATION, cap->activation);
-	eg_put_be32(body + EG_OFF_SCOPE, cap->scope);
-	eg_put_be64(body + EG_OFF_ISSUED_AT, cap->issued_at);
-	eg_put_be64(body + EG_OFF_NOT_BEFORE, cap->not_before);
-	eg_put_be64(body + EG_OFF_EXPIRY, cap->expiry);
+	eg_wire_encode(cap_fields, CAP_NFIELDS, cap, body);
 }
 
 void eg_cap_signed_message(const uint8_t body[EG_CAP_BODY_LEN], uint8_t msg[EG_CAP_SIGNED_LEN])
@@ -109,21 +111,7 @@ enum eg_decode_err eg_cap_decode(const uint8_t *buf, size_t len, struct eg_capab
 		return EG_DECODE_TRAILING;
 
 	memset(&c, 0, sizeof(c));
-	c.version = buf[EG_OFF_VERSION];
-	c.substrate = buf[EG_OFF_SUBSTRATE];
-	c.proto = buf[EG_OFF_PROTO];
-	c.port = eg_get_be16(buf + EG_OFF_PORT);
-	memcpy(c.key_id, buf + EG_OFF_KEY_ID, EG_KEY_ID_LEN);
-	memcpy(c.token_id, buf + EG_OFF_TOKEN_ID, EG_ID_LEN);
-	memcpy(c.sandbox, buf + EG_OFF_SANDBOX, EG_ID_LEN);
-	memcpy(c.worker, buf + EG_OFF_WORKER, EG_ID_LEN);
-	memcpy(c.pod_uid, buf + EG_OFF_POD_UID, EG_ID_LEN);
-	c.generation = eg_get_be64(buf + EG_OFF_GENERATION);
-	c.activation = eg_get_be32(buf + EG_OFF_ACTIVATION);
-	c.scope = eg_get_be32(buf + EG_OFF_SCOPE);
-	c.issued_at = eg_get_be64(buf + EG_OFF_ISSUED_AT);
-	c.not_before = eg_get_be64(buf + EG_OFF_NOT_BEFORE);
-	c.expiry = eg_get_be64(buf + EG_OFF_EXPIRY);
+	eg_wire_decode(cap_fields, CAP_NFIELDS, buf, &c);
 	memcpy(c.signature, buf + EG_OFF_SIGNATURE, EG_CAP_SIG_LEN);
 
 	err = validate(buf, &c);
@@ -184,14 +172,18 @@ enum eg_decode_err eg_cap_decode_text(const char *text, size_t len, struct eg_ca
 	return err;
 }
 
+size_t eg_b64url_encode(const uint8_t *raw, size_t len, char *out, size_t size)
+{
+	sodium_bin2base64(out, size, raw, len, sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+	return strlen(out);
+}
+
 size_t eg_cap_to_text(const uint8_t raw[EG_CAP_LEN], char out[EG_CAP_TEXT_MAX])
 {
 	_Static_assert(sodium_base64_ENCODED_LEN(
 			   EG_CAP_LEN, sodium_base64_VARIANT_URLSAFE_NO_PADDING) <= EG_CAP_TEXT_MAX,
 		       "EG_CAP_TEXT_MAX too small");
-	sodium_bin2base64(out, EG_CAP_TEXT_MAX, raw, EG_CAP_LEN,
-			  sodium_base64_VARIANT_URLSAFE_NO_PADDING);
-	return strlen(out);
+	return eg_b64url_encode(raw, EG_CAP_LEN, out, EG_CAP_TEXT_MAX);
 }
 
 const char *eg_decode_err_text(int decode_err)

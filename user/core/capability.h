@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "execgate/text.h" /* enum eg_proto */
+#include "execgate/sizes.h"
 
 #define EG_CAP_VERSION	1
 #define EG_CAP_BODY_LEN 120 /* everything before the signature */
@@ -16,7 +17,6 @@
 #define EG_CAP_MAX_TTL	120 /* seconds, expiry - issued_at */
 #define EG_CLOCK_SKEW	15  /* seconds, applied to expiry and not-before */
 #define EG_KEY_ID_LEN	8
-#define EG_ID_LEN	16
 
 /* Domain separation: what is signed is this context (with its NUL) followed
  * by the EG_CAP_BODY_LEN body bytes. */
@@ -69,10 +69,10 @@ struct eg_capability {
 	uint8_t proto;	   /* enum eg_proto; NONE iff port == 0 */
 	uint16_t port;
 	uint8_t key_id[EG_KEY_ID_LEN];
-	uint8_t token_id[EG_ID_LEN];
-	uint8_t sandbox[EG_ID_LEN];
-	uint8_t worker[EG_ID_LEN];
-	uint8_t pod_uid[EG_ID_LEN]; /* all-zero outside Kubernetes */
+	uint8_t token_id[EG_ID_BYTES];
+	uint8_t sandbox[EG_ID_BYTES];
+	uint8_t worker[EG_ID_BYTES];
+	uint8_t pod_uid[EG_ID_BYTES]; /* all-zero outside Kubernetes */
 	uint64_t generation;
 	uint32_t activation;
 	uint32_t scope;	    /* enum eg_scope bits */
@@ -109,6 +109,11 @@ enum eg_decode_err eg_cap_decode(const uint8_t *buf, size_t len, struct eg_capab
  * fit in size bytes). */
 enum eg_decode_err eg_cap_text_to_bin(const char *text, size_t len, uint8_t *buf, size_t size,
 				      size_t *bin_len);
+/* The text form of any byte string: unpadded base64url, NUL-terminated in
+ * out (size at least libsodium's sodium_base64_ENCODED_LEN(len,
+ * sodium_base64_VARIANT_URLSAFE_NO_PADDING)); returns the length without
+ * the NUL. eg_cap_text_to_bin reads it back. */
+size_t eg_b64url_encode(const uint8_t *raw, size_t len, char *out, size_t size);
 /* Decodes the text form (base64url, unpadded, optional trailing '\n' stripped
  * by the caller) into raw bytes, then eg_cap_decode. raw may be NULL. */
 enum eg_decode_err eg_cap_decode_text(const char *text, size_t len, struct eg_capability *out,

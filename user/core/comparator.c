@@ -99,18 +99,18 @@ static enum eg_reason compare_reason(const struct eg_capability *cap, const stru
 		return EG_REASON_PORT_NOT_ALLOWED;
 	if (!rec)
 		return EG_REASON_NO_RECORD;
-	if (memcmp(cap->sandbox, rec->sandbox, EG_ID_LEN) != 0)
+	if (memcmp(cap->sandbox, rec->sandbox, EG_ID_BYTES) != 0)
 		return EG_REASON_SANDBOX_MISMATCH;
 	/* Before the route fields: on the receiver that replaced it, a retired
 	 * generation is the precise answer even though the worker (and the
 	 * generation) differ as well. */
 	if (cap->generation < rec->retired_below)
 		return EG_REASON_GENERATION_RETIRED;
-	if (memcmp(cap->worker, rec->worker, EG_ID_LEN) != 0)
+	if (memcmp(cap->worker, rec->worker, EG_ID_BYTES) != 0)
 		return EG_REASON_WORKER_MISMATCH;
 	if (cap->substrate != rec->substrate)
 		return EG_REASON_SUBSTRATE_MISMATCH;
-	if (memcmp(cap->pod_uid, rec->pod_uid, EG_ID_LEN) != 0)
+	if (memcmp(cap->pod_uid, rec->pod_uid, EG_ID_BYTES) != 0)
 		return EG_REASON_POD_UID_MISMATCH;
 	if (cap->generation != rec->generation)
 		return EG_REASON_GENERATION_MISMATCH;

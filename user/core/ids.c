@@ -18,9 +18,9 @@ static int hex_nibble(char c)
 	return -1;
 }
 
-int eg_uuid_parse(const char *text, uint8_t out[EG_ID_LEN])
+int eg_uuid_parse(const char *text, uint8_t out[EG_ID_BYTES])
 {
-	uint8_t id[EG_ID_LEN];
+	uint8_t id[EG_ID_BYTES];
 	size_t n = 0;
 
 	if (!text || strlen(text) != EG_UUID_TEXT_LEN - 1)
@@ -39,16 +39,16 @@ int eg_uuid_parse(const char *text, uint8_t out[EG_ID_LEN])
 		id[n++] = (uint8_t)(hi << 4 | lo);
 		i += 2;
 	}
-	memcpy(out, id, EG_ID_LEN);
+	memcpy(out, id, EG_ID_BYTES);
 	return 0;
 }
 
-void eg_uuid_format(const uint8_t id[EG_ID_LEN], char out[EG_UUID_TEXT_LEN])
+void eg_uuid_format(const uint8_t id[EG_ID_BYTES], char out[EG_UUID_TEXT_LEN])
 {
 	static const char digits[] = "0123456789abcdef";
 	size_t o = 0;
 
-	for (size_t i = 0; i < EG_ID_LEN; i++) {
+	for (size_t i = 0; i < EG_ID_BYTES; i++) {
 		if (i == 4 || i == 6 || i == 8 || i == 10)
 			out[o++] = '-';
 		out[o++] = digits[id[i] >> 4];
@@ -57,9 +57,9 @@ void eg_uuid_format(const uint8_t id[EG_ID_LEN], char out[EG_UUID_TEXT_LEN])
 	out[o] = '\0';
 }
 
-bool eg_id_is_zero(const uint8_t id[EG_ID_LEN])
+bool eg_id_is_zero(const uint8_t id[EG_ID_BYTES])
 {
-	return sodium_is_zero(id, EG_ID_LEN) == 1;
+	return sodium_is_zero(id, EG_ID_BYTES) == 1;
 }
 
 void eg_key_id_format(const uint8_t kid[EG_KEY_ID_LEN], char out[EG_KEY_ID_TEXT_LEN])

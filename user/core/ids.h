@@ -8,13 +8,12 @@
 #include "core/capability.h"
 #include "execgate/text.h"
 
-#define EG_UUID_TEXT_LEN   37 /* 36 chars + NUL */
 #define EG_KEY_ID_TEXT_LEN (2 * EG_KEY_ID_LEN + 1)
 
 /* Canonical 8-4-4-4-12 hex, either case. 0 or -EINVAL. */
-int eg_uuid_parse(const char *text, uint8_t out[EG_ID_LEN]);
-void eg_uuid_format(const uint8_t id[EG_ID_LEN], char out[EG_UUID_TEXT_LEN]);
-bool eg_id_is_zero(const uint8_t id[EG_ID_LEN]);
+int eg_uuid_parse(const char *text, uint8_t out[EG_ID_BYTES]);
+void eg_uuid_format(const uint8_t id[EG_ID_BYTES], char out[EG_UUID_TEXT_LEN]);
+bool eg_id_is_zero(const uint8_t id[EG_ID_BYTES]);
 
 void eg_key_id_format(const uint8_t kid[EG_KEY_ID_LEN], char out[EG_KEY_ID_TEXT_LEN]);
 int eg_key_id_parse(const char *text, uint8_t out[EG_KEY_ID_LEN]);

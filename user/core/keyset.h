@@ -4,6 +4,7 @@
 #ifndef EXECGATE_CORE_KEYSET_H
 #define EXECGATE_CORE_KEYSET_H
 
+#include <dirent.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sodium.h>
@@ -84,5 +85,13 @@ enum eg_key_err eg_pubkey_read(const char *path, uint8_t pk[crypto_sign_PUBLICKE
  * call. Not thread-safe: callers that share ks serialise. */
 enum eg_key_err eg_keyset_load_path(struct eg_keyset *ks, const char *path, char *bad,
 				    size_t bad_size);
+
+/* The "*.pub" names the open directory d lists, sorted (so the file named
+ * on a failure does not depend on directory order); hidden names are
+ * skipped: dot names are temporary files or a Kubernetes secret volume's
+ * "..data". 0, or -ENOMEM with nothing allocated. Free with
+ * eg_pub_names_free. */
+int eg_pub_names(DIR *d, char ***names, size_t *n);
+void eg_pub_names_free(char **names, size_t n);
 
 #endif

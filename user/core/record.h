@@ -5,8 +5,7 @@
 
 #include <stdint.h>
 #include "core/capability.h"
-
-#define EG_RECORD_MAX_PORTS 8
+#include "execgate/sizes.h"
 
 struct eg_port_rule {
 	uint16_t port;
@@ -14,9 +13,9 @@ struct eg_port_rule {
 };
 
 struct eg_record {
-	uint8_t sandbox[EG_ID_LEN];
-	uint8_t worker[EG_ID_LEN];
-	uint8_t pod_uid[EG_ID_LEN];
+	uint8_t sandbox[EG_ID_BYTES];
+	uint8_t worker[EG_ID_BYTES];
+	uint8_t pod_uid[EG_ID_BYTES];
 	uint8_t substrate;
 	uint64_t generation;
 	uint32_t activation;

@@ -4,7 +4,7 @@
  * problem; a verdict that fails any check is worth nothing to a route
  * cache, so there is no lenient path. */
 #include <string.h>
-#include "core/be.h"
+#include "core/wire.h"
 #include "core/keyset.h"
 #include "core/signed_verdict.h"
 #include "execgate/verdict.h"
@@ -49,20 +49,22 @@ const char *eg_sv_err_name(enum eg_sv_err err)
 	return (unsigned)err < EG_SV__COUNT ? names[err] : "unknown";
 }
 
+/* The v1 body but its flags byte (has_record) and the reserved bytes. */
+#define SV_FIELD(kind, off, member) EG_WIRE_##kind(off, struct eg_signed_verdict, member)
+static const struct eg_wire_field sv_fields[] = {
+    SV_FIELD(UINT, OFF_VERSION, version),	SV_FIELD(UINT, OFF_VERDICT, verdict),
+    SV_FIELD(UINT, OFF_REASON, reason),		SV_FIELD(BYTES, OFF_KEY_ID, node_key_id),
+    SV_FIELD(BYTES, OFF_TOKEN_ID, token_id),	SV_FIELD(BYTES, OFF_SANDBOX, sandbox),
+    SV_FIELD(BYTES, OFF_WORKER, worker),	SV_FIELD(UINT, OFF_GENERATION, generation),
+    SV_FIELD(UINT, OFF_ACTIVATION, activation), SV_FIELD(UINT, OFF_ISSUED_AT, issued_at),
+};
+#define SV_NFIELDS (sizeof(sv_fields) / sizeof(sv_fields[0]))
+
 static void encode_body(const struct eg_signed_verdict *v, uint8_t *b)
 {
 	memset(b, 0, EG_SV_BODY_LEN);
-	b[OFF_VERSION] = v->version;
-	b[OFF_VERDICT] = v->verdict;
-	b[OFF_REASON] = v->reason;
+	eg_wire_encode(sv_fields, SV_NFIELDS, v, b);
 	b[OFF_FLAGS] = v->has_record ? EG_SV_FLAG_RECORD : 0;
-	memcpy(b + OFF_KEY_ID, v->node_key_id, EG_KEY_ID_LEN);
-	memcpy(b + OFF_TOKEN_ID, v->token_id, EG_ID_LEN);
-	memcpy(b + OFF_SANDBOX, v->sandbox, EG_ID_LEN);
-	memcpy(b + OFF_WORKER, v->worker, EG_ID_LEN);
-	eg_put_be64(b + OFF_GENERATION, v->generation);
-	eg_put_be32(b + OFF_ACTIVATION, v->activation);
-	eg_put_be64(b + OFF_ISSUED_AT, v->issued_at);
 }
 
 static void signed_message(const uint8_t *body, uint8_t msg[CONTEXT_LEN + EG_SV_BODY_LEN])
@@ -106,23 +108,14 @@ enum eg_sv_err eg_sv_decode(const uint8_t *b, size_t len, struct eg_signed_verdi
 	if (b[OFF_FLAGS] & ~EG_SV_FLAG_RECORD)
 		return EG_SV_BAD_FLAGS;
 	memset(&v, 0, sizeof(v));
-	v.version = b[OFF_VERSION];
-	v.verdict = b[OFF_VERDICT];
-	v.reason = b[OFF_REASON];
+	eg_wire_decode(sv_fields, SV_NFIELDS, b, &v);
 	v.has_record = b[OFF_FLAGS] & EG_SV_FLAG_RECORD;
-	memcpy(v.node_key_id, b + OFF_KEY_ID, EG_KEY_ID_LEN);
-	memcpy(v.token_id, b + OFF_TOKEN_ID, EG_ID_LEN);
-	memcpy(v.sandbox, b + OFF_SANDBOX, EG_ID_LEN);
-	memcpy(v.worker, b + OFF_WORKER, EG_ID_LEN);
-	v.generation = eg_get_be64(b + OFF_GENERATION);
-	v.activation = eg_get_be32(b + OFF_ACTIVATION);
-	v.issued_at = eg_get_be64(b + OFF_ISSUED_AT);
 	if ((!v.has_record && (v.generation || v.activation)) || v.generation > EG_GENERATION_MAX)
 		return EG_SV_BAD_RECORD;
 	if (!all_zero(b + OFF_RESERVED, 4))
 		return EG_SV_BAD_RESERVED;
-	if (all_zero(v.token_id, EG_ID_LEN) || all_zero(v.sandbox, EG_ID_LEN) ||
-	    all_zero(v.worker, EG_ID_LEN))
+	if (all_zero(v.token_id, EG_ID_BYTES) || all_zero(v.sandbox, EG_ID_BYTES) ||
+	    all_zero(v.worker, EG_ID_BYTES))
 		return EG_SV_ZERO_ID;
 	*out = v;
 	return EG_SV_OK;
@@ -168,7 +161,5 @@ size_t eg_sv_to_text(const uint8_t raw[EG_SV_LEN], char out[EG_SV_TEXT_MAX])
 	_Static_assert(sodium_base64_ENCODED_LEN(
 			   EG_SV_LEN, sodium_base64_VARIANT_URLSAFE_NO_PADDING) <= EG_SV_TEXT_MAX,
 		       "EG_SV_TEXT_MAX too small");
-	sodium_bin2base64(out, EG_SV_TEXT_MAX, raw, EG_SV_LEN,
-			  sodium_base64_VARIANT_URLSAFE_NO_PADDING);
-	return strlen(out);
+	return eg_b64url_encode(raw, EG_SV_LEN, out, EG_SV_TEXT_MAX);
 }

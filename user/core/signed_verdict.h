@@ -45,9 +45,9 @@ struct eg_signed_verdict {
 	uint8_t reason;	 /* enum eg_reason */
 	bool has_record;
 	uint8_t node_key_id[EG_KEY_ID_LEN];
-	uint8_t token_id[EG_ID_LEN];
-	uint8_t sandbox[EG_ID_LEN];
-	uint8_t worker[EG_ID_LEN];
+	uint8_t token_id[EG_ID_BYTES];
+	uint8_t sandbox[EG_ID_BYTES];
+	uint8_t worker[EG_ID_BYTES];
 	uint64_t generation;
 	uint32_t activation;
 	uint64_t issued_at;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sodium.h>
+#include "core/set_assoc.h"
 #include "core/token_cache.h"
 
 #define EG_CACHE_WAYS 4
@@ -31,12 +32,11 @@ struct eg_token_cache {
 struct eg_token_cache *eg_token_cache_new(size_t capacity)
 {
 	struct eg_token_cache *c;
-	size_t cap = EG_CACHE_WAYS;
+	size_t cap;
 
 	if (capacity > EG_CACHE_MAX)
 		return NULL;
-	while (cap < capacity)
-		cap <<= 1;
+	cap = eg_set_assoc_capacity(capacity, EG_CACHE_WAYS);
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
@@ -63,12 +63,7 @@ void eg_token_cache_free(struct eg_token_cache *c)
 
 static struct slot *bucket(const struct eg_token_cache *c, const uint8_t raw[EG_CAP_LEN])
 {
-	uint8_t h[crypto_shorthash_BYTES];
-	uint64_t v;
-
-	crypto_shorthash(h, raw, EG_CAP_LEN, c->key);
-	memcpy(&v, h, sizeof(v));
-	return &c->slots[(v & c->mask) * EG_CACHE_WAYS];
+	return &c->slots[eg_set_assoc_bucket(c->key, raw, EG_CAP_LEN, c->mask) * EG_CACHE_WAYS];
 }
 
 static bool dead(const struct slot *s, uint64_t keyset_gen, uint64_t now)
@@ -107,28 +102,18 @@ bool eg_token_cache_get(struct eg_token_cache *c, const uint8_t raw[EG_CAP_LEN],
 	return false;
 }
 
-/* 0 free, 1 verified under another key set (dead anyway), 2 live. */
-static int victim_rank(const struct slot *s, uint64_t keyset_gen)
+/* A slot as the eviction order sees it (core/set_assoc.h): an entry verified
+ * under another key set is dead anyway. */
+static struct eg_way way_of(const struct slot *s, uint64_t keyset_gen)
 {
-	if (!s->used)
-		return 0;
-	return s->keyset_gen != keyset_gen ? 1 : 2;
-}
+	struct eg_way w = {.state = EG_WAY_FREE};
 
-/* Whether a is a better slot to overwrite than b. Among live entries the
- * one that dies first goes first (then the oldest): it has the least use
- * left, and the rule needs no per-hit bookkeeping. */
-static bool better_victim(const struct slot *a, const struct slot *b, uint64_t keyset_gen)
-{
-	int ra = victim_rank(a, keyset_gen), rb = victim_rank(b, keyset_gen);
-
-	if (ra != rb)
-		return ra < rb;
-	if (ra == 0)
-		return false;
-	if (a->cap.expiry != b->cap.expiry)
-		return a->cap.expiry < b->cap.expiry;
-	return a->seq < b->seq;
+	if (s->used) {
+		w.state = s->keyset_gen != keyset_gen ? EG_WAY_DEAD : EG_WAY_LIVE;
+		w.expiry = s->cap.expiry;
+		w.seq = s->seq;
+	}
+	return w;
 }
 
 void eg_token_cache_put(struct eg_token_cache *c, const uint8_t raw[EG_CAP_LEN],
@@ -140,10 +125,11 @@ void eg_token_cache_put(struct eg_token_cache *c, const uint8_t raw[EG_CAP_LEN],
 		if (b[i].used && sodium_memcmp(b[i].raw, raw, EG_CAP_LEN) == 0)
 			victim = &b[i];
 	if (!victim) {
-		victim = &b[0];
-		for (int i = 1; i < EG_CACHE_WAYS; i++)
-			if (better_victim(&b[i], victim, keyset_gen))
-				victim = &b[i];
+		struct eg_way ways[EG_CACHE_WAYS];
+
+		for (int i = 0; i < EG_CACHE_WAYS; i++)
+			ways[i] = way_of(&b[i], keyset_gen);
+		victim = &b[eg_way_victim(ways, EG_CACHE_WAYS)];
 	}
 	if (!victim->used)
 		c->count++;

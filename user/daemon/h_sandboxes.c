@@ -190,9 +190,9 @@ static int parse_spec(json_t *o, struct eg_install_spec *s, char *why, size_t wh
 	}
 	arr = json_object_get(o, "ports");
 	if (arr) {
-		if (!json_is_array(arr) || json_array_size(arr) > EG_WORKER_MAX_PORTS) {
+		if (!json_is_array(arr) || json_array_size(arr) > EG_RECORD_MAX_PORTS) {
 			snprintf(why, why_size, "\"ports\": not an array of at most %d ports",
-				 EG_WORKER_MAX_PORTS);
+				 EG_RECORD_MAX_PORTS);
 			return -EINVAL;
 		}
 		json_array_foreach(arr, i, v)

@@ -65,7 +65,7 @@ static void put_record(struct text *t, const struct eg_runtime_record *r)
 	put(t, ",");
 	put_proc(t, "vmm", &r->vmm);
 	put(t, ",\"ports\":[");
-	for (size_t i = 0; i < r->n_ports && i < EG_WORKER_MAX_PORTS; i++)
+	for (size_t i = 0; i < r->n_ports && i < EG_RECORD_MAX_PORTS; i++)
 		put(t, "%s{\"port\":%d,\"proto\":\"%s\"}", i ? "," : "", (int)r->ports[i].port,
 		    eg_proto_name(r->ports[i].proto));
 	put(t, "]}");

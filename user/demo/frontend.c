@@ -5,7 +5,7 @@
  *       --a-id UUID --a-pin DIR --a-state DIR --a-cgroup CG --a-bridge PATH
  *       [the same for b] --stale-generation 7 --generation 8
  *
- * Its route cache (core/route_cache.h) still holds the route from before
+ * Its route cache (client/route_cache.h) still holds the route from before
  * the restore (worker A, the stale generation); the control plane already
  * selected execution 8 on worker B and issues capabilities for it. Every
  * operation goes to a sandbox manager on the worker the cache names (a
@@ -23,7 +23,8 @@
 #include <sys/wait.h>
 #include "core/capability.h"
 #include "core/keyset.h"
-#include "core/route_cache.h"
+#include "client/retry.h"
+#include "client/route_cache.h"
 #include "core/signed_verdict.h"
 #include "demo/demo.h"
 #include "execgate/execgate.h"

@@ -319,7 +319,7 @@ void eg_cli_print_service_profile(FILE *f, const struct eg_runtime_record *r,
 	fprintf(f, "ports");
 	if (!r->n_ports)
 		fprintf(f, " none");
-	for (size_t i = 0; i < r->n_ports && i < EG_WORKER_MAX_PORTS; i++)
+	for (size_t i = 0; i < r->n_ports && i < EG_RECORD_MAX_PORTS; i++)
 		fprintf(f, "%s%u/%s", i ? "," : " ", r->ports[i].port,
 			eg_proto_name(r->ports[i].proto));
 	fprintf(f, " service-addrs");

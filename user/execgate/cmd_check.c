@@ -23,7 +23,7 @@ static const struct eg_opt check_opts[] = {
     EG_OPT("pod-uid", "UUID", "offline record: the pod UID (firecracker-k8s)"),
     EG_OPT("substrate", "NAME", "offline record: firecracker-host (default) or firecracker-k8s"),
     EG_OPT("retired-below", "N", "offline record: generations below N are retired here"),
-    EG_OPT_MANY("profile-port", "N/tcp|udp", "offline record: a ServicePort of the execution"),
+    EG_OPT_MANY("service-port", "PORT/tcp|udp", "offline record: a ServicePort of the execution"),
     EG_OPT("no-record", NULL, "offline: no record here (refresh-route: no-record)"),
     EG_OPT("need", "SCOPE",
 	   "the access asked for (file.read, file.write, exec, terminal, watch, "

@@ -17,7 +17,6 @@ static const struct eg_opt install_opts[] = {
     EG_OPT("pod-uid", "UUID", "the pod UID (substrate firecracker-k8s)"),
     EG_OPT("substrate", "NAME", "firecracker-host (default) or firecracker-k8s"),
     EG_OPT_MANY("service-port", "PORT/tcp|udp", "a ServicePort the execution serves (TCP tier)"),
-    EG_OPT_MANY("profile-port", "N/tcp|udp", "the same as --service-port"),
     EG_OPT_MANY("service-addr", "IP",
 		"a guest address (IPv4 or IPv6) of the ServicePorts: connects to it need a "
 		"ServicePort grant"),
@@ -76,7 +75,7 @@ static void spec_identity(struct eg_install_spec *s, const struct eg_record *r)
 	s->substrate = r->substrate;
 	s->generation = r->generation;
 	s->activation = r->activation;
-	for (size_t i = 0; i < r->nports && i < EG_WORKER_MAX_PORTS; i++) {
+	for (size_t i = 0; i < r->nports && i < EG_RECORD_MAX_PORTS; i++) {
 		s->ports[i].port = r->ports[i].port;
 		s->ports[i].proto = r->ports[i].proto;
 	}

@@ -25,8 +25,7 @@ static const struct {
     {"pod-uid", EG_IDF_POD_UID},
     {"substrate", EG_IDF_SUBSTRATE},
     {"retired-below", EG_IDF_RETIRED_BELOW},
-    {"profile-port", EG_IDF_PROFILE_PORT},
-    {"service-port", EG_IDF_PROFILE_PORT}, /* issue 10's name; profile-port stays */
+    {"service-port", EG_IDF_SERVICE_PORT},
 };
 #define NFLAGS (sizeof(flags) / sizeof(flags[0]))
 
@@ -36,7 +35,7 @@ static int bad(char *err, size_t err_size, const char *name, const char *value, 
 	return -EINVAL;
 }
 
-static int parse_uuid(const char *name, const char *value, uint8_t out[EG_ID_LEN], bool nonzero,
+static int parse_uuid(const char *name, const char *value, uint8_t out[EG_ID_BYTES], bool nonzero,
 		      char *err, size_t err_size)
 {
 	if (eg_uuid_parse(value, out) != 0)
@@ -79,7 +78,7 @@ int eg_identity_opt(struct eg_identity_opts *o, const char *name, const char *va
 		return 0;
 	if (!value)
 		value = "";
-	if ((o->seen & flag) && flag != EG_IDF_PROFILE_PORT)
+	if ((o->seen & flag) && flag != EG_IDF_SERVICE_PORT)
 		return bad(err, err_size, name, value, "given twice");
 
 	switch (flag) {
@@ -108,7 +107,7 @@ int eg_identity_opt(struct eg_identity_opts *o, const char *name, const char *va
 			ret = bad(err, err_size, name, value,
 				  "unknown substrate (firecracker-k8s, firecracker-host)");
 		break;
-	case EG_IDF_PROFILE_PORT: {
+	case EG_IDF_SERVICE_PORT: {
 		uint16_t port;
 		uint8_t proto;
 
@@ -117,8 +116,13 @@ int eg_identity_opt(struct eg_identity_opts *o, const char *name, const char *va
 		for (unsigned i = 0; i < r->nports; i++)
 			if (r->ports[i].port == port && r->ports[i].proto == proto)
 				return bad(err, err_size, name, value, "given twice");
-		if (r->nports >= EG_RECORD_MAX_PORTS)
-			return bad(err, err_size, name, value, "too many ports (at most 8)");
+		if (r->nports >= EG_RECORD_MAX_PORTS) {
+			char why[64];
+
+			snprintf(why, sizeof(why), "too many ports (at most %d)",
+				 EG_RECORD_MAX_PORTS);
+			return bad(err, err_size, name, value, why);
+		}
 		r->ports[r->nports].port = port;
 		r->ports[r->nports].proto = proto;
 		r->nports++;

@@ -18,7 +18,7 @@ enum eg_identity_flag {
 	EG_IDF_POD_UID = 1u << 4,
 	EG_IDF_SUBSTRATE = 1u << 5,
 	EG_IDF_RETIRED_BELOW = 1u << 6,
-	EG_IDF_PROFILE_PORT = 1u << 7, /* --profile-port N/tcp|udp, repeatable */
+	EG_IDF_SERVICE_PORT = 1u << 7, /* --service-port PORT/tcp|udp, repeatable */
 };
 #define EG_IDF_REQUIRED (EG_IDF_SANDBOX | EG_IDF_WORKER | EG_IDF_GENERATION | EG_IDF_ACTIVATION)
 
@@ -33,7 +33,7 @@ void eg_identity_opts_init(struct eg_identity_opts *o);
  * identity option, -EINVAL when value is bad or a single-valued option is
  * repeated: err then holds a one-line reason naming the option and the
  * value. --sandbox and --worker refuse the all-zero UUID (no token can name
- * it); --profile-port adds one (port, proto) to rec.ports, at most
+ * it); --service-port adds one (port, proto) to rec.ports, at most
  * EG_RECORD_MAX_PORTS. */
 int eg_identity_opt(struct eg_identity_opts *o, const char *name, const char *value, char *err,
 		    size_t err_size);

@@ -129,9 +129,9 @@ int cmd_cap(int argc, char **argv)
 
 	cap.version = EG_CAP_VERSION;
 	cap.substrate = id.rec.substrate;
-	memcpy(cap.sandbox, id.rec.sandbox, EG_ID_LEN);
-	memcpy(cap.worker, id.rec.worker, EG_ID_LEN);
-	memcpy(cap.pod_uid, id.rec.pod_uid, EG_ID_LEN);
+	memcpy(cap.sandbox, id.rec.sandbox, EG_ID_BYTES);
+	memcpy(cap.worker, id.rec.worker, EG_ID_BYTES);
+	memcpy(cap.pod_uid, id.rec.pod_uid, EG_ID_BYTES);
 	cap.generation = id.rec.generation;
 	cap.activation = id.rec.activation;
 	cap.issued_at = now;
@@ -139,7 +139,7 @@ int cmd_cap(int argc, char **argv)
 	cap.expiry = now + ttl;
 	eg_key_id(pk, cap.key_id);
 	do
-		randombytes_buf(cap.token_id, EG_ID_LEN);
+		randombytes_buf(cap.token_id, EG_ID_BYTES);
 	while (eg_id_is_zero(cap.token_id));
 
 	eg_cap_encode_body(&cap, raw);

@@ -11,7 +11,7 @@ json_t *eg_json_record(const struct eg_runtime_record *r, const struct eg_inet_a
 {
 	json_t *ports = json_array(), *o;
 
-	for (size_t i = 0; i < r->n_ports && i < EG_WORKER_MAX_PORTS; i++)
+	for (size_t i = 0; i < r->n_ports && i < EG_RECORD_MAX_PORTS; i++)
 		json_array_append_new(ports, json_pack("{s:i,s:s}", "port", (int)r->ports[i].port,
 						       "proto", eg_proto_name(r->ports[i].proto)));
 	o = json_pack("{s:o,s:s,s:o,s:o,s:s,s:I,s:I,s:I,s:o,s:o,s:o}", "sandbox",

@@ -265,9 +265,9 @@ void eg_wk_sign_verdict(struct eg_worker *w, struct eg_verdict_result *res, uint
 	v.reason = (uint8_t)res->d.reason;
 	v.has_record = res->had_record;
 	memcpy(v.node_key_id, w->node_kid, EG_KEY_ID_LEN);
-	memcpy(v.token_id, res->cap_token_id, EG_ID_LEN);
-	memcpy(v.sandbox, res->cap_sandbox, EG_ID_LEN);
-	memcpy(v.worker, w->worker_id, EG_ID_LEN);
+	memcpy(v.token_id, res->cap_token_id, EG_ID_BYTES);
+	memcpy(v.sandbox, res->cap_sandbox, EG_ID_BYTES);
+	memcpy(v.worker, w->worker_id, EG_ID_BYTES);
 	if (res->had_record) {
 		v.generation = res->record.generation;
 		v.activation = res->record.activation;

@@ -280,10 +280,10 @@ static int install(struct eg_runtime *rt, const struct eg_install_spec *spec,
 	memset(res, 0, sizeof(*res));
 	if (spec->n_bridge_sockets > EG_WORKER_MAX_ENDPOINTS ||
 	    spec->n_vmm_sockets > EG_WORKER_MAX_ENDPOINTS ||
-	    spec->n_vsock > EG_WORKER_MAX_ENDPOINTS || spec->n_ports > EG_WORKER_MAX_PORTS ||
+	    spec->n_vsock > EG_WORKER_MAX_ENDPOINTS || spec->n_ports > EG_RECORD_MAX_PORTS ||
 	    spec->n_service_addrs > EG_WORKER_MAX_ENDPOINTS) {
 		snprintf(err, err_size, "install: at most %d endpoints of each kind and %d ports",
-			 EG_WORKER_MAX_ENDPOINTS, EG_WORKER_MAX_PORTS);
+			 EG_WORKER_MAX_ENDPOINTS, EG_RECORD_MAX_PORTS);
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < spec->n_bridge_sockets; i++)
@@ -315,7 +315,7 @@ static int install(struct eg_runtime *rt, const struct eg_install_spec *spec,
 	nr.activation = spec->activation;
 	nr.substrate = spec->substrate;
 	nr.epoch = 1;
-	for (size_t i = 0; i < spec->n_ports && i < EG_RECORD_PORTS; i++) {
+	for (size_t i = 0; i < spec->n_ports && i < EG_RECORD_MAX_PORTS; i++) {
 		nr.ports[i].port = spec->ports[i].port;
 		nr.ports[i].proto = spec->ports[i].proto;
 		nr.nports++;

@@ -75,12 +75,17 @@ void eg_runtime_close(struct eg_runtime *rt)
 	rt->lock_fd = -1;
 }
 
+/* The core's record holds exactly the ports of the kernel's. */
+_Static_assert(sizeof(((struct eg_record *)0)->ports) / sizeof(struct eg_port_rule) ==
+		   sizeof(((struct eg_exec_record *)0)->ports) / sizeof(struct eg_port),
+	       "eg_record and eg_exec_record ports");
+
 void eg_record_from_kernel(const struct eg_exec_record *k, struct eg_record *out)
 {
 	memset(out, 0, sizeof(*out));
-	memcpy(out->sandbox, k->sandbox, EG_ID_LEN);
-	memcpy(out->worker, k->worker, EG_ID_LEN);
-	memcpy(out->pod_uid, k->pod_uid, EG_ID_LEN);
+	memcpy(out->sandbox, k->sandbox, EG_ID_BYTES);
+	memcpy(out->worker, k->worker, EG_ID_BYTES);
+	memcpy(out->pod_uid, k->pod_uid, EG_ID_BYTES);
 	out->substrate = (uint8_t)k->substrate;
 	out->generation = k->generation;
 	out->activation = k->activation;

@@ -4,16 +4,16 @@
  * that touches several tiers (`execgate load/unload/status`, --require, the
  * guarantee list) iterates that table and knows no tier by name.
  *
- * Adding a tier (the BPF LSM set):
- *   1. define `const struct eg_tier_ops eg_tier_lsm` in user/loader/lsm_tier.c
- *      (name "lsm"); its BPF object includes bpf/execgate_maps.bpf.h and
- *      is opened with bpf_object_open_opts.pin_root_path = ctx->pin_dir, so
- *      it shares the maps the other tiers pinned;
+ * Adding a tier (user/loader/lsm_tier.c and tcp_tier.c are the examples):
+ *   1. define `const struct eg_tier_ops eg_tier_<name>` in its own file;
+ *      its BPF object includes bpf/execgate_maps.bpf.h and is opened with
+ *      bpf_object_open_opts.pin_root_path = ctx->pin_dir, so it shares the
+ *      maps the other tiers pinned;
  *   2. pin every link under eg_link_pin_path(ctx->pin_dir, <program>), and
  *      on load adopt an existing pin with bpf_link_update() so a re-load never
  *      leaves a hook unguarded;
- *   3. add the extern below and `&eg_tier_lsm` to eg_tiers[] in tier.c.
- * `--require lsm` then works, and `--require full` means every tier. */
+ *   3. add its extern below and `&eg_tier_<name>` to eg_tiers[] in tier.c.
+ * `--require <name>` then works, and `--require full` means every tier. */
 #ifndef EXECGATE_LOADER_TIER_H
 #define EXECGATE_LOADER_TIER_H
 

@@ -5,7 +5,8 @@
 #include <string.h>
 #include "loader/view.h"
 
-_Static_assert(EG_WORKER_MAX_PORTS == EG_RECORD_PORTS, "a record holds every port of an install");
+_Static_assert(EG_RECORD_MAX_PORTS == EG_RECORD_MAX_PORTS,
+	       "a record holds every port of an install");
 
 void eg_process_of(const struct eg_proc_id *k, struct eg_process *out)
 {
@@ -39,7 +40,7 @@ void eg_runtime_record_of(const struct eg_exec_record *k, struct eg_runtime_reco
 	out->cut_pending = k->cut_pending != 0;
 	eg_process_of(&k->bridge, &out->bridge);
 	eg_process_of(&k->vmm, &out->vmm);
-	out->n_ports = k->nports < EG_RECORD_PORTS ? k->nports : EG_RECORD_PORTS;
+	out->n_ports = k->nports < EG_RECORD_MAX_PORTS ? k->nports : EG_RECORD_MAX_PORTS;
 	for (size_t i = 0; i < out->n_ports; i++) {
 		out->ports[i].port = k->ports[i].port;
 		out->ports[i].proto = k->ports[i].proto;

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Client-side route cache (docs/design.md §11): what a front end keeps
- * per sandbox to reach its current execution, and the only way a refusal
- * may change it. Pure core: no I/O, no root.
+/* Client-side route cache: what a front end keeps per sandbox to reach its
+ * current execution, and the only way a refusal may change it. A client
+ * module (user/client/, libexecgate-client.a): the worker never links it.
+ * Built on the core's signed verdicts; no I/O, no root. The retry policy is
+ * client/retry.h, the replay set client/replay_set.h.
  *
  * An entry is installed by eg_route_cache_put after caller authentication:
  * it holds the route (worker, substrate, generation, activation, pod UID),
@@ -16,23 +18,11 @@
  *   - is fresh: now - EG_ROUTE_VERDICT_MAX_AGE - EG_CLOCK_SKEW <= issued_at
  *     <= now + EG_CLOCK_SKEW (a verdict answers a request just made; 30 s
  *     covers a slow round trip, 15 s the two clocks);
- *   - was never seen before (replay set below);
+ *   - was never seen before (the replay set, client/replay_set.h);
  * and then by compare-and-swap: the entry is replaced by the fresh route
  * only while it still is the rejected one (same version), so a late
  * rejection never evicts a newer entry. The replacement keeps the entry's
  * expiry: route repair is not re-authentication.
- *
- * Replay set: a ring of 64 one-second slots indexed by issued_at, each
- * holding up to per_second BLAKE2b-128 hashes of verdict bodies (the signed
- * bytes, so another signature over the same body is the same verdict). The
- * accepted issued_at span is 61 s < 64, so a slot holding another second is
- * dead and is reset; nothing outlives the window. A second with more than
- * per_second verdicts refuses the rest (IGNORED_REPLAY_FULL): fail closed,
- * never forget a live verdict. A verdict enters the set only after every
- * other check passed, so forgeries cannot fill it. Known limit: Ed25519 is
- * deterministic, so two operations carrying one capability and refused by
- * one worker in the same second get the same verdict; the second is
- * IGNORED_REPLAYED (fail closed: see the replay rules below).
  *
  * Threads: the route table is split into stripes of buckets, one mutex per
  * stripe; the replay set has its own mutex; the version counter is atomic.
@@ -43,8 +33,8 @@
  * allocates. Eviction (4-way buckets keyed by SipHash of the sandbox under a
  * key drawn at creation): a free slot, else an expired entry, else the
  * entry whose authentication expires first, else the oldest. */
-#ifndef EXECGATE_CORE_ROUTE_CACHE_H
-#define EXECGATE_CORE_ROUTE_CACHE_H
+#ifndef EXECGATE_CLIENT_ROUTE_CACHE_H
+#define EXECGATE_CLIENT_ROUTE_CACHE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -53,19 +43,18 @@
 #include "core/capability.h"
 
 #define EG_ROUTE_VERDICT_MAX_AGE 30 /* seconds, before EG_CLOCK_SKEW */
-#define EG_ROUTE_MAX_RETRIES	 3  /* retries per operation after a refusal */
 
-/* The route identity a front end sends an operation to (docs/design.md §3). */
+/* The route identity a front end sends an operation to. */
 struct eg_route {
-	uint8_t worker[EG_ID_LEN];
-	uint8_t pod_uid[EG_ID_LEN]; /* all-zero outside Kubernetes */
-	uint8_t substrate;	    /* enum eg_substrate */
+	uint8_t worker[EG_ID_BYTES];
+	uint8_t pod_uid[EG_ID_BYTES]; /* all-zero outside Kubernetes */
+	uint8_t substrate;	      /* enum eg_substrate */
 	uint64_t generation;
 	uint32_t activation;
 };
 
 struct eg_route_entry {
-	uint8_t sandbox[EG_ID_LEN];
+	uint8_t sandbox[EG_ID_BYTES];
 	struct eg_route route;
 	uint64_t version; /* >= 1; 0 means "no entry" in outputs */
 	uint64_t expiry;  /* authentication expiry, unix seconds: valid while now < expiry */
@@ -73,15 +62,15 @@ struct eg_route_entry {
 
 /* What one operation used and was refused on. */
 struct eg_route_attempt {
-	struct eg_route_entry entry; /* as eg_route_cache_lookup returned it */
-	uint8_t token_id[EG_ID_LEN]; /* the capability the operation carried */
+	struct eg_route_entry entry;   /* as eg_route_cache_lookup returned it */
+	uint8_t token_id[EG_ID_BYTES]; /* the capability the operation carried */
 };
 
 /* Node public keys of the workers, each bound to the worker id it speaks
  * for: a key of worker B cannot vouch for a verdict naming worker A. A
  * worker may have several keys (rotation). */
 struct eg_node_key {
-	uint8_t worker[EG_ID_LEN];
+	uint8_t worker[EG_ID_BYTES];
 	uint8_t kid[EG_KEY_ID_LEN];
 	uint8_t pk[crypto_sign_PUBLICKEYBYTES];
 };
@@ -93,7 +82,7 @@ struct eg_node_keys {
 
 /* Fills k from a worker id and a public key (kid computed). 0, or -EINVAL
  * for a zero worker id or a key eg_key_check refuses. */
-int eg_route_node_key_init(struct eg_node_key *k, const uint8_t worker[EG_ID_LEN],
+int eg_route_node_key_init(struct eg_node_key *k, const uint8_t worker[EG_ID_BYTES],
 			   const uint8_t pk[crypto_sign_PUBLICKEYBYTES]);
 
 /* Stable: the names appear in logs. */
@@ -132,15 +121,15 @@ void eg_route_cache_free(struct eg_route_cache *c);
  * with expiry (the authentication's). The same route keeps its version (only
  * the expiry moves); another route gets a new version. out (may be NULL)
  * gets the entry. 0, or -EINVAL (zero sandbox or worker, expiry <= now). */
-int eg_route_cache_put(struct eg_route_cache *c, const uint8_t sandbox[EG_ID_LEN],
+int eg_route_cache_put(struct eg_route_cache *c, const uint8_t sandbox[EG_ID_BYTES],
 		       const struct eg_route *route, uint64_t expiry, uint64_t now,
 		       struct eg_route_entry *out);
 /* 0 and a copy in out; -ENOENT (no entry); -EKEYEXPIRED (authentication
  * expired: authenticate again; out untouched). */
-int eg_route_cache_lookup(struct eg_route_cache *c, const uint8_t sandbox[EG_ID_LEN], uint64_t now,
-			  struct eg_route_entry *out);
+int eg_route_cache_lookup(struct eg_route_cache *c, const uint8_t sandbox[EG_ID_BYTES],
+			  uint64_t now, struct eg_route_entry *out);
 /* 0 or -ENOENT. */
-int eg_route_cache_forget(struct eg_route_cache *c, const uint8_t sandbox[EG_ID_LEN]);
+int eg_route_cache_forget(struct eg_route_cache *c, const uint8_t sandbox[EG_ID_BYTES]);
 
 /* The refusal of `rejected` came with `verdict` (len bytes, NULL/0 when
  * none came); `fresh` is the sandbox's current execution as the control
@@ -164,30 +153,5 @@ enum eg_route_outcome eg_route_cache_on_refresh_text(struct eg_route_cache *c, c
 
 size_t eg_route_cache_size(struct eg_route_cache *c);
 size_t eg_route_cache_capacity(const struct eg_route_cache *c);
-
-/* Replay rules, per operation type (docs/design.md §11). A signed refresh-route
- * verdict is issued at admission, before a byte of the operation reaches
- * the execution, so every outcome that passed the verdict checks (REPAIRED,
- * LOST_RACE, NO_ENTRY, EXPIRED) proves the operation was refused unexecuted:
- * any operation may be retried, under a new attempt (new capability for the
- * new route). An IGNORED outcome proves nothing: an operation that must run
- * at most once gives the refusal to its caller; an idempotent one may retry
- * only on an entry someone else repaired meanwhile (entry_changed: current
- * has a version other than the rejected one), never because of the ignored
- * verdict. A deny never retries. At most EG_ROUTE_MAX_RETRIES retries. */
-enum eg_op_kind {
-	EG_OP_IDEMPOTENT = 0, /* reads, stat, list: running twice is harmless */
-	EG_OP_AT_MOST_ONCE,   /* writes, exec, stream opens */
-};
-
-enum eg_retry_action {
-	EG_RETRY_FAIL = 0, /* give the refusal to the caller */
-	EG_RETRY_CURRENT,  /* retry on the entry on_refresh returned in current */
-	EG_RETRY_REAUTH,   /* authenticate again (put), then retry */
-};
-
-enum eg_retry_action eg_route_retry_action(enum eg_op_kind kind, enum eg_route_outcome outcome,
-					   unsigned retries_done, bool entry_changed);
-const char *eg_retry_action_name(enum eg_retry_action a); /* "fail", "retry-current", "reauth" */
 
 #endif

@@ -1,36 +1,30 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Route cache: a set-associative table of EG_ROUTE_WAYS slots per bucket
- * (buckets grouped into mutex stripes) and the replay ring of the verdicts
- * that repaired or tried to repair it. See route_cache.h for the rules. */
+ * (buckets grouped into mutex stripes), repaired only by verdicts that pass
+ * every check and the replay set (replay_set.c). See route_cache.h for the
+ * rules. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/set_assoc.h"
 #include "core/keyset.h"
-#include "core/route_cache.h"
 #include "core/signed_verdict.h"
+#include "client/replay_set.h"
+#include "client/route_cache.h"
 
 #define EG_ROUTE_WAYS	     4
 #define EG_ROUTE_MAX	     (1u << 20)
 #define EG_ROUTE_STRIPES_MAX 64
-#define REPLAY_SLOTS	     64 /* > the 61 s an issued_at can be accepted for */
-#define REPLAY_PER_SEC_MAX   4096
-#define REPLAY_HASH_LEN	     16
 
-_Static_assert(EG_ROUTE_VERDICT_MAX_AGE + 2 * EG_CLOCK_SKEW + 1 <= REPLAY_SLOTS,
+_Static_assert(EG_ROUTE_VERDICT_MAX_AGE + 2 * EG_CLOCK_SKEW + 1 <= EG_REPLAY_SLOTS,
 	       "a live second must never share a replay slot with another live second");
 
 struct route_slot {
 	bool used;
 	uint64_t seq; /* insertion order, to break eviction ties */
 	struct eg_route_entry e;
-};
-
-struct replay_slot {
-	uint64_t second; /* the issued_at this slot holds; 0: empty */
-	uint32_t n;
-	uint8_t *hashes; /* per_second * REPLAY_HASH_LEN */
 };
 
 struct eg_route_cache {
@@ -43,10 +37,7 @@ struct eg_route_cache {
 	_Atomic uint64_t seq;
 	_Atomic size_t count;
 
-	pthread_mutex_t replay_lock;
-	size_t per_second;
-	struct replay_slot replay[REPLAY_SLOTS];
-	uint8_t *replay_store;
+	struct eg_replay_set *replay;
 };
 
 static const char *const outcome_names[EG_ROUTE__COUNT] = {
@@ -71,12 +62,12 @@ const char *eg_route_outcome_name(enum eg_route_outcome o)
 	return (unsigned)o < EG_ROUTE__COUNT ? outcome_names[o] : "unknown";
 }
 
-int eg_route_node_key_init(struct eg_node_key *k, const uint8_t worker[EG_ID_LEN],
+int eg_route_node_key_init(struct eg_node_key *k, const uint8_t worker[EG_ID_BYTES],
 			   const uint8_t pk[crypto_sign_PUBLICKEYBYTES])
 {
-	if (sodium_is_zero(worker, EG_ID_LEN) || eg_key_check(pk) != EG_KEY_OK)
+	if (sodium_is_zero(worker, EG_ID_BYTES) || eg_key_check(pk) != EG_KEY_OK)
 		return -EINVAL;
-	memcpy(k->worker, worker, EG_ID_LEN);
+	memcpy(k->worker, worker, EG_ID_BYTES);
 	memcpy(k->pk, pk, sizeof(k->pk));
 	eg_key_id(pk, k->kid);
 	return 0;
@@ -85,35 +76,30 @@ int eg_route_node_key_init(struct eg_node_key *k, const uint8_t worker[EG_ID_LEN
 struct eg_route_cache *eg_route_cache_new(size_t capacity, size_t per_second)
 {
 	struct eg_route_cache *c;
-	size_t cap = EG_ROUTE_WAYS, nbuckets;
+	size_t cap, nbuckets;
 
-	if (capacity > EG_ROUTE_MAX || per_second < 1 || per_second > REPLAY_PER_SEC_MAX)
+	if (capacity > EG_ROUTE_MAX || per_second < 1 || per_second > EG_REPLAY_PER_SEC_MAX)
 		return NULL;
-	while (cap < capacity)
-		cap <<= 1;
+	cap = eg_set_assoc_capacity(capacity, EG_ROUTE_WAYS);
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
 	nbuckets = cap / EG_ROUTE_WAYS;
 	c->mask = nbuckets - 1;
 	c->nstripes = nbuckets < EG_ROUTE_STRIPES_MAX ? nbuckets : EG_ROUTE_STRIPES_MAX;
-	c->per_second = per_second;
 	c->slots = calloc(cap, sizeof(*c->slots));
 	c->stripes = calloc(c->nstripes, sizeof(*c->stripes));
-	c->replay_store = calloc(REPLAY_SLOTS * per_second, REPLAY_HASH_LEN);
-	if (!c->slots || !c->stripes || !c->replay_store)
+	c->replay = eg_replay_set_new(per_second);
+	if (!c->slots || !c->stripes || !c->replay)
 		goto fail;
 	for (size_t i = 0; i < c->nstripes; i++)
 		pthread_mutex_init(&c->stripes[i], NULL);
-	pthread_mutex_init(&c->replay_lock, NULL);
-	for (size_t i = 0; i < REPLAY_SLOTS; i++)
-		c->replay[i].hashes = c->replay_store + i * per_second * REPLAY_HASH_LEN;
 	crypto_shorthash_keygen(c->key);
 	return c;
 fail:
 	free(c->slots);
 	free(c->stripes);
-	free(c->replay_store);
+	eg_replay_set_free(c->replay);
 	free(c);
 	return NULL;
 }
@@ -124,22 +110,16 @@ void eg_route_cache_free(struct eg_route_cache *c)
 		return;
 	for (size_t i = 0; i < c->nstripes; i++)
 		pthread_mutex_destroy(&c->stripes[i]);
-	pthread_mutex_destroy(&c->replay_lock);
 	free(c->slots);
 	free(c->stripes);
-	free(c->replay_store);
+	eg_replay_set_free(c->replay);
 	free(c);
 }
 
 /* The bucket of a sandbox, and the stripe lock that guards it. */
-static size_t bucket_of(const struct eg_route_cache *c, const uint8_t sandbox[EG_ID_LEN])
+static size_t bucket_of(const struct eg_route_cache *c, const uint8_t sandbox[EG_ID_BYTES])
 {
-	uint8_t h[crypto_shorthash_BYTES];
-	uint64_t v;
-
-	crypto_shorthash(h, sandbox, EG_ID_LEN, c->key);
-	memcpy(&v, h, sizeof(v));
-	return v & c->mask;
+	return eg_set_assoc_bucket(c->key, sandbox, EG_ID_BYTES, c->mask);
 }
 
 static pthread_mutex_t *stripe_of(struct eg_route_cache *c, size_t bucket)
@@ -148,41 +128,34 @@ static pthread_mutex_t *stripe_of(struct eg_route_cache *c, size_t bucket)
 }
 
 static struct route_slot *find(struct eg_route_cache *c, size_t bucket,
-			       const uint8_t sandbox[EG_ID_LEN])
+			       const uint8_t sandbox[EG_ID_BYTES])
 {
 	struct route_slot *b = &c->slots[bucket * EG_ROUTE_WAYS];
 
 	for (int i = 0; i < EG_ROUTE_WAYS; i++)
-		if (b[i].used && memcmp(b[i].e.sandbox, sandbox, EG_ID_LEN) == 0)
+		if (b[i].used && memcmp(b[i].e.sandbox, sandbox, EG_ID_BYTES) == 0)
 			return &b[i];
 	return NULL;
 }
 
-/* 0 free, 1 expired, 2 live. */
-static int victim_rank(const struct route_slot *s, uint64_t now)
+/* A slot as the eviction order sees it (core/set_assoc.h): an entry whose
+ * authentication expired is dead. */
+static struct eg_way way_of(const struct route_slot *s, uint64_t now)
 {
-	if (!s->used)
-		return 0;
-	return now >= s->e.expiry ? 1 : 2;
-}
+	struct eg_way w = {.state = EG_WAY_FREE};
 
-static bool better_victim(const struct route_slot *a, const struct route_slot *b, uint64_t now)
-{
-	int ra = victim_rank(a, now), rb = victim_rank(b, now);
-
-	if (ra != rb)
-		return ra < rb;
-	if (ra == 0)
-		return false;
-	if (a->e.expiry != b->e.expiry)
-		return a->e.expiry < b->e.expiry;
-	return a->seq < b->seq;
+	if (s->used) {
+		w.state = now >= s->e.expiry ? EG_WAY_DEAD : EG_WAY_LIVE;
+		w.expiry = s->e.expiry;
+		w.seq = s->seq;
+	}
+	return w;
 }
 
 static bool route_eq(const struct eg_route *a, const struct eg_route *b)
 {
-	return memcmp(a->worker, b->worker, EG_ID_LEN) == 0 &&
-	       memcmp(a->pod_uid, b->pod_uid, EG_ID_LEN) == 0 && a->substrate == b->substrate &&
+	return memcmp(a->worker, b->worker, EG_ID_BYTES) == 0 &&
+	       memcmp(a->pod_uid, b->pod_uid, EG_ID_BYTES) == 0 && a->substrate == b->substrate &&
 	       a->generation == b->generation && a->activation == b->activation;
 }
 
@@ -191,7 +164,7 @@ static uint64_t next_version(struct eg_route_cache *c)
 	return atomic_fetch_add(&c->version, 1) + 1;
 }
 
-int eg_route_cache_put(struct eg_route_cache *c, const uint8_t sandbox[EG_ID_LEN],
+int eg_route_cache_put(struct eg_route_cache *c, const uint8_t sandbox[EG_ID_BYTES],
 		       const struct eg_route *route, uint64_t expiry, uint64_t now,
 		       struct eg_route_entry *out)
 {
@@ -199,7 +172,7 @@ int eg_route_cache_put(struct eg_route_cache *c, const uint8_t sandbox[EG_ID_LEN
 	pthread_mutex_t *lock;
 	struct route_slot *s, *b;
 
-	if (sodium_is_zero(sandbox, EG_ID_LEN) || sodium_is_zero(route->worker, EG_ID_LEN) ||
+	if (sodium_is_zero(sandbox, EG_ID_BYTES) || sodium_is_zero(route->worker, EG_ID_BYTES) ||
 	    expiry <= now)
 		return -EINVAL;
 	bucket = bucket_of(c, sandbox);
@@ -213,15 +186,16 @@ int eg_route_cache_put(struct eg_route_cache *c, const uint8_t sandbox[EG_ID_LEN
 		}
 		s->e.expiry = expiry;
 	} else {
+		struct eg_way ways[EG_ROUTE_WAYS];
+
 		b = &c->slots[bucket * EG_ROUTE_WAYS];
-		s = &b[0];
-		for (int i = 1; i < EG_ROUTE_WAYS; i++)
-			if (better_victim(&b[i], s, now))
-				s = &b[i];
+		for (int i = 0; i < EG_ROUTE_WAYS; i++)
+			ways[i] = way_of(&b[i], now);
+		s = &b[eg_way_victim(ways, EG_ROUTE_WAYS)];
 		if (!s->used)
 			atomic_fetch_add(&c->count, 1);
 		s->used = true;
-		memcpy(s->e.sandbox, sandbox, EG_ID_LEN);
+		memcpy(s->e.sandbox, sandbox, EG_ID_BYTES);
 		s->e.route = *route;
 		s->e.version = next_version(c);
 		s->e.expiry = expiry;
@@ -233,8 +207,8 @@ int eg_route_cache_put(struct eg_route_cache *c, const uint8_t sandbox[EG_ID_LEN
 	return 0;
 }
 
-int eg_route_cache_lookup(struct eg_route_cache *c, const uint8_t sandbox[EG_ID_LEN], uint64_t now,
-			  struct eg_route_entry *out)
+int eg_route_cache_lookup(struct eg_route_cache *c, const uint8_t sandbox[EG_ID_BYTES],
+			  uint64_t now, struct eg_route_entry *out)
 {
 	size_t bucket = bucket_of(c, sandbox);
 	pthread_mutex_t *lock = stripe_of(c, bucket);
@@ -253,7 +227,7 @@ int eg_route_cache_lookup(struct eg_route_cache *c, const uint8_t sandbox[EG_ID_
 	return err;
 }
 
-int eg_route_cache_forget(struct eg_route_cache *c, const uint8_t sandbox[EG_ID_LEN])
+int eg_route_cache_forget(struct eg_route_cache *c, const uint8_t sandbox[EG_ID_BYTES])
 {
 	size_t bucket = bucket_of(c, sandbox);
 	pthread_mutex_t *lock = stripe_of(c, bucket);
@@ -279,52 +253,28 @@ size_t eg_route_cache_capacity(const struct eg_route_cache *c)
 	return (c->mask + 1) * EG_ROUTE_WAYS;
 }
 
-/* Remembers the verdict body's hash under its second; the outcome of the
- * replay check (REPAIRED meaning "new, now remembered"). */
+/* The replay set's answer as an outcome (REPAIRED meaning "new, now
+ * remembered"). */
 static enum eg_route_outcome replay_check_and_add(struct eg_route_cache *c, const uint8_t *body,
 						  uint64_t issued_at)
 {
-	uint8_t h[REPLAY_HASH_LEN];
-	struct replay_slot *s = &c->replay[issued_at % REPLAY_SLOTS];
-	enum eg_route_outcome o = EG_ROUTE_REPAIRED;
+	static const enum eg_route_outcome outcome[] = {
+	    [EG_REPLAY_NEW] = EG_ROUTE_REPAIRED,
+	    [EG_REPLAY_STALE] = EG_ROUTE_IGNORED_STALE,
+	    [EG_REPLAY_SEEN] = EG_ROUTE_IGNORED_REPLAYED,
+	    [EG_REPLAY_FULL] = EG_ROUTE_IGNORED_REPLAY_FULL,
+	};
 
-	crypto_generichash(h, sizeof(h), body, EG_SV_BODY_LEN, NULL, 0);
-	pthread_mutex_lock(&c->replay_lock);
-	if (s->second > issued_at) {
-		/* A later second holds the slot: a caller's clock went back by
-		 * more than the window. What this second held is forgotten, so
-		 * the verdict cannot be proven new. */
-		o = EG_ROUTE_IGNORED_STALE;
-		goto out;
-	}
-	if (s->second < issued_at) {
-		/* The slot's second is at least 64 s older: out of the window. */
-		s->second = issued_at;
-		s->n = 0;
-	}
-	for (uint32_t i = 0; i < s->n; i++)
-		if (memcmp(s->hashes + (size_t)i * REPLAY_HASH_LEN, h, REPLAY_HASH_LEN) == 0) {
-			o = EG_ROUTE_IGNORED_REPLAYED;
-			goto out;
-		}
-	if (s->n == c->per_second) {
-		o = EG_ROUTE_IGNORED_REPLAY_FULL;
-		goto out;
-	}
-	memcpy(s->hashes + (size_t)s->n * REPLAY_HASH_LEN, h, REPLAY_HASH_LEN);
-	s->n++;
-out:
-	pthread_mutex_unlock(&c->replay_lock);
-	return o;
+	return outcome[eg_replay_set_add(c->replay, body, EG_SV_BODY_LEN, issued_at)];
 }
 
 static const struct eg_node_key *node_key_find(const struct eg_node_keys *nk,
 					       const uint8_t kid[EG_KEY_ID_LEN],
-					       const uint8_t worker[EG_ID_LEN])
+					       const uint8_t worker[EG_ID_BYTES])
 {
 	for (size_t i = 0; nk && i < nk->n; i++)
 		if (memcmp(nk->keys[i].kid, kid, EG_KEY_ID_LEN) == 0 &&
-		    memcmp(nk->keys[i].worker, worker, EG_ID_LEN) == 0)
+		    memcmp(nk->keys[i].worker, worker, EG_ID_BYTES) == 0)
 			return &nk->keys[i];
 	return NULL;
 }
@@ -358,15 +308,15 @@ static enum eg_route_outcome check_verdict(struct eg_route_cache *c, const uint8
 		return EG_ROUTE_IGNORED_BAD_SIGNATURE;
 	if (v.verdict != EG_REFRESH_ROUTE)
 		return EG_ROUTE_IGNORED_NOT_REFRESH;
-	if (memcmp(v.sandbox, e->sandbox, EG_ID_LEN) ||
-	    memcmp(v.token_id, rj->token_id, EG_ID_LEN) ||
-	    memcmp(v.worker, e->route.worker, EG_ID_LEN))
+	if (memcmp(v.sandbox, e->sandbox, EG_ID_BYTES) ||
+	    memcmp(v.token_id, rj->token_id, EG_ID_BYTES) ||
+	    memcmp(v.worker, e->route.worker, EG_ID_BYTES))
 		return EG_ROUTE_IGNORED_MISMATCH;
 	/* The first test bounds issued_at by now, so the second cannot wrap. */
 	if (v.issued_at > now + EG_CLOCK_SKEW ||
 	    v.issued_at + EG_ROUTE_VERDICT_MAX_AGE + EG_CLOCK_SKEW < now)
 		return EG_ROUTE_IGNORED_STALE;
-	if (sodium_is_zero(fresh->worker, EG_ID_LEN) || route_older(fresh, &e->route))
+	if (sodium_is_zero(fresh->worker, EG_ID_BYTES) || route_older(fresh, &e->route))
 		return EG_ROUTE_IGNORED_BAD_FRESH;
 	return replay_check_and_add(c, raw, v.issued_at);
 }
@@ -440,38 +390,4 @@ enum eg_route_outcome eg_route_cache_on_refresh_text(struct eg_route_cache *c, c
 	if (eg_cap_text_to_bin(text, len, buf, sizeof(buf), &n) != EG_DECODE_OK)
 		return swap(c, EG_ROUTE_IGNORED_MALFORMED, &rejected->entry, fresh, now, current);
 	return eg_route_cache_on_refresh(c, buf, n, node_keys, rejected, fresh, now, current);
-}
-
-static const char *const retry_names[] = {
-    [EG_RETRY_FAIL] = "fail",
-    [EG_RETRY_CURRENT] = "retry-current",
-    [EG_RETRY_REAUTH] = "reauth",
-};
-
-const char *eg_retry_action_name(enum eg_retry_action a)
-{
-	return (unsigned)a <= EG_RETRY_REAUTH ? retry_names[a] : "unknown";
-}
-
-enum eg_retry_action eg_route_retry_action(enum eg_op_kind kind, enum eg_route_outcome outcome,
-					   unsigned retries_done, bool entry_changed)
-{
-	if (retries_done >= EG_ROUTE_MAX_RETRIES)
-		return EG_RETRY_FAIL;
-	switch (outcome) {
-	case EG_ROUTE_REPAIRED:
-	case EG_ROUTE_LOST_RACE:
-		/* Proven refused before forwarding: safe for every kind. */
-		return EG_RETRY_CURRENT;
-	case EG_ROUTE_NO_ENTRY:
-	case EG_ROUTE_EXPIRED:
-		return EG_RETRY_REAUTH;
-	case EG_ROUTE_IGNORED_NOT_REFRESH:
-		return EG_RETRY_FAIL;
-	default:
-		/* Ignored: nothing proven about this operation. Only an
-		 * idempotent one may go on, and only on an entry that a
-		 * valid refresh of someone else installed. */
-		return kind == EG_OP_IDEMPOTENT && entry_changed ? EG_RETRY_CURRENT : EG_RETRY_FAIL;
-	}
 }

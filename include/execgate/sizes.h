@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR Apache-2.0) */
+/* The sizes every layer shares, each defined once: the kernel map layout
+ * (abi.h, also compiled into bpf/), the public API (execgate.h) and the
+ * core (user/core/). Macros only and no includes, so that BPF programs and
+ * userspace read the same file. */
+#ifndef EXECGATE_SIZES_H
+#define EXECGATE_SIZES_H
+
+/* A sandbox, worker, pod or token id: the 16 bytes of a UUID. */
+#define EG_ID_BYTES 16
+/* Its canonical text, 8-4-4-4-12 hex digits, and the NUL. */
+#define EG_UUID_TEXT_LEN 37
+/* The ServicePort profile of one runtime record: at most this many
+ * (port, protocol) pairs. struct eg_exec_record (abi.h) stores them in
+ * place, so the number is part of the map layout. */
+#define EG_RECORD_MAX_PORTS 8
+
+#endif
