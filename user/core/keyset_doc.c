@@ -170,8 +170,8 @@ enum eg_ksd_err eg_ksd_verify(const uint8_t *buf, size_t len,
 	return EG_KSD_OK;
 }
 
-enum eg_ksd_err eg_ksd_verify_roots(const uint8_t *buf, size_t len,
-				    const struct eg_keyset *roots, struct eg_keyset_doc *out)
+enum eg_ksd_err eg_ksd_verify_roots(const uint8_t *buf, size_t len, const struct eg_keyset *roots,
+				    struct eg_keyset_doc *out)
 {
 	const struct eg_key *root;
 	struct eg_keyset_doc d;
@@ -203,10 +203,10 @@ enum eg_ksd_err eg_ksd_text_to_bin(const char *text, size_t len, uint8_t raw[EG_
 
 size_t eg_ksd_to_text(const uint8_t *raw, size_t len, char out[EG_KSD_TEXT_MAX])
 {
-	_Static_assert(sodium_base64_ENCODED_LEN(EG_KSD_MAX_LEN,
-						 sodium_base64_VARIANT_URLSAFE_NO_PADDING) <=
-			   EG_KSD_TEXT_MAX,
-		       "EG_KSD_TEXT_MAX too small");
+	_Static_assert(
+	    sodium_base64_ENCODED_LEN(EG_KSD_MAX_LEN, sodium_base64_VARIANT_URLSAFE_NO_PADDING) <=
+		EG_KSD_TEXT_MAX,
+	    "EG_KSD_TEXT_MAX too small");
 	if (len > EG_KSD_MAX_LEN) {
 		out[0] = '\0';
 		return 0;

@@ -51,19 +51,19 @@ struct eg_keyset_doc {
 /* Stable: the names (eg_ksd_err_name) appear in CLI output and logs. */
 enum eg_ksd_err {
 	EG_KSD_OK = 0,
-	EG_KSD_BAD_TEXT,       /* not unpadded base64url */
-	EG_KSD_TRUNCATED,      /* fewer bytes than the count says */
-	EG_KSD_TRAILING,       /* more bytes than the count says */
-	EG_KSD_BAD_VERSION,    /* version byte is not EG_KSD_VERSION */
-	EG_KSD_RESERVED_BITS,  /* the reserved byte is not zero */
-	EG_KSD_BAD_COUNT,      /* no key, or more than EG_KEYSET_MAX */
+	EG_KSD_BAD_TEXT,	/* not unpadded base64url */
+	EG_KSD_TRUNCATED,	/* fewer bytes than the count says */
+	EG_KSD_TRAILING,	/* more bytes than the count says */
+	EG_KSD_BAD_VERSION,	/* version byte is not EG_KSD_VERSION */
+	EG_KSD_RESERVED_BITS,	/* the reserved byte is not zero */
+	EG_KSD_BAD_COUNT,	/* no key, or more than EG_KEYSET_MAX */
 	EG_KSD_BAD_SET_VERSION, /* key-set version 0 or above EG_KSD_VERSION_MAX */
-	EG_KSD_BAD_KEY,	       /* a public key fails eg_key_check */
+	EG_KSD_BAD_KEY,		/* a public key fails eg_key_check */
 	EG_KSD_KEY_ID_MISMATCH, /* an entry's key id is not its key's */
-	EG_KSD_NOT_SORTED,     /* key ids not strictly ascending (or a duplicate) */
-	EG_KSD_UNKNOWN_KEY,    /* root key id not among the pinned roots */
-	EG_KSD_WRONG_KEY,      /* root key id is not the given root's */
-	EG_KSD_BAD_SIGNATURE,  /* signature does not verify */
+	EG_KSD_NOT_SORTED,	/* key ids not strictly ascending (or a duplicate) */
+	EG_KSD_UNKNOWN_KEY,	/* root key id not among the pinned roots */
+	EG_KSD_WRONG_KEY,	/* root key id is not the given root's */
+	EG_KSD_BAD_SIGNATURE,	/* signature does not verify */
 	EG_KSD__COUNT,
 };
 
@@ -85,8 +85,8 @@ enum eg_ksd_err eg_ksd_verify(const uint8_t *buf, size_t len,
 			      const uint8_t root_pk[crypto_sign_PUBLICKEYBYTES],
 			      struct eg_keyset_doc *out);
 /* Decode, then verify against the pinned root of roots the document names. */
-enum eg_ksd_err eg_ksd_verify_roots(const uint8_t *buf, size_t len,
-				    const struct eg_keyset *roots, struct eg_keyset_doc *out);
+enum eg_ksd_err eg_ksd_verify_roots(const uint8_t *buf, size_t len, const struct eg_keyset *roots,
+				    struct eg_keyset_doc *out);
 /* Text form -> bytes (the capability's strict base64url reader). Framing
  * only: the length is checked by eg_ksd_decode. */
 enum eg_ksd_err eg_ksd_text_to_bin(const char *text, size_t len, uint8_t raw[EG_KSD_MAX_LEN],

@@ -28,10 +28,10 @@
 #include "core/capability.h"
 #include "core/keyset.h"
 
-#define EG_SEL_VERSION	 1
-#define EG_SEL_BODY_LEN	 80
-#define EG_SEL_LEN	 (EG_SEL_BODY_LEN + crypto_sign_BYTES)
-#define EG_SEL_TEXT_MAX	 256 /* base64url, unpadded, + NUL */
+#define EG_SEL_VERSION	1
+#define EG_SEL_BODY_LEN 80
+#define EG_SEL_LEN	(EG_SEL_BODY_LEN + crypto_sign_BYTES)
+#define EG_SEL_TEXT_MAX 256 /* base64url, unpadded, + NUL */
 /* Its own context: a selection's signature can never pass for a
  * capability's, a key set's or a signed verdict's, nor the reverse. */
 #define EG_SEL_SIGN_CONTEXT "execgate selection v1"
