@@ -14,7 +14,7 @@ static const struct eg_opt opts[] = {
     EG_OPT("root-key", "SEEDFILE",
 	   "the root signing seed (keygen's KID.seed, mode 0600 or stricter), the one whose "
 	   ".pub the workers pin"),
-    EG_OPT("version", "N", "the key-set version, 1..2^53-1; workers apply only a higher one"),
+    EG_OPT("version", "N", "the key-set version, 1..2^53-1; it replaces only a lower one"),
     EG_OPT("now", "UNIX", "issue at this unix time (seconds) instead of the clock"),
     EG_OPT_END,
 };
@@ -24,9 +24,9 @@ static const struct issue_cmd keyset_cmd = {
     .synopsis = "--root-key SEEDFILE --version N [--now UNIX] PUBFILE...",
     .about = "Signs one key set v1 holding the control-plane public keys PUBFILE... (keygen's\n"
 	     "KID.pub, 1 to 64, no key twice, never the root's own) with a root key, and\n"
-	     "prints its text form on stdout, one line. A worker that pins the root applies\n"
-	     "only a higher version, and withdraws at once every key it no longer lists.\n"
-	     "Its layout and context are in docs/fleet.md.",
+	     "prints its text form on stdout, one line. A key set replaces only a lower\n"
+	     "version, and withdraws every key it no longer lists (the worker side that\n"
+	     "applies it is not built yet). Its layout and context are in docs/fleet.md.",
     .opts = opts,
 };
 
