@@ -181,8 +181,14 @@ expect_refused "no --root-key" 2 "missing --root-key SEEDFILE" -- \
 	"$ISSUE" keyset --version 3 "cp/$CA.pub"
 expect_refused "a .pub as --root-key" 1 "key-file-holds-public" -- \
 	"$ISSUE" keyset --root-key "root/$RK.pub" --version 3 "cp/$CA.pub"
-# "--version" alone is still the program's version.
+# "keyset --version" alone is still the program's version; with other
+# arguments and no value (an empty $N) it is a usage error, not a version
+# line a script could publish as a key set.
 [ "$("$ISSUE" keyset --version)" = "$("$ISSUE" --version)" ] && ok || fail "keyset --version alone"
+expect_refused "--version without N after other flags" 2 "--version: missing N" -- \
+	"$ISSUE" keyset --root-key "root/$RK.seed" --version
+expect_refused "--version with a file for N" 2 "--version 'cp/$CA.pub': not a number" -- \
+	"$ISSUE" keyset --root-key "root/$RK.seed" --version "cp/$CA.pub"
 
 # The largest set: 64 keys; a 65th is a usage error.
 mkdir many

@@ -179,9 +179,12 @@ int eg_opts_next(struct eg_opts *p, const struct eg_opt **out, const char **valu
 			len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
 			o = find(p, a + 2, len, 0, &tab, &row);
 			/* A command with a --version row of its own (execgate-issue
-			 * keyset --version N) takes it when a value follows;
-			 * "--version" alone still prints the program's version. */
-			if (o && o->arg && len == 7 && (eq || p->i < p->argc)) {
+			 * keyset --version N) takes it, value or not, unless it is
+			 * the command's only argument: "CMD --version" still prints
+			 * the program's version, but "--root-key K --version" with
+			 * an empty $N is a usage error, never a version line that a
+			 * script would take for its output. */
+			if (o && o->arg && len == 7 && (eq || p->argc > 2)) {
 				shown = NULL;
 				goto have_row;
 			}
