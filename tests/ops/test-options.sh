@@ -93,7 +93,8 @@ for c in $(commands execgate-issue); do
 	check_unit execgate-issue "$c"
 	n=$((n + 1))
 done
-[ $n -eq 3 ] && ok || fail "execgate-issue --help lists $n commands, want keygen, pubkey, cap"
+[ $n -eq 7 ] && ok ||
+	fail "execgate-issue --help lists $n commands, want keygen, pubkey, cap, selection, keyset, inspect-selection, inspect-keyset"
 
 # The cases from the report, verbatim.
 run "$build/execgated" --conf /nonexistent/execgated.conf --check

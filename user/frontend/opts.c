@@ -177,6 +177,17 @@ int eg_opts_next(struct eg_opts *p, const struct eg_opt **out, const char **valu
 			}
 			eq = strchr(a, '=');
 			len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+			o = find(p, a + 2, len, 0, &tab, &row);
+			/* A command with a --version row of its own (execgate-issue
+			 * keyset --version N) takes it, value or not, unless it is
+			 * the command's only argument: "CMD --version" still prints
+			 * the program's version, but "--root-key K --version" with
+			 * an empty $N is a usage error, never a version line that a
+			 * script would take for its output. */
+			if (o && o->arg && len == 7 && (eq || p->argc > 2)) {
+				shown = NULL;
+				goto have_row;
+			}
 			if ((len == 4 && !strncmp(a + 2, "help", 4)) ||
 			    (len == 7 && !strncmp(a + 2, "version", 7))) {
 				if (eq)
@@ -184,12 +195,12 @@ int eg_opts_next(struct eg_opts *p, const struct eg_opt **out, const char **valu
 								     (int)len + 2, a));
 				return len == 4 ? print_help(p) : print_version(p);
 			}
-			o = find(p, a + 2, len, 0, &tab, &row);
 			if (!o)
 				return stop(
 				    p, eg_opts_usage(p, "%.*s: unknown option", (int)len + 2, a));
 			shown = NULL;
 		}
+	have_row:
 		if (p->seen[tab][row]++ && !o->repeat)
 			return stop(p, eg_opts_usage(p, "--%s: given more than once", o->name));
 		if (!o->arg && eq)

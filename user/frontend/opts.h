@@ -47,7 +47,7 @@ struct eg_opt {
 
 #define EG_OPTS_TABLES	3  /* a command's own flags, then shared ones */
 #define EG_OPTS_PER_TAB 40 /* rows per table */
-#define EG_OPTS_MAX_POS 8
+#define EG_OPTS_MAX_POS 64 /* execgate-issue keyset: one per key, EG_KEYSET_MAX */
 
 struct eg_opts {
 	/* Set by eg_opts_init, then by the caller before the first next. */

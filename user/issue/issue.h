@@ -27,6 +27,11 @@ void issue_opts_init(struct eg_opts *p, const struct issue_cmd *cmd, int argc, c
 int cmd_keygen(int argc, char **argv);
 int cmd_cap(int argc, char **argv);
 int cmd_pubkey(int argc, char **argv);
+/* The fleet's signed documents (docs/fleet.md). */
+int cmd_selection(int argc, char **argv);
+int cmd_keyset(int argc, char **argv);
+int cmd_inspect_selection(int argc, char **argv);
+int cmd_inspect_keyset(int argc, char **argv);
 
 /* Reads a seed file: "execgate-ed25519-secret-v1 <64 hex>" (core/key_file.h),
  * mode 0600 or stricter. 0, or -errno with err holding the reason (the

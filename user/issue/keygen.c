@@ -24,7 +24,8 @@ static const struct issue_cmd keygen = {
     .synopsis = "--out DIR",
     .about = "Makes an Ed25519 key pair: DIR/KID.seed (mode 0600, the signing seed; it stays\n"
 	     "with the control plane) and DIR/KID.pub (for the workers' execgate keys add),\n"
-	     "and prints the key id KID.",
+	     "and prints the key id KID. A root key, which signs only key sets (execgate-issue\n"
+	     "keyset), is made the same way: give it a directory of its own.",
     .opts = opts,
 };
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* execgate-issue: keygen, pubkey and cap. This file only dispatches. */
+/* execgate-issue: keygen, pubkey, cap, selection, keyset and their
+ * inspectors. This file only dispatches. */
 #include <stdio.h>
 #include <string.h>
 #include <sodium.h>
@@ -16,6 +17,14 @@ static void usage(FILE *f)
 		   "                          [--pod-uid UUID] [--substrate NAME] --scope LIST "
 		   "[--port N/tcp|udp]\n"
 		   "                          [--ttl S] [--now UNIX] [--not-before UNIX]\n"
+		   "       execgate-issue selection --key SEEDFILE --sandbox UUID --worker UUID "
+		   "--generation N\n"
+		   "                          --activation N [--pod-uid UUID] [--substrate NAME] "
+		   "[--now UNIX]\n"
+		   "       execgate-issue keyset --root-key SEEDFILE --version N [--now UNIX] "
+		   "PUBFILE...\n"
+		   "       execgate-issue inspect-selection [--keys FILE|DIR] TEXT\n"
+		   "       execgate-issue inspect-keyset [--root-keys FILE|DIR] TEXT\n"
 		   "(execgate-issue COMMAND --help for its flags)\n\noptions:\n");
 	eg_opts_help_std(f);
 }
@@ -37,6 +46,14 @@ int main(int argc, char **argv)
 		return cmd_pubkey(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "cap"))
 		return cmd_cap(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "selection"))
+		return cmd_selection(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "keyset"))
+		return cmd_keyset(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "inspect-selection"))
+		return cmd_inspect_selection(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "inspect-keyset"))
+		return cmd_inspect_keyset(argc - 1, argv + 1);
 	fprintf(stderr, "execgate-issue: %s: unknown command (execgate-issue --help)\n", argv[1]);
 	return ISSUE_EXIT_USAGE;
 }

@@ -1,0 +1,30 @@
+# The fleet's signed documents (docs/fleet.md): the CLI test through the
+# real execgate-issue and a libFuzzer smoke of both decoders. Included by
+# the Makefile; $(BUILD), $(BINS), $(CORE_SRCS), $(CPPFLAGS), $(WARN) and
+# $(DEPS_STAMP) are defined by then.
+
+.PHONY: test-fleet-cli
+
+# No root: everything happens under a temporary directory.
+test-fleet-cli: $(BINS)
+	BUILD=$(BUILD) ./scripts/test-fleet-cli.sh
+
+CHECK_EXTRA += test-fleet-cli
+
+# libFuzzer over both decoders and their text readers (tests/fuzz/fuzz_fleet.c).
+.PHONY: fuzz-fleet fuzz-fleet-smoke
+$(BUILD)/fuzz-fleet: tests/fuzz/fuzz_fleet.c $(CORE_SRCS) | $(DEPS_STAMP)
+	$(CLANG) $(CPPFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined $(WARN) -o $@ $< $(CORE_SRCS) -lsodium
+
+fuzz-fleet: $(BUILD)/fuzz-fleet
+	@mkdir -p $(BUILD)/fuzz-fleet-corpus
+	$(BUILD)/fuzz-fleet -max_total_time=$(FUZZ_SECONDS) -max_len=4096 $(BUILD)/fuzz-fleet-corpus \
+		tests/fuzz/fleet-corpus
+
+fuzz-fleet-smoke: $(BUILD)/fuzz-fleet
+	@mkdir -p $(BUILD)/fuzz-fleet-corpus
+	@$(BUILD)/fuzz-fleet -max_total_time=10 -max_len=4096 $(BUILD)/fuzz-fleet-corpus \
+		tests/fuzz/fleet-corpus >$(BUILD)/fuzz-fleet.log 2>&1 || { cat $(BUILD)/fuzz-fleet.log; exit 1; }
+	@grep -E '^Done [0-9]+ runs' $(BUILD)/fuzz-fleet.log | sed 's/^/fuzz-fleet-smoke: /'
+
+CHECK_EXTRA += fuzz-fleet-smoke

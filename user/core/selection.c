@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Selection v1: encode, sign, strict decode, verify. docs/fleet.md is the
+ * specification; keep the two in step. The decoder checks framing, then
+ * every field in a fixed order, then the signature, and names the first
+ * problem, so one input always yields one reason. */
+#include <string.h>
+#include "core/be.h"
+#include "core/ids.h"
+#include "core/selection.h"
+#include "execgate/verdict.h"
+
+enum {
+	OFF_VERSION = 0,
+	OFF_SUBSTRATE = 1,
+	OFF_RESERVED = 2,
+	OFF_ACTIVATION = 4,
+	OFF_KEY_ID = 8,
+	OFF_SANDBOX = 16,
+	OFF_WORKER = 32,
+	OFF_POD_UID = 48,
+	OFF_GENERATION = 64,
+	OFF_ISSUED_AT = 72,
+	OFF_SIGNATURE = EG_SEL_BODY_LEN,
+};
+_Static_assert(OFF_ISSUED_AT + 8 == EG_SEL_BODY_LEN, "body layout");
+_Static_assert(EG_SEL_LEN == 144, "selection length");
+
+#define CONTEXT_LEN sizeof(EG_SEL_SIGN_CONTEXT) /* with its NUL, as for capabilities */
+_Static_assert(CONTEXT_LEN == 22, "context includes its NUL");
+
+static const char *const names[EG_SEL__COUNT] = {
+    [EG_SEL_OK] = "ok",
+    [EG_SEL_BAD_TEXT] = "bad-text",
+    [EG_SEL_TRUNCATED] = "truncated",
+    [EG_SEL_TRAILING] = "trailing-bytes",
+    [EG_SEL_BAD_VERSION] = "bad-version",
+    [EG_SEL_RESERVED_BITS] = "reserved-bits",
+    [EG_SEL_BAD_SUBSTRATE] = "bad-substrate",
+    [EG_SEL_ZERO_ID] = "zero-id",
+    [EG_SEL_BAD_GENERATION] = "bad-generation",
+    [EG_SEL_UNKNOWN_KEY] = "unknown-key",
+    [EG_SEL_WRONG_KEY] = "wrong-key",
+    [EG_SEL_BAD_SIGNATURE] = "bad-signature",
+};
+
+const char *eg_sel_err_name(enum eg_sel_err err)
+{
+	return (unsigned)err < EG_SEL__COUNT ? names[err] : "unknown";
+}
+
+void eg_sel_encode_body(const struct eg_selection *s, uint8_t b[EG_SEL_BODY_LEN])
+{
+	memset(b, 0, EG_SEL_BODY_LEN);
+	b[OFF_VERSION] = s->version;
+	b[OFF_SUBSTRATE] = s->substrate;
+	eg_put_be32(b + OFF_ACTIVATION, s->activation);
+	memcpy(b + OFF_KEY_ID, s->key_id, EG_KEY_ID_LEN);
+	memcpy(b + OFF_SANDBOX, s->sandbox, EG_ID_BYTES);
+	memcpy(b + OFF_WORKER, s->worker, EG_ID_BYTES);
+	memcpy(b + OFF_POD_UID, s->pod_uid, EG_ID_BYTES);
+	eg_put_be64(b + OFF_GENERATION, s->generation);
+	eg_put_be64(b + OFF_ISSUED_AT, s->issued_at);
+}
+
+static void signed_message(const uint8_t *body, uint8_t msg[CONTEXT_LEN + EG_SEL_BODY_LEN])
+{
+	memcpy(msg, EG_SEL_SIGN_CONTEXT, CONTEXT_LEN);
+	memcpy(msg + CONTEXT_LEN, body, EG_SEL_BODY_LEN);
+}
+
+void eg_sel_sign(const struct eg_selection *s, const uint8_t sk[crypto_sign_SECRETKEYBYTES],
+		 uint8_t out[EG_SEL_LEN])
+{
+	uint8_t msg[CONTEXT_LEN + EG_SEL_BODY_LEN];
+
+	eg_sel_encode_body(s, out);
+	signed_message(out, msg);
+	crypto_sign_detached(out + OFF_SIGNATURE, NULL, msg, sizeof(msg), sk);
+}
+
+enum eg_sel_err eg_sel_decode(const uint8_t *b, size_t len, struct eg_selection *out)
+{
+	struct eg_selection s;
+
+	if (len < EG_SEL_LEN)
+		return EG_SEL_TRUNCATED;
+	if (len > EG_SEL_LEN)
+		return EG_SEL_TRAILING;
+	if (b[OFF_VERSION] != EG_SEL_VERSION)
+		return EG_SEL_BAD_VERSION;
+	if (b[OFF_RESERVED] != 0 || b[OFF_RESERVED + 1] != 0)
+		return EG_SEL_RESERVED_BITS;
+	if (b[OFF_SUBSTRATE] != EG_SUBSTRATE_FC_K8S && b[OFF_SUBSTRATE] != EG_SUBSTRATE_FC_HOST)
+		return EG_SEL_BAD_SUBSTRATE;
+	memset(&s, 0, sizeof(s));
+	s.version = b[OFF_VERSION];
+	s.substrate = b[OFF_SUBSTRATE];
+	s.activation = eg_get_be32(b + OFF_ACTIVATION);
+	memcpy(s.key_id, b + OFF_KEY_ID, EG_KEY_ID_LEN);
+	memcpy(s.sandbox, b + OFF_SANDBOX, EG_ID_BYTES);
+	memcpy(s.worker, b + OFF_WORKER, EG_ID_BYTES);
+	memcpy(s.pod_uid, b + OFF_POD_UID, EG_ID_BYTES);
+	s.generation = eg_get_be64(b + OFF_GENERATION);
+	s.issued_at = eg_get_be64(b + OFF_ISSUED_AT);
+	if (eg_id_is_zero(s.sandbox) || eg_id_is_zero(s.worker))
+		return EG_SEL_ZERO_ID;
+	if (s.generation > EG_GENERATION_MAX)
+		return EG_SEL_BAD_GENERATION;
+	*out = s;
+	return EG_SEL_OK;
+}
+
+enum eg_sel_err eg_sel_verify(const uint8_t *buf, size_t len,
+			      const uint8_t pk[crypto_sign_PUBLICKEYBYTES],
+			      struct eg_selection *out)
+{
+	uint8_t msg[CONTEXT_LEN + EG_SEL_BODY_LEN], kid[EG_KEY_ID_LEN];
+	struct eg_selection s;
+	enum eg_sel_err err;
+
+	err = eg_sel_decode(buf, len, &s);
+	if (err != EG_SEL_OK)
+		return err;
+	eg_key_id(pk, kid);
+	if (memcmp(kid, s.key_id, EG_KEY_ID_LEN))
+		return EG_SEL_WRONG_KEY;
+	signed_message(buf, msg);
+	if (crypto_sign_verify_detached(buf + OFF_SIGNATURE, msg, sizeof(msg), pk) != 0)
+		return EG_SEL_BAD_SIGNATURE;
+	*out = s;
+	return EG_SEL_OK;
+}
+
+enum eg_sel_err eg_sel_verify_keyset(const uint8_t *buf, size_t len, const struct eg_keyset *ks,
+				     struct eg_selection *out)
+{
+	const struct eg_key *k;
+	struct eg_selection s;
+	enum eg_sel_err err;
+
+	err = eg_sel_decode(buf, len, &s);
+	if (err != EG_SEL_OK)
+		return err;
+	k = eg_keyset_find(ks, s.key_id);
+	if (!k)
+		return EG_SEL_UNKNOWN_KEY;
+	return eg_sel_verify(buf, len, k->pk, out);
+}
+
+enum eg_sel_err eg_sel_text_to_bin(const char *text, size_t len, uint8_t raw[EG_SEL_LEN])
+{
+	uint8_t buf[EG_SEL_LEN + 1];
+	size_t n;
+
+	switch (eg_cap_text_to_bin(text, len, buf, sizeof(buf), &n)) {
+	case EG_DECODE_OK:
+		break;
+	case EG_DECODE_TRAILING:
+		return EG_SEL_TRAILING;
+	default:
+		return EG_SEL_BAD_TEXT;
+	}
+	if (n < EG_SEL_LEN)
+		return EG_SEL_TRUNCATED;
+	if (n > EG_SEL_LEN)
+		return EG_SEL_TRAILING;
+	memcpy(raw, buf, EG_SEL_LEN);
+	return EG_SEL_OK;
+}
+
+size_t eg_sel_to_text(const uint8_t raw[EG_SEL_LEN], char out[EG_SEL_TEXT_MAX])
+{
+	_Static_assert(sodium_base64_ENCODED_LEN(
+			   EG_SEL_LEN, sodium_base64_VARIANT_URLSAFE_NO_PADDING) <= EG_SEL_TEXT_MAX,
+		       "EG_SEL_TEXT_MAX too small");
+	sodium_bin2base64(out, EG_SEL_TEXT_MAX, raw, EG_SEL_LEN,
+			  sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+	return strlen(out);
+}

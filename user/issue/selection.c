@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* execgate-issue selection: sign one selection v1 (core/selection.h) and
+ * print its text form. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include "frontend/identity_opts.h"
+#include "core/ids.h"
+#include "core/keyset.h"
+#include "core/selection.h"
+#include "issue/issue.h"
+
+static const struct eg_opt opts[] = {
+    EG_OPT("key", "SEEDFILE",
+	   "the control-plane signing seed (keygen's KID.seed, mode 0600 or stricter)"),
+    EG_OPT("sandbox", "UUID", "the sandbox the selection is for (required)"),
+    EG_OPT("worker", "UUID", "the worker selected to run it (required)"),
+    EG_OPT("generation", "N", "the execution generation selected (required)"),
+    EG_OPT("activation", "N", "the activation attempt of that generation (required)"),
+    EG_OPT("pod-uid", "UUID", "the pod UID (substrate firecracker-k8s; default all-zero)"),
+    EG_OPT("substrate", "NAME", "firecracker-host (default) or firecracker-k8s"),
+    EG_OPT("now", "UNIX", "issue at this unix time (seconds) instead of the clock"),
+    EG_OPT_END,
+};
+
+static const struct issue_cmd sel_cmd = {
+    .name = "selection",
+    .synopsis = "--key SEEDFILE --sandbox UUID --worker UUID --generation N\n"
+		"       --activation N [--pod-uid UUID] [--substrate NAME] [--now UNIX]",
+    .about = "Signs one selection v1, the control plane's decision for one sandbox (which\n"
+	     "worker runs which execution), and prints its text form on stdout, one line.\n"
+	     "Its layout and context are in docs/fleet.md.",
+    .opts = opts,
+};
+
+int cmd_selection(int argc, char **argv)
+{
+	uint8_t seed[crypto_sign_SEEDBYTES], sk[crypto_sign_SECRETKEYBYTES];
+	uint8_t pk[crypto_sign_PUBLICKEYBYTES], raw[EG_SEL_LEN];
+	char err[256], text[EG_SEL_TEXT_MAX];
+	struct eg_identity_opts id;
+	struct eg_selection sel, check;
+	const char *key_path = NULL, *optarg;
+	bool have_now = false;
+	uint64_t now = 0;
+	enum eg_sel_err serr;
+	const struct eg_opt *o;
+	struct eg_opts p;
+	int c, ret;
+
+	eg_identity_opts_init(&id);
+	issue_opts_init(&p, &sel_cmd, argc, argv);
+	while ((c = eg_opts_next(&p, &o, &optarg)) == 1) {
+		if (!strcmp(o->name, "key")) {
+			key_path = optarg;
+		} else if (!strcmp(o->name, "now")) {
+			if (eg_parse_u64(optarg, UINT64_MAX, &now) != 0)
+				return eg_opts_usage(&p, "--now '%s': not a unix time in seconds",
+						     optarg);
+			have_now = true;
+		} else if (eg_identity_opt(&id, o->name, optarg, err, sizeof(err)) < 0) {
+			return eg_opts_usage(&p, "%s", err);
+		}
+	}
+	if (c < 0)
+		return p.exit;
+	if (!key_path)
+		return eg_opts_usage(&p, "missing --key SEEDFILE");
+	if (eg_identity_opts_finish(&id, EG_IDF_REQUIRED, err, sizeof(err)) != 0)
+		return eg_opts_usage(&p, "%s", err);
+	if (!have_now)
+		now = (uint64_t)time(NULL);
+
+	ret = seed_file_read(key_path, seed, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "execgate-issue: selection: key %s: %s\n", key_path, err);
+		return ISSUE_EXIT_ERROR;
+	}
+	/* Only the seed is read; the key id is derived from it. */
+	crypto_sign_seed_keypair(pk, sk, seed);
+	sodium_memzero(seed, sizeof(seed));
+
+	memset(&sel, 0, sizeof(sel));
+	sel.version = EG_SEL_VERSION;
+	sel.substrate = id.rec.substrate;
+	sel.activation = id.rec.activation;
+	eg_key_id(pk, sel.key_id);
+	memcpy(sel.sandbox, id.rec.sandbox, EG_ID_BYTES);
+	memcpy(sel.worker, id.rec.worker, EG_ID_BYTES);
+	memcpy(sel.pod_uid, id.rec.pod_uid, EG_ID_BYTES);
+	sel.generation = id.rec.generation;
+	sel.issued_at = now;
+	eg_sel_sign(&sel, sk, raw);
+	sodium_memzero(sk, sizeof(sk));
+
+	/* What we print must pass the receivers' decoder and verify. */
+	serr = eg_sel_verify(raw, sizeof(raw), pk, &check);
+	if (serr != EG_SEL_OK) {
+		fprintf(stderr,
+			"execgate-issue: selection: internal error: selection fails its own "
+			"check (%s)\n",
+			eg_sel_err_name(serr));
+		return ISSUE_EXIT_ERROR;
+	}
+	eg_sel_to_text(raw, text);
+	if (printf("%s\n", text) < 0 || fflush(stdout) != 0) {
+		fprintf(stderr, "execgate-issue: selection: stdout: %s\n", strerror(errno));
+		return ISSUE_EXIT_ERROR;
+	}
+	return ISSUE_EXIT_OK;
+}
