@@ -46,6 +46,7 @@
 #include <bpf/libbpf.h>
 #include "cgroup_connect_unix_empty.skel.h"
 #include "core/ids.h"
+#include "kcompat.h"
 #include "loader/cgroup.h"
 #include "loader/path_filter.h"
 #include "loader/pins.h"
@@ -370,7 +371,7 @@ static struct bpf_object *step_load(int step, struct bpf_program **prog)
 	if (!obj)
 		die(path, errno);
 	*prog = bpf_object__next_program(obj, NULL);
-	bpf_program__set_expected_attach_type(*prog, 49); /* BPF_CGROUP_UNIX_CONNECT */
+	bpf_program__set_expected_attach_type(*prog, EG_BPF_CGROUP_UNIX_CONNECT);
 	if (bpf_object__load(obj))
 		die(path, errno);
 	return obj;
@@ -514,7 +515,7 @@ static void touches(const char *other, long n)
 		if (!obj[t])
 			die(path, errno);
 		prog = bpf_object__next_program(obj[t], NULL);
-		bpf_program__set_expected_attach_type(prog, 49); /* BPF_CGROUP_UNIX_CONNECT */
+		bpf_program__set_expected_attach_type(prog, EG_BPF_CGROUP_UNIX_CONNECT);
 		/* the tag probe's map, made as the loader makes eg_sk_tags */
 		eg_tag_maps_create_unaccounted(obj[t]);
 		if (bpf_object__load(obj[t]))
@@ -640,11 +641,13 @@ int main(void)
 	}
 	/* The empty program on the same cgroup: both run on every connect. */
 	empty = cgroup_connect_unix_empty__open();
-	bpf_program__set_expected_attach_type(empty->progs.eg_connect_unix_empty, 49);
+	bpf_program__set_expected_attach_type(empty->progs.eg_connect_unix_empty,
+					      EG_BPF_CGROUP_UNIX_CONNECT);
 	if (cgroup_connect_unix_empty__load(empty))
 		die("loading the empty program", errno);
 	empty2 = cgroup_connect_unix_empty__open();
-	bpf_program__set_expected_attach_type(empty2->progs.eg_connect_unix_empty, 49);
+	bpf_program__set_expected_attach_type(empty2->progs.eg_connect_unix_empty,
+					      EG_BPF_CGROUP_UNIX_CONNECT);
 	if (cgroup_connect_unix_empty__load(empty2))
 		die("loading the second empty program", errno);
 	snprintf(cg_empty, sizeof(cg_empty), "%s-empty", cg_on);
