@@ -1,6 +1,7 @@
 # execgate build. Sources are picked up by directory, so adding a file needs no
 # Makefile edit:
 #   bpf/*.bpf.c      -> build/bpf/*.bpf.o + build/include/*.skel.h
+#   bpf/bench/       benchmark-only programs (scripts/make/speed.mk)
 #   user/core/*.c    pure logic (codec, comparator, caches), no kernel I/O
 #   user/loader/*.c  kernel I/O (maps, probes, /proc, pins)
 #   user/lib/*.c     the public worker handle (include/execgate/execgate.h)
