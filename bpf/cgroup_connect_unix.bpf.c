@@ -3,9 +3,10 @@
  * registered path is allowed only for the process its endpoint role admits
  * (execgate_common.bpf.h); everything else passes after one filter lookup.
  *
- * libbpf 1.1 does not know "cgroup/connect_unix": the section is a known
- * sock_addr one and the loader sets expected_attach_type to
- * BPF_CGROUP_UNIX_CONNECT (49) before load.
+ * The section is the hook's own name. libbpf learned it in 1.3; the 1.1 of
+ * Debian 12 leaves the program untyped, so the loader (user/loader/
+ * tier_cgroup.c) sets the program type and the attach type
+ * (EG_BPF_CGROUP_UNIX_CONNECT, user/kcompat.h) before load either way.
  *
  * Benchmark variants (per-step stops, unlocked copies) are built from this
  * file by bpf/bench/, never by switches here. */
@@ -20,7 +21,7 @@ extern void *bpf_rdonly_cast(void *obj, __u32 btf_id) __ksym;
 #define SOCK_ALLOW 1
 #define SOCK_DENY  0 /* connect() fails with EPERM */
 
-SEC("cgroup/connect4")
+SEC("cgroup/connect_unix")
 int eg_connect_unix(struct bpf_sock_addr *ctx)
 {
 	struct bpf_sock_addr_kern *sa = bpf_cast_to_kern_ctx(ctx);
