@@ -1,6 +1,7 @@
 # execgate build. Sources are picked up by directory, so adding a file needs no
 # Makefile edit:
 #   bpf/*.bpf.c      -> build/bpf/*.bpf.o + build/include/*.skel.h
+#   bpf/bench/       benchmark-only programs (scripts/make/speed.mk)
 #   user/core/*.c    pure logic (codec, comparator, caches), no kernel I/O
 #   user/frontend/*.c front-end plumbing (option parser), linked into the
 #                    programs only, never into libexecgate

@@ -3,9 +3,13 @@
  * registered path is allowed only for the process its endpoint role admits
  * (execgate_common.bpf.h); everything else passes after one filter lookup.
  *
- * libbpf 1.1 does not know "cgroup/connect_unix": the section is a known
- * sock_addr one and the loader sets expected_attach_type to
- * BPF_CGROUP_UNIX_CONNECT (49) before load. */
+ * The section is the hook's own name. libbpf learned it in 1.3; the 1.1 of
+ * Debian 12 leaves the program untyped, so the loader (user/loader/
+ * tier_cgroup.c) sets the program type and the attach type
+ * (EG_BPF_CGROUP_UNIX_CONNECT, user/kcompat.h) before load either way.
+ *
+ * Benchmark variants (per-step stops, unlocked copies) are built from this
+ * file by bpf/bench/, never by switches here. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
@@ -17,21 +21,7 @@ extern void *bpf_rdonly_cast(void *obj, __u32 btf_id) __ksym;
 #define SOCK_ALLOW 1
 #define SOCK_DENY  0 /* connect() fails with EPERM */
 
-#ifdef EG_STOP_AFTER
-/* Step builds only: keeps what a step computed alive past its early return. */
-volatile __u64 eg_step_sink;
-#define EG_STEP(step, v)                                                                           \
-	do {                                                                                       \
-		if (EG_STOPS_AFTER(step)) {                                                        \
-			eg_step_sink = (__u64)(v);                                                 \
-			return SOCK_ALLOW;                                                         \
-		}                                                                                  \
-	} while (0)
-#else
-#define EG_STEP(step, v) ((void)0)
-#endif
-
-SEC("cgroup/connect4")
+SEC("cgroup/connect_unix")
 int eg_connect_unix(struct bpf_sock_addr *ctx)
 {
 	struct bpf_sock_addr_kern *sa = bpf_cast_to_kern_ctx(ctx);
@@ -53,13 +43,10 @@ int eg_connect_unix(struct bpf_sock_addr *ctx)
 	path = (const __u8 *)ss->__data;
 
 	len = eg_unix_path_scan(path, limit, &fk);
-	EG_STEP(EG_STEP_PATH, len ^ fk.head ^ fk.tail);
 	if (!len || !eg_path_may_be_registered(&fk)) {
-		EG_STEP(EG_STEP_FILTER, 0);
 		eg_count(EG_K_ALLOW_UNREGISTERED);
 		return SOCK_ALLOW;
 	}
-	EG_STEP(EG_STEP_FILTER, 1);
 
 	__builtin_memset(&rec, 0, sizeof(rec));
 	rc = eg_unix_endpoint_copy(path, len, &key, &ep);
@@ -72,22 +59,15 @@ int eg_connect_unix(struct bpf_sock_addr *ctx)
 		reason = EG_K_DENY_INCONSISTENT;
 		goto deny;
 	}
-	EG_STEP(EG_STEP_ENDPOINT, ep.role);
 	reason = eg_record_verdict(&ep, &rec);
 	if (reason)
 		goto deny;
-	EG_STEP(EG_STEP_RECORD, rec.epoch);
 	if (!eg_current_proc(&caller)) {
 		reason = EG_K_DENY_NO_TASK;
 		goto deny;
 	}
-	EG_STEP(EG_STEP_IDENTITY, caller.exe_ino ^ caller.tgid);
 	reason = eg_caller_verdict(&ep, &caller, &rec);
-	EG_STEP(EG_STEP_GRANT, reason);
 	if (eg_reason_allows(reason)) {
-		if (EG_STOPS_AFTER(EG_STEP_COUNT))
-			eg_count(reason); /* the real program counts after the tag */
-		EG_STEP(EG_STEP_COUNT, reason);
 		if (!eg_tag_socket(ctx->sk, &rec, ep.role)) {
 			reason = EG_K_DENY_NO_TAG;
 			goto deny;

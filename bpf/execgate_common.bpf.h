@@ -26,40 +26,6 @@
 
 #define EG_INLINE static __always_inline
 
-/* Per-step cost breakdown (make bench, tests/bench/bench_kernel.c): the
- * benchmark loads copies of the connect_unix program built with
- * -DEG_STOP_AFTER=N, each of which allows right after step N, and reads
- * bpf_stats of each. The real objects never define EG_STOP_AFTER, so every
- * EG_STOPS_AFTER() below is a constant 0 there. */
-enum eg_step {
-	EG_STEP_PATH = 1,     /* addrlen + path scan (length, filter key) */
-	EG_STEP_FILTER = 2,   /* hint bitmap + eg_path_filter */
-	EG_STEP_ENDPOINT = 3, /* exact endpoint: key build, lookup, locked copy */
-	EG_STEP_RECORD = 4,   /* record: lookup, locked copy, consistency checks */
-	EG_STEP_IDENTITY = 5, /* the caller's eg_proc_id */
-	EG_STEP_GRANT = 6,    /* grant: lookup, locked copy, checks, verdict */
-	EG_STEP_COUNT = 7,    /* reason counter; the full program adds the tag */
-};
-#ifdef EG_STOP_AFTER
-#define EG_STOPS_AFTER(step) (EG_STOP_AFTER == (step))
-#else
-#define EG_STOPS_AFTER(step) 0
-#endif
-
-/* The locked copies take their value's lock through these. bench-kernel's
- * unlocked row builds the whole connect_unix program with
- * -DEG_BENCH_UNLOCKED, which drops the lock pairs, to measure in one run what
- * lock-free copies would save on the allowed path (the lock pair alone is
- * ~0 on one host, +84 ns on another). Never in a real object: without the
- * lock a copy can be torn by a concurrent in-place update. */
-#ifdef EG_BENCH_UNLOCKED
-#define eg_value_lock(l)   ((void)(l))
-#define eg_value_unlock(l) ((void)(l))
-#else
-#define eg_value_lock(l)   bpf_spin_lock(l)
-#define eg_value_unlock(l) bpf_spin_unlock(l)
-#endif
-
 /* Lock-free copies of locked map values. */
 struct eg_record_snap {
 	__u32 state;
@@ -141,7 +107,7 @@ EG_INLINE int eg_record_copy(const __u8 sandbox[EG_ID_BYTES], struct eg_record_s
 	v = bpf_map_lookup_elem(&eg_records, sandbox);
 	if (!v)
 		return EG_COPY_MISSING;
-	eg_value_lock(&v->lock);
+	bpf_spin_lock(&v->lock);
 	out->state = v->state;
 	out->activation = v->activation;
 	out->generation = v->generation;
@@ -149,7 +115,7 @@ EG_INLINE int eg_record_copy(const __u8 sandbox[EG_ID_BYTES], struct eg_record_s
 	__builtin_memcpy(out->sandbox, v->sandbox, EG_ID_BYTES);
 	out->bridge = v->bridge;
 	out->vmm = v->vmm;
-	eg_value_unlock(&v->lock);
+	bpf_spin_unlock(&v->lock);
 	if (!eg_id_eq(out->sandbox, sandbox))
 		return EG_COPY_RACED;
 	if (bpf_map_lookup_elem(&eg_records, sandbox) != v)
@@ -167,10 +133,10 @@ EG_INLINE int eg_endpoint_copy(void *map, const void *key, struct eg_endpoint_sn
 	v = bpf_map_lookup_elem(map, key);
 	if (!v)
 		return EG_COPY_MISSING;
-	eg_value_lock(&v->lock);
+	bpf_spin_lock(&v->lock);
 	out->role = v->role;
 	__builtin_memcpy(out->sandbox, v->sandbox, EG_ID_BYTES);
-	eg_value_unlock(&v->lock);
+	bpf_spin_unlock(&v->lock);
 	if (bpf_map_lookup_elem(map, key) != v)
 		return EG_COPY_RACED;
 	return EG_COPY_OK;
@@ -184,13 +150,13 @@ EG_INLINE int eg_grant_copy(const struct eg_grant_key *key, struct eg_grant_snap
 	v = bpf_map_lookup_elem(&eg_grants, key);
 	if (!v)
 		return EG_COPY_MISSING;
-	eg_value_lock(&v->lock);
+	bpf_spin_lock(&v->lock);
 	out->scope = v->scope;
 	out->generation = v->generation;
 	out->epoch = v->epoch;
 	out->expiry_ns = v->expiry_ns;
 	seen = v->key;
-	eg_value_unlock(&v->lock);
+	bpf_spin_unlock(&v->lock);
 	if (!eg_proc_eq(&seen.proc, &key->proc) || !eg_id_eq(seen.sandbox, key->sandbox))
 		return EG_COPY_RACED;
 	if (bpf_map_lookup_elem(&eg_grants, key) != v)

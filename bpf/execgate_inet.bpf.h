@@ -44,12 +44,12 @@ EG_INLINE int eg_service_grant_copy(const struct eg_service_grant_key *key,
 	v = bpf_map_lookup_elem(&eg_service_grants, key);
 	if (!v)
 		return EG_COPY_MISSING;
-	eg_value_lock(&v->lock);
+	bpf_spin_lock(&v->lock);
 	out->generation = v->generation;
 	out->epoch = v->epoch;
 	out->expiry_ns = v->expiry_ns;
 	seen = v->key;
-	eg_value_unlock(&v->lock);
+	bpf_spin_unlock(&v->lock);
 	if (!eg_service_key_eq(&seen, key))
 		return EG_COPY_RACED;
 	if (bpf_map_lookup_elem(&eg_service_grants, key) != v)

@@ -136,10 +136,10 @@ EG_INLINE int eg_unix_endpoint_copy(const __u8 *p, __u32 len, struct eg_path_key
 	v = bpf_map_lookup_elem(&eg_endpoints, key);
 	if (!v)
 		return EG_COPY_MISSING;
-	eg_value_lock(&v->lock);
+	bpf_spin_lock(&v->lock);
 	ep->role = v->role;
 	__builtin_memcpy(ep->sandbox, v->sandbox, EG_ID_BYTES);
-	eg_value_unlock(&v->lock);
+	bpf_spin_unlock(&v->lock);
 	return EG_COPY_OK;
 }
 

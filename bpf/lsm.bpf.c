@@ -402,11 +402,11 @@ EG_INLINE bool eg_current_epoch(const __u8 sandbox[EG_ID_BYTES], __u64 *epoch)
 	v = bpf_map_lookup_elem(&eg_records, sandbox);
 	if (!v)
 		return false;
-	eg_value_lock(&v->lock);
+	bpf_spin_lock(&v->lock);
 	state = v->state;
 	*epoch = v->epoch;
 	__builtin_memcpy(seen, v->sandbox, EG_ID_BYTES);
-	eg_value_unlock(&v->lock);
+	bpf_spin_unlock(&v->lock);
 	if (!eg_id_eq(seen, sandbox) || bpf_map_lookup_elem(&eg_records, sandbox) != v)
 		return false;
 	return state == EG_RECORD_ACTIVE;

@@ -63,7 +63,7 @@ struct {
 	__type(value, struct touch_locked);
 } touch_locked SEC(".maps");
 
-SEC("cgroup/connect4")
+SEC("cgroup/connect_unix")
 int eg_connect_unix_touch(struct bpf_sock_addr *ctx)
 {
 	__u32 k = 3;

@@ -18,10 +18,10 @@
  * 3. Memory touches: probes that each touch map memory in one way
  *    (bpf/bench/connect_unix_touch.bpf.c), alone in cgroups of their own.
  * 4. The per-step breakdown, at 1 entry: copies of the program built with
- *    -DEG_STOP_AFTER=N (scripts/make/speed.mk, enum eg_step), each allowing
- *    right after step N, each alone in a cgroup of its own, in rounds;
- *    median per step. The increments are what each step costs; the last
- *    row is the whole program.
+ *    -DEG_STOP_AFTER=N (bpf/bench/cgroup_connect_unix_step.bpf.c, enum
+ *    eg_step), each allowing right after step N, each alone in a cgroup of
+ *    its own, in rounds; median per step. The increments are what each
+ *    step costs; the last row is the whole program.
  *
  * Targets (printed, not asserted): unregistered <= 2x empty, allowed <=
  * 250 ns, connect ratio <= 1.03, 100 000 entries within 1.2x of 1 entry.
@@ -370,7 +370,7 @@ static struct bpf_object *step_load(int step, struct bpf_program **prog)
 	if (!obj)
 		die(path, errno);
 	*prog = bpf_object__next_program(obj, NULL);
-	bpf_program__set_expected_attach_type(*prog, 49); /* BPF_CGROUP_UNIX_CONNECT */
+	eg_prog_type_unix_connect(*prog);
 	if (bpf_object__load(obj))
 		die(path, errno);
 	return obj;
@@ -514,7 +514,7 @@ static void touches(const char *other, long n)
 		if (!obj[t])
 			die(path, errno);
 		prog = bpf_object__next_program(obj[t], NULL);
-		bpf_program__set_expected_attach_type(prog, 49); /* BPF_CGROUP_UNIX_CONNECT */
+		eg_prog_type_unix_connect(prog);
 		/* the tag probe's map, made as the loader makes eg_sk_tags */
 		eg_tag_maps_create_unaccounted(obj[t]);
 		if (bpf_object__load(obj[t]))
@@ -640,11 +640,11 @@ int main(void)
 	}
 	/* The empty program on the same cgroup: both run on every connect. */
 	empty = cgroup_connect_unix_empty__open();
-	bpf_program__set_expected_attach_type(empty->progs.eg_connect_unix_empty, 49);
+	eg_prog_type_unix_connect(empty->progs.eg_connect_unix_empty);
 	if (cgroup_connect_unix_empty__load(empty))
 		die("loading the empty program", errno);
 	empty2 = cgroup_connect_unix_empty__open();
-	bpf_program__set_expected_attach_type(empty2->progs.eg_connect_unix_empty, 49);
+	eg_prog_type_unix_connect(empty2->progs.eg_connect_unix_empty);
 	if (cgroup_connect_unix_empty__load(empty2))
 		die("loading the second empty program", errno);
 	snprintf(cg_empty, sizeof(cg_empty), "%s-empty", cg_on);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* In-kernel cost of the LSM tier's programs, in one run (bpf_stats:
  * run_time_ns / run_cnt, held only for the run), each beside an empty LSM
- * program on the same hook (bpf/lsm_empty.bpf.c), attached together so both
+ * program on the same hook (bpf/bench/lsm_empty.bpf.c), attached together so both
  * run on the very same calls:
  *
  *   socket_connect       AF_VSOCK to CID 1: unregistered, registered +
@@ -40,7 +40,7 @@
 #include <linux/vm_sockets.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "lsm_empty.skel.h"
+#include "bench/lsm_empty.skel.h"
 #include "loader/lsm_probe.h"
 #include "loader/lsm_tier.h"
 #include "loader/pins.h"

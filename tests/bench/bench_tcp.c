@@ -40,7 +40,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "cgroup_inet_empty.skel.h"
+#include "bench/cgroup_inet_empty.skel.h"
 #include "core/ids.h"
 #include "loader/cgroup.h"
 #include "loader/inet.h"

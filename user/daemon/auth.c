@@ -5,14 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "daemon/auth.h"
-
-/* Debian 12's kernel headers predate these (6.5 added SO_PEERPIDFD). */
-#ifndef SO_PEERGROUPS
-#define SO_PEERGROUPS 59
-#endif
-#ifndef SO_PEERPIDFD
-#define SO_PEERPIDFD 77
-#endif
+#include "kcompat.h"
 
 #define MAX_GROUPS 256
 

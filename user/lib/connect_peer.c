@@ -10,14 +10,10 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include "core/ids.h"
+#include "kcompat.h"
 #include "lib/connect_int.h"
 #include "loader/maps.h"
 #include "loader/proc_id.h"
-
-/* Linux 6.5; Debian 12's headers predate it. */
-#ifndef SO_PEERPIDFD
-#define SO_PEERPIDFD 77
-#endif
 
 int eg_cn_record(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES], const char *what,
 		 struct eg_exec_record *rec, char *err, size_t err_size)

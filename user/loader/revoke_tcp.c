@@ -36,14 +36,11 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "execgate/revoke_tcp_abi.h"
+#include "kcompat.h"
 #include "loader/pins.h"
 #include "loader/revoke.h"
 #include "loader/runtime.h"
 #include "loader/tcp_tier.h"
-
-#ifndef SO_NETNS_COOKIE
-#define SO_NETNS_COOKIE 71
-#endif
 
 #define MAX_NETNS 256 /* visited per revocation */
 

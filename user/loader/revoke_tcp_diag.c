@@ -26,14 +26,8 @@
 #include <linux/netlink.h>
 #include <linux/sock_diag.h>
 #include "execgate/revoke_tcp_abi.h"
+#include "kcompat.h"
 #include "loader/tcp_tier.h"
-
-#ifndef SO_COOKIE
-#define SO_COOKIE 57
-#endif
-#ifndef NETLINK_CAP_ACK
-#define NETLINK_CAP_ACK 10
-#endif
 
 /* Requests per sendmsg. Each draws an ack; 64 acks fit the default
  * receive buffer with room to spare (an overrun would drop acks). */

@@ -171,4 +171,11 @@ struct bpf_object;
 int eg_tier_prepare_pins(struct bpf_object *obj, const char *tier, const char *pin_dir, char *err,
 			 size_t err_size);
 
+/* Types prog, a program of an object from bpf/ whose section is
+ * "cgroup/connect_unix", as a sock_addr program on BPF_CGROUP_UNIX_CONNECT
+ * (user/kcompat.h): the libbpf this builds against may not know that
+ * section (bpf/cgroup_connect_unix.bpf.c). Before load. */
+struct bpf_program;
+void eg_prog_type_unix_connect(struct bpf_program *prog);
+
 #endif

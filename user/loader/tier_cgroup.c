@@ -12,15 +12,19 @@
 #include <bpf/libbpf.h>
 #include "cgroup_connect_unix.skel.h"
 #include "cgroup_connect_unix_empty.skel.h"
+#include "kcompat.h"
 #include "loader/cgroup.h"
 #include "loader/tier.h"
 #include "loader/task_start.h"
 #include "loader/tier_link.h"
 
-/* BPF_CGROUP_UNIX_CONNECT, kernel 6.7+. Spelled as a number: Debian 12's
- * linux/bpf.h (and libbpf 1.1) predate it. */
-#define EG_ATTACH_CGROUP_UNIX_CONNECT 49
-#define LINK_NAME		      "cgroup_connect_unix"
+#define LINK_NAME "cgroup_connect_unix"
+
+void eg_prog_type_unix_connect(struct bpf_program *prog)
+{
+	bpf_program__set_type(prog, BPF_PROG_TYPE_CGROUP_SOCK_ADDR);
+	bpf_program__set_expected_attach_type(prog, EG_BPF_CGROUP_UNIX_CONNECT);
+}
 
 static int probe_cached = 1; /* 1: not probed yet */
 static char probe_why[256];
@@ -60,8 +64,7 @@ static int cgroup_probe(const struct eg_tier_ctx *ctx, char *why, size_t why_siz
 			 strerror(-rc));
 		goto out;
 	}
-	bpf_program__set_expected_attach_type(skel->progs.eg_connect_unix_empty,
-					      EG_ATTACH_CGROUP_UNIX_CONNECT);
+	eg_prog_type_unix_connect(skel->progs.eg_connect_unix_empty);
 	/* A refusal is the expected answer on 6.1, not worth libbpf's dump. */
 	old_print = libbpf_set_print(NULL);
 	rc = cgroup_connect_unix_empty__load(skel);
@@ -127,7 +130,7 @@ static int adopt_link(const char *pin, int prog_fd, __u64 want_cgid, char *err, 
 		goto out;
 	}
 	if (info.type != BPF_LINK_TYPE_CGROUP ||
-	    info.cgroup.attach_type != EG_ATTACH_CGROUP_UNIX_CONNECT) {
+	    info.cgroup.attach_type != EG_BPF_CGROUP_UNIX_CONNECT) {
 		snprintf(err, err_size, "link %s: not a connect_unix cgroup link", pin);
 		rc = -EINVAL;
 		goto out;
@@ -187,8 +190,7 @@ static int cgroup_load(const struct eg_tier_ctx *ctx, char *err, size_t err_size
 		snprintf(err, err_size, "cgroup tier: opening the BPF object: %s", strerror(-rc));
 		goto out;
 	}
-	bpf_program__set_expected_attach_type(skel->progs.eg_connect_unix,
-					      EG_ATTACH_CGROUP_UNIX_CONNECT);
+	eg_prog_type_unix_connect(skel->progs.eg_connect_unix);
 	rc = eg_tier_prepare_pins(skel->obj, "cgroup", ctx->pin_dir, err, err_size);
 	if (rc)
 		goto out;

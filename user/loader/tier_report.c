@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/libbpf.h>
+#include "kcompat.h"
 #include "lib/json.h"
 #include "loader/attach_root.h"
 #include "loader/cgroup.h"
@@ -23,8 +24,8 @@ static const char *attach_type_name(__u32 t)
 {
 	const char *n;
 
-	if (t == 49)
-		return "cgroup_unix_connect";
+	if (t == EG_BPF_CGROUP_UNIX_CONNECT)
+		return EG_BPF_CGROUP_UNIX_CONNECT_NAME;
 	n = libbpf_bpf_attach_type_str((enum bpf_attach_type)t);
 	return n ? n : "unknown";
 }
