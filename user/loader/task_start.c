@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "loader/log.h"
 #include "loader/task_start.h"
 #include "iter_task_start.skel.h"
 
@@ -14,12 +15,6 @@ static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
 static struct iter_task_start *skel; /* kept for the process's life */
 static int probe_rc;
 static char probe_why[256];
-
-static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	(void)level, (void)fmt, (void)ap;
-	return 0; /* a refusal is a probe result, worded below */
-}
 
 static int run_iter(int prog_fd, pid_t tid, struct eg_task_start *out, size_t *n)
 {
@@ -55,14 +50,14 @@ out:
 
 static void probe(void)
 {
-	libbpf_print_fn_t old = libbpf_set_print(quiet_print);
 	struct eg_task_start self[2];
 	size_t n = 0;
 	int rc;
 
+	eg_log_libbpf_quiet(true); /* a refusal is a probe result, worded below */
 	skel = iter_task_start__open_and_load();
 	rc = skel ? 0 : -errno;
-	libbpf_set_print(old);
+	eg_log_libbpf_quiet(false);
 	if (rc) {
 		snprintf(probe_why, sizeof(probe_why),
 			 "the task iterator (iter/task) does not load here: %s", strerror(-rc));

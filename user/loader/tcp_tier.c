@@ -20,6 +20,7 @@
 #include "iter_tcp_find.skel.h"
 #include "iter_tcp_revoke.skel.h"
 #include "loader/cgroup.h"
+#include "loader/log.h"
 #include "loader/tcp_tier.h"
 #include "loader/tier.h"
 #include "loader/tier_link.h"
@@ -70,7 +71,6 @@ static void unpin_maps(struct bpf_object *obj)
 static int tcp_probe(const struct eg_tier_ctx *ctx, char *why, size_t why_size)
 {
 	struct cgroup_inet *skel;
-	libbpf_print_fn_t old;
 	int rc;
 
 	(void)ctx;
@@ -84,9 +84,9 @@ static int tcp_probe(const struct eg_tier_ctx *ctx, char *why, size_t why_size)
 		goto done;
 	}
 	unpin_maps(skel->obj);
-	old = libbpf_set_print(NULL);
+	eg_log_libbpf_quiet(true); /* a refusal is a probe result */
 	rc = cgroup_inet__load(skel);
-	libbpf_set_print(old);
+	eg_log_libbpf_quiet(false);
 	cgroup_inet__destroy(skel);
 	if (rc)
 		snprintf(probe_why, sizeof(probe_why),
@@ -103,7 +103,6 @@ int eg_tcp_iter_probe(char *why, size_t why_size)
 {
 	static char iter_why[256];
 	struct iter_tcp_revoke *skel;
-	libbpf_print_fn_t old;
 	int rc;
 
 	if (iter_cached != 1)
@@ -116,9 +115,9 @@ int eg_tcp_iter_probe(char *why, size_t why_size)
 		goto done;
 	}
 	unpin_maps(skel->obj);
-	old = libbpf_set_print(NULL);
+	eg_log_libbpf_quiet(true); /* a refusal is a probe result */
 	rc = iter_tcp_revoke__load(skel);
-	libbpf_set_print(old);
+	eg_log_libbpf_quiet(false);
 	iter_tcp_revoke__destroy(skel);
 	if (rc)
 		snprintf(iter_why, sizeof(iter_why),

@@ -13,6 +13,7 @@
 #include "cgroup_connect_unix.skel.h"
 #include "cgroup_connect_unix_empty.skel.h"
 #include "loader/cgroup.h"
+#include "loader/log.h"
 #include "loader/tier.h"
 #include "loader/task_start.h"
 #include "loader/tier_link.h"
@@ -40,7 +41,6 @@ static int probe_base(const struct eg_tier_ctx *ctx, char *out, size_t size)
 static int cgroup_probe(const struct eg_tier_ctx *ctx, char *why, size_t why_size)
 {
 	struct cgroup_connect_unix_empty *skel = NULL;
-	libbpf_print_fn_t old_print;
 	char base[EG_PIN_PATH_MAX], scratch[EG_PIN_PATH_MAX + 64], err[256];
 	struct bpf_link *link = NULL;
 	int cgfd = -1, rc;
@@ -63,9 +63,9 @@ static int cgroup_probe(const struct eg_tier_ctx *ctx, char *why, size_t why_siz
 	bpf_program__set_expected_attach_type(skel->progs.eg_connect_unix_empty,
 					      EG_ATTACH_CGROUP_UNIX_CONNECT);
 	/* A refusal is the expected answer on 6.1, not worth libbpf's dump. */
-	old_print = libbpf_set_print(NULL);
+	eg_log_libbpf_quiet(true);
 	rc = cgroup_connect_unix_empty__load(skel);
-	libbpf_set_print(old_print);
+	eg_log_libbpf_quiet(false);
 	if (rc) {
 		snprintf(probe_why, sizeof(probe_why),
 			 rc == -EINVAL ? "kernel has no BPF_CGROUP_UNIX_CONNECT hook (needs 6.7+)"
