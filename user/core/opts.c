@@ -97,7 +97,7 @@ void eg_opts_help_std(FILE *f)
 	help_row(f, 'h', "help", NULL, "print this help and exit 0", false);
 	if (verbose_hook)
 		help_row(f, 'v', "verbose", NULL,
-			 "print debug messages on stderr, libbpf's included", false);
+			 "print debug messages on stderr, libbpf's included", true);
 	help_row(f, 'V', "version", NULL, "print the version and exit 0", false);
 }
 
