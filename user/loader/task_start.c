@@ -116,19 +116,21 @@ int eg_task_start_read(pid_t pid, struct eg_task_start *out, char *err, size_t e
 	return 0;
 }
 
-bool eg_task_start_guarantee(bool tier_held, const char *tier_on, char *out, size_t size)
+void eg_task_start_guarantee_add(struct eg_guarantee *out, size_t *n, size_t max, const char *name,
+				 const char *summary, bool tier_held, const char *tier_on)
 {
-	char why[256];
+	char why[256], on[384];
+	bool held = false;
 
-	if (!tier_held) {
-		snprintf(out, size, "%s", tier_on);
-		return false;
+	if (!tier_held)
+		snprintf(on, sizeof(on), "%s", tier_on);
+	else if (eg_task_start_probe(why, sizeof(why)))
+		snprintf(on, sizeof(on),
+			 "%s: identities cannot be read in ns, install and admit fail", why);
+	else {
+		snprintf(on, sizeof(on), "%.250s; identities read in ns by the iter/task program",
+			 tier_on);
+		held = true;
 	}
-	if (eg_task_start_probe(why, sizeof(why))) {
-		snprintf(out, size, "%s: identities cannot be read in ns, install and admit fail",
-			 why);
-		return false;
-	}
-	snprintf(out, size, "%.250s; identities read in ns by the iter/task program", tier_on);
-	return true;
+	eg_guarantee_add(out, n, max, name, summary, held, on);
 }
