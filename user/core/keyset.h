@@ -4,6 +4,7 @@
 #ifndef EXECGATE_CORE_KEYSET_H
 #define EXECGATE_CORE_KEYSET_H
 
+#include <dirent.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sodium.h>
@@ -84,5 +85,12 @@ enum eg_key_err eg_pubkey_read(const char *path, uint8_t pk[crypto_sign_PUBLICKE
  * call. Not thread-safe: callers that share ks serialise. */
 enum eg_key_err eg_keyset_load_path(struct eg_keyset *ks, const char *path, char *bad,
 				    size_t bad_size);
+
+/* The names of the key files in the open directory dir: every "*.pub" not
+ * starting with '.' (temporary files, a secret volume's "..data"), sorted
+ * so that which file a message names does not depend on directory order.
+ * 0 with *names (n of them; eg_key_names_free) or -ENOMEM. */
+int eg_key_dir_names(DIR *dir, char ***names, size_t *n);
+void eg_key_names_free(char **names, size_t n);
 
 #endif

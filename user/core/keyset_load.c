@@ -74,19 +74,19 @@ static int cmp_names(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static enum eg_key_err load_dir(struct eg_keyset *ks, const char *dir, char *bad, size_t bad_size)
+void eg_key_names_free(char **names, size_t n)
 {
-	char **names = NULL, path[4096];
-	size_t n = 0, cap = 0;
-	enum eg_key_err err = EG_KEY_OK;
-	struct dirent *de;
-	DIR *d;
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
 
-	d = opendir(dir);
-	if (!d) {
-		set_bad(bad, bad_size, dir);
-		return errno == ENOENT ? EG_KEY_FILE_MISSING : EG_KEY_FILE_UNREADABLE;
-	}
+int eg_key_dir_names(DIR *d, char ***out, size_t *out_n)
+{
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+
 	while ((de = readdir(d))) {
 		if (!is_pub_name(de->d_name))
 			continue;
@@ -94,26 +94,43 @@ static enum eg_key_err load_dir(struct eg_keyset *ks, const char *dir, char *bad
 			size_t ncap = cap ? 2 * cap : 16;
 			char **p = realloc(names, ncap * sizeof(*names));
 
-			if (!p) {
-				err = EG_KEY_NO_MEMORY;
-				set_bad(bad, bad_size, dir);
-				goto cleanup;
-			}
+			if (!p)
+				goto nomem;
 			names = p;
 			cap = ncap;
 		}
 		names[n] = strdup(de->d_name);
-		if (!names[n]) {
-			err = EG_KEY_NO_MEMORY;
-			set_bad(bad, bad_size, dir);
-			goto cleanup;
-		}
+		if (!names[n])
+			goto nomem;
 		n++;
 	}
-	/* Sorted, so that which file is named on failure does not depend on
-	 * directory order. */
 	if (n)
 		qsort(names, n, sizeof(*names), cmp_names);
+	*out = names;
+	*out_n = n;
+	return 0;
+nomem:
+	eg_key_names_free(names, n);
+	return -ENOMEM;
+}
+
+static enum eg_key_err load_dir(struct eg_keyset *ks, const char *dir, char *bad, size_t bad_size)
+{
+	char **names = NULL, path[4096];
+	enum eg_key_err err = EG_KEY_OK;
+	size_t n = 0;
+	DIR *d;
+
+	d = opendir(dir);
+	if (!d) {
+		set_bad(bad, bad_size, dir);
+		return errno == ENOENT ? EG_KEY_FILE_MISSING : EG_KEY_FILE_UNREADABLE;
+	}
+	if (eg_key_dir_names(d, &names, &n)) {
+		set_bad(bad, bad_size, dir);
+		closedir(d);
+		return EG_KEY_NO_MEMORY;
+	}
 	for (size_t i = 0; i < n; i++) {
 		/* eg_pubkey_read refuses what is not a regular file (a
 		 * directory called *.pub) with its own reason. */
@@ -123,14 +140,10 @@ static enum eg_key_err load_dir(struct eg_keyset *ks, const char *dir, char *bad
 			err = load_file(ks, path);
 		if (err != EG_KEY_OK) {
 			set_bad(bad, bad_size, path);
-			goto cleanup;
+			break;
 		}
 	}
-
-cleanup:
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
+	eg_key_names_free(names, n);
 	closedir(d);
 	return err;
 }

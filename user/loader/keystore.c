@@ -177,27 +177,12 @@ static void warn_add(char *warn, size_t warn_size, const char *dir, const char *
 			 eg_key_err_detail(kerr));
 }
 
-static bool is_pub_name(const char *name)
-{
-	size_t n = strlen(name);
-
-	/* As eg_keyset_load_path: dot names are temporary files
-	 * (store_key) or a secret volume's "..data". */
-	return name[0] != '.' && n > 4 && !strcmp(name + n - 4, ".pub");
-}
-
-static int cmp_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int eg_keystore_load(const char *state_dir, struct eg_keyset *ks, char *warn, size_t warn_size,
 		     char *err, size_t err_size)
 {
 	char dir[4096], path[8200], **names = NULL;
-	size_t n = 0, cap = 0;
 	struct eg_keyset *fresh;
-	struct dirent *de;
+	size_t n = 0;
 	uint64_t gen = ks->generation + 1;
 	DIR *d;
 	int rc = 0;
@@ -225,25 +210,11 @@ int eg_keystore_load(const char *state_dir, struct eg_keyset *ks, char *warn, si
 		return -ENOMEM;
 	}
 	eg_keyset_init(fresh);
-	while ((de = readdir(d))) {
-		if (!is_pub_name(de->d_name))
-			continue;
-		if (n == cap) {
-			size_t ncap = cap ? 2 * cap : 16;
-			char **p = realloc(names, ncap * sizeof(*names));
-
-			if (!p)
-				goto nomem;
-			names = p;
-			cap = ncap;
-		}
-		names[n] = strdup(de->d_name);
-		if (!names[n])
-			goto nomem;
-		n++;
+	if (eg_key_dir_names(d, &names, &n)) {
+		rc = -ENOMEM;
+		snprintf(err, err_size, "key set %s: %s", dir, strerror(ENOMEM));
+		goto out;
 	}
-	if (n)
-		qsort(names, n, sizeof(*names), cmp_names);
 	/* A file that does not load is skipped and named in warn, never a
 	 * reason to keep the previous set: a withdrawn key must not stay
 	 * trusted because a neighbour is malformed, and a key whose own file
@@ -261,14 +232,8 @@ int eg_keystore_load(const char *state_dir, struct eg_keyset *ks, char *warn, si
 	}
 	*ks = *fresh;
 	ks->generation = gen;
-	goto out;
-nomem:
-	rc = -ENOMEM;
-	snprintf(err, err_size, "key set %s: %s", dir, strerror(ENOMEM));
 out:
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
+	eg_key_names_free(names, n);
 	closedir(d);
 	sodium_memzero(fresh, sizeof(*fresh));
 	free(fresh);
