@@ -51,6 +51,16 @@ extern "C" {
  * compiled against). */
 const char *eg_version(void);
 
+/* The library's messages, libbpf's included, go to stderr up to a level:
+ * EG_LOG_INFO by default, EG_LOG_DEBUG for a front end's -v/--verbose
+ * (values are syslog priorities). */
+enum eg_log_level {
+	EG_LOG_WARN = 4,
+	EG_LOG_INFO = 6,
+	EG_LOG_DEBUG = 7,
+};
+void eg_log_set_level(enum eg_log_level level);
+
 #define EG_WORKER_DEFAULT_PIN_DIR   "/sys/fs/bpf/execgate"
 #define EG_WORKER_DEFAULT_STATE_DIR "/var/lib/execgate"
 #define EG_ERR_MAX		    768 /* big enough for every message */

@@ -51,13 +51,19 @@ static const struct eg_opt opts[] = {
 };
 enum { O_SANDBOX, O_LISTEN, O_VMM, O_PORT, O_PIN, O_STATE, O__COUNT };
 
+/* -v/--verbose: the library's debug messages, libbpf's included. */
+static void verbose(void)
+{
+	eg_log_set_level(EG_LOG_DEBUG);
+}
+
 static void usage(const struct eg_opts *p, FILE *f)
 {
 	(void)p;
 	fprintf(
 	    f,
 	    "usage: execgate-bridge --sandbox UUID --listen PATH --vmm-socket PATH --vsock-port N\n"
-	    "                       [--pin-dir DIR] [--state-dir DIR]\n"
+	    "                       [--pin-dir DIR] [--state-dir DIR] [--verbose]\n"
 	    "\n"
 	    "The reference host bridge: listens on the sandbox's bridge socket and, for each\n"
 	    "client holding a live grant, connects to the VMM socket, verifies that its\n"
@@ -81,6 +87,7 @@ static int parse_args(int argc, char **argv, const char *val[O__COUNT])
 	struct eg_opts p;
 	int rc;
 
+	eg_opts_verbose(verbose);
 	eg_opts_init(&p, "execgate-bridge", NULL, argc, argv);
 	p.tables[0] = opts;
 	p.help = usage;

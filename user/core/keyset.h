@@ -86,12 +86,11 @@ enum eg_key_err eg_pubkey_read(const char *path, uint8_t pk[crypto_sign_PUBLICKE
 enum eg_key_err eg_keyset_load_path(struct eg_keyset *ks, const char *path, char *bad,
 				    size_t bad_size);
 
-/* The "*.pub" names the open directory d lists, sorted (so the file named
- * on a failure does not depend on directory order); hidden names are
- * skipped: dot names are temporary files or a Kubernetes secret volume's
- * "..data". 0, or -ENOMEM with nothing allocated. Free with
- * eg_pub_names_free. */
-int eg_pub_names(DIR *d, char ***names, size_t *n);
-void eg_pub_names_free(char **names, size_t n);
+/* The names of the key files in the open directory dir: every "*.pub" not
+ * starting with '.' (temporary files, a secret volume's "..data"), sorted
+ * so that which file a message names does not depend on directory order.
+ * 0 with *names (n of them; eg_key_names_free) or -ENOMEM. */
+int eg_key_dir_names(DIR *dir, char ***names, size_t *n);
+void eg_key_names_free(char **names, size_t n);
 
 #endif

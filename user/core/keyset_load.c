@@ -72,14 +72,14 @@ static int cmp_names(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-void eg_pub_names_free(char **names, size_t n)
+void eg_key_names_free(char **names, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
 }
 
-int eg_pub_names(DIR *d, char ***names_out, size_t *n_out)
+int eg_key_dir_names(DIR *d, char ***out, size_t *out_n)
 {
 	char **names = NULL;
 	size_t n = 0, cap = 0;
@@ -104,19 +104,19 @@ int eg_pub_names(DIR *d, char ***names_out, size_t *n_out)
 	}
 	if (n)
 		qsort(names, n, sizeof(*names), cmp_names);
-	*names_out = names;
-	*n_out = n;
+	*out = names;
+	*out_n = n;
 	return 0;
 nomem:
-	eg_pub_names_free(names, n);
+	eg_key_names_free(names, n);
 	return -ENOMEM;
 }
 
 static enum eg_key_err load_dir(struct eg_keyset *ks, const char *dir, char *bad, size_t bad_size)
 {
 	char **names = NULL, path[4096];
-	size_t n = 0;
 	enum eg_key_err err = EG_KEY_OK;
+	size_t n = 0;
 	DIR *d;
 
 	d = opendir(dir);
@@ -124,10 +124,10 @@ static enum eg_key_err load_dir(struct eg_keyset *ks, const char *dir, char *bad
 		set_bad(bad, bad_size, dir);
 		return errno == ENOENT ? EG_KEY_FILE_MISSING : EG_KEY_FILE_UNREADABLE;
 	}
-	if (eg_pub_names(d, &names, &n)) {
-		err = EG_KEY_NO_MEMORY;
+	if (eg_key_dir_names(d, &names, &n)) {
 		set_bad(bad, bad_size, dir);
-		goto cleanup;
+		closedir(d);
+		return EG_KEY_NO_MEMORY;
 	}
 	for (size_t i = 0; i < n; i++) {
 		/* eg_pubkey_read refuses what is not a regular file (a
@@ -138,12 +138,10 @@ static enum eg_key_err load_dir(struct eg_keyset *ks, const char *dir, char *bad
 			err = load_file(ks, path);
 		if (err != EG_KEY_OK) {
 			set_bad(bad, bad_size, path);
-			goto cleanup;
+			break;
 		}
 	}
-
-cleanup:
-	eg_pub_names_free(names, n);
+	eg_key_names_free(names, n);
 	closedir(d);
 	return err;
 }

@@ -43,10 +43,16 @@ static const struct eg_opt opts[] = {
     EG_OPT_END,
 };
 
+/* -v/--verbose: the library's debug messages, libbpf's included. */
+static void verbose(void)
+{
+	eg_log_set_level(EG_LOG_DEBUG);
+}
+
 static void usage(const struct eg_opts *p, FILE *f)
 {
 	(void)p;
-	fprintf(f, "usage: execgated [--config FILE] [--check-config]\n"
+	fprintf(f, "usage: execgated [--config FILE] [--check-config] [--verbose]\n"
 		   "\n"
 		   "The execgate worker service: loads (or adopts) the enforcement programs, then\n"
 		   "serves the HTTP/JSON API (docs/api.md) on a Unix socket.\n"
@@ -308,6 +314,7 @@ int main(int argc, char **argv)
 	const char *val;
 	sigset_t mask;
 
+	eg_opts_verbose(verbose);
 	eg_opts_init(&p, "execgated", NULL, argc, argv);
 	p.tables[0] = opts;
 	p.help = usage;

@@ -15,6 +15,12 @@ static const struct eg_cli_cmd *const commands[] = {
     &eg_cmd_revoke, &eg_cmd_events,  &eg_cmd_node_key, &eg_cmd_verdict,
 };
 
+/* -v/--verbose: the library's debug messages, libbpf's included. */
+static void verbose(void)
+{
+	eg_log_set_level(EG_LOG_DEBUG);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: execgate COMMAND [ARGS]   (execgate COMMAND --help for its flags)\n");
@@ -30,8 +36,10 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-	int rc = eg_opts_top("execgate", argc, argv, usage);
+	int rc;
 
+	eg_opts_verbose(verbose);
+	rc = eg_opts_top("execgate", &argc, argv, usage);
 	if (rc >= 0)
 		return rc;
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {

@@ -85,10 +85,25 @@ void eg_opts_help_rows(FILE *f, const struct eg_opt *table)
 		help_row(f, o->short_name, o->name, o->arg, o->help, o->repeat);
 }
 
+static void (*verbose_hook)(void);
+
+void eg_opts_verbose(void (*fn)(void))
+{
+	verbose_hook = fn;
+}
+
 void eg_opts_help_std(FILE *f)
 {
 	help_row(f, 'h', "help", NULL, "print this help and exit 0", false);
+	if (verbose_hook)
+		help_row(f, 'v', "verbose", NULL,
+			 "print debug messages on stderr, libbpf's included", true);
 	help_row(f, 'V', "version", NULL, "print the version and exit 0", false);
+}
+
+static bool is_verbose(const char *a)
+{
+	return verbose_hook && (!strcmp(a, "-v") || !strcmp(a, "--verbose"));
 }
 
 static int stop(struct eg_opts *p, int code)
@@ -153,8 +168,12 @@ int eg_opts_next(struct eg_opts *p, const struct eg_opt **out, const char **valu
 				return -1;
 			continue;
 		}
+		if (is_verbose(a)) {
+			verbose_hook();
+			continue;
+		}
 		if (a[1] != '-') {
-			/* "-x": -h, -V, a row's alias, else unknown or positional. */
+			/* "-x": -h, -V, -v, a row's alias, else unknown or positional. */
 			if (!strcmp(a, "-h"))
 				return print_help(p);
 			if (!strcmp(a, "-V"))
@@ -189,7 +208,8 @@ int eg_opts_next(struct eg_opts *p, const struct eg_opt **out, const char **valu
 				goto have_row;
 			}
 			if ((len == 4 && !strncmp(a + 2, "help", 4)) ||
-			    (len == 7 && !strncmp(a + 2, "version", 7))) {
+			    (len == 7 && !strncmp(a + 2, "version", 7)) ||
+			    (verbose_hook && len == 7 && !strncmp(a + 2, "verbose", 7))) {
 				if (eq)
 					return stop(p, eg_opts_usage(p, "%.*s: takes no value",
 								     (int)len + 2, a));
@@ -223,11 +243,16 @@ int eg_opts_next(struct eg_opts *p, const struct eg_opt **out, const char **valu
 	return 0;
 }
 
-int eg_opts_top(const char *prog, int argc, char **argv, void (*usage)(FILE *f))
+int eg_opts_top(const char *prog, int *argc, char **argv, void (*usage)(FILE *f))
 {
 	const char *a;
 
-	if (argc < 2) {
+	while (*argc >= 2 && is_verbose(argv[1])) {
+		verbose_hook();
+		memmove(&argv[1], &argv[2], (size_t)(*argc - 1) * sizeof(*argv));
+		(*argc)--;
+	}
+	if (*argc < 2) {
 		usage(stderr);
 		return EG_OPTS_EXIT_USAGE;
 	}

@@ -88,17 +88,24 @@ int eg_opts_usage(const struct eg_opts *p, const char *fmt, ...)
 
 /* The help rows of a table: "  -c, --name ARG   help (repeatable)". */
 void eg_opts_help_rows(FILE *f, const struct eg_opt *table);
-/* The rows every command gets: --help and --version. */
+/* The rows every command gets: --help and --version, and -v/--verbose
+ * where the program set a verbose hook. */
 void eg_opts_help_std(FILE *f);
+
+/* A program whose library can say more (libbpf's messages) sets fn: every
+ * command of it then takes -v/--verbose anywhere, calls fn for it and
+ * lists it with --help. */
+void eg_opts_verbose(void (*fn)(void));
 
 /* "PROG VERSION" on stdout. */
 void eg_opts_print_version(const char *prog);
 
-/* argv[1] of a program with commands (execgate, execgate-issue): -1 when it
+/* argv[1] of a program with commands (execgate, execgate-issue), after any
+ * leading -v/--verbose (taken out of argv, *argc less): -1 when it
  * is a command word for the caller to dispatch; else the exit code, after
  * printing the usage (none given: to stderr, exit 2; -h/--help/help:
  * stdout, 0), the version (-V/--version) or a one-line error (any other
  * "-..." is an unknown option). */
-int eg_opts_top(const char *prog, int argc, char **argv, void (*usage)(FILE *f));
+int eg_opts_top(const char *prog, int *argc, char **argv, void (*usage)(FILE *f));
 
 #endif

@@ -37,7 +37,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "execgate-issue: libsodium: initialisation failed\n");
 		return ISSUE_EXIT_ERROR;
 	}
-	rc = eg_opts_top("execgate-issue", argc, argv, usage);
+	rc = eg_opts_top("execgate-issue", &argc, argv, usage);
 	if (rc >= 0)
 		return rc;
 	if (!strcmp(argv[1], "keygen"))

@@ -21,7 +21,7 @@ static int grants_walk(struct eg_runtime *rt,
 	struct eg_grant_key key, next;
 	struct eg_grant g;
 	bool have = false;
-	int rc = 0;
+	int rc = 0, del;
 
 	*removed = 0;
 	while (!bpf_map_get_next_key(fd, have ? &key : NULL, &next)) {
@@ -42,12 +42,8 @@ static int grants_walk(struct eg_runtime *rt,
 		g.scope = 0;
 		if (eg_grant_write(&rt->maps, &g) && errno != ENOENT)
 			continue;
-		if (bpf_map_delete_elem(fd, &key)) {
-			if (errno != ENOENT)
-				rc = -errno;
-			continue;
-		}
-		(*removed)++;
+		del = eg_map_delete_counted(fd, &key, removed);
+		rc = del ? del : rc;
 		/* Iteration restarts from the deleted key's successor search; a
 		 * missing key makes get_next_key start over, which is fine for
 		 * a full sweep (deleted keys are not revisited). */

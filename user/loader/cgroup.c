@@ -227,6 +227,31 @@ int eg_cgroup_id(int cgroup_fd, uint64_t *id)
 	return 0;
 }
 
+int eg_cgroup_open_target(const char *path, char *root, size_t root_size, const char **used,
+			  uint64_t *id, char *err, size_t err_size)
+{
+	int fd, rc;
+
+	if (!path) {
+		rc = eg_cgroup2_root(root, root_size);
+		if (rc) {
+			snprintf(err, err_size, "cgroup v2: not mounted");
+			return rc;
+		}
+		path = root;
+	}
+	*used = path;
+	fd = eg_cgroup_open(path, err, err_size);
+	if (fd < 0)
+		return fd;
+	rc = eg_cgroup_id(fd, id);
+	if (rc) {
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
 /* nftw's callback takes no context: the walk's state is static, and the lock
  * keeps concurrent callers (execgated's status handlers) apart. */
 static pthread_mutex_t walk_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -51,6 +51,13 @@ int eg_cgroup_open(const char *path, char *err, size_t err_size);
 /* The cgroup id the kernel reports in link info (the kernfs inode). */
 int eg_cgroup_id(int cgroup_fd, uint64_t *id);
 
+/* The cgroup a tier attaches to: path, or the cgroup v2 root when path is
+ * NULL (written to root, root_size bytes). *used names the one opened, *id
+ * is its id. Returns its fd, or a negative errno (err says why when the
+ * cgroup is not there). */
+int eg_cgroup_open_target(const char *path, char *root, size_t root_size, const char **used,
+			  uint64_t *id, char *err, size_t err_size);
+
 /* The path of cgroup id under the cgroup v2 root (walks the tree).
  * -ENOENT when no such cgroup is visible. */
 int eg_cgroup_path_by_id(uint64_t id, char *out, size_t size);

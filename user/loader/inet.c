@@ -118,7 +118,7 @@ int eg_service_grants_gc(const struct eg_maps *m, const __u8 *sandbox, uint64_t 
 	struct eg_exec_record rec;
 	struct eg_service_grant g;
 	bool have = false;
-	int rc = 0;
+	int rc = 0, del;
 
 	while (!bpf_map_get_next_key(fd, have ? &key : NULL, &next)) {
 		have = true;
@@ -136,12 +136,8 @@ int eg_service_grants_gc(const struct eg_maps *m, const __u8 *sandbox, uint64_t 
 		g.generation = g.epoch = g.expiry_ns = 0;
 		if (eg_service_grant_write(m, &g) && errno != ENOENT)
 			continue;
-		if (bpf_map_delete_elem(fd, &key)) {
-			if (errno != ENOENT)
-				rc = -errno;
-			continue;
-		}
-		(*removed)++;
+		del = eg_map_delete_counted(fd, &key, removed);
+		rc = del ? del : rc;
 	}
 	return rc;
 }
@@ -155,7 +151,7 @@ int eg_service_grants_revoke(const struct eg_maps *m, __u32 tgid, const __u8 *sa
 	struct eg_service_grant g;
 	bool have = false;
 	size_t n = 0;
-	int rc = 0;
+	int rc = 0, del;
 
 	if (fd < 0)
 		return 0;
@@ -173,12 +169,8 @@ int eg_service_grants_revoke(const struct eg_maps *m, __u32 tgid, const __u8 *sa
 		g.generation = g.epoch = g.expiry_ns = 0;
 		if (eg_service_grant_write(m, &g) && errno != ENOENT)
 			continue;
-		if (bpf_map_delete_elem(fd, &keys[i])) {
-			if (errno != ENOENT && !rc)
-				rc = -errno;
-			continue;
-		}
-		(*removed)++;
+		del = eg_map_delete_counted(fd, &keys[i], removed);
+		rc = rc ? rc : del;
 	}
 	return rc;
 }

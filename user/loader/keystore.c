@@ -181,8 +181,8 @@ int eg_keystore_load(const char *state_dir, struct eg_keyset *ks, char *warn, si
 		     char *err, size_t err_size)
 {
 	char dir[4096], path[8200], **names = NULL;
-	size_t n = 0;
 	struct eg_keyset *fresh;
+	size_t n = 0;
 	uint64_t gen = ks->generation + 1;
 	DIR *d;
 	int rc = 0;
@@ -210,10 +210,11 @@ int eg_keystore_load(const char *state_dir, struct eg_keyset *ks, char *warn, si
 		return -ENOMEM;
 	}
 	eg_keyset_init(fresh);
-	/* The names eg_keyset_load_path reads; dot names here are also
-	 * store_key's temporary files. */
-	if (eg_pub_names(d, &names, &n))
-		goto nomem;
+	if (eg_key_dir_names(d, &names, &n)) {
+		rc = -ENOMEM;
+		snprintf(err, err_size, "key set %s: %s", dir, strerror(ENOMEM));
+		goto out;
+	}
 	/* A file that does not load is skipped and named in warn, never a
 	 * reason to keep the previous set: a withdrawn key must not stay
 	 * trusted because a neighbour is malformed, and a key whose own file
@@ -231,12 +232,8 @@ int eg_keystore_load(const char *state_dir, struct eg_keyset *ks, char *warn, si
 	}
 	*ks = *fresh;
 	ks->generation = gen;
-	goto out;
-nomem:
-	rc = -ENOMEM;
-	snprintf(err, err_size, "key set %s: %s", dir, strerror(ENOMEM));
 out:
-	eg_pub_names_free(names, n);
+	eg_key_names_free(names, n);
 	closedir(d);
 	sodium_memzero(fresh, sizeof(*fresh));
 	free(fresh);

@@ -7,16 +7,9 @@
 #include <unistd.h>
 #include <sys/mount.h>
 #include <bpf/libbpf.h>
+#include "loader/log.h"
 #include "loader/lsm_probe.h"
 #include "lsm_probe.skel.h"
-
-static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	(void)level;
-	(void)fmt;
-	(void)ap;
-	return 0;
-}
 
 /* true if `bpf` is one of the comma-separated names in list. */
 static bool list_has_bpf(const char *list)
@@ -63,7 +56,6 @@ static int read_lsm_list(char *buf, size_t len)
 
 int eg_lsm_probe_fresh(struct eg_lsm_probe *out)
 {
-	libbpf_print_fn_t old_print;
 	struct lsm_probe *skel = NULL;
 	struct bpf_link *link;
 	int err;
@@ -86,17 +78,17 @@ int eg_lsm_probe_fresh(struct eg_lsm_probe *out)
 
 	/* A refused load is the expected answer on some kernels, not an error
 	 * worth libbpf's verifier dump. */
-	old_print = libbpf_set_print(quiet_print);
+	eg_log_libbpf_quiet(true);
 	skel = lsm_probe__open_and_load();
 	if (!skel) {
 		err = -errno;
-		libbpf_set_print(old_print);
+		eg_log_libbpf_quiet(false);
 		snprintf(out->reason, sizeof(out->reason),
 			 "kernel refuses lsm/ programs at load: %s", strerror(-err));
 		goto fail;
 	}
 	link = bpf_program__attach_lsm(skel->progs.eg_lsm_probe);
-	libbpf_set_print(old_print);
+	eg_log_libbpf_quiet(false);
 	if (!link) {
 		err = -errno;
 		snprintf(out->reason, sizeof(out->reason),

@@ -227,23 +227,17 @@ static int lsm_status(const struct eg_tier_ctx *ctx, struct eg_tier_status *st)
 	for (int i = 0; i < EG_LSM_PROG__COUNT; i++) {
 		struct eg_prog_status *p = &st->progs[st->nprogs];
 		struct bpf_link_info info;
-		int lfd;
 
-		rc = eg_link_pin_path(pin, sizeof(pin), ctx->pin_dir, lsm_progs[i].pin);
-		if (rc)
+		rc = eg_link_pin_info(ctx->pin_dir, lsm_progs[i].pin, pin, &info);
+		if (rc < 0)
 			return rc;
-		lfd = bpf_obj_get(pin);
-		if (lfd < 0) {
+		if (!rc) {
 			if (!missing++)
 				snprintf(st->detail, sizeof(st->detail),
 					 "%s not attached (no links/%s)", lsm_progs[i].hook,
 					 lsm_progs[i].pin);
 			continue;
 		}
-		rc = eg_link_info(lfd, &info);
-		close(lfd);
-		if (rc)
-			return rc;
 		st->nprogs++;
 		snprintf(p->hook, sizeof(p->hook), "%s", lsm_progs[i].hook);
 		if (i == EG_LSM_PROG_CONNECT)
@@ -257,11 +251,26 @@ static int lsm_status(const struct eg_tier_ctx *ctx, struct eg_tier_status *st)
 	return 0;
 }
 
+static const struct eg_guarantee_row lsm_rows[] = {
+    {"unix-inode-endpoints", "a registered socket is checked by its bound inode, whatever path "
+			     "(symlink, relative, bind mount) names it"},
+    {"unix-listener-identity",
+     "the listener behind a registered endpoint must be the current "
+     "execution's VMM (VMM sockets; needs install --vmm-pid) or bridge "
+     "(bridge sockets): a replacement listener on the same path is denied"},
+    {"stream-lease", "send and receive on a stream admitted at a replaced epoch fail with "
+		     "EPIPE, both directions, as soon as the replacement is installed; an "
+		     "activation-attempt change keeps established streams"},
+    {"lsm-survives-loader-exit",
+     "the LSM links are pinned: enforcement continues when the loader exits "
+     "or is killed, and a re-load never leaves a hook without a program"},
+};
+
 static void lsm_guarantees(const struct eg_tier_status *st, struct eg_guarantee *out, size_t *n,
 			   size_t max)
 {
-	char on[300], unix_on[300], ns_on[384];
-	bool held = st->loaded, ns_held;
+	char on[300], unix_on[300];
+	bool held = st->loaded;
 	bool via_lsm = false;
 
 	if (held)
@@ -289,33 +298,18 @@ static void lsm_guarantees(const struct eg_tier_status *st, struct eg_guarantee 
 			 "a registered AF_VSOCK (CID, port) admits only the current execution's "
 			 "bridge (tgid, start time, executable); connect() fails with EPERM",
 			 held, on);
-	ns_held = eg_task_start_guarantee(held, on, ns_on, sizeof(ns_on));
-	eg_guarantee_add(out, n, max, "lsm-pid-reuse-ns-identity",
-			 "a process that gets a dead bridge's pid back is refused by the LSM "
-			 "hooks, even within the same 10 ms tick: start times compare in ns",
-			 ns_held, ns_on);
+	eg_task_start_guarantee_add(
+	    out, n, max, "lsm-pid-reuse-ns-identity",
+	    "a process that gets a dead bridge's pid back is refused by the "
+	    "LSM hooks, even within the same 10 ms tick: start times compare "
+	    "in ns",
+	    held, on);
 	eg_guarantee_add(out, n, max, "unix-path-machine-wide",
 			 "registered Unix socket paths are checked for every process on the host, "
 			 "by lsm/socket_connect (kernels without connect_unix)",
 			 held && via_lsm, unix_on);
-	eg_guarantee_add(out, n, max, "unix-inode-endpoints",
-			 "a registered socket is checked by its bound inode, whatever path "
-			 "(symlink, relative, bind mount) names it",
-			 held, on);
-	eg_guarantee_add(out, n, max, "unix-listener-identity",
-			 "the listener behind a registered endpoint must be the current "
-			 "execution's VMM (VMM sockets; needs install --vmm-pid) or bridge "
-			 "(bridge sockets): a replacement listener on the same path is denied",
-			 held, on);
-	eg_guarantee_add(out, n, max, "stream-lease",
-			 "send and receive on a stream admitted at a replaced epoch fail with "
-			 "EPIPE, both directions, as soon as the replacement is installed; an "
-			 "activation-attempt change keeps established streams",
-			 held, on);
-	eg_guarantee_add(out, n, max, "lsm-survives-loader-exit",
-			 "the LSM links are pinned: enforcement continues when the loader exits "
-			 "or is killed, and a re-load never leaves a hook without a program",
-			 held, on);
+	eg_guarantee_add_rows(out, n, max, lsm_rows, sizeof(lsm_rows) / sizeof(lsm_rows[0]), held,
+			      on);
 }
 
 const struct eg_tier_ops eg_tier_lsm = {

@@ -155,3 +155,11 @@ cleanup:
 	free(next);
 	return rc;
 }
+
+int eg_map_delete_counted(int fd, const void *key, unsigned *removed)
+{
+	if (bpf_map_delete_elem(fd, key))
+		return errno == ENOENT ? 0 : -errno;
+	(*removed)++;
+	return 0;
+}

@@ -50,6 +50,10 @@ int eg_endpoint_write(const struct eg_maps *m, enum eg_map_id map, const void *k
 		      const struct eg_endpoint *ep);
 int eg_grant_read(const struct eg_maps *m, const struct eg_grant_key *key, struct eg_grant *out);
 int eg_grant_write(const struct eg_maps *m, const struct eg_grant *g);
+/* The last step of a sweep's delete, once the entry is tombstoned: deletes
+ * key from map fd and counts it in *removed. 0, or the delete's negative
+ * errno; a key deleted meanwhile (ENOENT) is not an error. */
+int eg_map_delete_counted(int fd, const void *key, unsigned *removed);
 
 /* Sum of the per-CPU counters, indexed by enum eg_kreason. */
 int eg_counters_read(const struct eg_maps *m, __u64 out[EG_K_REASON_COUNT]);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "loader/log.h"
 #include "loader/task_start.h"
 #include "iter_task_start.skel.h"
 
@@ -14,12 +15,6 @@ static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
 static struct iter_task_start *skel; /* kept for the process's life */
 static int probe_rc;
 static char probe_why[256];
-
-static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	(void)level, (void)fmt, (void)ap;
-	return 0; /* a refusal is a probe result, worded below */
-}
 
 static int run_iter(int prog_fd, pid_t tid, struct eg_task_start *out, size_t *n)
 {
@@ -55,14 +50,14 @@ out:
 
 static void probe(void)
 {
-	libbpf_print_fn_t old = libbpf_set_print(quiet_print);
 	struct eg_task_start self[2];
 	size_t n = 0;
 	int rc;
 
+	eg_log_libbpf_quiet(true); /* a refusal is a probe result, worded below */
 	skel = iter_task_start__open_and_load();
 	rc = skel ? 0 : -errno;
-	libbpf_set_print(old);
+	eg_log_libbpf_quiet(false);
 	if (rc) {
 		snprintf(probe_why, sizeof(probe_why),
 			 "the task iterator (iter/task) does not load here: %s", strerror(-rc));
@@ -121,19 +116,21 @@ int eg_task_start_read(pid_t pid, struct eg_task_start *out, char *err, size_t e
 	return 0;
 }
 
-bool eg_task_start_guarantee(bool tier_held, const char *tier_on, char *out, size_t size)
+void eg_task_start_guarantee_add(struct eg_guarantee *out, size_t *n, size_t max, const char *name,
+				 const char *summary, bool tier_held, const char *tier_on)
 {
-	char why[256];
+	char why[256], on[384];
+	bool held = false;
 
-	if (!tier_held) {
-		snprintf(out, size, "%s", tier_on);
-		return false;
+	if (!tier_held)
+		snprintf(on, sizeof(on), "%s", tier_on);
+	else if (eg_task_start_probe(why, sizeof(why)))
+		snprintf(on, sizeof(on),
+			 "%s: identities cannot be read in ns, install and admit fail", why);
+	else {
+		snprintf(on, sizeof(on), "%.250s; identities read in ns by the iter/task program",
+			 tier_on);
+		held = true;
 	}
-	if (eg_task_start_probe(why, sizeof(why))) {
-		snprintf(out, size, "%s: identities cannot be read in ns, install and admit fail",
-			 why);
-		return false;
-	}
-	snprintf(out, size, "%.250s; identities read in ns by the iter/task program", tier_on);
-	return true;
+	eg_guarantee_add(out, n, max, name, summary, held, on);
 }

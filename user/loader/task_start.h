@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 #include "execgate/task_start_abi.h"
+#include "loader/tier.h"
 
 /* 0 when the iterator loads and filters by tid here, -EOPNOTSUPP (why in
  * err) when not. Probed once per process. */
@@ -30,9 +31,10 @@ int eg_task_start_probe(char *err, size_t err_size);
  * errno on failure; err says which. */
 int eg_task_start_read(pid_t pid, struct eg_task_start *out, char *err, size_t err_size);
 
-/* For the tiers' pid-reuse guarantees: held when the tier holds (tier_held,
- * tier_on its reason) and identities come in ns; out is the reason either
- * way. Probes the iterator (once per process). */
-bool eg_task_start_guarantee(bool tier_held, const char *tier_on, char *out, size_t size);
+/* Adds a tier's pid-reuse guarantee (name, summary): held when the tier
+ * holds (tier_held, tier_on its reason) and identities come in ns, with the
+ * reason either way. Probes the iterator (once per process). */
+void eg_task_start_guarantee_add(struct eg_guarantee *out, size_t *n, size_t max, const char *name,
+				 const char *summary, bool tier_held, const char *tier_on);
 
 #endif

@@ -20,6 +20,7 @@
 #include "iter_tcp_find.skel.h"
 #include "iter_tcp_revoke.skel.h"
 #include "loader/cgroup.h"
+#include "loader/log.h"
 #include "loader/tcp_tier.h"
 #include "loader/tier.h"
 #include "loader/tier_link.h"
@@ -70,7 +71,6 @@ static void unpin_maps(struct bpf_object *obj)
 static int tcp_probe(const struct eg_tier_ctx *ctx, char *why, size_t why_size)
 {
 	struct cgroup_inet *skel;
-	libbpf_print_fn_t old;
 	int rc;
 
 	(void)ctx;
@@ -84,9 +84,9 @@ static int tcp_probe(const struct eg_tier_ctx *ctx, char *why, size_t why_size)
 		goto done;
 	}
 	unpin_maps(skel->obj);
-	old = libbpf_set_print(NULL);
+	eg_log_libbpf_quiet(true); /* a refusal is a probe result */
 	rc = cgroup_inet__load(skel);
-	libbpf_set_print(old);
+	eg_log_libbpf_quiet(false);
 	cgroup_inet__destroy(skel);
 	if (rc)
 		snprintf(probe_why, sizeof(probe_why),
@@ -103,7 +103,6 @@ int eg_tcp_iter_probe(char *why, size_t why_size)
 {
 	static char iter_why[256];
 	struct iter_tcp_revoke *skel;
-	libbpf_print_fn_t old;
 	int rc;
 
 	if (iter_cached != 1)
@@ -116,9 +115,9 @@ int eg_tcp_iter_probe(char *why, size_t why_size)
 		goto done;
 	}
 	unpin_maps(skel->obj);
-	old = libbpf_set_print(NULL);
+	eg_log_libbpf_quiet(true); /* a refusal is a probe result */
 	rc = iter_tcp_revoke__load(skel);
-	libbpf_set_print(old);
+	eg_log_libbpf_quiet(false);
 	iter_tcp_revoke__destroy(skel);
 	if (rc)
 		snprintf(iter_why, sizeof(iter_why),
@@ -129,51 +128,6 @@ done:
 	if (iter_cached)
 		snprintf(why, why_size, "%s", iter_why);
 	return iter_cached;
-}
-
-/* 1 adopted (program swapped in place), 0 no usable pin (attach afresh),
- * <0 error. */
-static int adopt_link(const char *pin, int prog_fd, enum bpf_attach_type type, __u64 want_cgid,
-		      char *err, size_t err_size)
-{
-	struct bpf_link_info info;
-	int fd, rc;
-
-	fd = bpf_obj_get(pin);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
-	rc = eg_link_info(fd, &info);
-	if (rc) {
-		snprintf(err, err_size, "link %s: %s", pin, strerror(-rc));
-		goto out;
-	}
-	if (info.type != BPF_LINK_TYPE_CGROUP || info.cgroup.attach_type != type) {
-		snprintf(err, err_size, "link %s: not a %s cgroup link", pin,
-			 libbpf_bpf_attach_type_str(type));
-		rc = -EINVAL;
-		goto out;
-	}
-	if (info.cgroup.cgroup_id == 0) {
-		unlink(pin); /* its cgroup is gone: it enforces nothing */
-		rc = 0;
-		goto out;
-	}
-	if (info.cgroup.cgroup_id != want_cgid) {
-		snprintf(err, err_size,
-			 "link %s: attached to another cgroup (id %llu); run execgate unload first",
-			 pin, (unsigned long long)info.cgroup.cgroup_id);
-		rc = -EBUSY;
-		goto out;
-	}
-	if (bpf_link_update(fd, prog_fd, NULL)) {
-		rc = -errno;
-		snprintf(err, err_size, "link %s: replacing the program: %s", pin, strerror(-rc));
-		goto out;
-	}
-	rc = 1;
-out:
-	close(fd);
-	return rc;
 }
 
 /* A revoker program, pinned at <pin-dir>/links/name (replaced by rename,
@@ -273,25 +227,15 @@ static int tcp_load(const struct eg_tier_ctx *ctx, char *err, size_t err_size)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = ctx->pin_dir);
 	char pin[EG_PIN_PATH_MAX], root[EG_PIN_PATH_MAX];
-	const char *cgpath = ctx->cgroup_path;
+	const char *cgpath;
 	struct cgroup_inet *skel = NULL;
 	uint64_t cgid;
 	int cgfd, rc;
 
-	if (!cgpath) {
-		rc = eg_cgroup2_root(root, sizeof(root));
-		if (rc) {
-			snprintf(err, err_size, "cgroup v2: not mounted");
-			return rc;
-		}
-		cgpath = root;
-	}
-	cgfd = eg_cgroup_open(cgpath, err, err_size);
+	cgfd = eg_cgroup_open_target(ctx->cgroup_path, root, sizeof(root), &cgpath, &cgid, err,
+				     err_size);
 	if (cgfd < 0)
 		return cgfd;
-	rc = eg_cgroup_id(cgfd, &cgid);
-	if (rc)
-		goto out;
 	skel = cgroup_inet__open_opts(&opts);
 	if (!skel) {
 		rc = -errno;
@@ -318,7 +262,9 @@ static int tcp_load(const struct eg_tier_ctx *ctx, char *err, size_t err_size)
 		rc = eg_link_pin_path(pin, sizeof(pin), ctx->pin_dir, tcp_progs[i].pin);
 		if (rc)
 			goto out;
-		rc = adopt_link(pin, bpf_program__fd(prog), tcp_progs[i].type, cgid, err, err_size);
+		rc = eg_cgroup_link_adopt(pin, bpf_program__fd(prog), tcp_progs[i].type,
+					  libbpf_bpf_attach_type_str(tcp_progs[i].type), cgid, err,
+					  err_size);
 		if (rc < 0)
 			goto out;
 		if (rc == 1)
@@ -411,31 +357,20 @@ static int tcp_status(const struct eg_tier_ctx *ctx, struct eg_tier_status *st)
 	for (int i = 0; i < P__COUNT; i++) {
 		struct eg_prog_status *p = &st->progs[st->nprogs];
 		struct bpf_link_info info;
-		int lfd;
 
-		rc = eg_link_pin_path(pin, sizeof(pin), ctx->pin_dir, tcp_progs[i].pin);
-		if (rc)
+		rc = eg_link_pin_info(ctx->pin_dir, tcp_progs[i].pin, pin, &info);
+		if (rc < 0)
 			return rc;
-		lfd = bpf_obj_get(pin);
-		if (lfd < 0) {
+		if (!rc) {
 			if (!missing++)
 				snprintf(st->detail, sizeof(st->detail),
 					 "%s not attached (no %.200s)", tcp_progs[i].hook, pin);
 			continue;
 		}
-		rc = eg_link_info(lfd, &info);
-		close(lfd);
-		if (rc)
-			return rc;
 		st->nprogs++;
 		snprintf(p->hook, sizeof(p->hook), "%s", tcp_progs[i].hook);
 		eg_prog_status_from_link(p, &info);
-		p->attach_type = info.cgroup.attach_type;
-		p->target_id = info.cgroup.cgroup_id;
-		if (!p->target_id ||
-		    eg_cgroup_path_by_id(p->target_id, p->target, sizeof(p->target)))
-			snprintf(p->target, sizeof(p->target),
-				 p->target_id ? "?" : "(cgroup removed)");
+		eg_prog_status_cgroup(p, &info);
 		if (!p->target_id && !missing++)
 			snprintf(st->detail, sizeof(st->detail), "link %u: its cgroup was removed",
 				 info.id);

@@ -45,6 +45,14 @@ void eg_guarantee_add(struct eg_guarantee *out, size_t *n, size_t max, const cha
 	(*n)++;
 }
 
+void eg_guarantee_add_rows(struct eg_guarantee *out, size_t *n, size_t max,
+			   const struct eg_guarantee_row *rows, size_t count, bool held,
+			   const char *reason)
+{
+	for (size_t i = 0; i < count; i++)
+		eg_guarantee_add(out, n, max, rows[i].name, rows[i].summary, held, reason);
+}
+
 void eg_tier_not_held_reason(const struct eg_tier_status *st, char *out, size_t size)
 {
 	if (!st->offered)

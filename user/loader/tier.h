@@ -153,6 +153,14 @@ int eg_tier_report_attach(FILE *out, const char *pin_dir, const struct eg_probe_
 /* Appends one guarantee; used by the tiers' guarantees(). */
 void eg_guarantee_add(struct eg_guarantee *out, size_t *n, size_t max, const char *name,
 		      const char *summary, bool held, const char *reason);
+/* A tier's guarantees that hold or not together: a table of these, added
+ * in order with one held and reason. */
+struct eg_guarantee_row {
+	const char *name, *summary;
+};
+void eg_guarantee_add_rows(struct eg_guarantee *out, size_t *n, size_t max,
+			   const struct eg_guarantee_row *rows, size_t count, bool held,
+			   const char *reason);
 /* Why a tier that is not loaded does not hold: the probe's reason when the
  * kernel does not offer it, else what status found missing. */
 void eg_tier_not_held_reason(const struct eg_tier_status *st, char *out, size_t size);

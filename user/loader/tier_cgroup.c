@@ -14,6 +14,7 @@
 #include "cgroup_connect_unix_empty.skel.h"
 #include "kcompat.h"
 #include "loader/cgroup.h"
+#include "loader/log.h"
 #include "loader/tier.h"
 #include "loader/task_start.h"
 #include "loader/tier_link.h"
@@ -44,7 +45,6 @@ static int probe_base(const struct eg_tier_ctx *ctx, char *out, size_t size)
 static int cgroup_probe(const struct eg_tier_ctx *ctx, char *why, size_t why_size)
 {
 	struct cgroup_connect_unix_empty *skel = NULL;
-	libbpf_print_fn_t old_print;
 	char base[EG_PIN_PATH_MAX], scratch[EG_PIN_PATH_MAX + 64], err[256];
 	struct bpf_link *link = NULL;
 	int cgfd = -1, rc;
@@ -66,9 +66,9 @@ static int cgroup_probe(const struct eg_tier_ctx *ctx, char *why, size_t why_siz
 	}
 	eg_prog_type_unix_connect(skel->progs.eg_connect_unix_empty);
 	/* A refusal is the expected answer on 6.1, not worth libbpf's dump. */
-	old_print = libbpf_set_print(NULL);
+	eg_log_libbpf_quiet(true);
 	rc = cgroup_connect_unix_empty__load(skel);
-	libbpf_set_print(old_print);
+	eg_log_libbpf_quiet(false);
 	if (rc) {
 		snprintf(probe_why, sizeof(probe_why),
 			 rc == -EINVAL ? "kernel has no BPF_CGROUP_UNIX_CONNECT hook (needs 6.7+)"
@@ -111,79 +111,20 @@ done:
 	return probe_cached;
 }
 
-/* Keep or replace an existing link pin. Returns 1 when adopted, 0 when the
- * pin was defunct and removed (caller attaches afresh), <0 on error. */
-static int adopt_link(const char *pin, int prog_fd, __u64 want_cgid, char *err, size_t err_size)
-{
-	struct bpf_link_info info;
-	int fd, rc;
-
-	fd = bpf_obj_get(pin);
-	if (fd < 0) {
-		rc = -errno;
-		snprintf(err, err_size, "link %s: %s", pin, strerror(-rc));
-		return rc;
-	}
-	rc = eg_link_info(fd, &info);
-	if (rc) {
-		snprintf(err, err_size, "link %s: %s", pin, strerror(-rc));
-		goto out;
-	}
-	if (info.type != BPF_LINK_TYPE_CGROUP ||
-	    info.cgroup.attach_type != EG_BPF_CGROUP_UNIX_CONNECT) {
-		snprintf(err, err_size, "link %s: not a connect_unix cgroup link", pin);
-		rc = -EINVAL;
-		goto out;
-	}
-	if (info.cgroup.cgroup_id == 0) {
-		/* The cgroup was removed: the link enforces nothing. */
-		unlink(pin);
-		rc = 0;
-		goto out;
-	}
-	if (info.cgroup.cgroup_id != want_cgid) {
-		snprintf(err, err_size,
-			 "link %s: attached to another cgroup (id %llu); run execgate unload first",
-			 pin, (unsigned long long)info.cgroup.cgroup_id);
-		rc = -EBUSY;
-		goto out;
-	}
-	/* Atomic program swap on the live link: no instant without a program. */
-	if (bpf_link_update(fd, prog_fd, NULL)) {
-		rc = -errno;
-		snprintf(err, err_size, "link %s: replacing the program: %s", pin, strerror(-rc));
-		goto out;
-	}
-	rc = 1;
-out:
-	close(fd);
-	return rc;
-}
-
 static int cgroup_load(const struct eg_tier_ctx *ctx, char *err, size_t err_size)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = ctx->pin_dir);
 	struct cgroup_connect_unix *skel = NULL;
 	char pin[EG_PIN_PATH_MAX], root[EG_PIN_PATH_MAX];
-	const char *cgpath = ctx->cgroup_path;
+	const char *cgpath;
 	struct bpf_link *link = NULL;
 	uint64_t cgid;
 	int cgfd = -1, rc;
 
-	if (!cgpath) {
-		rc = eg_cgroup2_root(root, sizeof(root));
-		if (rc) {
-			snprintf(err, err_size, "cgroup v2: not mounted");
-			return rc;
-		}
-		cgpath = root;
-	}
-	cgfd = eg_cgroup_open(cgpath, err, err_size);
+	cgfd = eg_cgroup_open_target(ctx->cgroup_path, root, sizeof(root), &cgpath, &cgid, err,
+				     err_size);
 	if (cgfd < 0)
 		return cgfd;
-	rc = eg_cgroup_id(cgfd, &cgid);
-	if (rc)
-		goto out;
 	skel = cgroup_connect_unix__open_opts(&opts);
 	if (!skel) {
 		rc = -errno;
@@ -203,8 +144,9 @@ static int cgroup_load(const struct eg_tier_ctx *ctx, char *err, size_t err_size
 	if (rc)
 		goto out;
 	if (access(pin, F_OK) == 0) {
-		rc = adopt_link(pin, bpf_program__fd(skel->progs.eg_connect_unix), cgid, err,
-				err_size);
+		rc = eg_cgroup_link_adopt(pin, bpf_program__fd(skel->progs.eg_connect_unix),
+					  EG_BPF_CGROUP_UNIX_CONNECT, "connect_unix", cgid, err,
+					  err_size);
 		if (rc < 0)
 			goto out;
 		if (rc == 1) {
@@ -253,33 +195,25 @@ static int cgroup_status(const struct eg_tier_ctx *ctx, struct eg_tier_status *s
 	struct eg_prog_status *p = &st->progs[0];
 	struct bpf_link_info info;
 	char pin[EG_PIN_PATH_MAX];
-	int lfd, rc;
+	int rc;
 
 	memset(st, 0, sizeof(*st));
 	if (ctx->probed)
 		eg_tier_status_offered(ctx->probed, eg_tier_index(&eg_tier_cgroup), st);
 	else
 		st->offered = cgroup_probe(ctx, st->why_not, sizeof(st->why_not)) == 0;
-	rc = eg_link_pin_path(pin, sizeof(pin), ctx->pin_dir, LINK_NAME);
-	if (rc)
+	rc = eg_link_pin_info(ctx->pin_dir, LINK_NAME, pin, &info);
+	if (rc < 0)
 		return rc;
-	lfd = bpf_obj_get(pin);
-	if (lfd < 0) {
+	if (!rc) {
 		snprintf(st->detail, sizeof(st->detail), "connect_unix not attached (no %.200s)",
 			 pin);
 		return 0;
 	}
-	rc = eg_link_info(lfd, &info);
-	close(lfd);
-	if (rc)
-		return rc;
 	st->nprogs = 1;
 	snprintf(p->hook, sizeof(p->hook), "connect_unix");
 	eg_prog_status_from_link(p, &info);
-	p->attach_type = info.cgroup.attach_type;
-	p->target_id = info.cgroup.cgroup_id;
-	if (!p->target_id || eg_cgroup_path_by_id(p->target_id, p->target, sizeof(p->target)))
-		snprintf(p->target, sizeof(p->target), p->target_id ? "?" : "(cgroup removed)");
+	eg_prog_status_cgroup(p, &info);
 	st->loaded = p->target_id != 0;
 	if (!st->loaded)
 		snprintf(st->detail, sizeof(st->detail), "link %u: its cgroup was removed",
@@ -287,11 +221,34 @@ static int cgroup_status(const struct eg_tier_ctx *ctx, struct eg_tier_status *s
 	return 0;
 }
 
+static const struct eg_guarantee_row cgroup_rows[] = {
+    {"unix-bridge-socket-grant",
+     "a registered bridge socket admits only processes holding an unexpired "
+     "grant at the current epoch"},
+    {"epoch-revokes-grants",
+     "installing a replacement execution kills every grant of the older one "
+     "at once, before expiry"},
+    {"unix-fail-closed", "an endpoint whose record is retired, missing or inconsistent denies "
+			 "every connect"},
+    {"unix-unregistered-untouched",
+     "connects to unregistered paths pass, after one bitmap test (eg_path_hint)"},
+    {"unix-socket-epoch-tag", "every admitted Unix socket carries (sandbox, epoch, generation) in "
+			      "eg_sk_tags"},
+    {"unix-stream-revocation",
+     "install of a new generation, and retire, shut down every Unix stream "
+     "admitted at an older epoch (both ends), before returning; a writer killed "
+     "before its cut leaves the intent in the record, and the next writer, "
+     "CLI call or daemon start cuts first; an activation change keeps them"},
+    {"unix-survives-loader-exit",
+     "maps and the connect_unix link are pinned: enforcement continues when "
+     "the loader exits or is killed, and a re-load swaps programs in place"},
+};
+
 static void cgroup_guarantees(const struct eg_tier_status *st, struct eg_guarantee *out, size_t *n,
 			      size_t max)
 {
-	char on[384], ns_on[384];
-	bool held = st->loaded, ns_held;
+	char on[384];
+	bool held = st->loaded;
 
 	if (held)
 		snprintf(on, sizeof(on), "connect_unix link %u, program %u, on cgroup %.300s",
@@ -303,41 +260,13 @@ static void cgroup_guarantees(const struct eg_tier_status *st, struct eg_guarant
 			 "a registered VMM socket admits only the current execution's bridge "
 			 "(tgid, start time, executable)",
 			 held, on);
-	ns_held = eg_task_start_guarantee(held, on, ns_on, sizeof(ns_on));
-	eg_guarantee_add(out, n, max, "pid-reuse-ns-identity",
-			 "a process that gets a dead bridge's or grantee's pid back is denied, "
-			 "even within the same 10 ms tick: start times compare in ns",
-			 ns_held, ns_on);
-	eg_guarantee_add(out, n, max, "unix-bridge-socket-grant",
-			 "a registered bridge socket admits only processes holding an unexpired "
-			 "grant at the current epoch",
-			 held, on);
-	eg_guarantee_add(out, n, max, "epoch-revokes-grants",
-			 "installing a replacement execution kills every grant of the older one "
-			 "at once, before expiry",
-			 held, on);
-	eg_guarantee_add(out, n, max, "unix-fail-closed",
-			 "an endpoint whose record is retired, missing or inconsistent denies "
-			 "every connect",
-			 held, on);
-	eg_guarantee_add(
-	    out, n, max, "unix-unregistered-untouched",
-	    "connects to unregistered paths pass, after one bitmap test (eg_path_hint)", held, on);
-	eg_guarantee_add(out, n, max, "unix-socket-epoch-tag",
-			 "every admitted Unix socket carries (sandbox, epoch, generation) in "
-			 "eg_sk_tags",
-			 held, on);
-	eg_guarantee_add(
-	    out, n, max, "unix-stream-revocation",
-	    "install of a new generation, and retire, shut down every Unix stream "
-	    "admitted at an older epoch (both ends), before returning; a writer killed "
-	    "before its cut leaves the intent in the record, and the next writer, "
-	    "CLI call or daemon start cuts first; an activation change keeps them",
+	eg_task_start_guarantee_add(
+	    out, n, max, "pid-reuse-ns-identity",
+	    "a process that gets a dead bridge's or grantee's pid back is "
+	    "denied, even within the same 10 ms tick: start times compare in ns",
 	    held, on);
-	eg_guarantee_add(out, n, max, "unix-survives-loader-exit",
-			 "maps and the connect_unix link are pinned: enforcement continues when "
-			 "the loader exits or is killed, and a re-load swaps programs in place",
-			 held, on);
+	eg_guarantee_add_rows(out, n, max, cgroup_rows,
+			      sizeof(cgroup_rows) / sizeof(cgroup_rows[0]), held, on);
 }
 
 const struct eg_tier_ops eg_tier_cgroup = {

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include "loader/cgroup.h"
 #include "loader/tier_link.h"
 
 int eg_link_info(int link_fd, struct bpf_link_info *info)
@@ -44,4 +45,75 @@ void eg_prog_status_from_link(struct eg_prog_status *p, const struct bpf_link_in
 	snprintf(p->name, sizeof(p->name), "%s", pinfo.name);
 	p->run_cnt = pinfo.run_cnt;
 	p->run_time_ns = pinfo.run_time_ns;
+}
+
+void eg_prog_status_cgroup(struct eg_prog_status *p, const struct bpf_link_info *info)
+{
+	p->attach_type = info->cgroup.attach_type;
+	p->target_id = info->cgroup.cgroup_id;
+	if (!p->target_id || eg_cgroup_path_by_id(p->target_id, p->target, sizeof(p->target)))
+		snprintf(p->target, sizeof(p->target), p->target_id ? "?" : "(cgroup removed)");
+}
+
+int eg_link_pin_info(const char *pin_dir, const char *name, char pin[EG_PIN_PATH_MAX],
+		     struct bpf_link_info *info)
+{
+	int lfd, rc;
+
+	rc = eg_link_pin_path(pin, EG_PIN_PATH_MAX, pin_dir, name);
+	if (rc)
+		return rc;
+	lfd = bpf_obj_get(pin);
+	if (lfd < 0)
+		return 0;
+	rc = eg_link_info(lfd, info);
+	close(lfd);
+	return rc ? rc : 1;
+}
+
+int eg_cgroup_link_adopt(const char *pin, int prog_fd, enum bpf_attach_type type, const char *what,
+			 __u64 want_cgid, char *err, size_t err_size)
+{
+	struct bpf_link_info info;
+	int fd, rc;
+
+	fd = bpf_obj_get(pin);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 0;
+		rc = -errno;
+		snprintf(err, err_size, "link %s: %s", pin, strerror(-rc));
+		return rc;
+	}
+	rc = eg_link_info(fd, &info);
+	if (rc) {
+		snprintf(err, err_size, "link %s: %s", pin, strerror(-rc));
+		goto out;
+	}
+	if (info.type != BPF_LINK_TYPE_CGROUP || info.cgroup.attach_type != type) {
+		snprintf(err, err_size, "link %s: not a %s cgroup link", pin, what);
+		rc = -EINVAL;
+		goto out;
+	}
+	if (info.cgroup.cgroup_id == 0) {
+		unlink(pin); /* its cgroup is gone: it enforces nothing */
+		rc = 0;
+		goto out;
+	}
+	if (info.cgroup.cgroup_id != want_cgid) {
+		snprintf(err, err_size,
+			 "link %s: attached to another cgroup (id %llu); run execgate unload first",
+			 pin, (unsigned long long)info.cgroup.cgroup_id);
+		rc = -EBUSY;
+		goto out;
+	}
+	if (bpf_link_update(fd, prog_fd, NULL)) {
+		rc = -errno;
+		snprintf(err, err_size, "link %s: replacing the program: %s", pin, strerror(-rc));
+		goto out;
+	}
+	rc = 1;
+out:
+	close(fd);
+	return rc;
 }
