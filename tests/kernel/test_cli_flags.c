@@ -244,10 +244,16 @@ Test(cli_flags, errors_carry_the_command_and_abbreviations_are_refused)
 /* guarantees: none */
 Test(cli_flags, every_single_valued_flag_given_twice_is_refused)
 {
+	static const char *const scratch[][3] = {
+	    {"pin-dir", "--pin-dir", "/nonexistent/execgate-cli-flags/pins"},
+	    {"state-dir", "--state-dir", "/nonexistent/execgate-cli-flags/state"},
+	    {"cgroup", "--cgroup", "/nonexistent/execgate-cli-flags/cgroup"},
+	};
 	static char names[32][32], want[256];
 	static struct flag f[40];
 	static struct run r, h;
-	size_t n = commands(names, 32), tried = 0;
+	const char *args[16];
+	size_t n = commands(names, 32), tried = 0, nargs;
 
 	for (size_t i = 0; i < n; i++) {
 		size_t nf = flags(names[i], f, 40, &h);
@@ -260,12 +266,30 @@ Test(cli_flags, every_single_valued_flag_given_twice_is_refused)
 			    !strcmp(f[k].name, "version"))
 				continue;
 			snprintf(opt, sizeof(opt), "--%s", f[k].name);
+			/* Should a duplicate ever be accepted, the command
+			 * must still act on nothing real: `load --verbose
+			 * --verbose` once attached to the host's cgroup root.
+			 * Every place the command could touch comes first,
+			 * as a path that does not exist. */
+			nargs = 0;
+			args[nargs++] = names[i];
+			for (size_t j = 0; j < nf; j++)
+				for (size_t s = 0; s < sizeof(scratch) / sizeof(scratch[0]); s++)
+					if (!strcmp(f[j].name, scratch[s][0])) {
+						args[nargs++] = scratch[s][1];
+						args[nargs++] = scratch[s][2];
+					}
+			args[nargs++] = opt;
 			if (f[k].arg[0]) {
 				v = value_for(f[k].arg);
-				RUN(&r, names[i], opt, v, opt, v);
+				args[nargs++] = v;
+				args[nargs++] = opt;
+				args[nargs++] = v;
 			} else {
-				RUN(&r, names[i], opt, opt);
+				args[nargs++] = opt;
 			}
+			args[nargs] = NULL;
+			run(&r, args);
 			snprintf(want, sizeof(want),
 				 "execgate: %s: --%s: given more than once (execgate %s --help)\n",
 				 names[i], f[k].name, names[i]);
