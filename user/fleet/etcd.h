@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* A small etcd v3 client over its JSON gateway (POST /v3/kv/range,
+ * /v3/kv/put, /v3/watch; keys and values base64, int64 fields as JSON
+ * strings), with libcurl and jansson. It holds no execgate logic: the
+ * fleet watcher (execgated) and `execgate-issue fence` are built on it.
+ *
+ * Endpoints fail over: every call tries the endpoint that last answered
+ * first, then the others in order, and fails only when none answers. One
+ * handle is used by one thread at a time; a watch blocks its thread. */
+#ifndef EXECGATE_FLEET_ETCD_H
+#define EXECGATE_FLEET_ETCD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define EG_ETCD_MAX_ENDPOINTS 8
+
+struct eg_etcd;
+
+/* endpoints: "http://127.0.0.1:2379[,http://...]" (http or https only,
+ * at most EG_ETCD_MAX_ENDPOINTS). timeout_ms bounds each unary call and
+ * each connect (0: 2000). -EINVAL with err naming the bad endpoint. */
+int eg_etcd_open(const char *endpoints, unsigned timeout_ms, struct eg_etcd **out, char *err,
+		 size_t err_size);
+void eg_etcd_close(struct eg_etcd *e);
+/* The endpoint that answered last (for logs and status). */
+const char *eg_etcd_endpoint(const struct eg_etcd *e);
+
+struct eg_etcd_kv {
+	char *key;   /* NUL-terminated (a key holding a NUL is refused) */
+	char *value; /* value_len bytes, NUL-terminated for convenience */
+	size_t value_len;
+	int64_t create_revision, mod_revision, version;
+};
+
+struct eg_etcd_range {
+	int64_t revision; /* the store's revision when the read was served */
+	size_t n;
+	struct eg_etcd_kv *kvs;
+};
+void eg_etcd_range_free(struct eg_etcd_range *r);
+
+/* One key (prefix false) or every key under it (prefix true), all pages.
+ * 0 (also when nothing matched: r->n == 0), or a negative errno with err:
+ * -EHOSTUNREACH when no endpoint answered, -EPROTO for an answer that does
+ * not parse. */
+int eg_etcd_get(struct eg_etcd *e, const char *key, bool prefix, struct eg_etcd_range *r, char *err,
+		size_t err_size);
+/* Put; *revision (may be NULL) gets the store's revision after it. */
+int eg_etcd_put(struct eg_etcd *e, const char *key, const char *value, size_t value_len,
+		int64_t *revision, char *err, size_t err_size);
+int eg_etcd_delete(struct eg_etcd *e, const char *key, bool prefix, int64_t *revision, char *err,
+		   size_t err_size);
+/* Compacts the history up to revision (tests and the soak force one). */
+int eg_etcd_compact(struct eg_etcd *e, int64_t revision, char *err, size_t err_size);
+
+enum eg_etcd_event_type { EG_ETCD_PUT = 0, EG_ETCD_DELETE = 1 };
+struct eg_etcd_event {
+	enum eg_etcd_event_type type;
+	struct eg_etcd_kv kv; /* for a delete: key and mod_revision only */
+};
+
+/* What a watch follows: one key, or a prefix. */
+struct eg_etcd_watch_spec {
+	const char *key;
+	bool prefix;
+};
+
+/* Calls fn for every batch of events the watch streams, in revision order
+ * per spec, with the header revision of that batch. fn returns 0 to go on,
+ * anything else to stop (returned). Blocks until then, or until *stop
+ * becomes nonzero (checked at least every 200 ms), or the stream fails.
+ * Returns:
+ *   - fn's nonzero value, or 0 when *stop ended it;
+ *   - -ECANCELED when etcd canceled the watch because start_revision was
+ *     compacted: *compact_revision gets the oldest revision still held
+ *     (read everything again, then watch from that read's revision + 1);
+ *   - -EHOSTUNREACH / -EPIPE / -EPROTO when no endpoint answered, the
+ *     stream broke or an answer did not parse (the caller resumes from its
+ *     last applied revision + 1, on whatever endpoint answers).
+ * All specs share start_revision. Progress notifications (empty batches)
+ * reach fn with n == 0, so the caller can track the store's revision. */
+int eg_etcd_watch(struct eg_etcd *e, const struct eg_etcd_watch_spec *specs, size_t n_specs,
+		  int64_t start_revision,
+		  int (*fn)(const struct eg_etcd_event *ev, size_t n, int64_t revision, void *ctx),
+		  void *ctx, volatile int *stop, int64_t *compact_revision, char *err,
+		  size_t err_size);
+
+#endif
