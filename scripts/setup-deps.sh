@@ -7,7 +7,7 @@ PKGS="make clang llvm gcc pkg-config libbpf-dev bpftool libsodium-dev libelf-dev
 zlib1g-dev libcriterion-dev libjansson-dev libclang-rt-14-dev clang-format jq python3 iproute2
 libmicrohttpd-dev libsystemd-dev systemd prometheus help2man groff-base man-db python3-yaml python3-jsonschema
 linux-perf debhelper dpkg-dev fakeroot lintian debootstrap abigail-tools
-etcd-server etcd-client libcurl4-openssl-dev"
+etcd-server etcd-client libcurl4-openssl-dev curl"
 
 missing=""
 for p in $PKGS; do
