@@ -243,7 +243,8 @@ static int run(struct fence *f, struct eg_etcd *e, struct eg_etcd_watch_spec *sp
 	int64_t rev = 0, compact = 0;
 	int rc;
 
-	while (!f->stop) {
+	/* one read at least, even with --timeout 0 */
+	for (bool first = true; first || !f->stop; first = false) {
 		rc = read_all(f, e, &rev, err, sizeof(err));
 		if (rc == 0) {
 			reached = true;
