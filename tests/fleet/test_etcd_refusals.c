@@ -151,8 +151,8 @@ Test(etcd_refusals, bad_endpoints)
 					  "http://",
 					  "http://a b",
 					  "http://a,",
-					  "http://a,http://b,http://c,http://d,http://e,http://f,"
-					  "http://g,http://h,http://i"};
+					  ("http://a,http://b,http://c,http://d,http://e,http://f,"
+					   "http://g,http://h,http://i")};
 	struct eg_etcd *e;
 	char err[256];
 	size_t i;
