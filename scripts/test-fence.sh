@@ -160,9 +160,29 @@ bad_acks=(
 	"{\"a\":1}"
 	"${good/$B/${B^^}}"                          # not the lowercase form
 )
+# schema_ok TEXT: docs/schema/ack.schema.json accepts TEXT (the schema and
+# the reader in user/fleet/ack.c agree on what an ack is)
+schema_ok() {
+	python3 - "$ROOT" "$1" <<'PY'
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("jsc", sys.argv[1] + "/scripts/json-schema-check.py")
+m = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(m)
+try:
+    doc = json.loads(sys.argv[2])
+except ValueError:
+    sys.exit(1)
+sys.exit(1 if m.Schemas(sys.argv[1] + "/docs/schema").errors("ack", doc) else 0)
+PY
+}
+schema_ok "$good" && ok || fail "the schema refuses a good ack"
 i=0
 for v in "${bad_acks[@]}"; do
 	i=$((i + 1))
+	# 1 and 2 are well-formed acks of another worker or sandbox
+	if [ $i -gt 2 ]; then
+		schema_ok "$v" && fail "the schema accepts malformed ack $i: $v" || ok
+	fi
 	put "$B" "$v"
 	fence_rc 1 "malformed ack $i" -- --etcd "$EP" --sandbox "$S" --generation 8 --workers "$B" --timeout 0
 	grep -q "worker $B lags" err && ok || fail "malformed ack $i: [$(cat err)]"
