@@ -21,8 +21,13 @@ done
 TMP=$(mktemp -d /tmp/execgate-fence.XXXXXX)
 ETCD_PID=
 cleanup() {
-	[ -n "$ETCD_PID" ] && kill -9 "$ETCD_PID" 2>/dev/null && wait "$ETCD_PID" 2>/dev/null
+	local rc=$?
+	if [ -n "$ETCD_PID" ]; then
+		kill -9 "$ETCD_PID" 2>/dev/null || true
+		wait "$ETCD_PID" 2>/dev/null || true
+	fi
 	rm -rf "$TMP"
+	exit $rc
 }
 trap cleanup EXIT INT TERM
 cd "$TMP"
