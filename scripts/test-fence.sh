@@ -122,6 +122,7 @@ t1=$(date +%s.%N)
 grep -q "worker $B lags: last ack state active generation 7 activation 1 selection.generation 8" err &&
 	ok || fail "lagging line: [$(cat err)]"
 grep -q "worker $A" err && fail "A is fenced but named: [$(cat err)]" || ok
+[ "$(wc -l <err)" -eq 1 ] && ok || fail "B lags: stderr is not one line per lagging worker: [$(cat err)]"
 grep -qx "fenced $A retired" out && ok || fail "A not printed fenced: [$(cat out)]"
 python3 -c "import sys; d=$t1-$t0; sys.exit(0 if 1.9 <= d <= 6 else 1)" && ok ||
 	fail "B lags: took $(python3 -c "print($t1-$t0)") s for --timeout 2"
