@@ -451,3 +451,49 @@ Test(etcd, watch_resumed_after_member_kill)
 	eg_etcd_close(we);
 	eg_etcd_close(c.e);
 }
+
+/* The leader dies: a new one is elected among the two left, and writes
+ * through the client succeed again within a few seconds (the caller
+ * retries while the election runs). */
+Test(etcd, leader_kill_and_reelection)
+{
+	struct eg_etcd_range r;
+	struct eg_etcd *e;
+	char err[256];
+	int old, now = -1, tries = 0;
+	int64_t rev = 0;
+
+	start(3);
+	e = open_all();
+	put(e, "/l/before", "1");
+	old = eg_test_etcd_leader(&env);
+	cr_assert_geq(old, 0, "no leader in a fresh cluster");
+	cr_assert_eq(eg_test_etcd_kill_member(&env, (size_t)old), 0);
+	while (eg_etcd_put(e, "/l/after", "2", 1, &rev, err, sizeof(err))) {
+		cr_assert_lt(++tries, 100, "no write within 10 s of the leader's death: %s", err);
+		usleep(100 * 1000);
+	}
+	while ((now = eg_test_etcd_leader(&env)) < 0) {
+		cr_assert_lt(++tries, 100, "no new leader");
+		usleep(100 * 1000);
+	}
+	cr_assert_neq(now, old);
+	cr_assert_neq(endpoint_index(eg_etcd_endpoint(e)), old);
+	cr_assert_eq(eg_etcd_get(e, "/l/", true, &r, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(r.n, 2);
+	eg_etcd_range_free(&r);
+	/* the old leader comes back as a follower and serves the new write */
+	cr_assert_eq(eg_test_etcd_restart_member(&env, (size_t)old), 0);
+	eg_etcd_close(e);
+	{
+		struct eg_etcd *one;
+
+		cr_assert_eq(eg_etcd_open(env.m[old].client_url, 1000, &one, err, sizeof(err)), 0);
+		cr_assert_eq(eg_etcd_get(one, "/l/after", false, &r, err, sizeof(err)), 0, "%s",
+			     err);
+		cr_assert_eq(r.n, 1);
+		cr_assert_eq(r.kvs[0].mod_revision, rev);
+		eg_etcd_range_free(&r);
+		eg_etcd_close(one);
+	}
+}
