@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "fleet/etcd.h"
 #include "fleet/etcd_env.h"
@@ -461,6 +462,7 @@ Test(etcd, leader_kill_and_reelection)
 	struct eg_etcd *e;
 	char err[256];
 	int old, now = -1, tries = 0;
+	struct timespec t0, t1;
 	int64_t rev = 0;
 
 	start(3);
@@ -468,11 +470,16 @@ Test(etcd, leader_kill_and_reelection)
 	put(e, "/l/before", "1");
 	old = eg_test_etcd_leader(&env);
 	cr_assert_geq(old, 0, "no leader in a fresh cluster");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	cr_assert_eq(eg_test_etcd_kill_member(&env, (size_t)old), 0);
 	while (eg_etcd_put(e, "/l/after", "2", 1, &rev, err, sizeof(err))) {
 		cr_assert_lt(++tries, 100, "no write within 10 s of the leader's death: %s", err);
 		usleep(100 * 1000);
 	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	cr_log_info("first write after the leader's death: %.0f ms, %d retries",
+		    (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6,
+		    tries);
 	while ((now = eg_test_etcd_leader(&env)) < 0) {
 		cr_assert_lt(++tries, 100, "no new leader");
 		usleep(100 * 1000);
