@@ -44,6 +44,19 @@ test-fleet: $(BUILD)/test-fleet
 
 CHECK_EXTRA += test-fleet
 
+# The same under ASan, UBSan and LeakSanitizer: the client parses what the
+# network sends.
+.PHONY: test-fleet-san
+$(BUILD)/test-fleet-san: $(FLEET_TEST_SRCS) $(wildcard tests/fleet/*.h) $(FLEET_SRCS) \
+		$(wildcard user/fleet/*.h) | $(DEPS_STAMP)
+	$(CLANG) $(CPPFLAGS) -Itests $(SAN_FLAGS) $(WARN) -o $@ $(FLEET_TEST_SRCS) $(FLEET_SRCS) \
+		-lcriterion -lpthread $(FLEET_LDLIBS)
+
+test-fleet-san: $(BUILD)/test-fleet-san
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(BUILD)/test-fleet-san --jobs 1
+
+CHECK_EXTRA += test-fleet-san
+
 # execgate-issue fence against a real single-member etcd (scripts/test-fence.sh).
 .PHONY: test-fence
 test-fence: $(BINS)
