@@ -61,3 +61,11 @@ $(BUILD)/include/bench/%.skel.h: $(BUILD)/bpf-steps/%.bpf.o
 
 $(BUILD)/bench-tcp: $(BUILD)/include/bench/cgroup_inet_empty.skel.h
 $(BUILD)/bench-lsm: $(BUILD)/include/bench/lsm_empty.skel.h
+
+# Where bpf_get_socket_cookie() is offered (bpf/bench/cookie_probe.bpf.c):
+# bench-cookie loads each of its programs alone.
+$(BUILD)/bpf-steps/cookie_probe.bpf.o: bpf/bench/cookie_probe.bpf.c $(BENCH_BPF_DEPS) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CLANG) $(BENCH_BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/bench-cookie: $(BUILD)/bpf-steps/cookie_probe.bpf.o
