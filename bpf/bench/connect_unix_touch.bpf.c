@@ -20,11 +20,35 @@
  *      locked copy takes one); over row 1, the lock pair alone
  *   8  one bpf_ktime_get_boot_ns() (the grant's expiry check)
  *   9  one bpf_ktime_get_coarse_ns()
- *  10  one bpf_jiffies64() */
+ *  10  one bpf_jiffies64()
+ * The tag without allocation (a preallocated hash keyed by the socket
+ * cookie, never reused within a boot), each alone:
+ *  11  bpf_get_socket_cookie() alone
+ *  12  the cookie tag: the cookie, then one BPF_NOEXIST insert of a new key
+ *      (every connect's socket is new) into a preallocated HASH whose value
+ *      is one u64, as a tag of (sandbox index, epoch) would be
+ *  13  12, then a delete of the same key: insert plus what a collector
+ *      (cgroup sock_release, lsm/sk_free_security) pays per socket
+ *  14  13 on a 4 096-entry map: whether the cost is the big table's cold
+ *      buckets (262 144 entries span 4 MB of buckets and 16 MB of elements) */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "execgate/abi.h"
 #include "probe_tag.bpf.h"
+
+#if EG_TOUCH == 12 || EG_TOUCH == 13 || EG_TOUCH == 14
+/* Only in the objects that use it: preallocated, it costs ~20 MB each. The
+ * probes run a few tens of thousands of connects; 12 never fills it, and a
+ * full map would show as failed inserts (probe_cookie_full) in the bench. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EG_TOUCH == 14 ? 4096 : 262144);
+	__type(key, __u64);
+	__type(value, __u64);
+} probe_cookie_tags SEC(".maps");
+
+__u64 probe_cookie_full;
+#endif
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -107,6 +131,19 @@ int eg_connect_unix_touch(struct bpf_sock_addr *ctx)
 		return 0; /* never */
 	if (EG_TOUCH == 10 && bpf_jiffies64() == 1)
 		return 0; /* never */
+	if (EG_TOUCH == 11 && bpf_get_socket_cookie(ctx) == 0)
+		return 0; /* never: cookies start at 1 */
+#if EG_TOUCH == 12 || EG_TOUCH == 13 || EG_TOUCH == 14
+	{
+		__u64 cookie = bpf_get_socket_cookie(ctx);
+		__u64 tag = (1ULL << 32) | 1; /* (sandbox index, epoch) */
+
+		if (bpf_map_update_elem(&probe_cookie_tags, &cookie, &tag, BPF_NOEXIST))
+			__sync_fetch_and_add(&probe_cookie_full, 1);
+		else if (EG_TOUCH != 12)
+			bpf_map_delete_elem(&probe_cookie_tags, &cookie);
+	}
+#endif
 	return 1;
 }
 

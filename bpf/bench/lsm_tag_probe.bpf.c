@@ -14,6 +14,10 @@
  *                        program creates there on kernels without
  *                        connect_unix (6.1), where socket_connect tags the
  *                        connecting end
+ *   eg_probe_vsock_cookie_tag  socket_connect: the cookie-keyed tag instead,
+ *                        one BPF_NOEXIST insert of the socket's cookie into a
+ *                        preallocated hash (no allocation), as
+ *                        connect_unix_touch.bpf.c probe 12 does
  * bench-lsm attaches one at a time, only while the real program takes its
  * unregistered path, which creates no storage, so the probe's allocations
  * are the socket's first, as on the allowed path. */
@@ -25,6 +29,13 @@
 #define AF_VSOCK 40
 
 char LICENSE[] SEC("license") = "GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 262144);
+	__type(key, __u64);
+	__type(value, __u64);
+} probe_cookie_tags SEC(".maps");
 
 SEC("lsm/socket_connect")
 int BPF_PROG(eg_probe_vsock_tag, struct socket *sock, struct sockaddr *address, int addrlen,
@@ -57,5 +68,22 @@ int BPF_PROG(eg_probe_unix_accepted_tag, struct sock *sock, struct sock *other, 
 	if (ret)
 		return ret;
 	probe_tag(newsk);
+	return 0;
+}
+
+SEC("lsm/socket_connect")
+int BPF_PROG(eg_probe_vsock_cookie_tag, struct socket *sock, struct sockaddr *address, int addrlen,
+	     int ret)
+{
+	struct sock *sk;
+	__u64 cookie, tag = (1ULL << 32) | 1; /* (sandbox index, epoch) */
+
+	if (ret)
+		return ret;
+	sk = sock->sk;
+	if (sk && sk->__sk_common.skc_family == AF_VSOCK) {
+		cookie = bpf_get_socket_cookie(sk);
+		bpf_map_update_elem(&probe_cookie_tags, &cookie, &tag, BPF_NOEXIST);
+	}
 	return 0;
 }

@@ -23,8 +23,15 @@ $(BUILD)/bpf-steps/cgroup_connect_unix_unlocked.bpf.o: bpf/bench/cgroup_connect_
 	$(CLANG) $(BENCH_BPF_CFLAGS) -Wunused-macros -c $< -o $@
 EG_STEP_OBJS += $(BUILD)/bpf-steps/cgroup_connect_unix_unlocked.bpf.o
 
+# A collapsed layout's allowed path (bpf/bench/cgroup_connect_unix_onelookup.bpf.c):
+# endpoint, one grant, cookie tag.
+$(BUILD)/bpf-steps/cgroup_connect_unix_onelookup.bpf.o: bpf/bench/cgroup_connect_unix_onelookup.bpf.c $(BENCH_BPF_DEPS) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CLANG) $(BENCH_BPF_CFLAGS) -c $< -o $@
+EG_STEP_OBJS += $(BUILD)/bpf-steps/cgroup_connect_unix_onelookup.bpf.o
+
 # The memory-touch probes (bpf/bench/connect_unix_touch.bpf.c), same place.
-EG_BENCH_TOUCHES := 0 1 2 3 4 5 6 7 8 9 10
+EG_BENCH_TOUCHES := 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14
 EG_TOUCH_OBJS := $(foreach n,$(EG_BENCH_TOUCHES),$(BUILD)/bpf-steps/connect_unix_touch$(n).bpf.o)
 
 $(BUILD)/bpf-steps/connect_unix_touch%.bpf.o: bpf/bench/connect_unix_touch.bpf.c $(BENCH_BPF_DEPS) | $(DEPS_STAMP)
@@ -54,3 +61,11 @@ $(BUILD)/include/bench/%.skel.h: $(BUILD)/bpf-steps/%.bpf.o
 
 $(BUILD)/bench-tcp: $(BUILD)/include/bench/cgroup_inet_empty.skel.h
 $(BUILD)/bench-lsm: $(BUILD)/include/bench/lsm_empty.skel.h
+
+# Where bpf_get_socket_cookie() is offered (bpf/bench/cookie_probe.bpf.c):
+# bench-cookie loads each of its programs alone.
+$(BUILD)/bpf-steps/cookie_probe.bpf.o: bpf/bench/cookie_probe.bpf.c $(BENCH_BPF_DEPS) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CLANG) $(BENCH_BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/bench-cookie: $(BUILD)/bpf-steps/cookie_probe.bpf.o

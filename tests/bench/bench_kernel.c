@@ -16,7 +16,11 @@
  * Both at 1, 1 000 and 100 000 map entries (endpoints + filter entries and
  * grants; records up to EG_MAX_SANDBOXES).
  * 3. Memory touches: probes that each touch map memory in one way
- *    (bpf/bench/connect_unix_touch.bpf.c), alone in cgroups of their own.
+ *    (bpf/bench/connect_unix_touch.bpf.c), alone in cgroups of their own,
+ *    among them both socket tags alone: the sk-storage one the program
+ *    creates and a cookie-keyed one in a preallocated hash. The line after
+ *    the summary divides the allowed path by each (the summary's columns
+ *    stay as they are: other checks read them).
  * 4. The per-step breakdown, at 1 entry: copies of the program built with
  *    -DEG_STOP_AFTER=N (bpf/bench/cgroup_connect_unix_step.bpf.c, enum
  *    eg_step), each allowing right after step N, each alone in a cgroup of
@@ -61,12 +65,15 @@
 static char dir[128], pin_dir[128], cg_on[512], cg_off[512], cg_steps[600], cg_empty[600],
     state_dir[160];
 static int stats_fd = -1;
-#define TOUCHES	  11 /* bpf/bench/connect_unix_touch.bpf.c, EG_TOUCH 0..10 */
-#define TOUCH_TAG 6  /* the socket tag alone */
+#define TOUCHES		 15 /* bpf/bench/connect_unix_touch.bpf.c, EG_TOUCH 0..14 */
+#define TOUCH_TAG	 6  /* the socket tag alone */
+#define TOUCH_COOKIE_TAG 12 /* the cookie-keyed tag in a preallocated hash */
 static char cg_touch[TOUCHES][640];
 static pid_t kids[4];
 static int nkids;
 static struct eg_runtime rt;
+/* touches(): both tags alone, for the line after the summary */
+static double floor_sk_tag, floor_cookie_tag; /* each includes the empty program */
 
 static void die(const char *what, int err)
 {
@@ -327,10 +334,12 @@ static void fill(long have, long n)
 
 /* ---- per-step breakdown ---------------------------------------------------- */
 
-#define STEP_BUILDS 7		      /* enum eg_step: EG_STEP_PATH .. EG_STEP_COUNT */
-#define STEP_WHOLE  (STEP_BUILDS + 1) /* the real object */
-#define STEP_ROWS   (STEP_BUILDS + 2) /* + the whole program unlocked */
-#define STEP_ROUNDS 3
+#define STEP_BUILDS   7			/* enum eg_step: EG_STEP_PATH .. EG_STEP_COUNT */
+#define STEP_WHOLE    (STEP_BUILDS + 1) /* the real object */
+#define STEP_UNLOCKED (STEP_BUILDS + 2) /* the whole program unlocked */
+#define STEP_ONE      (STEP_BUILDS + 3) /* a collapsed layout's allowed path */
+#define STEP_ROWS     STEP_ONE
+#define STEP_ROUNDS   3
 
 static const char *const step_names[STEP_ROWS] = {
     "path read + scan",
@@ -342,11 +351,41 @@ static const char *const step_names[STEP_ROWS] = {
     "reason counter",
     "socket tag = whole program",
     "whole program, copies unlocked",
+    "one-lookup layout + cookie tag",
 };
 
-/* A step build (1..STEP_BUILDS), the real object (STEP_WHOLE) or the
- * unlocked build (STEP_ROWS, bench only: its copies can tear), loaded on the
- * benchmark's pinned maps. */
+/* The sandbox the benchmark registers: the one-lookup probe's grant names it. */
+static __u8 own_sandbox[EG_ID_BYTES];
+
+/* The one-lookup probe's grant for this process
+ * (bpf/bench/cgroup_connect_unix_onelookup.bpf.c, struct onelookup_*). */
+static void onelookup_grant(struct bpf_object *obj)
+{
+	struct {
+		__u8 sandbox[EG_ID_BYTES];
+		__u32 tgid, pad;
+	} key = {0};
+	struct {
+		struct eg_proc_id proc;
+		__u64 epoch, generation, expiry_ns;
+	} val = {0};
+	struct bpf_map *m = bpf_object__find_map_by_name(obj, "onelookup_grants");
+	char err[256];
+
+	memcpy(key.sandbox, own_sandbox, EG_ID_BYTES);
+	key.tgid = (__u32)getpid();
+	if (eg_proc_identify(getpid(), &val.proc, err, sizeof(err)))
+		die(err, ESRCH);
+	val.epoch = val.generation = 1;
+	val.expiry_ns = eg_boottime_ns() + 3600ULL * 1000000000ULL;
+	if (!m || bpf_map__update_elem(m, &key, sizeof(key), &val, sizeof(val), BPF_ANY))
+		die("the one-lookup probe's grant", errno);
+}
+
+/* A step build (1..STEP_BUILDS), the real object (STEP_WHOLE), the
+ * unlocked build (STEP_UNLOCKED, bench only: its copies can tear) or the
+ * one-lookup probe (STEP_ONE, bench only), loaded on the benchmark's pinned
+ * maps. */
 static struct bpf_object *step_load(int step, struct bpf_program **prog)
 {
 	char exe[512], path[700], pins[160];
@@ -359,8 +398,11 @@ static struct bpf_object *step_load(int step, struct bpf_program **prog)
 	if (step <= STEP_BUILDS)
 		snprintf(path, sizeof(path), "%s/bpf-steps/cgroup_connect_unix_step%d.bpf.o",
 			 dirname(exe), step);
-	else if (step == STEP_ROWS)
+	else if (step == STEP_UNLOCKED)
 		snprintf(path, sizeof(path), "%s/bpf-steps/cgroup_connect_unix_unlocked.bpf.o",
+			 dirname(exe));
+	else if (step == STEP_ONE)
+		snprintf(path, sizeof(path), "%s/bpf-steps/cgroup_connect_unix_onelookup.bpf.o",
 			 dirname(exe));
 	else
 		snprintf(path, sizeof(path), "%s/bpf/cgroup_connect_unix.bpf.o", dirname(exe));
@@ -373,6 +415,8 @@ static struct bpf_object *step_load(int step, struct bpf_program **prog)
 	eg_prog_type_unix_connect(*prog);
 	if (bpf_object__load(obj))
 		die(path, errno);
+	if (step == STEP_ONE)
+		onelookup_grant(obj);
 	return obj;
 }
 
@@ -455,15 +499,17 @@ static void breakdown(int empty_fd, struct bpf_program *empty2, const char *bsoc
 	printf("  %-2s %-30s %9s %7s %7s   %9s %7s\n", "", "allowed path: stop after", "ns/run",
 	       "+step", "empty", "unreg", "/empty");
 	for (int s = 0; s < STEP_ROWS; s++) {
-		/* each row over the one before; the unlocked one over the whole program */
-		double before = s == 0 ? em[s] : am[s + 1 == STEP_ROWS ? STEP_WHOLE - 1 : s - 1];
+		/* each row over the one before; the last two over the whole program */
+		double before = s == 0 ? em[s] : am[s + 1 > STEP_WHOLE ? STEP_WHOLE - 1 : s - 1];
 
 		printf("  %-2d %-30s %9.0f %+7.0f %7.0f   %9.0f %6.2fx\n", s + 1, step_names[s],
 		       am[s], am[s] - before, em[s], um[s], um[s] / em[s]);
 	}
-	printf("  (+step of row 1 is over the empty program, of row %d over row %d: the three lock "
-	       "pairs; unregistered stops after row 2)\n",
-	       STEP_ROWS, STEP_WHOLE);
+	printf("  (+step of row 1 is over the empty program, of rows %d and %d over row %d: the "
+	       "three lock pairs, and a layout of three elements and a cookie tag "
+	       "(bpf/bench/cgroup_connect_unix_onelookup.bpf.c, bench only); unregistered stops "
+	       "after row 2)\n",
+	       STEP_UNLOCKED, STEP_ONE, STEP_WHOLE);
 	printf("  position: the same empty program costs %.0f ns first vs %.0f ns second in one "
 	       "array (+%.0f ns for running first)\n\n",
 	       pos1, pos2, pos1 - pos2);
@@ -483,7 +529,31 @@ static const char *const touch_names[TOUCHES] = {
     "bpf_ktime_get_boot_ns()",
     "bpf_ktime_get_coarse_ns()",
     "bpf_jiffies64()",
+    "bpf_get_socket_cookie()",
+    "cookie tag (prealloc HASH NOEXIST)",
+    "cookie tag insert + delete",
+    "the same, 4 096-entry map",
 };
+
+/* Inserts the cookie probes (12-14) could not make: a full map measures
+ * a failure path, not a tag. */
+static __u64 cookie_tag_failures(struct bpf_object *obj)
+{
+	struct bpf_map *m;
+	__u64 v = 0;
+	__u32 zero = 0;
+
+	bpf_object__for_each_map(m, obj)
+	{
+		const char *name = bpf_map__name(m);
+		size_t len = strlen(name);
+
+		if (bpf_map__is_internal(m) && len > 4 && !strcmp(name + len - 4, ".bss") &&
+		    bpf_map__lookup_elem(m, &zero, sizeof(zero), &v, sizeof(v), 0))
+			die("reading probe_cookie_full", errno);
+	}
+	return v;
+}
 
 /* Each probe alone in a cgroup of its own, on unregistered connects, in
  * interleaved rounds; median per probe. Then the floor the socket tag
@@ -491,7 +561,9 @@ static const char *const touch_names[TOUCHES] = {
 static void touches(const char *other, long n)
 {
 	const char *floor_cgs[3] = {cg_touch[TOUCH_TAG], cg_touch[0], cg_off};
-	double tag_on, tag_empty, tag_off;
+	const char *cookie_cgs[3] = {cg_touch[TOUCH_COOKIE_TAG], cg_touch[0], cg_off};
+	double tag_on, tag_empty, tag_off, ck_on, ck_empty, ck_off;
+	__u64 ck_fail[TOUCHES] = {0};
 	double v[TOUCHES][STEP_ROUNDS], med[TOUCHES];
 	struct bpf_object *obj[TOUCHES];
 	struct bpf_link *link[TOUCHES];
@@ -536,9 +608,12 @@ static void touches(const char *other, long n)
 			v[t][r] = stats_run(cg_touch[t], pfd[t], other, n, NULL);
 		}
 	latency_of(floor_cgs, other, 2 * n, &tag_on, &tag_empty, &tag_off);
+	latency_of(cookie_cgs, other, 2 * n, &ck_on, &ck_empty, &ck_off);
 	join(cg_on);
 	for (int t = 0; t < TOUCHES; t++) {
 		med[t] = median_of(v[t], STEP_ROUNDS);
+		if (t >= TOUCH_COOKIE_TAG)
+			ck_fail[t] = cookie_tag_failures(obj[t]);
 		bpf_link__destroy(link[t]);
 		bpf_object__close(obj[t]);
 		rmdir(cg_touch[t]);
@@ -552,6 +627,12 @@ static void touches(const char *other, long n)
 	for (int t = 0; t < TOUCHES; t++)
 		printf("  %-2d %-34s %7.0f ns %+6.0f\n", t, touch_names[t], med[t],
 		       med[t] - med[0]);
+	for (int t = TOUCH_COOKIE_TAG; t < TOUCHES; t++)
+		if (ck_fail[t])
+			fprintf(stderr, "bench-kernel: touch %d: %llu failed inserts (map full?)\n",
+				t, (unsigned long long)ck_fail[t]);
+	floor_sk_tag = med[TOUCH_TAG];
+	floor_cookie_tag = med[TOUCH_COOKIE_TAG];
 	printf("  (each touch is a cache miss; independent ones overlap, a per-CPU lookup is two "
 	       "dependent ones)\n");
 	printf("  floor of the allowed path: empty %.0f + tag alone %+.0f = %.0f ns (target 250); "
@@ -560,6 +641,10 @@ static void touches(const char *other, long n)
 	printf("  floor of the connect ratio: connect() median ns, plain / empty program / tag "
 	       "alone: %.0f / %.0f / %.0f = %.3fx (target 1.03)\n\n",
 	       tag_off, tag_empty, tag_on, tag_on / tag_off);
+	printf("  the same with the cookie tag (prealloc HASH): empty %.0f + tag %+.0f = %.0f ns; "
+	       "connect() plain / empty / cookie tag: %.0f / %.0f / %.0f = %.3fx\n",
+	       med[0], med[TOUCH_COOKIE_TAG] - med[0], med[TOUCH_COOKIE_TAG], ck_off, ck_empty,
+	       ck_on, ck_on / ck_off);
 }
 
 static void cleanup(void)
@@ -667,6 +752,7 @@ int main(void)
 	/* Registered: bridge socket (we hold a grant) and VMM socket (we are
 	 * not its bridge: denied). */
 	eg_uuid_parse(SANDBOX, req.sandbox);
+	memcpy(own_sandbox, req.sandbox, EG_ID_BYTES);
 	eg_uuid_parse(WORKER, req.worker);
 	req.generation = 1;
 	req.activation = 1;
@@ -768,6 +854,11 @@ int main(void)
 		       sum[l].hook_unreg, sum[l].hook_allowed, sum[l].allowed / sum[0].allowed);
 	printf("targets: unreg/empty <= 2x; allowed <= 250 ns; connect ratio <= 1.03; "
 	       "100000 entries within 1.2x of 1 entry\n");
+	printf("allowed / (empty + tag alone), 1 entry, same run: sk-storage tag %.0f / %.0f = "
+	       "%.2fx; cookie tag %.0f / %.0f = %.2fx (target 1.3x, with the tag the program "
+	       "uses)\n",
+	       sum[0].allowed, floor_sk_tag, sum[0].allowed / floor_sk_tag, sum[0].allowed,
+	       floor_cookie_tag, sum[0].allowed / floor_cookie_tag);
 	bpf_link__destroy(elink);
 	close(efd);
 	cgroup_connect_unix_empty__destroy(empty);

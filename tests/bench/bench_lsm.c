@@ -325,12 +325,13 @@ static int connect_unix(const char *path, bool keep)
 	return 0;
 }
 
-static struct cost bench_connect(const char *what, unsigned port, int want, bool with_probe)
+/* probe: the tag probe's program to attach for these calls, or NULL. */
+static struct cost bench_connect(const char *what, unsigned port, int want, const char *probe)
 {
 	struct pair p = {.real = real_prog_fd(EG_LSM_PROG_CONNECT),
 			 .empty = bpf_program__fd(empty->progs.eg_empty_socket_connect),
 			 .probe = -1};
-	struct bpf_link *link = with_probe ? probe_attach("eg_probe_vsock_tag", &p.probe) : NULL;
+	struct bpf_link *link = probe ? probe_attach(probe, &p.probe) : NULL;
 	struct cost c;
 
 	pair_begin(&p);
@@ -396,7 +397,10 @@ static void bench_io(const char *what, int a, int b, int n)
 
 #define FLOOR_ROUNDS 5
 
-enum floor_hook { FLOOR_VSOCK, FLOOR_UNIX };
+/* FLOOR_VSOCK_COOKIE: the VSOCK row again, with a cookie-keyed tag in a
+ * preallocated hash as the probe instead of the sk-storage tag the tier
+ * creates (bpf/bench/lsm_tag_probe.bpf.c). */
+enum floor_hook { FLOOR_VSOCK, FLOOR_UNIX, FLOOR_VSOCK_COOKIE };
 
 static int floor_calls(void)
 {
@@ -431,9 +435,11 @@ static void floor_row(enum floor_hook hook)
 	runs = floor_calls();
 	quiet = true;
 	for (int r = 0; r < FLOOR_ROUNDS; r++) {
-		if (hook == FLOOR_VSOCK) {
-			a = bench_connect("vsock allowed (floor round)", PORT_REG, 0, false);
-			t = bench_connect("vsock tag probe (floor round)", PORT_UNREG, 0, true);
+		if (hook != FLOOR_UNIX) {
+			a = bench_connect("vsock allowed (floor round)", PORT_REG, 0, NULL);
+			t = bench_connect("vsock tag probe (floor round)", PORT_UNREG, 0,
+					  hook == FLOOR_VSOCK_COOKIE ? "eg_probe_vsock_cookie_tag"
+								     : "eg_probe_vsock_tag");
 		} else {
 			a = bench_stream_connect("unix allowed (floor round)", sock_reg, false);
 			t = bench_stream_connect("unix tag probe (floor round)", sock_unreg, true);
@@ -450,9 +456,11 @@ static void floor_row(enum floor_hook hook)
 	tag = median(tag_ns, FLOOR_ROUNDS);
 	printf("  %-20s empty %5.0f ns; allowed %6.0f ns = %6.2fx; %s alone %6.0f ns = %6.2fx "
 	       "(%.0f%% of the allowed program)\n",
-	       hook == FLOOR_VSOCK ? "socket_connect vsock" : "unix_stream_connect", empty, real,
-	       empty > 0 ? real / empty : 0,
-	       hook == FLOOR_VSOCK || !unix_tags_both_ends() ? "its tag" : "its two tags", tag,
+	       hook == FLOOR_VSOCK	    ? "socket_connect vsock"
+	       : hook == FLOOR_VSOCK_COOKIE ? "vsock, cookie tag"
+					    : "unix_stream_connect",
+	       empty, real, empty > 0 ? real / empty : 0,
+	       hook != FLOOR_UNIX || !unix_tags_both_ends() ? "its tag" : "its two tags", tag,
 	       empty > 0 ? tag / empty : 0, real > 0 ? 100.0 * tag / real : 0);
 }
 
@@ -531,8 +539,8 @@ int main(void)
 	printf("bench-lsm on %d calls per case (ns per program run, bpf_stats)\n", runs);
 	printf("%-20s %-34s %8s %9s %9s %8s\n", "hook", "case", "runs", "execgate", "empty",
 	       "ratio");
-	bench_connect("vsock unregistered", PORT_UNREG, 0, false);
-	bench_connect("vsock registered, bridge allowed", PORT_REG, 0, false);
+	bench_connect("vsock unregistered", PORT_UNREG, 0, NULL);
+	bench_connect("vsock registered, bridge allowed", PORT_REG, 0, NULL);
 
 	/* Denied: make a child the bridge (activation 2) so we are not. */
 	{
@@ -547,7 +555,7 @@ int main(void)
 		rc = eg_install(&rt, &req, &res, err, sizeof(err));
 		if (rc)
 			die(err, rc);
-		bench_connect("vsock registered, denied", PORT_REG, -EPERM, false);
+		bench_connect("vsock registered, denied", PORT_REG, -EPERM, NULL);
 		req.bridge_pid = getpid();
 		req.activation = 3;
 		rc = eg_install(&rt, &req, &res, err, sizeof(err));
@@ -576,6 +584,7 @@ int main(void)
 	       FLOOR_ROUNDS, floor_calls());
 	floor_row(FLOOR_VSOCK);
 	floor_row(FLOOR_UNIX);
+	floor_row(FLOOR_VSOCK_COOKIE);
 	if (stats_fd >= 0)
 		close(stats_fd);
 	return 0;
