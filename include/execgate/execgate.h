@@ -117,8 +117,6 @@ struct eg_admit_args {
 	uint64_t now_unix;     /* 0: the real clock */
 };
 
-#define EG_SIGNED_VERDICT_TEXT_MAX 256
-
 struct eg_verdict_result {
 	struct eg_decision d;
 	bool cache_hit; /* the signature check was served by the token cache */
@@ -299,8 +297,6 @@ int eg_worker_list(struct eg_worker *w, int (*fn)(const struct eg_runtime_record
 		   void *ctx, char *err, size_t err_size);
 
 /* --- verification keys ------------------------------------------------------ */
-
-#define EG_KID_TEXT_LEN 17 /* 16 hex digits + NUL */
 
 /* Key changes are transactions over <state_dir>/keys and the set in
  * memory: after every return, success or failure, memory holds exactly

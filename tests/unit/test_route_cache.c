@@ -165,7 +165,7 @@ Test(route_cache, the_text_form_is_accepted_and_bad_text_is_malformed)
 	struct eg_route_attempt at;
 	struct eg_route_entry cur;
 	uint8_t raw[EG_SV_LEN];
-	char text[EG_SV_TEXT_MAX];
+	char text[EG_SIGNED_VERDICT_TEXT_MAX];
 	size_t n;
 
 	cached_x7(&at);

@@ -380,7 +380,7 @@ enum eg_route_outcome eg_route_cache_on_refresh_text(struct eg_route_cache *c, c
 						     const struct eg_route *fresh, uint64_t now,
 						     struct eg_route_entry *current)
 {
-	uint8_t buf[EG_SV_TEXT_MAX];
+	uint8_t buf[EG_SIGNED_VERDICT_TEXT_MAX];
 	size_t n;
 
 	if (!text || len == 0)

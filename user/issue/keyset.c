@@ -35,7 +35,7 @@ int cmd_keyset(int argc, char **argv)
 	uint8_t seed[crypto_sign_SEEDBYTES], sk[crypto_sign_SECRETKEYBYTES];
 	uint8_t root_pk[crypto_sign_PUBLICKEYBYTES], raw[EG_KSD_MAX_LEN];
 	static struct eg_keyset_doc doc;
-	char err[512], text[EG_KSD_TEXT_MAX], kid_hex[EG_KEY_ID_TEXT_LEN];
+	char err[512], text[EG_KSD_TEXT_MAX], kid_hex[EG_KID_TEXT_LEN];
 	const char *root_path = NULL, *optarg;
 	bool have_now = false, have_version = false;
 	uint64_t now = 0;
