@@ -190,7 +190,9 @@ enum eg_install_outcome {
 };
 
 /* Established streams of a replaced or retired epoch, cut before install or
- * retire returned (docs/operators.md, "Stream revocation"). */
+ * retire returned (docs/operators.md, "Stream revocation"). One member per
+ * kind the library reports; the revokers' own per-kind table stays inside
+ * the library and is folded into this struct when a call returns. */
 struct eg_stream_cuts {
 	unsigned unix_cut;	   /* Unix streams shut down, both directions */
 	unsigned unix_unreachable; /* stale Unix sockets whose holder could not be reached */
