@@ -43,9 +43,9 @@ extern "C" {
 #endif
 
 #define EXECGATE_VERSION_MAJOR 1
-#define EXECGATE_VERSION_MINOR 0
+#define EXECGATE_VERSION_MINOR 1
 #define EXECGATE_VERSION_PATCH 0
-#define EXECGATE_VERSION       "1.0.0"
+#define EXECGATE_VERSION       "1.1.0"
 
 /* What this library was built as (may differ from the header a caller
  * compiled against). */
@@ -60,6 +60,14 @@ enum eg_log_level {
 	EG_LOG_DEBUG = 7,
 };
 void eg_log_set_level(enum eg_log_level level);
+/* Sends the library's messages (libbpf's included) to fn instead of
+ * stderr: a program with a log of its own (execgated's journal lines) gets
+ * them with its prefix and levels. fn sees each message that passes the
+ * level, whole (one or more lines, as formatted, usually ending in a
+ * newline), from whichever thread logged it; it must not call back into
+ * the library. NULL restores stderr. Set it before other threads log. */
+typedef void (*eg_log_sink_fn)(enum eg_log_level level, const char *msg, void *ctx);
+void eg_log_set_sink(eg_log_sink_fn fn, void *ctx);
 
 #define EG_WORKER_DEFAULT_PIN_DIR   "/sys/fs/bpf/execgate"
 #define EG_WORKER_DEFAULT_STATE_DIR "/var/lib/execgate"
