@@ -255,7 +255,7 @@ test-cli: $(BINS)
 CHECK_EXTRA :=
 include $(sort $(wildcard scripts/make/*.mk))
 
-check: all format-check abi-check test-unit test-unit-san test-cli fuzz-smoke test-kernel $(CHECK_EXTRA) vmtest
+check: all format-check abi-check test-abi test-unit test-unit-san test-cli fuzz-smoke test-kernel $(CHECK_EXTRA) vmtest
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/execgate
