@@ -93,16 +93,13 @@ static int run_install(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	struct eg_worker *w;
 	char err[EG_ERR_MAX], u[EG_UUID_TEXT_LEN];
 	const char *name, *val;
-	bool json = false;
 	int c, rc;
 
 	memset(&spec, 0, sizeof(spec));
 	eg_identity_opts_init(&id);
 	eg_cli_parse_init(&p, cmd, argc, argv);
 	while ((c = eg_cli_next_identity(&p, &id, &name, &val)) == 1) {
-		if (!strcmp(name, "json")) {
-			json = true;
-		} else if (!strcmp(name, "bridge-pid") || !strcmp(name, "vmm-pid")) {
+		if (!strcmp(name, "bridge-pid") || !strcmp(name, "vmm-pid")) {
 			int pid;
 
 			if (eg_parse_pid(val, &pid))
@@ -157,7 +154,7 @@ static int run_install(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	eg_cli_warn_streams(&rep.streams);
 	for (size_t i = 0; i < rep.n_warnings; i++)
 		eg_cli_err("warning: %s: %s", rep.warnings[i].code, rep.warnings[i].message);
-	if (json)
+	if (p.json)
 		return eg_json_print(stdout, eg_json_install(&rep, addrs, naddrs))
 			   ? EG_EXIT_ERROR
 			   : eg_cli_streams_exit(&rep.streams);

@@ -40,16 +40,15 @@ static int run_list(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	struct list_out o = {.err = err, .err_size = sizeof(err)};
 	struct eg_cli_parse p;
 	json_t *doc = NULL;
-	bool json = false;
 	int rc;
 
-	rc = eg_cli_parse_json_only(&p, cmd, argc, argv, &json);
+	rc = eg_cli_parse_json_only(&p, cmd, argc, argv);
 	if (rc >= 0)
 		return rc;
 	if (eg_cli_worker_open(&p, &o.w))
 		return EG_EXIT_ERROR;
 	/* The JSON document is printed whole or not at all. */
-	if (json)
+	if (p.json)
 		rc = eg_json_list_worker(o.w, &doc, err, sizeof(err));
 	else
 		rc = eg_worker_list(o.w, list_one, &o, err, sizeof(err));
