@@ -67,21 +67,6 @@ static int add_socket(struct eg_cli_parse *p, const char *name, const char *val,
 	return 0;
 }
 
-static void spec_identity(struct eg_install_spec *s, const struct eg_record *r)
-{
-	memcpy(s->sandbox, r->sandbox, EG_ID_BYTES);
-	memcpy(s->worker, r->worker, EG_ID_BYTES);
-	memcpy(s->pod_uid, r->pod_uid, EG_ID_BYTES);
-	s->substrate = r->substrate;
-	s->generation = r->generation;
-	s->activation = r->activation;
-	for (size_t i = 0; i < r->nports && i < EG_RECORD_MAX_PORTS; i++) {
-		s->ports[i].port = r->ports[i].port;
-		s->ports[i].proto = r->ports[i].proto;
-	}
-	s->n_ports = r->nports;
-}
-
 static int run_install(const struct eg_cli_cmd *cmd, int argc, char **argv)
 {
 	static struct eg_install_spec spec;
@@ -134,7 +119,7 @@ static int run_install(const struct eg_cli_cmd *cmd, int argc, char **argv)
 		return eg_cli_usage(&p, "%s", err);
 	if (!spec.bridge_pid)
 		return eg_cli_usage(&p, "--bridge-pid is required");
-	spec_identity(&spec, &id.rec);
+	eg_identity_opts_spec(&id, &spec);
 	if (eg_cli_worker_open_for(&p, &w, spec.sandbox))
 		return EG_EXIT_ERROR;
 	rc = eg_worker_install(w, &spec, &rep, err, sizeof(err));
