@@ -158,8 +158,9 @@ enum eg_sv_err eg_sv_verify_text(const char *text, size_t len,
 
 size_t eg_sv_to_text(const uint8_t raw[EG_SV_LEN], char out[EG_SIGNED_VERDICT_TEXT_MAX])
 {
-	_Static_assert(sodium_base64_ENCODED_LEN(
-			   EG_SV_LEN, sodium_base64_VARIANT_URLSAFE_NO_PADDING) <= EG_SIGNED_VERDICT_TEXT_MAX,
-		       "EG_SIGNED_VERDICT_TEXT_MAX too small");
+	_Static_assert(
+	    sodium_base64_ENCODED_LEN(EG_SV_LEN, sodium_base64_VARIANT_URLSAFE_NO_PADDING) <=
+		EG_SIGNED_VERDICT_TEXT_MAX,
+	    "EG_SIGNED_VERDICT_TEXT_MAX too small");
 	return eg_b64url_encode(raw, EG_SV_LEN, out, EG_SIGNED_VERDICT_TEXT_MAX);
 }
