@@ -2,7 +2,7 @@
 /* The status report (`execgate status`, GET /v1/status, and the tail of
  * `load` and `probe`) as text or as JSON (lib/json.h;
  * docs/schema/status.schema.json), over what the loader collected
- * (eg_tier_report_collect, loader/tier.h). */
+ * (eg_tier_report_collect, loader/tier_report.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
