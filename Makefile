@@ -211,7 +211,7 @@ $(BUILD)/test-unit-san: $(UNIT_SRCS) $(FRONTEND_SRCS) $(CLIENT_SRCS) $(CORE_SRCS
 $(BUILD)/test-kernel: $(KTEST_SRCS) $(CLIENT_LIB) $(LIB) $(wildcard tests/kernel/*.h) $(BINS) | $(DEPS_STAMP)
 	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(WARN) -o $@ $(KTEST_SRCS) $(CLIENT_LIB) $(LIB) -lcriterion $(LDLIBS)
 
-$(BUILD)/fuzz-admission: tests/fuzz/fuzz_admission.c $(CORE_SRCS) | $(DEPS_STAMP)
+$(BUILD)/fuzz-admission: tests/fuzz/fuzz_admission.c tests/fuzz/fuzz.h $(CORE_SRCS) | $(DEPS_STAMP)
 	$(CLANG) $(CPPFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined $(WARN) -o $@ $< $(CORE_SRCS) -lsodium
 
 $(BUILD)/bench-admission: tests/bench/bench_admission.c $(CORE_LIB) | $(DEPS_STAMP)
@@ -275,7 +275,7 @@ test-cli: $(BINS)
 CHECK_EXTRA :=
 include $(sort $(wildcard scripts/make/*.mk))
 
-check: all format-check abi-check test-unit test-unit-san test-cli fuzz-smoke test-kernel $(CHECK_EXTRA) vmtest
+check: all format-check abi-check test-abi test-unit test-unit-san test-cli fuzz-smoke test-kernel $(CHECK_EXTRA) vmtest
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/execgate

@@ -13,7 +13,7 @@ CHECK_EXTRA += test-fleet-cli
 
 # libFuzzer over both decoders and their text readers (tests/fuzz/fuzz_fleet.c).
 .PHONY: fuzz-fleet fuzz-fleet-smoke
-$(BUILD)/fuzz-fleet: tests/fuzz/fuzz_fleet.c $(CORE_SRCS) | $(DEPS_STAMP)
+$(BUILD)/fuzz-fleet: tests/fuzz/fuzz_fleet.c tests/fuzz/fuzz.h $(CORE_SRCS) | $(DEPS_STAMP)
 	$(CLANG) $(CPPFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined $(WARN) -o $@ $< $(CORE_SRCS) -lsodium
 
 fuzz-fleet: $(BUILD)/fuzz-fleet

@@ -134,7 +134,11 @@ void dd_start(void)
 			dprintf(2, "dd_start: kr_apply: %s\n", strerror(errno));
 			_exit(126);
 		}
-		execl(daemon_bin(), "execgated", "--config", dd.config, (char *)NULL);
+		if (dd.verbose)
+			execl(daemon_bin(), "execgated", "--config", dd.config, "--verbose",
+			      (char *)NULL);
+		else
+			execl(daemon_bin(), "execgated", "--config", dd.config, (char *)NULL);
 		_exit(127);
 	}
 	dd.pid = pid;

@@ -32,6 +32,7 @@ struct dd_env {
 	char extra[512];       /* more config lines for the next start */
 	const char *worker;    /* worker_id of the next start; NULL: DD_WORKER */
 	unsigned restrictions; /* tests/kernel/restrict.h: what the daemon runs under */
+	bool verbose;	       /* the next start runs with --verbose */
 };
 extern struct dd_env dd;
 /* The restrictions the next dd_setup's daemon runs under (then reset). */

@@ -43,7 +43,7 @@ static void fini(void)
 TestSuite(keystore, .init = init, .fini = fini, .timeout = 30);
 
 static void key_lines(uint8_t n, char pub[EG_KEY_FILE_LINE_MAX], char sec[EG_KEY_FILE_LINE_MAX],
-		      char kid[EG_KEY_ID_TEXT_LEN])
+		      char kid[EG_KID_TEXT_LEN])
 {
 	uint8_t seed[32], pk[32], sk[64], id[EG_KEY_ID_LEN];
 
@@ -77,8 +77,8 @@ static void listing(char *out, size_t size)
 /* guarantees: none */
 Test(keystore, add_text_stores_the_typed_line_0644)
 {
-	char pub[EG_KEY_FILE_LINE_MAX], sec[EG_KEY_FILE_LINE_MAX], kid[EG_KEY_ID_TEXT_LEN];
-	char got[EG_KEY_ID_TEXT_LEN], err[512], path[300], content[200], names[512], want[64];
+	char pub[EG_KEY_FILE_LINE_MAX], sec[EG_KEY_FILE_LINE_MAX], kid[EG_KID_TEXT_LEN];
+	char got[EG_KID_TEXT_LEN], err[512], path[300], content[200], names[512], want[64];
 	struct eg_keyset ks = {0};
 	struct stat st;
 	FILE *f;
@@ -114,8 +114,8 @@ Test(keystore, add_text_stores_the_typed_line_0644)
 /* guarantees: none */
 Test(keystore, add_text_refuses_secret_untyped_and_malformed)
 {
-	char pub[EG_KEY_FILE_LINE_MAX], sec[EG_KEY_FILE_LINE_MAX], kid[EG_KEY_ID_TEXT_LEN];
-	char got[EG_KEY_ID_TEXT_LEN], err[512], names[512], crlf[120];
+	char pub[EG_KEY_FILE_LINE_MAX], sec[EG_KEY_FILE_LINE_MAX], kid[EG_KID_TEXT_LEN];
+	char got[EG_KID_TEXT_LEN], err[512], names[512], crlf[120];
 
 	key_lines(2, pub, sec, kid);
 	cr_assert_eq(eg_keystore_add_text(state, sec, 92, got, err, sizeof(err)), -EINVAL);
@@ -138,8 +138,8 @@ Test(keystore, add_text_refuses_secret_untyped_and_malformed)
 /* guarantees: none */
 Test(keystore, add_file_names_the_file_and_the_reason)
 {
-	char pub[EG_KEY_FILE_LINE_MAX], sec[EG_KEY_FILE_LINE_MAX], kid[EG_KEY_ID_TEXT_LEN];
-	char got[EG_KEY_ID_TEXT_LEN], err[512], path[300], want[600];
+	char pub[EG_KEY_FILE_LINE_MAX], sec[EG_KEY_FILE_LINE_MAX], kid[EG_KID_TEXT_LEN];
+	char got[EG_KID_TEXT_LEN], err[512], path[300], want[600];
 	FILE *f;
 
 	key_lines(3, pub, sec, kid);

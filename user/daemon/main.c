@@ -49,6 +49,11 @@ static void verbose(void)
 	eg_log_set_level(EG_LOG_DEBUG);
 }
 
+static void library_log(enum eg_log_level level, const char *msg, void *ctx)
+{
+	egd_log_library((int)level, msg, ctx);
+}
+
 static void usage(const struct eg_opts *p, FILE *f)
 {
 	(void)p;
@@ -314,6 +319,8 @@ int main(int argc, char **argv)
 	const char *val;
 	sigset_t mask;
 
+	/* The library's messages (libbpf's too) become journal lines of ours. */
+	eg_log_set_sink(library_log, NULL);
 	eg_opts_verbose(verbose);
 	eg_opts_init(&p, "execgated", NULL, argc, argv);
 	p.tables[0] = opts;

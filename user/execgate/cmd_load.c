@@ -23,7 +23,6 @@ static int run_load(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	struct eg_cli_parse p;
 	const char *name, *val, *require = NULL, *cgroup = NULL;
 	char err[EG_ERR_MAX];
-	bool json = false;
 	int c, rc;
 
 	eg_cli_parse_init(&p, cmd, argc, argv);
@@ -32,8 +31,6 @@ static int run_load(const struct eg_cli_cmd *cmd, int argc, char **argv)
 			cgroup = val;
 		else if (!strcmp(name, "require"))
 			require = val;
-		else if (!strcmp(name, "json"))
-			json = true;
 	}
 	if (c < 0)
 		return p.exit;
@@ -51,7 +48,7 @@ static int run_load(const struct eg_cli_cmd *cmd, int argc, char **argv)
 		       : rc == -EINVAL	 ? EG_EXIT_USAGE
 					 : EG_EXIT_ERROR;
 	}
-	rc = eg_load_report(p.pin_dir, p.state_dir, stdout, json);
+	rc = eg_load_report(p.pin_dir, p.state_dir, stdout, p.json);
 	if (rc) {
 		eg_cli_err("report: %s", strerror(-rc));
 		return EG_EXIT_ERROR;

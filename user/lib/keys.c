@@ -136,7 +136,7 @@ int eg_worker_keys_add_text(struct eg_worker *w, const char *text, size_t len,
 			    size_t err_size)
 {
 	uint8_t pk[crypto_sign_PUBLICKEYBYTES], id[EG_KEY_ID_LEN];
-	char found[EG_KEY_ID_TEXT_LEN];
+	char found[EG_KID_TEXT_LEN];
 	enum eg_key_err kerr;
 	int rc;
 
@@ -231,7 +231,7 @@ int eg_worker_keys_remove(struct eg_worker *w, const char *kid, char *err, size_
 int eg_worker_keys_list(struct eg_worker *w,
 			int (*fn)(const char *kid, const uint8_t pk[32], void *ctx), void *ctx)
 {
-	char kid[EG_KEY_ID_TEXT_LEN];
+	char kid[EG_KID_TEXT_LEN];
 	int rc = 0;
 
 	pthread_rwlock_rdlock(&w->keys_lock);

@@ -31,7 +31,7 @@ static int keys_dir(const char *state_dir, char *out, size_t size, bool create)
 
 /* pk has passed eg_pubkey_parse. */
 static int store_key(const char *state_dir, const uint8_t pk[crypto_sign_PUBLICKEYBYTES],
-		     char kid_out[EG_KEY_ID_TEXT_LEN], char *err, size_t err_size)
+		     char kid_out[EG_KID_TEXT_LEN], char *err, size_t err_size)
 {
 	uint8_t kid[EG_KEY_ID_LEN];
 	char dir[4096], dst[4200], tmp[4300], line[EG_KEY_FILE_LINE_MAX];
@@ -93,7 +93,7 @@ static int store_key(const char *state_dir, const uint8_t pk[crypto_sign_PUBLICK
 }
 
 int eg_keystore_add_text(const char *state_dir, const char *text, size_t len,
-			 char kid_out[EG_KEY_ID_TEXT_LEN], char *err, size_t err_size)
+			 char kid_out[EG_KID_TEXT_LEN], char *err, size_t err_size)
 {
 	uint8_t pk[crypto_sign_PUBLICKEYBYTES];
 	enum eg_key_err kerr;
@@ -108,7 +108,7 @@ int eg_keystore_add_text(const char *state_dir, const char *text, size_t len,
 	return store_key(state_dir, pk, kid_out, err, err_size);
 }
 
-int eg_keystore_add(const char *state_dir, const char *file, char kid_out[EG_KEY_ID_TEXT_LEN],
+int eg_keystore_add(const char *state_dir, const char *file, char kid_out[EG_KID_TEXT_LEN],
 		    char *err, size_t err_size)
 {
 	uint8_t pk[crypto_sign_PUBLICKEYBYTES];

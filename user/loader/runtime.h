@@ -120,12 +120,12 @@ int eg_grants_gc(struct eg_runtime *rt, const __u8 *sandbox, unsigned *removed);
  * and stores it as <state-dir>/keys/<kid>.pub, 0644, by temporary file and
  * rename. -EEXIST when that key id is present (kid_out still set); -EINVAL
  * with err naming the reason for a refused file. */
-int eg_keystore_add(const char *state_dir, const char *file, char kid_out[EG_KEY_ID_TEXT_LEN],
+int eg_keystore_add(const char *state_dir, const char *file, char kid_out[EG_KID_TEXT_LEN],
 		    char *err, size_t err_size);
 /* Like eg_keystore_add, from the contents of a public key file (typed form);
  * -EEXIST when present (kid_out still set). The caller wipes text. */
 int eg_keystore_add_text(const char *state_dir, const char *text, size_t len,
-			 char kid_out[EG_KEY_ID_TEXT_LEN], char *err, size_t err_size);
+			 char kid_out[EG_KID_TEXT_LEN], char *err, size_t err_size);
 int eg_keystore_remove(const char *state_dir, const char *kid_text, char *err, size_t err_size);
 /* Replaces ks with the keys of <state-dir>/keys (its generation moves on);
  * a missing directory is an empty set. A file that does not load (not a
