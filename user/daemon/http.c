@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -446,6 +447,13 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	*con_cls = NULL;
 }
 
+/* Connections handed to a shard (acceptor(), below) and not yet closed: counted at accept, so
+ * that a burst is held to the limit before any shard has seen it.
+ * libmicrohttpd's own limit is never reached (it is set above this one):
+ * 0.9.75 can hang a shard's thread when it refuses a connection handed to
+ * it from another thread. */
+static atomic_uint handed;
+
 static uint64_t unprivileged_share(const struct egd_config *cfg)
 {
 	return cfg->max_connections / 8 ? cfg->max_connections / 8 : 1;
@@ -522,6 +530,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 	}
 	atomic_fetch_sub_explicit((_Atomic uint64_t *)&d->metrics.connections_open, 1,
 				  memory_order_relaxed);
+	atomic_fetch_sub(&handed, 1);
 	c = *socket_context;
 	*socket_context = NULL;
 	if (!c)
@@ -556,30 +565,159 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	n = strlen(line);
 	while (n && line[n - 1] == '\n')
 		line[--n] = '\0';
+	/* A connection handed over by MHD_add_connection() is not known to be
+	 * a Unix one, so libmicrohttpd tries TCP_NODELAY and TCP_CORK on it
+	 * once and says it failed. A Unix stream never holds data back:
+	 * nothing to tell the operator. */
+	if (!strncmp(line, "Setting TCP_NODELAY option", 26) ||
+	    !strncmp(line, "Setting TCP_CORK option", 23) ||
+	    !strncmp(line, "Failed to push the data from buffers", 36))
+		return;
 	egd_log(EGD_LOG_INFO, "http: %s", line);
 }
 
-int egd_http_start(struct egd *d, char *err, size_t err_size)
+/* --- accepting -------------------------------------------------------------- */
+
+/* One libmicrohttpd daemon per worker thread, each without a listen socket;
+ * one thread here accepts and hands each connection to the daemon with the
+ * fewest. libmicrohttpd's own thread pool shares the listen socket among its
+ * workers, and whichever worker is awake takes the next connection: under
+ * load that is the busy one, so that every keep-alive client ended up on one
+ * or two threads while the others idled, and admits per second fell as
+ * clients were added (docs/bench/2026-12-03-admission-ipc.md). */
+#define SHARDS_MAX 64
+
+static struct MHD_Daemon *shards[SHARDS_MAX];
+static unsigned nshards;
+static pthread_t acceptor_thread;
+static bool acceptor_started;
+static int stop_pipe[2] = {-1, -1};
+
+static unsigned shard_load(struct MHD_Daemon *m)
+{
+	const union MHD_DaemonInfo *di =
+	    MHD_get_daemon_info(m, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+
+	return di ? di->num_connections : 0;
+}
+
+/* The least loaded shard, ties broken round-robin: the counts lag the
+ * hand-over by a wake-up of the shard's thread, and a burst of connections
+ * finding them all equal still spreads. */
+static struct MHD_Daemon *pick_shard(unsigned *next)
+{
+	unsigned best = *next % nshards, best_load = shard_load(shards[best]);
+
+	for (unsigned i = 1; i < nshards && best_load; i++) {
+		unsigned k = (*next + i) % nshards, load = shard_load(shards[k]);
+
+		if (load < best_load) {
+			best = k;
+			best_load = load;
+		}
+	}
+	(*next)++;
+	return shards[best];
+}
+
+static unsigned hard_limit(const struct egd_config *cfg)
 {
 	/* The hard limit has headroom over max_connections (which counts the
 	 * callers with a role) for the unprivileged share and then some, so
 	 * that a connection beyond it still gets a 503 answer instead of a
 	 * reset. */
-	unsigned hard = d->cfg.max_connections + d->cfg.max_connections / 8 + 16;
+	return cfg->max_connections + cfg->max_connections / 8 + 16;
+}
 
-	d->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-				      MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO | MHD_USE_ERROR_LOG,
-				  0, NULL, NULL, on_request, d, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
-				  d, MHD_OPTION_LISTEN_SOCKET, d->listen_fd,
-				  MHD_OPTION_THREAD_POOL_SIZE, d->cfg.threads,
-				  MHD_OPTION_CONNECTION_LIMIT, hard, MHD_OPTION_CONNECTION_TIMEOUT,
-				  d->cfg.connection_timeout, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-				  (size_t)(16 * 1024), MHD_OPTION_NOTIFY_COMPLETED, on_completed, d,
-				  MHD_OPTION_NOTIFY_CONNECTION, on_connection, d, MHD_OPTION_END);
-	if (!d->mhd) {
-		snprintf(err, err_size, "http: libmicrohttpd did not start on %s", d->cfg.socket);
+static bool wait_stop(int ms)
+{
+	struct pollfd p = {.fd = stop_pipe[0], .events = POLLIN};
+
+	return poll(&p, 1, ms) > 0;
+}
+
+static void *acceptor(void *arg)
+{
+	struct egd *d = arg;
+	struct pollfd p[2] = {{.fd = d->listen_fd, .events = POLLIN},
+			      {.fd = stop_pipe[0], .events = POLLIN}};
+	unsigned next = 0, hard = hard_limit(&d->cfg);
+
+	for (;;) {
+		struct sockaddr_storage ss;
+		socklen_t len = sizeof(ss);
+		int fd;
+
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (p[1].revents)
+			break;
+		if (!(p[0].revents & POLLIN))
+			continue;
+		if (atomic_load(&handed) >= hard) {
+			/* At the limit, as libmicrohttpd at its own: new
+			 * connections wait in the backlog until one closes. */
+			if (wait_stop(10))
+				break;
+			continue;
+		}
+		fd = accept4(d->listen_fd, (struct sockaddr *)&ss, &len,
+			     SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM) {
+				/* Out of fds: as libmicrohttpd does, leave the
+				 * connection in the backlog for a while. */
+				egd_log(EGD_LOG_WARNING, "http: accept: %s", strerror(errno));
+				if (wait_stop(100))
+					break;
+			}
+			continue;
+		}
+		atomic_fetch_add(&handed, 1);
+		/* On failure libmicrohttpd has closed fd and logged why. */
+		if (MHD_add_connection(pick_shard(&next), fd, (struct sockaddr *)&ss, len) !=
+		    MHD_YES)
+			atomic_fetch_sub(&handed, 1);
+	}
+	return NULL;
+}
+
+int egd_http_start(struct egd *d, char *err, size_t err_size)
+{
+	int fl = fcntl(d->listen_fd, F_GETFL);
+
+	nshards = d->cfg.threads < SHARDS_MAX ? d->cfg.threads : SHARDS_MAX;
+	if (fl < 0 || fcntl(d->listen_fd, F_SETFL, fl | O_NONBLOCK) ||
+	    pipe2(stop_pipe, O_CLOEXEC)) {
+		snprintf(err, err_size, "http: socket %s: %s", d->cfg.socket, strerror(errno));
+		return -errno;
+	}
+	for (unsigned i = 0; i < nshards; i++) {
+		/* Each shard may hold every connection: the acceptor applies
+		 * the limit in all (handed). */
+		shards[i] = MHD_start_daemon(
+		    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_NO_LISTEN_SOCKET |
+			MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO | MHD_USE_ERROR_LOG,
+		    0, NULL, NULL, on_request, d, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, d,
+		    MHD_OPTION_CONNECTION_LIMIT, hard_limit(&d->cfg) + 64,
+		    MHD_OPTION_CONNECTION_TIMEOUT, d->cfg.connection_timeout,
+		    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(16 * 1024),
+		    MHD_OPTION_NOTIFY_COMPLETED, on_completed, d, MHD_OPTION_NOTIFY_CONNECTION,
+		    on_connection, d, MHD_OPTION_END);
+		if (!shards[i]) {
+			snprintf(err, err_size, "http: libmicrohttpd did not start on %s",
+				 d->cfg.socket);
+			egd_http_stop(d);
+			return -EIO;
+		}
+	}
+	if (pthread_create(&acceptor_thread, NULL, acceptor, d)) {
+		snprintf(err, err_size, "http: no accept thread for %s", d->cfg.socket);
+		egd_http_stop(d);
 		return -EIO;
 	}
+	acceptor_started = true;
 	if (pthread_create(&reaper_thread, NULL, reaper, d) == 0)
 		reaper_started = true;
 	return 0;
@@ -587,15 +725,30 @@ int egd_http_start(struct egd *d, char *err, size_t err_size)
 
 void egd_http_stop(struct egd *d)
 {
+	if (acceptor_started) {
+		if (write(stop_pipe[1], "x", 1) != 1)
+			egd_log(EGD_LOG_ERR, "http: could not stop the accept thread");
+		else
+			pthread_join(acceptor_thread, NULL);
+		acceptor_started = false;
+	}
 	if (reaper_started) {
 		atomic_store(&reaper_stop, true);
 		pthread_join(reaper_thread, NULL);
 		reaper_started = false;
 	}
-	if (d->mhd) {
-		/* MHD closes the listen socket it was given. */
-		MHD_stop_daemon(d->mhd);
-		d->listen_fd = -1;
+	for (unsigned i = 0; i < nshards; i++) {
+		if (shards[i])
+			MHD_stop_daemon(shards[i]);
+		shards[i] = NULL;
 	}
-	d->mhd = NULL;
+	nshards = 0;
+	for (int i = 0; i < 2; i++) {
+		if (stop_pipe[i] >= 0)
+			close(stop_pipe[i]);
+		stop_pipe[i] = -1;
+	}
+	if (d->listen_fd >= 0)
+		close(d->listen_fd);
+	d->listen_fd = -1;
 }
