@@ -395,10 +395,48 @@ static void *client(void *arg)
 	return NULL;
 }
 
-/* Returns ops per second; *p50 the median latency in ns. bare: to the bare
- * server instead of execgated. */
-static double concurrent(int clients, bool bare, bool fresh, int total, double *p50)
+/* CPU time a process has used (all its threads), in ns; -1 unknown. */
+static double proc_cpu_ns(pid_t pid)
 {
+	char path[64], buf[1024], *p;
+	unsigned long long ut, st;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strrchr(buf, ')'); /* the name may hold spaces */
+	/* After ") ": state, then fields 4..13, then utime and stime. */
+	if (!p ||
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return -1;
+	return (double)(ut + st) * 1e9 / (double)sysconf(_SC_CLK_TCK);
+}
+
+static double self_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* Returns ops per second; *p50 the median latency in ns; *srv_cpu and
+ * *cli_cpu the server's and the clients' CPU time per op in ns (the
+ * server's in clock ticks, so coarse). bare: to the bare server instead of
+ * execgated. */
+static double concurrent(int clients, bool bare, bool fresh, int total, double *p50,
+			 double *srv_cpu, double *cli_cpu)
+{
+	pid_t srv = bare ? echo_pid : daemon_pid;
+	double s0, s1, c0, c1;
 	struct conc c[16];
 	pthread_t th[16];
 	double t0, t1, *all;
@@ -415,12 +453,18 @@ static double concurrent(int clients, bool bare, bool fresh, int total, double *
 		if (c[i].fd < 0)
 			die("connect", strerror(errno));
 	}
+	s0 = proc_cpu_ns(srv);
+	c0 = self_cpu_ns();
 	t0 = now_ns();
 	for (int i = 0; i < clients; i++)
 		pthread_create(&th[i], NULL, client, &c[i]);
 	for (int i = 0; i < clients; i++)
 		pthread_join(th[i], NULL);
 	t1 = now_ns();
+	c1 = self_cpu_ns();
+	s1 = proc_cpu_ns(srv);
+	*srv_cpu = s0 < 0 || s1 < 0 ? -1 : (s1 - s0) / (double)(per * clients);
+	*cli_cpu = (c1 - c0) / (double)(per * clients);
 	for (int i = 0; i < clients; i++) {
 		ok += c[i].ok;
 		memcpy(all + n, c[i].lat, (size_t)per * sizeof(double));
@@ -446,6 +490,7 @@ int main(void)
 	uint8_t sk[crypto_sign_SECRETKEYBYTES], sandbox[NSANDBOXES][16], worker[16];
 	char err[EG_ERR_MAX], root[400], keytext[EG_KEY_FILE_LINE_MAX], kid[EG_KID_TEXT_LEN];
 	double *s[S__COUNT], med[S__COUNT], tput[3][NLEVELS], lat[3][NLEVELS];
+	double scpu[3][NLEVELS], ccpu[3][NLEVELS];
 	struct eg_subject self = {.pidfd = -1, .known = NULL};
 	struct eg_process me;
 	double t0;
@@ -639,9 +684,12 @@ int main(void)
 	ns = rounds;
 
 	for (size_t l = 0; l < NLEVELS; l++) {
-		tput[0][l] = concurrent(levels[l], false, true, CONC_FRESH, &lat[0][l]);
-		tput[1][l] = concurrent(levels[l], false, false, CONC_CACHED, &lat[1][l]);
-		tput[2][l] = concurrent(levels[l], true, false, CONC_CACHED, &lat[2][l]);
+		tput[0][l] = concurrent(levels[l], false, true, CONC_FRESH, &lat[0][l], &scpu[0][l],
+					&ccpu[0][l]);
+		tput[1][l] = concurrent(levels[l], false, false, CONC_CACHED, &lat[1][l],
+					&scpu[1][l], &ccpu[1][l]);
+		tput[2][l] = concurrent(levels[l], true, false, CONC_CACHED, &lat[2][l],
+					&scpu[2][l], &ccpu[2][l]);
 	}
 
 	printf("bench-daemon: %zu rounds (blocks of %d of one kind), one keep-alive client; "
@@ -665,6 +713,15 @@ int main(void)
 	       "clients", "bare trips/s", "bare p50 us");
 	for (size_t l = 0; l < NLEVELS; l++)
 		printf("%-8d %16.0f %14.1f\n", levels[l], tput[2][l], lat[2][l] / 1e3);
+	/* Flat CPU per op while ops per second fall means the time went to
+	 * waiting (wake-ups, a CPU shared with the clients), not to work. */
+	printf("(CPU us per op, server / clients: whether added clients add work)\n"
+	       "%-8s %16s %16s %16s\n",
+	       "clients", "fresh", "cached", "bare");
+	for (size_t l = 0; l < NLEVELS; l++)
+		printf("%-8d %7.1f / %6.1f %7.1f / %6.1f %7.1f / %6.1f\n", levels[l],
+		       scpu[0][l] / 1e3, ccpu[0][l] / 1e3, scpu[1][l] / 1e3, ccpu[1][l] / 1e3,
+		       scpu[2][l] / 1e3, ccpu[2][l] / 1e3);
 	printf("\nsock fresh / lib fresh  = %.3f (median)  target <= 1.3\n",
 	       med[S_SOCK_FRESH] / med[S_LIB_FRESH]);
 	printf("sock cached / raw verify = %.3f (median)  target <= 0.5\n",
