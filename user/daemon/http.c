@@ -447,12 +447,23 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	*con_cls = NULL;
 }
 
-/* Connections handed to a shard (acceptor(), below) and not yet closed: counted at accept, so
- * that a burst is held to the limit before any shard has seen it.
- * libmicrohttpd's own limit is never reached (it is set above this one):
- * 0.9.75 can hang a shard's thread when it refuses a connection handed to
- * it from another thread. */
-static atomic_uint handed;
+/* One libmicrohttpd daemon per worker thread (acceptor(), below). open
+ * counts the connections handed to it and not yet closed: counted at the
+ * hand-over, so that the least loaded is known at once and a burst is held
+ * to the limit before any shard has seen it. libmicrohttpd's own limit is
+ * never reached (it is set above ours): 0.9.75 can hang a shard's thread
+ * when it refuses a connection handed to it from another thread. A
+ * connection it drops without telling (out of memory) stays counted. */
+#define SHARDS_MAX 64
+
+struct shard {
+	struct egd *d;
+	struct MHD_Daemon *mhd;
+	atomic_uint open;
+};
+
+static struct shard shards[SHARDS_MAX];
+static unsigned nshards;
 
 static uint64_t unprivileged_share(const struct egd_config *cfg)
 {
@@ -462,7 +473,8 @@ static uint64_t unprivileged_share(const struct egd_config *cfg)
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
 			  enum MHD_ConnectionNotificationCode code)
 {
-	struct egd *d = cls;
+	struct shard *sh = cls;
+	struct egd *d = sh->d;
 	struct egd_conn *c;
 
 	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
@@ -530,7 +542,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 	}
 	atomic_fetch_sub_explicit((_Atomic uint64_t *)&d->metrics.connections_open, 1,
 				  memory_order_relaxed);
-	atomic_fetch_sub(&handed, 1);
+	atomic_fetch_sub(&sh->open, 1);
 	c = *socket_context;
 	*socket_context = NULL;
 	if (!c)
@@ -561,18 +573,18 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	size_t n;
 
 	(void)cls;
+	/* A connection handed over by MHD_add_connection() is not known to be
+	 * a Unix one, so libmicrohttpd tries TCP_NODELAY and TCP_CORK on it
+	 * after every answer and says it failed. A Unix stream never holds
+	 * data back: nothing to tell the operator. Matched on the format, so
+	 * that the answer's hot path formats nothing. */
+	if (!strncmp(fmt, "Setting %s option to %s state failed", 36) ||
+	    !strncmp(fmt, "Failed to push the data from buffers", 36))
+		return;
 	vsnprintf(line, sizeof(line), fmt, ap);
 	n = strlen(line);
 	while (n && line[n - 1] == '\n')
 		line[--n] = '\0';
-	/* A connection handed over by MHD_add_connection() is not known to be
-	 * a Unix one, so libmicrohttpd tries TCP_NODELAY and TCP_CORK on it
-	 * once and says it failed. A Unix stream never holds data back:
-	 * nothing to tell the operator. */
-	if (!strncmp(line, "Setting TCP_NODELAY option", 26) ||
-	    !strncmp(line, "Setting TCP_CORK option", 23) ||
-	    !strncmp(line, "Failed to push the data from buffers", 36))
-		return;
 	egd_log(EGD_LOG_INFO, "http: %s", line);
 }
 
@@ -585,31 +597,17 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
  * load that is the busy one, so that every keep-alive client ended up on one
  * or two threads while the others idled, and admits per second fell as
  * clients were added (docs/bench/2026-12-03-admission-ipc.md). */
-#define SHARDS_MAX 64
-
-static struct MHD_Daemon *shards[SHARDS_MAX];
-static unsigned nshards;
 static pthread_t acceptor_thread;
 static bool acceptor_started;
 static int stop_pipe[2] = {-1, -1};
 
-static unsigned shard_load(struct MHD_Daemon *m)
+/* The least loaded shard, ties broken round-robin. */
+static struct shard *pick_shard(unsigned *next)
 {
-	const union MHD_DaemonInfo *di =
-	    MHD_get_daemon_info(m, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
-
-	return di ? di->num_connections : 0;
-}
-
-/* The least loaded shard, ties broken round-robin: the counts lag the
- * hand-over by a wake-up of the shard's thread, and a burst of connections
- * finding them all equal still spreads. */
-static struct MHD_Daemon *pick_shard(unsigned *next)
-{
-	unsigned best = *next % nshards, best_load = shard_load(shards[best]);
+	unsigned best = *next % nshards, best_load = atomic_load(&shards[best].open);
 
 	for (unsigned i = 1; i < nshards && best_load; i++) {
-		unsigned k = (*next + i) % nshards, load = shard_load(shards[k]);
+		unsigned k = (*next + i) % nshards, load = atomic_load(&shards[k].open);
 
 		if (load < best_load) {
 			best = k;
@@ -617,7 +615,16 @@ static struct MHD_Daemon *pick_shard(unsigned *next)
 		}
 	}
 	(*next)++;
-	return shards[best];
+	return &shards[best];
+}
+
+static unsigned handed(void)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < nshards; i++)
+		n += atomic_load(&shards[i].open);
+	return n;
 }
 
 static unsigned hard_limit(const struct egd_config *cfg)
@@ -646,6 +653,7 @@ static void *acceptor(void *arg)
 	for (;;) {
 		struct sockaddr_storage ss;
 		socklen_t len = sizeof(ss);
+		struct shard *sh;
 		int fd;
 
 		if (poll(p, 2, -1) < 0 && errno != EINTR)
@@ -654,7 +662,7 @@ static void *acceptor(void *arg)
 			break;
 		if (!(p[0].revents & POLLIN))
 			continue;
-		if (atomic_load(&handed) >= hard) {
+		if (handed() >= hard) {
 			/* At the limit, as libmicrohttpd at its own: new
 			 * connections wait in the backlog until one closes. */
 			if (wait_stop(10))
@@ -674,11 +682,11 @@ static void *acceptor(void *arg)
 			}
 			continue;
 		}
-		atomic_fetch_add(&handed, 1);
+		sh = pick_shard(&next);
+		atomic_fetch_add(&sh->open, 1);
 		/* On failure libmicrohttpd has closed fd and logged why. */
-		if (MHD_add_connection(pick_shard(&next), fd, (struct sockaddr *)&ss, len) !=
-		    MHD_YES)
-			atomic_fetch_sub(&handed, 1);
+		if (MHD_add_connection(sh->mhd, fd, (struct sockaddr *)&ss, len) != MHD_YES)
+			atomic_fetch_sub(&sh->open, 1);
 	}
 	return NULL;
 }
@@ -695,8 +703,10 @@ int egd_http_start(struct egd *d, char *err, size_t err_size)
 	}
 	for (unsigned i = 0; i < nshards; i++) {
 		/* Each shard may hold every connection: the acceptor applies
-		 * the limit in all (handed). */
-		shards[i] = MHD_start_daemon(
+		 * the limit in all (handed()). */
+		shards[i].d = d;
+		atomic_store(&shards[i].open, 0);
+		shards[i].mhd = MHD_start_daemon(
 		    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_NO_LISTEN_SOCKET |
 			MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO | MHD_USE_ERROR_LOG,
 		    0, NULL, NULL, on_request, d, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, d,
@@ -704,8 +714,8 @@ int egd_http_start(struct egd *d, char *err, size_t err_size)
 		    MHD_OPTION_CONNECTION_TIMEOUT, d->cfg.connection_timeout,
 		    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(16 * 1024),
 		    MHD_OPTION_NOTIFY_COMPLETED, on_completed, d, MHD_OPTION_NOTIFY_CONNECTION,
-		    on_connection, d, MHD_OPTION_END);
-		if (!shards[i]) {
+		    on_connection, &shards[i], MHD_OPTION_END);
+		if (!shards[i].mhd) {
 			snprintf(err, err_size, "http: libmicrohttpd did not start on %s",
 				 d->cfg.socket);
 			egd_http_stop(d);
@@ -738,9 +748,9 @@ void egd_http_stop(struct egd *d)
 		reaper_started = false;
 	}
 	for (unsigned i = 0; i < nshards; i++) {
-		if (shards[i])
-			MHD_stop_daemon(shards[i]);
-		shards[i] = NULL;
+		if (shards[i].mhd)
+			MHD_stop_daemon(shards[i].mhd);
+		shards[i].mhd = NULL;
 	}
 	nshards = 0;
 	for (int i = 0; i < 2; i++) {
