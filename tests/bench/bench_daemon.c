@@ -25,6 +25,7 @@
  * to 2 clients; sock cached <= 1.5x bare rtt; sock fresh <= bare rtt + 1.1x lib fresh;
  * throughput with 4 and with 16 clients >= 0.9x that with 2, fresh and cached. BENCH_ROUNDS
  * overrides the number of single-client rounds. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -395,15 +396,16 @@ static void *client(void *arg)
 	return NULL;
 }
 
-/* CPU time a process has used (all its threads), in ns; -1 unknown. */
-static double proc_cpu_ns(pid_t pid)
+/* CPU time used by /proc/<what>/stat's process or thread, in ns; -1
+ * unknown. */
+static double proc_cpu_ns_at(const char *what)
 {
-	char path[64], buf[1024], *p;
+	char path[96], buf[1024], *p;
 	unsigned long long ut, st;
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%s/stat", what);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
@@ -420,6 +422,67 @@ static double proc_cpu_ns(pid_t pid)
 	return (double)(ut + st) * 1e9 / (double)sysconf(_SC_CLK_TCK);
 }
 
+/* The same for a process, all its threads. */
+static double proc_cpu_ns(pid_t pid)
+{
+	char what[32];
+
+	snprintf(what, sizeof(what), "%d", (int)pid);
+	return proc_cpu_ns_at(what);
+}
+
+/* CPU ticks of each thread of pid, by tid, into t[] (at most max). */
+#define MAX_TASKS 64
+struct task_ticks {
+	int tid;
+	double ns;
+};
+
+static int task_cpu(pid_t pid, struct task_ticks *t, int max)
+{
+	char path[64];
+	struct dirent *e;
+	DIR *dir;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return 0;
+	while ((e = readdir(dir)) && n < max) {
+		int tid = atoi(e->d_name);
+		double ns;
+
+		if (tid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "%d/task/%d", (int)pid, tid);
+		ns = proc_cpu_ns_at(path);
+		if (ns >= 0)
+			t[n++] = (struct task_ticks){.tid = tid, .ns = ns};
+	}
+	closedir(dir);
+	return n;
+}
+
+/* The busiest thread's share of what all threads of pid used between the
+ * two samples: near 1 means the work ran on one thread. */
+static double busiest_share(const struct task_ticks *a, int na, const struct task_ticks *b, int nb)
+{
+	double sum = 0, max = 0;
+
+	for (int i = 0; i < nb; i++) {
+		double d = b[i].ns;
+
+		for (int j = 0; j < na; j++)
+			if (a[j].tid == b[i].tid)
+				d -= a[j].ns;
+		sum += d;
+		if (d > max)
+			max = d;
+	}
+	return sum > 0 ? max / sum : -1;
+}
+
 static double self_cpu_ns(void)
 {
 	struct timespec ts;
@@ -433,10 +496,12 @@ static double self_cpu_ns(void)
  * server's in clock ticks, so coarse). bare: to the bare server instead of
  * execgated. */
 static double concurrent(int clients, bool bare, bool fresh, int total, double *p50,
-			 double *srv_cpu, double *cli_cpu)
+			 double *srv_cpu, double *cli_cpu, double *busiest)
 {
 	pid_t srv = bare ? echo_pid : daemon_pid;
+	struct task_ticks ta[MAX_TASKS], tb[MAX_TASKS];
 	double s0, s1, c0, c1;
+	int na, nb;
 	struct conc c[16];
 	pthread_t th[16];
 	double t0, t1, *all;
@@ -453,6 +518,7 @@ static double concurrent(int clients, bool bare, bool fresh, int total, double *
 		if (c[i].fd < 0)
 			die("connect", strerror(errno));
 	}
+	na = task_cpu(srv, ta, MAX_TASKS);
 	s0 = proc_cpu_ns(srv);
 	c0 = self_cpu_ns();
 	t0 = now_ns();
@@ -463,6 +529,8 @@ static double concurrent(int clients, bool bare, bool fresh, int total, double *
 	t1 = now_ns();
 	c1 = self_cpu_ns();
 	s1 = proc_cpu_ns(srv);
+	nb = task_cpu(srv, tb, MAX_TASKS);
+	*busiest = busiest_share(ta, na, tb, nb);
 	*srv_cpu = s0 < 0 || s1 < 0 ? -1 : (s1 - s0) / (double)(per * clients);
 	*cli_cpu = (c1 - c0) / (double)(per * clients);
 	for (int i = 0; i < clients; i++) {
@@ -490,7 +558,7 @@ int main(void)
 	uint8_t sk[crypto_sign_SECRETKEYBYTES], sandbox[NSANDBOXES][16], worker[16];
 	char err[EG_ERR_MAX], root[400], keytext[EG_KEY_FILE_LINE_MAX], kid[EG_KID_TEXT_LEN];
 	double *s[S__COUNT], med[S__COUNT], tput[3][NLEVELS], lat[3][NLEVELS];
-	double scpu[3][NLEVELS], ccpu[3][NLEVELS];
+	double scpu[3][NLEVELS], ccpu[3][NLEVELS], busy[3][NLEVELS];
 	struct eg_subject self = {.pidfd = -1, .known = NULL};
 	struct eg_process me;
 	double t0;
@@ -685,11 +753,11 @@ int main(void)
 
 	for (size_t l = 0; l < NLEVELS; l++) {
 		tput[0][l] = concurrent(levels[l], false, true, CONC_FRESH, &lat[0][l], &scpu[0][l],
-					&ccpu[0][l]);
+					&ccpu[0][l], &busy[0][l]);
 		tput[1][l] = concurrent(levels[l], false, false, CONC_CACHED, &lat[1][l],
-					&scpu[1][l], &ccpu[1][l]);
+					&scpu[1][l], &ccpu[1][l], &busy[1][l]);
 		tput[2][l] = concurrent(levels[l], true, false, CONC_CACHED, &lat[2][l],
-					&scpu[2][l], &ccpu[2][l]);
+					&scpu[2][l], &ccpu[2][l], &busy[2][l]);
 	}
 
 	printf("bench-daemon: %zu rounds (blocks of %d of one kind), one keep-alive client; "
@@ -715,13 +783,15 @@ int main(void)
 		printf("%-8d %16.0f %14.1f\n", levels[l], tput[2][l], lat[2][l] / 1e3);
 	/* Flat CPU per op while ops per second fall means the time went to
 	 * waiting (wake-ups, a CPU shared with the clients), not to work. */
-	printf("(CPU us per op, server / clients: whether added clients add work)\n"
-	       "%-8s %16s %16s %16s\n",
-	       "clients", "fresh", "cached", "bare");
+	printf("(CPU us per op, server / clients: whether added clients add work; busiest:\n"
+	       " the busiest server thread's share of the server's CPU, near 1 = one thread)\n"
+	       "%-8s %16s %16s %16s %16s\n",
+	       "clients", "fresh", "cached", "bare", "busiest f/c/b");
 	for (size_t l = 0; l < NLEVELS; l++)
-		printf("%-8d %7.1f / %6.1f %7.1f / %6.1f %7.1f / %6.1f\n", levels[l],
-		       scpu[0][l] / 1e3, ccpu[0][l] / 1e3, scpu[1][l] / 1e3, ccpu[1][l] / 1e3,
-		       scpu[2][l] / 1e3, ccpu[2][l] / 1e3);
+		printf("%-8d %7.1f / %6.1f %7.1f / %6.1f %7.1f / %6.1f   %4.2f/%4.2f/%4.2f\n",
+		       levels[l], scpu[0][l] / 1e3, ccpu[0][l] / 1e3, scpu[1][l] / 1e3,
+		       ccpu[1][l] / 1e3, scpu[2][l] / 1e3, ccpu[2][l] / 1e3, busy[0][l], busy[1][l],
+		       busy[2][l]);
 	printf("\nsock fresh / lib fresh  = %.3f (median)  target <= 1.3\n",
 	       med[S_SOCK_FRESH] / med[S_LIB_FRESH]);
 	printf("sock cached / raw verify = %.3f (median)  target <= 0.5\n",
