@@ -656,8 +656,15 @@ static void *acceptor(void *arg)
 		struct shard *sh;
 		int fd;
 
-		if (poll(p, 2, -1) < 0 && errno != EINTR)
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			/* Not expected on two valid fds; said, since nothing
+			 * is accepted any more. */
+			egd_log(EGD_LOG_ERR, "http: poll on %s: %s: no longer accepting",
+				d->cfg.socket, strerror(errno));
 			break;
+		}
 		if (p[1].revents)
 			break;
 		if (!(p[0].revents & POLLIN))
