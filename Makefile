@@ -77,7 +77,7 @@ EXECGATE_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(wildcard user/execgate/*
 ISSUE_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(wildcard user/issue/*.c))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 KTEST_SRCS := $(wildcard tests/kernel/*.c)
-BENCH_SRCS := $(wildcard tests/bench/*.c)
+BENCH_SRCS := $(wildcard tests/bench/bench_*.c)
 
 CORE_LIB := $(BUILD)/libexecgate-core.a
 CLIENT_LIB := $(BUILD)/libexecgate-client.a
@@ -216,6 +216,10 @@ $(BUILD)/fuzz-admission: tests/fuzz/fuzz_admission.c tests/fuzz/fuzz.h $(CORE_SR
 
 $(BUILD)/bench-admission: tests/bench/bench_admission.c $(CORE_LIB) | $(DEPS_STAMP)
 	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(WARN) -o $@ $< $(CORE_LIB) -lsodium -lm
+
+# bench-daemon measures execgated beside a bare Unix-socket server (unix_echo.c).
+$(BUILD)/bench-daemon: tests/bench/bench_daemon.c tests/bench/unix_echo.c tests/bench/unix_echo.h $(LIB) | $(DEPS_STAMP)
+	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(WARN) -o $@ tests/bench/bench_daemon.c tests/bench/unix_echo.c $(LIB) $(LDLIBS) -lm
 
 $(BUILD)/bench-%: tests/bench/bench_%.c $(LIB) | $(DEPS_STAMP)
 	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(WARN) -o $@ $< $(LIB) $(LDLIBS) -lm

@@ -32,7 +32,7 @@ struct egd_config {
 	uint8_t worker_id[EG_ID_BYTES];
 	char worker_id_text[EG_UUID_TEXT_LEN];
 	/* Tuning, all optional. */
-	unsigned threads;	     /* MHD thread pool size */
+	unsigned threads;	     /* HTTP worker threads */
 	unsigned max_connections;    /* beyond it: 503, then refused */
 	unsigned connection_timeout; /* seconds without progress before a close */
 	/* Of max_connections, held for root and admin_group: admit_group

@@ -15,7 +15,6 @@ struct egd_events;
 struct egd {
 	struct egd_config cfg;
 	struct eg_worker *worker;
-	struct MHD_Daemon *mhd;
 	struct egd_events *events;
 	struct egd_metrics metrics;
 	int listen_fd;
