@@ -439,3 +439,29 @@ int dd_fd_settle(int want, int ms)
 		usleep(20000);
 	return n;
 }
+
+/* --- metrics --------------------------------------------------------------------- */
+
+long long dd_metric(const char *line_prefix)
+{
+	struct dd_resp r = dd_req("GET", "/metrics", NULL);
+	const char *p = strstr(r.body, line_prefix);
+	long long v = p ? atoll(p + strlen(line_prefix)) : -1;
+
+	dd_resp_free(&r);
+	return v;
+}
+
+long long dd_settled_key_reloads(void)
+{
+	long long n = dd_metric("execgate_key_reloads_total{result=\"ok\"} "), m;
+	double end = dd_now_ms() + 3000;
+
+	for (;;) {
+		usleep(300000);
+		m = dd_metric("execgate_key_reloads_total{result=\"ok\"} ");
+		if (m == n || dd_now_ms() > end)
+			return m;
+		n = m;
+	}
+}

@@ -97,5 +97,13 @@ struct dd_resp dd_install(const char *sandbox, unsigned gen, unsigned act, pid_t
 			  const char *bridge_sock);
 
 double dd_now_ms(void);
+/* The value on the /metrics line that starts with line_prefix, -1 when
+ * there is none. */
+long long dd_metric(const char *line_prefix);
+/* The daemon's key reload count once no reload has come for 300 ms: a key
+ * file the daemon just wrote itself is reloaded through inotify after a
+ * settle delay, and a test that then changes the directory behind its back
+ * must not race that reload. */
+long long dd_settled_key_reloads(void);
 
 #endif
