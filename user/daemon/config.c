@@ -290,6 +290,20 @@ static const struct key keys[] = {
     UINT(max_event_streams_per_uid, 8, 1, 65536,
 	 "GET /v1/events streams one uid may hold (root and admin_group included); "
 	 "beyond it 503"),
+    {"etcd_endpoints", set_endpoints, show_text, F(etcd_endpoints), 0, 0,
+     "URL[,URL...], http:// or https://, at most 8", NULL, "none: no fleet",
+     "etcd client URLs. When set, the daemon watches its selections and the key set "
+     "under etcd_prefix, writes acks, and answers a PUT /v1/sandboxes/{uuid} that no "
+     "signed selection names with 409 not-selected (docs/fleet.md, Worker side); "
+     "root_keys is then required"},
+    {"etcd_prefix", set_prefix, show_text, F(etcd_prefix), 0, 0, "/NAME[/NAME...]",
+     "/execgate/v1", NULL, "the key prefix of the fleet's layout in etcd (docs/fleet.md)"},
+    PATH(root_keys, NULL, "none",
+	 "a directory of pinned root public keys (*.pub, typed key files). A key set read "
+	 "from etcd is applied only when one of them signed it"),
+    UINT(etcd_reconcile_interval, 60, 1, 86400,
+	 "seconds between two full reads of this worker's selections and the key set, on "
+	 "top of the watch"),
 };
 /* clang-format on */
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
