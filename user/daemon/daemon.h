@@ -7,6 +7,7 @@
 
 #include <execgate/execgate.h>
 #include "daemon/config.h"
+#include "daemon/fleet.h"
 #include "daemon/metrics.h"
 
 struct MHD_Daemon;
@@ -18,6 +19,7 @@ struct egd {
 	struct MHD_Daemon *mhd;
 	struct egd_events *events;
 	struct egd_metrics metrics;
+	struct egd_fleet fleet;
 	int listen_fd;
 };
 

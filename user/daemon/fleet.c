@@ -1,0 +1,625 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The fleet's worker-side state and how a verified document changes it
+ * (daemon/fleet.h). The rules themselves are core/fleet_apply.c; this file
+ * reads and writes what they decide: the stored selections, the worker's
+ * records and keys, the log and the counters. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "core/fd_io.h"
+#include "core/fleet_apply.h"
+#include "core/ids.h"
+#include "daemon/daemon.h"
+#include "daemon/fleet.h"
+#include "daemon/log.h"
+#include "execgate/text.h"
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* An etcd key in a log line: attacker-controlled bytes, escaped and cut. */
+static const char *key_text(const char *key, char *buf, size_t size)
+{
+	egd_log_escape(key, strnlen(key, 400), buf, size);
+	return buf;
+}
+
+static void sel_dir(const struct egd *d, char *out, size_t size)
+{
+	snprintf(out, size, "%s/fleet/selections", d->cfg.state_dir);
+}
+
+static struct egd_fleet_sel *find(struct egd_fleet *f, const uint8_t sandbox[EG_ID_BYTES],
+				  bool create)
+{
+	struct egd_fleet_sel *s;
+
+	for (size_t i = 0; i < f->n_sels; i++)
+		if (!memcmp(f->sels[i].sandbox, sandbox, EG_ID_BYTES))
+			return &f->sels[i];
+	if (!create)
+		return NULL;
+	if (f->n_sels == f->cap_sels) {
+		size_t cap = f->cap_sels ? f->cap_sels * 2 : 64;
+		struct egd_fleet_sel *n = realloc(f->sels, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		f->sels = n;
+		f->cap_sels = cap;
+	}
+	s = &f->sels[f->n_sels++];
+	memset(s, 0, sizeof(*s));
+	memcpy(s->sandbox, sandbox, EG_ID_BYTES);
+	return s;
+}
+
+/* <state_dir>/fleet/selections/<uuid>: "<mod_revision> <text>\n", written
+ * crash-safe, so that a restart knows the selection in force and refuses
+ * an older replay. */
+static int store_selection(struct egd *d, const struct egd_fleet_sel *s, const char *text)
+{
+	char dir[EGD_PATH_MAX + 32], path[EGD_PATH_MAX + 80], u[EG_UUID_TEXT_LEN], line[400];
+	int n;
+
+	sel_dir(d, dir, sizeof(dir));
+	eg_uuid_to_text(s->sandbox, u);
+	snprintf(path, sizeof(path), "%s/%s", dir, u);
+	n = snprintf(line, sizeof(line), "%lld %s\n", (long long)s->sel_rev, text);
+	return eg_write_file_atomic(path, line, (size_t)n, 0600);
+}
+
+/* The stored selections are this daemon's own state (0600 under
+ * state_dir, like the keys): decoded strictly, not verified again (the key
+ * that signed one may have been withdrawn since; it was applied). */
+static int load_selections(struct egd *d, char *err, size_t err_size)
+{
+	struct egd_fleet *f = &d->fleet;
+	char dir[EGD_PATH_MAX + 32], path[EGD_PATH_MAX + 300];
+	struct dirent *de;
+	DIR *dh;
+
+	sel_dir(d, dir, sizeof(dir));
+	dh = opendir(dir);
+	if (!dh) {
+		if (errno == ENOENT)
+			return 0;
+		snprintf(err, err_size, "fleet: %s: %s", dir, strerror(errno));
+		return -errno;
+	}
+	while ((de = readdir(dh))) {
+		uint8_t id[EG_ID_BYTES], raw[EG_SEL_LEN];
+		char line[400], text[EG_SEL_TEXT_MAX];
+		struct egd_fleet_sel *s;
+		struct eg_selection sel;
+		long long rev;
+		FILE *fp;
+		bool ok;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		ok = !eg_uuid_from_text(de->d_name, id);
+		fp = ok ? fopen(path, "re") : NULL;
+		ok = fp && fgets(line, sizeof(line), fp) &&
+		     sscanf(line, "%lld %255s", &rev, text) == 2 && rev > 0 &&
+		     eg_sel_text_to_bin(text, strlen(text), raw) == EG_SEL_OK &&
+		     eg_sel_decode(raw, sizeof(raw), &sel) == EG_SEL_OK &&
+		     !memcmp(sel.sandbox, id, EG_ID_BYTES);
+		if (fp)
+			fclose(fp);
+		if (!ok) {
+			/* Not trusted, and not silently dropped: a restart
+			 * must not accept an older replay because its record
+			 * of the newer one is unreadable. */
+			snprintf(err, err_size,
+				 "fleet: %s: not a stored selection (remove it only if the "
+				 "sandbox's selection is known)",
+				 path);
+			closedir(dh);
+			return -EINVAL;
+		}
+		s = find(f, id, true);
+		if (!s) {
+			closedir(dh);
+			snprintf(err, err_size, "fleet: %s", strerror(ENOMEM));
+			return -ENOMEM;
+		}
+		s->has_sel = true;
+		s->sel = sel;
+		s->sel_rev = rev;
+		s->seen_rev = rev;
+	}
+	closedir(dh);
+	return 0;
+}
+
+int egd_fleet_init(struct egd *d, char *err, size_t err_size)
+{
+	struct egd_fleet *f = &d->fleet;
+	char bad[512] = "", dir[EGD_PATH_MAX + 32];
+	enum eg_key_err kerr;
+	int rc;
+
+	pthread_mutex_init(&f->lock, NULL);
+	pthread_cond_init(&f->wake, NULL);
+	f->on = d->cfg.etcd_endpoints[0] != '\0';
+	if (!f->on)
+		return 0;
+	snprintf(f->prefix_workers, sizeof(f->prefix_workers), "%s/workers/%s/selections/",
+		 d->cfg.etcd_prefix, d->cfg.worker_id_text);
+	snprintf(f->key_keyset, sizeof(f->key_keyset), "%s/keyset", d->cfg.etcd_prefix);
+	eg_keyset_init(&f->roots);
+	kerr = eg_keyset_load_path(&f->roots, d->cfg.root_keys, bad, sizeof(bad));
+	if (kerr != EG_KEY_OK) {
+		snprintf(err, err_size, "root_keys %s: %s: %s", bad[0] ? bad : d->cfg.root_keys,
+			 eg_key_err_name(kerr), eg_key_err_detail(kerr));
+		return -EINVAL;
+	}
+	if (!f->roots.n) {
+		snprintf(err, err_size, "root_keys %s: no root public key (*.pub)",
+			 d->cfg.root_keys);
+		return -EINVAL;
+	}
+	rc = eg_worker_keys_version(d->worker, &f->keyset_version, err, err_size);
+	if (rc)
+		return rc;
+	snprintf(dir, sizeof(dir), "%s/fleet", d->cfg.state_dir);
+	mkdir(dir, 0700);
+	sel_dir(d, dir, sizeof(dir));
+	mkdir(dir, 0700);
+	return load_selections(d, err, err_size);
+}
+
+void egd_fleet_free(struct egd *d)
+{
+	free(d->fleet.sels);
+	d->fleet.sels = NULL;
+	d->fleet.n_sels = d->fleet.cap_sels = 0;
+}
+
+const char *egd_fleet_put_refusal(struct egd *d, const struct eg_install_spec *spec)
+{
+	struct egd_fleet_sel *s = find(&d->fleet, spec->sandbox, false);
+
+	return eg_fleet_put_refusal(d->cfg.worker_id, s && s->has_sel, s ? &s->sel : NULL,
+				    spec->worker, spec->generation, spec->activation,
+				    spec->pod_uid);
+}
+
+void egd_fleet_touch(struct egd *d, const uint8_t sandbox[EG_ID_BYTES])
+{
+	struct egd_fleet *f = &d->fleet;
+	struct egd_fleet_sel *s;
+
+	if (!f->on)
+		return;
+	pthread_mutex_lock(&f->lock);
+	s = find(f, sandbox, false);
+	if (s && s->has_sel) {
+		s->ack_dirty = true;
+		pthread_cond_signal(&f->wake);
+	}
+	pthread_mutex_unlock(&f->lock);
+}
+
+void egd_fleet_touch_all(struct egd *d)
+{
+	struct egd_fleet *f = &d->fleet;
+
+	pthread_mutex_lock(&f->lock);
+	for (size_t i = 0; i < f->n_sels; i++)
+		f->sels[i].ack_dirty = f->sels[i].has_sel;
+	pthread_cond_signal(&f->wake);
+	pthread_mutex_unlock(&f->lock);
+}
+
+static void local_of(struct egd *d, const uint8_t sandbox[EG_ID_BYTES], struct eg_fleet_local *l)
+{
+	struct eg_sandbox_info info;
+	char err[EG_ERR_MAX];
+
+	memset(l, 0, sizeof(*l));
+	if (eg_worker_show(d->worker, sandbox, &info, err, sizeof(err)))
+		return;
+	l->has_record = true;
+	l->retired = info.record.retired;
+	memcpy(l->worker, info.record.worker, EG_ID_BYTES);
+	memcpy(l->pod_uid, info.record.pod_uid, EG_ID_BYTES);
+	l->generation = info.record.generation;
+	l->activation = info.record.activation;
+	l->epoch = info.record.epoch;
+}
+
+static int add_key(const char *kid, const uint8_t pk[32], void *ctx)
+{
+	(void)kid;
+	eg_keyset_add(ctx, pk, NULL);
+	return 0;
+}
+
+static void refuse_sel(struct egd *d, unsigned reason, const char *name, const char *key,
+		       int64_t rev)
+{
+	char k[1700];
+
+	d->fleet.refused_sel[reason]++;
+	egd_log(EGD_LOG_WARNING, "fleet: selection refused: %s: key %s mod_revision %lld", name,
+		key_text(key, k, sizeof(k)), (long long)rev);
+}
+
+static void retire(struct egd *d, const uint8_t sandbox[EG_ID_BYTES], const char *why)
+{
+	struct eg_runtime_record after;
+	struct eg_stream_cuts streams;
+	char err[EG_ERR_MAX] = "", u[EG_UUID_TEXT_LEN];
+	int rc;
+
+	eg_uuid_to_text(sandbox, u);
+	memset(&streams, 0, sizeof(streams));
+	rc = eg_worker_retire_report(d->worker, sandbox, &after, &streams, err, sizeof(err));
+	if (rc) {
+		egd_log(EGD_LOG_ERR, "fleet: sandbox %s: retire (%s) failed: %s", u, why, err);
+		return;
+	}
+	d->fleet.retired++;
+	egd_metrics_streams(&d->metrics, &streams);
+	if (streams.error)
+		egd_log(EGD_LOG_ERR, "fleet: sandbox %s: stream revocation failed: %s", u,
+			streams.error_text);
+	egd_log(EGD_LOG_NOTICE,
+		"fleet: retired sandbox=%s (%s) epoch=%llu streams_cut=%u streams_unreachable=%u",
+		u, why, (unsigned long long)after.epoch, streams.unix_cut + streams.tcp_cut,
+		streams.unix_unreachable + streams.tcp_unreachable);
+}
+
+void egd_fleet_apply_selection(struct egd *d, const char *key, const char *value, size_t len,
+			       int64_t rev)
+{
+	struct egd_fleet *f = &d->fleet;
+	size_t plen = strlen(f->prefix_workers);
+	char u[EG_UUID_TEXT_LEN], text[EG_SEL_TEXT_MAX];
+	uint8_t id[EG_ID_BYTES], raw[EG_SEL_LEN];
+	struct egd_fleet_sel *s;
+	struct eg_selection sel;
+	struct eg_fleet_local local;
+	struct eg_keyset *ks;
+	enum eg_sel_err serr;
+	enum eg_fleet_order order;
+	int rc;
+
+	pthread_mutex_lock(&f->lock);
+	/* The key must be exactly <prefix>/workers/<self>/selections/<uuid>,
+	 * the UUID in its canonical lower-case form. */
+	if (strncmp(key, f->prefix_workers, plen) || eg_uuid_from_text(key + plen, id)) {
+		refuse_sel(d, EGD_FLEET_SEL_BAD_KEY, "bad-key", key, rev);
+		goto out;
+	}
+	eg_uuid_to_text(id, u);
+	if (strcmp(key + plen, u)) {
+		refuse_sel(d, EGD_FLEET_SEL_BAD_KEY, "bad-key", key, rev);
+		goto out;
+	}
+	s = find(f, id, true);
+	if (!s) {
+		egd_log(EGD_LOG_ERR, "fleet: sandbox %s: %s", u, strerror(ENOMEM));
+		goto out;
+	}
+	/* Each write of a key is judged once: a reconcile reading the same
+	 * write again neither applies nor counts it twice. */
+	if (rev <= s->seen_rev)
+		goto out;
+	s->seen_rev = rev;
+	serr = eg_sel_text_to_bin(value, len, raw);
+	ks = calloc(1, sizeof(*ks));
+	if (!ks) {
+		egd_log(EGD_LOG_ERR, "fleet: sandbox %s: %s", u, strerror(ENOMEM));
+		goto out;
+	}
+	if (serr == EG_SEL_OK) {
+		eg_keyset_init(ks);
+		eg_worker_keys_list(d->worker, add_key, ks);
+		serr = eg_sel_verify_keyset(raw, sizeof(raw), ks, &sel);
+	}
+	free(ks);
+	if (serr != EG_SEL_OK) {
+		refuse_sel(d, serr, eg_sel_err_name(serr), key, rev);
+		goto out;
+	}
+	if (memcmp(sel.sandbox, id, EG_ID_BYTES)) {
+		refuse_sel(d, EGD_FLEET_SEL_SANDBOX, "wrong-sandbox", key, rev);
+		goto out;
+	}
+	order = eg_fleet_order(s->has_sel, &s->sel, &sel);
+	if (order == EG_FLEET_OLDER) {
+		refuse_sel(d, EGD_FLEET_SEL_OLDER, "older", key, rev);
+		goto out;
+	}
+	if (order == EG_FLEET_NEWER) {
+		struct egd_fleet_sel next = *s;
+
+		next.has_sel = true;
+		next.sel = sel;
+		next.sel_rev = rev;
+		eg_sel_to_text(raw, text);
+		rc = store_selection(d, &next, text);
+		if (rc)
+			/* Applied anyway (the newer selection is the safer
+			 * one to enforce), but a restart would not know it. */
+			egd_log(EGD_LOG_ERR,
+				"fleet: sandbox %s: storing the selection failed: %s: a restart "
+				"may accept an older one",
+				u, strerror(-rc));
+		*s = next;
+		eg_uuid_to_text(sel.worker, text);
+		egd_log(EGD_LOG_INFO,
+			"fleet: selection applied: sandbox=%s worker=%s generation=%llu "
+			"activation=%u mod_revision=%lld",
+			u, text, (unsigned long long)sel.generation, sel.activation,
+			(long long)rev);
+	}
+	local_of(d, id, &local);
+	if (eg_fleet_decide(d->cfg.worker_id, &s->sel, &local) == EG_FLEET_RETIRE)
+		retire(d, id,
+		       memcmp(s->sel.worker, d->cfg.worker_id, EG_ID_BYTES)
+			   ? "the selection names another worker"
+			   : "the selection names another execution");
+	s->ack_dirty = true;
+	pthread_cond_signal(&f->wake);
+out:
+	pthread_mutex_unlock(&f->lock);
+}
+
+struct keys_ctx {
+	struct eg_keyset ks;
+};
+
+void egd_fleet_apply_keyset(struct egd *d, const char *key, const char *value, size_t len,
+			    int64_t rev)
+{
+	struct egd_fleet *f = &d->fleet;
+	uint8_t withdrawn[EG_KEYSET_MAX][EG_KEY_ID_LEN], raw[EG_KSD_MAX_LEN];
+	uint8_t pks[EG_KEYSET_MAX][32];
+	char k[1700], err[EG_ERR_MAX] = "", kid[EG_KEY_ID_TEXT_LEN];
+	struct eg_keyset_doc *doc = NULL;
+	struct keys_ctx *cur = NULL;
+	enum eg_ksd_decision dec;
+	size_t raw_len = 0, n_withdrawn = 0;
+	enum eg_ksd_err kerr;
+	int rc;
+
+	pthread_mutex_lock(&f->lock);
+	if (strcmp(key, f->key_keyset) || rev <= f->keyset_seen_rev)
+		goto out;
+	f->keyset_seen_rev = rev;
+	doc = calloc(1, sizeof(*doc));
+	cur = calloc(1, sizeof(*cur));
+	if (!doc || !cur) {
+		egd_log(EGD_LOG_ERR, "fleet: key set: %s", strerror(ENOMEM));
+		goto out;
+	}
+	kerr = eg_ksd_text_to_bin(value, len, raw, &raw_len);
+	if (kerr == EG_KSD_OK)
+		kerr = eg_ksd_verify_roots(raw, raw_len, &f->roots, doc);
+	if (kerr != EG_KSD_OK) {
+		f->refused_ksd[kerr]++;
+		egd_log(EGD_LOG_WARNING, "fleet: key set refused: %s: key %s mod_revision %lld",
+			eg_ksd_err_name(kerr), key_text(key, k, sizeof(k)), (long long)rev);
+		goto out;
+	}
+	eg_keyset_init(&cur->ks);
+	eg_worker_keys_list(d->worker, add_key, &cur->ks);
+	dec = eg_ksd_decide(f->keyset_version, &cur->ks, doc, withdrawn, &n_withdrawn);
+	if (dec != EG_KSD_APPLY) {
+		f->refused_ksd[dec == EG_KSD_REFUSE_EQUAL ? EGD_FLEET_KSD_EQUAL
+							  : EGD_FLEET_KSD_OLDER]++;
+		egd_log(EGD_LOG_WARNING,
+			"fleet: key set refused: %s (version %llu, applied %llu): key %s "
+			"mod_revision %lld",
+			eg_ksd_decision_name(dec), (unsigned long long)doc->keyset_version,
+			(unsigned long long)f->keyset_version, key_text(key, k, sizeof(k)),
+			(long long)rev);
+		goto out;
+	}
+	for (size_t i = 0; i < doc->n; i++)
+		memcpy(pks[i], doc->keys[i].pk, 32);
+	rc = eg_worker_keys_replace(d->worker, (const uint8_t(*)[32])pks, doc->n,
+				    doc->keyset_version, err, sizeof(err));
+	if (rc) {
+		f->refused_ksd[EGD_FLEET_KSD_APPLY]++;
+		egd_log(EGD_LOG_ERR, "fleet: key set version %llu: applying it failed: %s",
+			(unsigned long long)doc->keyset_version, err);
+		if (rc != -ESTALE)
+			goto out;
+		/* The disk holds a newer version than memory believed. */
+		eg_worker_keys_version(d->worker, &f->keyset_version, NULL, 0);
+		goto out;
+	}
+	f->keyset_version = doc->keyset_version;
+	__atomic_fetch_add(&d->metrics.key_reloads, 1, __ATOMIC_RELAXED);
+	egd_log(EGD_LOG_NOTICE,
+		"fleet: key set version %llu applied: %zu keys, %zu withdrawn, token cache "
+		"flushed (mod_revision %lld)",
+		(unsigned long long)doc->keyset_version, doc->n, n_withdrawn, (long long)rev);
+	for (size_t i = 0; i < n_withdrawn; i++) {
+		eg_key_id_format(withdrawn[i], kid);
+		egd_log(EGD_LOG_NOTICE, "fleet: key %s withdrawn", kid);
+	}
+out:
+	pthread_mutex_unlock(&f->lock);
+	if (doc)
+		sodium_memzero(doc, sizeof(*doc));
+	free(doc);
+	free(cur);
+}
+
+void egd_fleet_deleted(struct egd *d, const char *key, int64_t rev)
+{
+	char k[1700];
+
+	/* Withholding is all a store can do: a deleted document changes
+	 * nothing here, the selection or key set in force stays. */
+	egd_log(EGD_LOG_WARNING,
+		"fleet: key %s deleted at mod_revision %lld: ignored, what was applied stays",
+		key_text(key, k, sizeof(k)), (long long)rev);
+	(void)d;
+}
+
+int egd_fleet_ack_json(struct egd *d, const struct egd_fleet_sel *s, char **out)
+{
+	char self[EG_UUID_TEXT_LEN], sb[EG_UUID_TEXT_LEN], w[EG_UUID_TEXT_LEN];
+	struct eg_fleet_local local;
+	enum eg_fleet_state st;
+	json_t *o, *sel;
+
+	local_of(d, s->sandbox, &local);
+	st = eg_fleet_ack_state(d->cfg.worker_id, s->has_sel, &s->sel, &local);
+	eg_uuid_to_text(d->cfg.worker_id, self);
+	eg_uuid_to_text(s->sandbox, sb);
+	eg_uuid_to_text(s->sel.worker, w);
+	sel = json_pack("{s:s,s:I,s:I,s:I}", "worker", w, "generation",
+			(json_int_t)s->sel.generation, "activation", (json_int_t)s->sel.activation,
+			"revision", (json_int_t)s->sel_rev);
+	o = json_pack("{s:i,s:s,s:s,s:o,s:s}", "schema_version", 2, "worker", self, "sandbox", sb,
+		      "selection", sel, "state", eg_fleet_state_name(st));
+	if (!o)
+		return -ENOMEM;
+	if (local.has_record) {
+		json_object_set_new(o, "generation", json_integer((json_int_t)local.generation));
+		json_object_set_new(o, "activation", json_integer((json_int_t)local.activation));
+		json_object_set_new(o, "epoch", json_integer((json_int_t)local.epoch));
+	} else {
+		json_object_set_new(o, "generation", json_null());
+		json_object_set_new(o, "activation", json_null());
+		json_object_set_new(o, "epoch", json_null());
+	}
+	json_object_set_new(o, "revision", json_integer((json_int_t)d->fleet.applied_rev));
+	json_object_set_new(o, "acked_at", json_integer((json_int_t)time(NULL)));
+	*out = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	return *out ? 0 : -ENOMEM;
+}
+
+static const char *sel_reason(unsigned i)
+{
+	if (i < EG_SEL__COUNT)
+		return eg_sel_err_name(i);
+	return i == EGD_FLEET_SEL_BAD_KEY   ? "bad-key"
+	       : i == EGD_FLEET_SEL_SANDBOX ? "wrong-sandbox"
+					    : "older";
+}
+
+static const char *ksd_reason(unsigned i)
+{
+	if (i < EG_KSD__COUNT)
+		return eg_ksd_err_name(i);
+	return i == EGD_FLEET_KSD_EQUAL	  ? "refuse-equal"
+	       : i == EGD_FLEET_KSD_OLDER ? "refuse-older"
+					  : "apply-failed";
+}
+
+static int64_t since_update(const struct egd_fleet *f)
+{
+	return f->last_update_ns ? (int64_t)((mono_ns() - f->last_update_ns) / 1000000000ull) : -1;
+}
+
+json_t *egd_fleet_status(struct egd *d)
+{
+	struct egd_fleet *f = &d->fleet;
+	json_t *o, *rs, *rk, *refused;
+	int64_t since;
+
+	if (!f->on)
+		return json_null();
+	pthread_mutex_lock(&f->lock);
+	rs = json_object();
+	rk = json_object();
+	for (unsigned i = 1; i < EGD_FLEET_SEL_REASONS; i++)
+		json_object_set_new(rs, sel_reason(i), json_integer((json_int_t)f->refused_sel[i]));
+	for (unsigned i = 1; i < EGD_FLEET_KSD_REASONS; i++)
+		json_object_set_new(rk, ksd_reason(i), json_integer((json_int_t)f->refused_ksd[i]));
+	refused = json_pack("{s:o,s:o}", "selection", rs, "keyset", rk);
+	since = since_update(f);
+	o = json_pack(
+	    "{s:s,s:s,s:b,s:s?,s:I,s:I,s:I,s:o,s:I,s:I,s:I,s:I,s:I,s:o}", "prefix",
+	    d->cfg.etcd_prefix, "endpoints", d->cfg.etcd_endpoints, "connected", f->connected,
+	    "endpoint", f->endpoint[0] ? f->endpoint : NULL, "applied_revision",
+	    (json_int_t)f->applied_rev, "store_revision", (json_int_t)f->store_rev, "lag",
+	    (json_int_t)(f->store_rev > f->applied_rev ? f->store_rev - f->applied_rev : 0),
+	    "seconds_since_update", since < 0 ? json_null() : json_integer(since), "keyset_version",
+	    (json_int_t)f->keyset_version, "selections", (json_int_t)f->n_sels, "reconciles",
+	    (json_int_t)f->reconciles, "compactions", (json_int_t)f->compactions, "acks_written",
+	    (json_int_t)f->acks_written, "refused", refused);
+	pthread_mutex_unlock(&f->lock);
+	return o;
+}
+
+static void gauge(FILE *out, const char *name, const char *help, long long v)
+{
+	fprintf(out, "# HELP %s %s\n# TYPE %s gauge\n%s %lld\n", name, help, name, name, v);
+}
+
+static void counter(FILE *out, const char *name, const char *help, uint64_t v)
+{
+	fprintf(out, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", name, help, name, name,
+		(unsigned long long)v);
+}
+
+void egd_fleet_metrics(struct egd *d, FILE *out)
+{
+	struct egd_fleet *f = &d->fleet;
+	const char *r = "execgate_fleet_refused_documents_total";
+
+	if (!f->on)
+		return;
+	pthread_mutex_lock(&f->lock);
+	gauge(out, "execgate_fleet_applied_revision", "the etcd revision this worker has applied",
+	      f->applied_rev);
+	gauge(out, "execgate_fleet_store_revision", "the newest etcd revision the worker has seen",
+	      f->store_rev);
+	gauge(out, "execgate_fleet_lag_revisions", "store revision minus applied revision",
+	      f->store_rev > f->applied_rev ? f->store_rev - f->applied_rev : 0);
+	gauge(out, "execgate_fleet_seconds_since_update",
+	      "seconds since etcd last answered the watcher (-1: never)", since_update(f));
+	fprintf(out, "# HELP execgate_fleet_connected 1 while the watcher is connected to etcd, "
+		     "labelled with the endpoint that answered last\n"
+		     "# TYPE execgate_fleet_connected gauge\n"
+		     "execgate_fleet_connected{endpoint=\"");
+	for (const char *p = f->endpoint; *p; p++)
+		if (*p != '"' && *p != '\\' && *p >= ' ')
+			fputc(*p, out);
+	fprintf(out, "\"} %d\n", f->connected ? 1 : 0);
+	gauge(out, "execgate_fleet_keyset_version", "the key-set version applied",
+	      (long long)f->keyset_version);
+	gauge(out, "execgate_fleet_selections", "sandboxes with a selection in force",
+	      (long long)f->n_sels);
+	counter(out, "execgate_fleet_reconciles_total", "full reads of the worker's prefix",
+		f->reconciles);
+	counter(out, "execgate_fleet_compactions_total",
+		"watches canceled by a compaction, then read again", f->compactions);
+	counter(out, "execgate_fleet_acks_written_total", "acks written to etcd", f->acks_written);
+	counter(out, "execgate_fleet_ack_errors_total", "ack writes that failed (retried)",
+		f->ack_errors);
+	counter(out, "execgate_fleet_retired_total", "records the watcher retired", f->retired);
+	fprintf(out,
+		"# HELP %s documents read from etcd and refused, by document and reason\n"
+		"# TYPE %s counter\n",
+		r, r);
+	for (unsigned i = 1; i < EGD_FLEET_SEL_REASONS; i++)
+		fprintf(out, "%s{document=\"selection\",reason=\"%s\"} %llu\n", r, sel_reason(i),
+			(unsigned long long)f->refused_sel[i]);
+	for (unsigned i = 1; i < EGD_FLEET_KSD_REASONS; i++)
+		fprintf(out, "%s{document=\"keyset\",reason=\"%s\"} %llu\n", r, ksd_reason(i),
+			(unsigned long long)f->refused_ksd[i]);
+	pthread_mutex_unlock(&f->lock);
+}
