@@ -7,6 +7,9 @@
 #                    programs only, never into libexecgate
 #   user/client/*.c  a front end's side (route cache, replay set, retry
 #                    policy): libexecgate-client.a, never in the worker
+#   user/fleet/*.c   the etcd client (libcurl): libexecgate-fleet.a, linked by
+#                    execgated, execgate-issue and the fleet tests, never
+#                    into libexecgate
 #   user/loader/*.c  kernel I/O (maps, probes, /proc, pins)
 #   user/lib/*.c     the public worker handle (include/execgate/execgate.h)
 #   user/execgate/   the loader CLI; user/issue/ the issuing CLI
@@ -50,6 +53,8 @@ CPPFLAGS += -Iinclude -Iuser -I$(BUILD)/include -D_GNU_SOURCE
 # jansson: the library builds the JSON of --json and of the API (user/lib/json.h).
 LDLIBS := -lbpf -lelf -lz -lsodium -ljansson -lpthread
 DAEMON_LDLIBS := -lmicrohttpd -lsystemd
+# libcurl only where libexecgate-fleet.a is linked, never into libexecgate.
+FLEET_LDLIBS := -lcurl -ljansson -lsodium
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
@@ -57,11 +62,13 @@ SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/include/%.skel.h,$(BPF_SRCS))
 
 CORE_SRCS := $(wildcard user/core/*.c)
 CLIENT_SRCS := $(wildcard user/client/*.c)
+FLEET_SRCS := $(wildcard user/fleet/*.c)
 FRONTEND_SRCS := $(wildcard user/frontend/*.c)
 LOADER_SRCS := $(wildcard user/loader/*.c)
 WORKER_SRCS := $(wildcard user/lib/*.c)
 CORE_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(CORE_SRCS))
 CLIENT_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(CLIENT_SRCS))
+FLEET_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(FLEET_SRCS))
 FRONTEND_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(FRONTEND_SRCS))
 LOADER_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(LOADER_SRCS))
 WORKER_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(WORKER_SRCS))
@@ -74,6 +81,7 @@ BENCH_SRCS := $(wildcard tests/bench/*.c)
 
 CORE_LIB := $(BUILD)/libexecgate-core.a
 CLIENT_LIB := $(BUILD)/libexecgate-client.a
+FLEET_LIB := $(BUILD)/libexecgate-fleet.a
 LIB := $(BUILD)/libexecgate.a
 SOLIB := $(BUILD)/libexecgate.so.$(VERSION)
 PCFILE := $(BUILD)/execgate.pc
@@ -87,7 +95,7 @@ BINS := $(BUILD)/execgate $(BUILD)/execgate-issue $(if $(DAEMON_OBJS),$(BUILD)/e
 .PHONY: all deps check test-cli test-unit test-unit-san test-kernel vmtest bench fuzz \
 	fuzz-smoke demo install format format-check clean
 
-all: $(BINS) $(LIB) $(SOLIB) $(PCFILE) $(CORE_LIB) $(CLIENT_LIB)
+all: $(BINS) $(LIB) $(SOLIB) $(PCFILE) $(CORE_LIB) $(CLIENT_LIB) $(FLEET_LIB)
 
 deps: $(DEPS_STAMP)
 $(DEPS_STAMP): scripts/setup-deps.sh
@@ -122,6 +130,11 @@ $(BUILD)/obj/client/%.o: user/client/%.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(PIC) $(WARN) -MMD -MP -c $< -o $@
 
+# The etcd client: libcurl, jansson, libsodium's base64; no skeletons.
+$(BUILD)/obj/fleet/%.o: user/fleet/%.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(PIC) $(WARN) -MMD -MP -c $< -o $@
+
 # The issuing tool is core-only as well: no skeletons, no libbpf.
 $(BUILD)/obj/issue/%.o: user/issue/%.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
@@ -139,6 +152,13 @@ $(CORE_LIB): $(CORE_OBJS)
 # libexecgate-client.a: what a front end links beside the core (the demo,
 # the tests); not part of libexecgate.
 $(CLIENT_LIB): $(CLIENT_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@
+	ar rcs $@ $^
+
+# libexecgate-fleet.a: the etcd client (user/fleet/etcd.h); whatever links
+# it adds $(FLEET_LDLIBS).
+$(FLEET_LIB): $(FLEET_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@
 	ar rcs $@ $^
@@ -168,11 +188,11 @@ $(PCFILE): user/lib/execgate.pc.in include/execgate/execgate.h Makefile
 $(BUILD)/execgate: $(EXECGATE_OBJS) $(FRONTEND_OBJS) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/execgated: $(DAEMON_OBJS) $(FRONTEND_OBJS) $(LIB)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(DAEMON_LDLIBS)
+$(BUILD)/execgated: $(DAEMON_OBJS) $(FRONTEND_OBJS) $(FLEET_LIB) $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(DAEMON_LDLIBS) $(FLEET_LDLIBS)
 
-$(BUILD)/execgate-issue: $(ISSUE_OBJS) $(FRONTEND_OBJS) $(CORE_LIB)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lsodium
+$(BUILD)/execgate-issue: $(ISSUE_OBJS) $(FRONTEND_OBJS) $(FLEET_LIB) $(CORE_LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(FLEET_LDLIBS)
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 

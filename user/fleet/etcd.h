@@ -15,6 +15,11 @@
 #include <stdint.h>
 
 #define EG_ETCD_MAX_ENDPOINTS 8
+/* Bounds on what etcd may send: one unary answer, and one message of a
+ * watch stream, above EG_ETCD_MAX_ANSWER bytes is refused (-EPROTO), not
+ * buffered; a get that would return more than EG_ETCD_MAX_KVS keys too. */
+#define EG_ETCD_MAX_ANSWER (8u << 20)
+#define EG_ETCD_MAX_KVS	   (1u << 20)
 
 struct eg_etcd;
 

@@ -1,0 +1,603 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The etcd v3 client over the JSON gateway (user/fleet/etcd.h): unary
+ * calls with endpoint failover, and the watch, one HTTP stream per spec
+ * driven together by one curl multi handle. Every answer is parsed
+ * strictly and is bounded (EG_ETCD_MAX_ANSWER, EG_ETCD_MAX_KVS). */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <curl/curl.h>
+#include <jansson.h>
+#include <sodium.h>
+#include "fleet/etcd.h"
+#include "fleet/etcd_impl.h"
+
+#define DEFAULT_TIMEOUT_MS 2000u
+#define ENDPOINT_MAX	   255u
+#define PAGE_LIMIT	   "1000"
+#define WATCH_POLL_MS	   200
+
+struct eg_etcd {
+	char *ep[EG_ETCD_MAX_ENDPOINTS];
+	size_t n_ep;
+	size_t cur; /* the endpoint that answered last */
+	unsigned timeout_ms;
+	CURL *easy; /* unary calls; reused for keep-alive */
+};
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_rc = CURLE_FAILED_INIT;
+
+static void curl_init(void)
+{
+	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+void eg_etcd_seterr(char *err, size_t err_size, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !err_size)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, err_size, fmt, ap);
+	va_end(ap);
+}
+
+static int add_endpoint(struct eg_etcd *e, const char *s, size_t len, char *err, size_t err_size)
+{
+	size_t i;
+
+	while (len && s[len - 1] == '/')
+		len--;
+	if (!len || len > ENDPOINT_MAX) {
+		eg_etcd_seterr(err, err_size, "etcd endpoint '%.*s': empty or longer than %u bytes",
+			       (int)(len > 64 ? 64 : len), s, ENDPOINT_MAX);
+		return -EINVAL;
+	}
+	if (strncmp(s, "http://", 7) && strncmp(s, "https://", 8)) {
+		eg_etcd_seterr(err, err_size, "etcd endpoint '%.*s': not http:// or https://",
+			       (int)len, s);
+		return -EINVAL;
+	}
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c <= 0x20 || c >= 0x7f || c == '?' || c == '#') {
+			eg_etcd_seterr(err, err_size,
+				       "etcd endpoint '%.*s': holds a space, control, '?' or '#'",
+				       (int)len, s);
+			return -EINVAL;
+		}
+	}
+	if (len <= (size_t)(s[4] == 's' ? 8 : 7)) {
+		eg_etcd_seterr(err, err_size, "etcd endpoint '%.*s': no host", (int)len, s);
+		return -EINVAL;
+	}
+	if (e->n_ep == EG_ETCD_MAX_ENDPOINTS) {
+		eg_etcd_seterr(err, err_size, "etcd endpoints: more than %d",
+			       EG_ETCD_MAX_ENDPOINTS);
+		return -EINVAL;
+	}
+	e->ep[e->n_ep] = strndup(s, len);
+	if (!e->ep[e->n_ep])
+		return -ENOMEM;
+	e->n_ep++;
+	return 0;
+}
+
+int eg_etcd_open(const char *endpoints, unsigned timeout_ms, struct eg_etcd **out, char *err,
+		 size_t err_size)
+{
+	struct eg_etcd *e;
+	const char *p, *comma;
+	int rc;
+
+	*out = NULL;
+	if (!endpoints || !*endpoints) {
+		eg_etcd_seterr(err, err_size, "etcd endpoints: empty");
+		return -EINVAL;
+	}
+	pthread_once(&curl_once, curl_init);
+	if (curl_init_rc != CURLE_OK) {
+		eg_etcd_seterr(err, err_size, "libcurl: initialisation failed");
+		return -EIO;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->timeout_ms = timeout_ms ? timeout_ms : DEFAULT_TIMEOUT_MS;
+	for (p = endpoints;; p = comma + 1) {
+		comma = strchr(p, ',');
+		rc = add_endpoint(e, p, comma ? (size_t)(comma - p) : strlen(p), err, err_size);
+		if (rc < 0) {
+			eg_etcd_close(e);
+			return rc;
+		}
+		if (!comma)
+			break;
+	}
+	e->easy = curl_easy_init();
+	if (!e->easy) {
+		eg_etcd_close(e);
+		eg_etcd_seterr(err, err_size, "libcurl: no handle");
+		return -ENOMEM;
+	}
+	*out = e;
+	return 0;
+}
+
+void eg_etcd_close(struct eg_etcd *e)
+{
+	size_t i;
+
+	if (!e)
+		return;
+	for (i = 0; i < e->n_ep; i++)
+		free(e->ep[i]);
+	if (e->easy)
+		curl_easy_cleanup(e->easy);
+	free(e);
+}
+
+const char *eg_etcd_endpoint(const struct eg_etcd *e)
+{
+	return e->ep[e->cur];
+}
+
+void eg_etcd_range_free(struct eg_etcd_range *r)
+{
+	size_t i;
+
+	if (!r)
+		return;
+	for (i = 0; i < r->n; i++)
+		eg_etcd_kv_free(&r->kvs[i]);
+	free(r->kvs);
+	memset(r, 0, sizeof(*r));
+}
+
+/* --- unary calls ------------------------------------------------------- */
+
+struct membuf {
+	char *p;
+	size_t len, cap;
+	bool over;
+};
+
+static size_t membuf_write(char *data, size_t size, size_t nmemb, void *ud)
+{
+	struct membuf *b = ud;
+	size_t n = size * nmemb;
+
+	if (n > EG_ETCD_MAX_ANSWER - b->len) {
+		b->over = true;
+		return 0; /* refused, not grown */
+	}
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		char *np;
+
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		np = realloc(b->p, cap);
+		if (!np)
+			return 0;
+		b->p = np;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, data, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+	return n;
+}
+
+enum attempt { ATTEMPT_OK, ATTEMPT_NEXT, ATTEMPT_FAIL };
+
+/* One POST to one endpoint. ATTEMPT_NEXT: that endpoint did not serve it
+ * (unreachable, timed out, no leader): try another. */
+static enum attempt post_one(struct eg_etcd *e, size_t idx, const char *path, const char *body,
+			     json_t **answer, int *rc, char *err, size_t err_size)
+{
+	struct membuf b = {0};
+	char url[ENDPOINT_MAX + 64];
+	json_error_t jerr;
+	CURLcode cc;
+	long status = 0;
+	json_t *j;
+
+	snprintf(url, sizeof(url), "%s%s", e->ep[idx], path);
+	curl_easy_reset(e->easy);
+	curl_easy_setopt(e->easy, CURLOPT_URL, url);
+	curl_easy_setopt(e->easy, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(e->easy, CURLOPT_TIMEOUT_MS, (long)e->timeout_ms);
+	curl_easy_setopt(e->easy, CURLOPT_CONNECTTIMEOUT_MS, (long)e->timeout_ms);
+	curl_easy_setopt(e->easy, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e->easy, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e->easy, CURLOPT_WRITEFUNCTION, membuf_write);
+	curl_easy_setopt(e->easy, CURLOPT_WRITEDATA, &b);
+	cc = curl_easy_perform(e->easy);
+	if (b.over) {
+		free(b.p);
+		*rc = -EPROTO;
+		eg_etcd_seterr(err, err_size, "etcd %s%s: answer above %u bytes refused",
+			       e->ep[idx], path, EG_ETCD_MAX_ANSWER);
+		return ATTEMPT_FAIL;
+	}
+	if (cc != CURLE_OK) {
+		free(b.p);
+		*rc = -EHOSTUNREACH;
+		eg_etcd_seterr(err, err_size, "etcd %s: %s", e->ep[idx], curl_easy_strerror(cc));
+		return ATTEMPT_NEXT;
+	}
+	curl_easy_getinfo(e->easy, CURLINFO_RESPONSE_CODE, &status);
+	j = b.p ? json_loadb(b.p, b.len, JSON_REJECT_DUPLICATES, &jerr) : NULL;
+	if (!j || !json_is_object(j)) {
+		json_decref(j);
+		free(b.p);
+		if (status != 200) {
+			/* A proxy or a member that is not ready: not etcd's answer. */
+			*rc = -EHOSTUNREACH;
+			eg_etcd_seterr(err, err_size, "etcd %s%s: HTTP %ld", e->ep[idx], path,
+				       status);
+			return ATTEMPT_NEXT;
+		}
+		*rc = -EPROTO;
+		eg_etcd_seterr(err, err_size, "etcd %s%s: answer does not parse as a JSON object",
+			       e->ep[idx], path);
+		return ATTEMPT_FAIL;
+	}
+	free(b.p);
+	if (status != 200 || json_object_get(j, "error")) {
+		json_t *code = json_object_get(j, "code");
+		const char *msg = json_string_value(json_object_get(j, "message"));
+		long gc = json_is_integer(code) ? (long)json_integer_value(code) : -1;
+
+		eg_etcd_seterr(err, err_size, "etcd %s%s: HTTP %ld: %.200s", e->ep[idx], path,
+			       status, msg ? msg : "(no message)");
+		json_decref(j);
+		/* gRPC UNAVAILABLE / DEADLINE_EXCEEDED (no leader, timeout):
+		 * another member may serve it. */
+		if (gc == 14 || gc == 4 || status == 503 || status == 504) {
+			*rc = -EHOSTUNREACH;
+			return ATTEMPT_NEXT;
+		}
+		*rc = gc == 11 ? -ERANGE : -EIO; /* OUT_OF_RANGE: compacted */
+		return ATTEMPT_FAIL;
+	}
+	*answer = j;
+	return ATTEMPT_OK;
+}
+
+/* POST body to every endpoint in turn, the last good one first. */
+static int post(struct eg_etcd *e, const char *path, json_t *req, json_t **answer, char *err,
+		size_t err_size)
+{
+	char *body = json_dumps(req, JSON_COMPACT);
+	size_t k;
+	int rc = -EHOSTUNREACH;
+
+	*answer = NULL;
+	if (!body)
+		return -ENOMEM;
+	for (k = 0; k < e->n_ep; k++) {
+		size_t idx = (e->cur + k) % e->n_ep;
+		enum attempt a = post_one(e, idx, path, body, answer, &rc, err, err_size);
+
+		if (a == ATTEMPT_OK) {
+			e->cur = idx;
+			rc = 0;
+			break;
+		}
+		if (a == ATTEMPT_FAIL) {
+			e->cur = idx;
+			break;
+		}
+	}
+	free(body);
+	if (rc == -EHOSTUNREACH && k == e->n_ep && e->n_ep > 1) {
+		char last[256];
+
+		snprintf(last, sizeof(last), "%s", err ? err : "");
+		eg_etcd_seterr(err, err_size, "no etcd endpoint answered (last: %s)", last);
+	}
+	return rc;
+}
+
+static json_t *b64(const void *p, size_t len)
+{
+	size_t n = sodium_base64_ENCODED_LEN(len, sodium_base64_VARIANT_ORIGINAL);
+	char *s = malloc(n);
+	json_t *j;
+
+	if (!s)
+		return NULL;
+	sodium_bin2base64(s, n, p, len, sodium_base64_VARIANT_ORIGINAL);
+	j = json_string(s);
+	free(s);
+	return j;
+}
+
+/* range_end for "every key starting with key": key with its last byte
+ * below 0xff incremented and the rest cut; "\0" (to the end) when none. */
+static json_t *prefix_end(const char *key, size_t len)
+{
+	unsigned char *end = malloc(len ? len : 1);
+	json_t *j;
+
+	if (!end)
+		return NULL;
+	memcpy(end, key, len);
+	while (len && end[len - 1] == 0xff)
+		len--;
+	if (!len) {
+		end[0] = 0;
+		j = b64(end, 1);
+	} else {
+		end[len - 1]++;
+		j = b64(end, len);
+	}
+	free(end);
+	return j;
+}
+
+static int set_key(json_t *req, const char *key, bool prefix)
+{
+	size_t len = strlen(key);
+
+	/* The empty key does not exist; as a prefix it is "every key". */
+	if (!len && prefix) {
+		if (json_object_set_new(req, "key", b64("", 1)) ||
+		    json_object_set_new(req, "range_end", b64("", 1)))
+			return -ENOMEM;
+		return 0;
+	}
+	if (json_object_set_new(req, "key", b64(key, len)))
+		return -ENOMEM;
+	if (prefix && json_object_set_new(req, "range_end", prefix_end(key, len)))
+		return -ENOMEM;
+	return 0;
+}
+
+static int check_key(const char *key, bool prefix, char *err, size_t err_size)
+{
+	if (!key || (!*key && !prefix)) {
+		eg_etcd_seterr(err, err_size, "etcd: empty key");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int eg_etcd_get(struct eg_etcd *e, const char *key, bool prefix, struct eg_etcd_range *r, char *err,
+		size_t err_size)
+{
+	json_t *req = NULL, *ans = NULL;
+	char *next = NULL;
+	int64_t at = 0;
+	size_t cap = 0;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	rc = check_key(key, prefix, err, err_size);
+	if (rc < 0)
+		return rc;
+	for (;;) {
+		json_t *kvs;
+		bool more = false;
+		size_t i;
+
+		req = json_object();
+		if (!req || set_key(req, key, prefix)) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		if (next && json_object_set_new(req, "key", b64(next, strlen(next) + 1))) {
+			rc = -ENOMEM; /* next page: from the last key + "\0" */
+			goto out;
+		}
+		if (prefix && json_object_set_new(req, "limit", json_string(PAGE_LIMIT))) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		if (at) {
+			/* Every page at the first page's revision: one snapshot. */
+			char rev[24];
+
+			snprintf(rev, sizeof(rev), "%lld", (long long)at);
+			if (json_object_set_new(req, "revision", json_string(rev))) {
+				rc = -ENOMEM;
+				goto out;
+			}
+		}
+		rc = post(e, "/v3/kv/range", req, &ans, err, err_size);
+		json_decref(req);
+		req = NULL;
+		if (rc < 0)
+			goto out;
+		rc = eg_etcd_header_revision(ans, at ? NULL : &r->revision, err, err_size);
+		if (rc < 0)
+			goto out;
+		if (!at)
+			at = r->revision;
+		rc = eg_etcd_json_bool(ans, "more", &more, err, err_size);
+		if (rc < 0)
+			goto out;
+		kvs = json_object_get(ans, "kvs");
+		if (kvs && !json_is_array(kvs)) {
+			rc = -EPROTO;
+			eg_etcd_seterr(err, err_size, "etcd range: kvs is not an array");
+			goto out;
+		}
+		if (more && (!kvs || !json_array_size(kvs))) {
+			rc = -EPROTO;
+			eg_etcd_seterr(err, err_size, "etcd range: more pages but no key");
+			goto out;
+		}
+		if (json_array_size(kvs) > EG_ETCD_MAX_KVS - r->n) {
+			rc = -EPROTO;
+			eg_etcd_seterr(err, err_size, "etcd range: more than %u keys refused",
+				       EG_ETCD_MAX_KVS);
+			goto out;
+		}
+		if (r->n + json_array_size(kvs) > cap) {
+			size_t ncap = cap ? cap : 16;
+			struct eg_etcd_kv *nk;
+
+			while (ncap < r->n + json_array_size(kvs))
+				ncap *= 2;
+			nk = realloc(r->kvs, ncap * sizeof(*nk));
+			if (!nk) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			r->kvs = nk;
+			cap = ncap;
+		}
+		for (i = 0; i < json_array_size(kvs); i++) {
+			struct eg_etcd_kv *kv = &r->kvs[r->n];
+
+			rc = eg_etcd_parse_kv(json_array_get(kvs, i), kv, false, err, err_size);
+			if (rc < 0)
+				goto out;
+			r->n++;
+			if (!prefix && strcmp(kv->key, key)) {
+				rc = -EPROTO;
+				eg_etcd_seterr(err, err_size, "etcd range: answered another key");
+				goto out;
+			}
+			if (prefix && strncmp(kv->key, key, strlen(key))) {
+				rc = -EPROTO;
+				eg_etcd_seterr(err, err_size,
+					       "etcd range: answered a key outside the prefix");
+				goto out;
+			}
+			if (r->n > 1 && strcmp(r->kvs[r->n - 2].key, kv->key) >= 0) {
+				rc = -EPROTO;
+				eg_etcd_seterr(err, err_size, "etcd range: keys not ascending");
+				goto out;
+			}
+		}
+		json_decref(ans);
+		ans = NULL;
+		if (!more || !prefix)
+			break;
+		free(next);
+		next = strdup(r->kvs[r->n - 1].key);
+		if (!next) {
+			rc = -ENOMEM;
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	free(next);
+	json_decref(req);
+	json_decref(ans);
+	if (rc < 0)
+		eg_etcd_range_free(r);
+	return rc;
+}
+
+int eg_etcd_put(struct eg_etcd *e, const char *key, const char *value, size_t value_len,
+		int64_t *revision, char *err, size_t err_size)
+{
+	json_t *req, *ans = NULL;
+	int64_t rev = 0;
+	int rc = check_key(key, false, err, err_size);
+
+	if (rc < 0)
+		return rc;
+	req = json_object();
+	if (!req || set_key(req, key, false) ||
+	    json_object_set_new(req, "value", b64(value, value_len))) {
+		json_decref(req);
+		return -ENOMEM;
+	}
+	rc = post(e, "/v3/kv/put", req, &ans, err, err_size);
+	json_decref(req);
+	if (rc < 0)
+		return rc;
+	rc = eg_etcd_header_revision(ans, &rev, err, err_size);
+	json_decref(ans);
+	if (rc == 0 && revision)
+		*revision = rev;
+	return rc;
+}
+
+int eg_etcd_delete(struct eg_etcd *e, const char *key, bool prefix, int64_t *revision, char *err,
+		   size_t err_size)
+{
+	json_t *req, *ans = NULL;
+	int64_t rev = 0;
+	int rc = check_key(key, prefix, err, err_size);
+
+	if (rc < 0)
+		return rc;
+	req = json_object();
+	if (!req || set_key(req, key, prefix)) {
+		json_decref(req);
+		return -ENOMEM;
+	}
+	rc = post(e, "/v3/kv/deleterange", req, &ans, err, err_size);
+	json_decref(req);
+	if (rc < 0)
+		return rc;
+	rc = eg_etcd_header_revision(ans, &rev, err, err_size);
+	json_decref(ans);
+	if (rc == 0 && revision)
+		*revision = rev;
+	return rc;
+}
+
+int eg_etcd_compact(struct eg_etcd *e, int64_t revision, char *err, size_t err_size)
+{
+	json_t *req, *ans = NULL;
+	char rev[24];
+	int rc;
+
+	if (revision <= 0) {
+		eg_etcd_seterr(err, err_size, "etcd compact: revision %lld is not positive",
+			       (long long)revision);
+		return -EINVAL;
+	}
+	snprintf(rev, sizeof(rev), "%lld", (long long)revision);
+	req = json_pack("{s:s, s:b}", "revision", rev, "physical", 1);
+	if (!req)
+		return -ENOMEM;
+	rc = post(e, "/v3/kv/compaction", req, &ans, err, err_size);
+	json_decref(req);
+	if (rc < 0)
+		return rc;
+	rc = eg_etcd_header_revision(ans, NULL, err, err_size);
+	json_decref(ans);
+	return rc;
+}
+
+size_t eg_etcd_n_endpoints(const struct eg_etcd *e)
+{
+	return e->n_ep;
+}
+
+const char *eg_etcd_endpoint_at(const struct eg_etcd *e, size_t i)
+{
+	return e->ep[i % e->n_ep];
+}
+
+size_t eg_etcd_current(const struct eg_etcd *e)
+{
+	return e->cur;
+}
+
+void eg_etcd_set_current(struct eg_etcd *e, size_t i)
+{
+	e->cur = i % e->n_ep;
+}
+
+unsigned eg_etcd_timeout_ms(const struct eg_etcd *e)
+{
+	return e->timeout_ms;
+}
