@@ -7,11 +7,11 @@
 
 #include <execgate/execgate.h>
 #include "daemon/config.h"
-#include "daemon/fleet.h"
 #include "daemon/metrics.h"
 
 struct MHD_Daemon;
 struct egd_events;
+struct eg_fleet_worker;
 
 struct egd {
 	struct egd_config cfg;
@@ -19,7 +19,9 @@ struct egd {
 	struct MHD_Daemon *mhd;
 	struct egd_events *events;
 	struct egd_metrics metrics;
-	struct egd_fleet fleet;
+	/* The fleet's worker side (fleet/worker.h); NULL unless
+	 * etcd_endpoints is set. */
+	struct eg_fleet_worker *fleet;
 	int listen_fd;
 };
 

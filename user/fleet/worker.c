@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The fleet's worker-side state and how a verified document changes it
- * (daemon/fleet.h). The rules themselves are core/fleet_apply.c; this file
+ * (fleet/worker.h). The rules themselves are core/fleet_apply.c; this file
  * reads and writes what they decide: the stored selections, the worker's
  * records and keys, the log and the counters. */
 #include <dirent.h>
@@ -14,12 +14,11 @@
 #include "core/fd_io.h"
 #include "core/fleet_apply.h"
 #include "core/ids.h"
-#include "daemon/daemon.h"
-#include "daemon/fleet.h"
-#include "daemon/log.h"
+#include <stdarg.h>
 #include "execgate/text.h"
+#include "fleet/worker_impl.h"
 
-static uint64_t mono_ns(void)
+uint64_t eg_fw_mono_ns(void)
 {
 	struct timespec ts;
 
@@ -30,19 +29,41 @@ static uint64_t mono_ns(void)
 /* An etcd key in a log line: attacker-controlled bytes, escaped and cut. */
 static const char *key_text(const char *key, char *buf, size_t size)
 {
-	egd_log_escape(key, strnlen(key, 400), buf, size);
+	size_t o = 0;
+
+	for (size_t i = 0; key[i] && i < 400 && o + 5 < size; i++) {
+		unsigned char c = (unsigned char)key[i];
+
+		if (c >= 0x20 && c < 0x7f && c != '\\')
+			buf[o++] = (char)c;
+		else
+			o += (size_t)snprintf(buf + o, size - o, "\\x%02x", c);
+	}
+	buf[o] = '\0';
 	return buf;
 }
 
-static void sel_dir(const struct egd *d, char *out, size_t size)
+void eg_fw_log(struct eg_fleet_worker *d, int prio, const char *fmt, ...)
 {
-	snprintf(out, size, "%s/fleet/selections", d->cfg.state_dir);
+	char line[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (d->log)
+		d->log(prio, line, d->ctx);
 }
 
-static struct egd_fleet_sel *find(struct egd_fleet *f, const uint8_t sandbox[EG_ID_BYTES],
-				  bool create)
+static void sel_dir(const struct eg_fleet_worker *d, char *out, size_t size)
 {
-	struct egd_fleet_sel *s;
+	snprintf(out, size, "%s/fleet/selections", d->state_dir);
+}
+
+static struct eg_fw_sel *find(struct eg_fleet_worker *f, const uint8_t sandbox[EG_ID_BYTES],
+			      bool create)
+{
+	struct eg_fw_sel *s;
 
 	for (size_t i = 0; i < f->n_sels; i++)
 		if (!memcmp(f->sels[i].sandbox, sandbox, EG_ID_BYTES))
@@ -51,7 +72,7 @@ static struct egd_fleet_sel *find(struct egd_fleet *f, const uint8_t sandbox[EG_
 		return NULL;
 	if (f->n_sels == f->cap_sels) {
 		size_t cap = f->cap_sels ? f->cap_sels * 2 : 64;
-		struct egd_fleet_sel *n = realloc(f->sels, cap * sizeof(*n));
+		struct eg_fw_sel *n = realloc(f->sels, cap * sizeof(*n));
 
 		if (!n)
 			return NULL;
@@ -67,9 +88,9 @@ static struct egd_fleet_sel *find(struct egd_fleet *f, const uint8_t sandbox[EG_
 /* <state_dir>/fleet/selections/<uuid>: "<mod_revision> <text>\n", written
  * crash-safe, so that a restart knows the selection in force and refuses
  * an older replay. */
-static int store_selection(struct egd *d, const struct egd_fleet_sel *s, const char *text)
+static int store_selection(struct eg_fleet_worker *d, const struct eg_fw_sel *s, const char *text)
 {
-	char dir[EGD_PATH_MAX + 32], path[EGD_PATH_MAX + 80], u[EG_UUID_TEXT_LEN], line[400];
+	char dir[512 + 32], path[512 + 80], u[EG_UUID_TEXT_LEN], line[400];
 	int n;
 
 	sel_dir(d, dir, sizeof(dir));
@@ -82,10 +103,10 @@ static int store_selection(struct egd *d, const struct egd_fleet_sel *s, const c
 /* The stored selections are this daemon's own state (0600 under
  * state_dir, like the keys): decoded strictly, not verified again (the key
  * that signed one may have been withdrawn since; it was applied). */
-static int load_selections(struct egd *d, char *err, size_t err_size)
+static int load_selections(struct eg_fleet_worker *d, char *err, size_t err_size)
 {
-	struct egd_fleet *f = &d->fleet;
-	char dir[EGD_PATH_MAX + 32], path[EGD_PATH_MAX + 300];
+	struct eg_fleet_worker *f = d;
+	char dir[512 + 32], path[512 + 300];
 	struct dirent *de;
 	DIR *dh;
 
@@ -100,7 +121,7 @@ static int load_selections(struct egd *d, char *err, size_t err_size)
 	while ((de = readdir(dh))) {
 		uint8_t id[EG_ID_BYTES], raw[EG_SEL_LEN];
 		char line[400], text[EG_SEL_TEXT_MAX];
-		struct egd_fleet_sel *s;
+		struct eg_fw_sel *s;
 		struct eg_selection sel;
 		long long rev;
 		FILE *fp;
@@ -144,66 +165,102 @@ static int load_selections(struct egd *d, char *err, size_t err_size)
 	return 0;
 }
 
-int egd_fleet_init(struct egd *d, char *err, size_t err_size)
+int eg_fleet_worker_open(const struct eg_fleet_worker_config *cfg, struct eg_fleet_worker **out,
+			 char *err, size_t err_size)
 {
-	struct egd_fleet *f = &d->fleet;
-	char bad[512] = "", dir[EGD_PATH_MAX + 32];
+	struct eg_fleet_worker *d = calloc(1, sizeof(*d));
+	char bad[512] = "", dir[512 + 32];
 	enum eg_key_err kerr;
 	int rc;
 
-	pthread_mutex_init(&f->lock, NULL);
-	pthread_cond_init(&f->wake, NULL);
-	f->on = d->cfg.etcd_endpoints[0] != '\0';
-	if (!f->on)
-		return 0;
-	snprintf(f->prefix_workers, sizeof(f->prefix_workers), "%s/workers/%s/selections/",
-		 d->cfg.etcd_prefix, d->cfg.worker_id_text);
-	snprintf(f->key_keyset, sizeof(f->key_keyset), "%s/keyset", d->cfg.etcd_prefix);
-	eg_keyset_init(&f->roots);
-	kerr = eg_keyset_load_path(&f->roots, d->cfg.root_keys, bad, sizeof(bad));
+	*out = NULL;
+	if (!d) {
+		snprintf(err, err_size, "fleet: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&d->lock, NULL);
+	pthread_cond_init(&d->wake, NULL);
+	d->worker = cfg->worker;
+	snprintf(d->state_dir, sizeof(d->state_dir), "%s", cfg->state_dir);
+	snprintf(d->prefix, sizeof(d->prefix), "%s", cfg->prefix);
+	snprintf(d->endpoints, sizeof(d->endpoints), "%s", cfg->endpoints);
+	memcpy(d->self, cfg->worker_id, EG_ID_BYTES);
+	eg_uuid_to_text(d->self, d->self_text);
+	d->reconcile_interval = cfg->reconcile_interval ? cfg->reconcile_interval : 60;
+	d->log = cfg->log;
+	d->streams = cfg->streams;
+	d->ctx = cfg->ctx;
+	snprintf(d->prefix_workers, sizeof(d->prefix_workers), "%s/workers/%s/selections/",
+		 d->prefix, d->self_text);
+	snprintf(d->key_keyset, sizeof(d->key_keyset), "%s/keyset", d->prefix);
+	eg_keyset_init(&d->roots);
+	kerr = eg_keyset_load_path(&d->roots, cfg->root_keys, bad, sizeof(bad));
 	if (kerr != EG_KEY_OK) {
-		snprintf(err, err_size, "root_keys %s: %s: %s", bad[0] ? bad : d->cfg.root_keys,
+		snprintf(err, err_size, "root_keys %s: %s: %s", bad[0] ? bad : cfg->root_keys,
 			 eg_key_err_name(kerr), eg_key_err_detail(kerr));
-		return -EINVAL;
+		rc = -EINVAL;
+		goto fail;
 	}
-	if (!f->roots.n) {
-		snprintf(err, err_size, "root_keys %s: no root public key (*.pub)",
-			 d->cfg.root_keys);
-		return -EINVAL;
+	if (!d->roots.n) {
+		snprintf(err, err_size, "root_keys %s: no root public key (*.pub)", cfg->root_keys);
+		rc = -EINVAL;
+		goto fail;
 	}
-	rc = eg_worker_keys_version(d->worker, &f->keyset_version, err, err_size);
+	rc = eg_worker_keys_version(d->worker, &d->keyset_version, err, err_size);
 	if (rc)
-		return rc;
-	snprintf(dir, sizeof(dir), "%s/fleet", d->cfg.state_dir);
-	mkdir(dir, 0700);
+		goto fail;
+	snprintf(dir, sizeof(dir), "%s/fleet", d->state_dir);
+	if (mkdir(dir, 0700) && errno != EEXIST) {
+		rc = -errno;
+		snprintf(err, err_size, "fleet: %s: %s", dir, strerror(-rc));
+		goto fail;
+	}
 	sel_dir(d, dir, sizeof(dir));
-	mkdir(dir, 0700);
-	return load_selections(d, err, err_size);
+	if (mkdir(dir, 0700) && errno != EEXIST) {
+		rc = -errno;
+		snprintf(err, err_size, "fleet: %s: %s", dir, strerror(-rc));
+		goto fail;
+	}
+	rc = load_selections(d, err, err_size);
+	if (rc)
+		goto fail;
+	*out = d;
+	return 0;
+fail:
+	eg_fleet_worker_close(d);
+	return rc;
 }
 
-void egd_fleet_free(struct egd *d)
+void eg_fleet_worker_close(struct eg_fleet_worker *d)
 {
-	free(d->fleet.sels);
-	d->fleet.sels = NULL;
-	d->fleet.n_sels = d->fleet.cap_sels = 0;
-}
-
-const char *egd_fleet_put_refusal(struct egd *d, const struct eg_install_spec *spec)
-{
-	struct egd_fleet_sel *s = find(&d->fleet, spec->sandbox, false);
-
-	return eg_fleet_put_refusal(d->cfg.worker_id, s && s->has_sel, s ? &s->sel : NULL,
-				    spec->worker, spec->generation, spec->activation,
-				    spec->pod_uid);
-}
-
-void egd_fleet_touch(struct egd *d, const uint8_t sandbox[EG_ID_BYTES])
-{
-	struct egd_fleet *f = &d->fleet;
-	struct egd_fleet_sel *s;
-
-	if (!f->on)
+	if (!d)
 		return;
+	eg_fleet_worker_stop(d);
+	free(d->sels);
+	pthread_mutex_destroy(&d->lock);
+	pthread_cond_destroy(&d->wake);
+	free(d);
+}
+
+pthread_mutex_t *eg_fleet_worker_lock(struct eg_fleet_worker *d)
+{
+	return &d->lock;
+}
+
+const char *eg_fleet_worker_put_refusal(struct eg_fleet_worker *d,
+					const struct eg_install_spec *spec)
+{
+	struct eg_fw_sel *s = find(d, spec->sandbox, false);
+
+	return eg_fleet_put_refusal(d->self, s && s->has_sel, s ? &s->sel : NULL, spec->worker,
+				    spec->generation, spec->activation, spec->pod_uid);
+}
+
+void eg_fleet_worker_touch(struct eg_fleet_worker *d, const uint8_t sandbox[EG_ID_BYTES])
+{
+	struct eg_fleet_worker *f = d;
+	struct eg_fw_sel *s;
+
 	pthread_mutex_lock(&f->lock);
 	s = find(f, sandbox, false);
 	if (s && s->has_sel) {
@@ -213,9 +270,9 @@ void egd_fleet_touch(struct egd *d, const uint8_t sandbox[EG_ID_BYTES])
 	pthread_mutex_unlock(&f->lock);
 }
 
-void egd_fleet_touch_all(struct egd *d)
+void eg_fleet_worker_touch_all(struct eg_fleet_worker *d)
 {
-	struct egd_fleet *f = &d->fleet;
+	struct eg_fleet_worker *f = d;
 
 	pthread_mutex_lock(&f->lock);
 	for (size_t i = 0; i < f->n_sels; i++)
@@ -224,7 +281,8 @@ void egd_fleet_touch_all(struct egd *d)
 	pthread_mutex_unlock(&f->lock);
 }
 
-static void local_of(struct egd *d, const uint8_t sandbox[EG_ID_BYTES], struct eg_fleet_local *l)
+static void local_of(struct eg_fleet_worker *d, const uint8_t sandbox[EG_ID_BYTES],
+		     struct eg_fleet_local *l)
 {
 	struct eg_sandbox_info info;
 	char err[EG_ERR_MAX];
@@ -248,17 +306,17 @@ static int add_key(const char *kid, const uint8_t pk[32], void *ctx)
 	return 0;
 }
 
-static void refuse_sel(struct egd *d, unsigned reason, const char *name, const char *key,
-		       int64_t rev)
+static void refuse_sel(struct eg_fleet_worker *d, unsigned reason, const char *name,
+		       const char *key, int64_t rev)
 {
 	char k[1700];
 
-	d->fleet.refused_sel[reason]++;
-	egd_log(EGD_LOG_WARNING, "fleet: selection refused: %s: key %s mod_revision %lld", name,
-		key_text(key, k, sizeof(k)), (long long)rev);
+	d->refused_sel[reason]++;
+	eg_fw_log(d, 4, "fleet: selection refused: %s: key %s mod_revision %lld", name,
+		  key_text(key, k, sizeof(k)), (long long)rev);
 }
 
-static void retire(struct egd *d, const uint8_t sandbox[EG_ID_BYTES], const char *why)
+static void retire(struct eg_fleet_worker *d, const uint8_t sandbox[EG_ID_BYTES], const char *why)
 {
 	struct eg_runtime_record after;
 	struct eg_stream_cuts streams;
@@ -269,28 +327,29 @@ static void retire(struct egd *d, const uint8_t sandbox[EG_ID_BYTES], const char
 	memset(&streams, 0, sizeof(streams));
 	rc = eg_worker_retire_report(d->worker, sandbox, &after, &streams, err, sizeof(err));
 	if (rc) {
-		egd_log(EGD_LOG_ERR, "fleet: sandbox %s: retire (%s) failed: %s", u, why, err);
+		eg_fw_log(d, 3, "fleet: sandbox %s: retire (%s) failed: %s", u, why, err);
 		return;
 	}
-	d->fleet.retired++;
-	egd_metrics_streams(&d->metrics, &streams);
+	d->retired++;
+	if (d->streams)
+		d->streams(&streams, d->ctx);
 	if (streams.error)
-		egd_log(EGD_LOG_ERR, "fleet: sandbox %s: stream revocation failed: %s", u,
-			streams.error_text);
-	egd_log(EGD_LOG_NOTICE,
-		"fleet: retired sandbox=%s (%s) epoch=%llu streams_cut=%u streams_unreachable=%u",
-		u, why, (unsigned long long)after.epoch, streams.unix_cut + streams.tcp_cut,
-		streams.unix_unreachable + streams.tcp_unreachable);
+		eg_fw_log(d, 3, "fleet: sandbox %s: stream revocation failed: %s", u,
+			  streams.error_text);
+	eg_fw_log(d, 5,
+		  "fleet: retired sandbox=%s (%s) epoch=%llu streams_cut=%u streams_unreachable=%u",
+		  u, why, (unsigned long long)after.epoch, streams.unix_cut + streams.tcp_cut,
+		  streams.unix_unreachable + streams.tcp_unreachable);
 }
 
-void egd_fleet_apply_selection(struct egd *d, const char *key, const char *value, size_t len,
-			       int64_t rev)
+void eg_fleet_worker_apply_selection(struct eg_fleet_worker *d, const char *key, const char *value,
+				     size_t len, int64_t rev)
 {
-	struct egd_fleet *f = &d->fleet;
+	struct eg_fleet_worker *f = d;
 	size_t plen = strlen(f->prefix_workers);
 	char u[EG_UUID_TEXT_LEN], text[EG_SEL_TEXT_MAX];
 	uint8_t id[EG_ID_BYTES], raw[EG_SEL_LEN];
-	struct egd_fleet_sel *s;
+	struct eg_fw_sel *s;
 	struct eg_selection sel;
 	struct eg_fleet_local local;
 	struct eg_keyset *ks;
@@ -302,17 +361,17 @@ void egd_fleet_apply_selection(struct egd *d, const char *key, const char *value
 	/* The key must be exactly <prefix>/workers/<self>/selections/<uuid>,
 	 * the UUID in its canonical lower-case form. */
 	if (strncmp(key, f->prefix_workers, plen) || eg_uuid_from_text(key + plen, id)) {
-		refuse_sel(d, EGD_FLEET_SEL_BAD_KEY, "bad-key", key, rev);
+		refuse_sel(d, EG_FW_SEL_BAD_KEY, "bad-key", key, rev);
 		goto out;
 	}
 	eg_uuid_to_text(id, u);
 	if (strcmp(key + plen, u)) {
-		refuse_sel(d, EGD_FLEET_SEL_BAD_KEY, "bad-key", key, rev);
+		refuse_sel(d, EG_FW_SEL_BAD_KEY, "bad-key", key, rev);
 		goto out;
 	}
 	s = find(f, id, true);
 	if (!s) {
-		egd_log(EGD_LOG_ERR, "fleet: sandbox %s: %s", u, strerror(ENOMEM));
+		eg_fw_log(d, 3, "fleet: sandbox %s: %s", u, strerror(ENOMEM));
 		goto out;
 	}
 	/* Each write of a key is judged once: a reconcile reading the same
@@ -323,7 +382,7 @@ void egd_fleet_apply_selection(struct egd *d, const char *key, const char *value
 	serr = eg_sel_text_to_bin(value, len, raw);
 	ks = calloc(1, sizeof(*ks));
 	if (!ks) {
-		egd_log(EGD_LOG_ERR, "fleet: sandbox %s: %s", u, strerror(ENOMEM));
+		eg_fw_log(d, 3, "fleet: sandbox %s: %s", u, strerror(ENOMEM));
 		goto out;
 	}
 	if (serr == EG_SEL_OK) {
@@ -337,16 +396,16 @@ void egd_fleet_apply_selection(struct egd *d, const char *key, const char *value
 		goto out;
 	}
 	if (memcmp(sel.sandbox, id, EG_ID_BYTES)) {
-		refuse_sel(d, EGD_FLEET_SEL_SANDBOX, "wrong-sandbox", key, rev);
+		refuse_sel(d, EG_FW_SEL_SANDBOX, "wrong-sandbox", key, rev);
 		goto out;
 	}
 	order = eg_fleet_order(s->has_sel, &s->sel, &sel);
 	if (order == EG_FLEET_OLDER) {
-		refuse_sel(d, EGD_FLEET_SEL_OLDER, "older", key, rev);
+		refuse_sel(d, EG_FW_SEL_OLDER, "older", key, rev);
 		goto out;
 	}
 	if (order == EG_FLEET_NEWER) {
-		struct egd_fleet_sel next = *s;
+		struct eg_fw_sel next = *s;
 
 		next.has_sel = true;
 		next.sel = sel;
@@ -356,22 +415,22 @@ void egd_fleet_apply_selection(struct egd *d, const char *key, const char *value
 		if (rc)
 			/* Applied anyway (the newer selection is the safer
 			 * one to enforce), but a restart would not know it. */
-			egd_log(EGD_LOG_ERR,
-				"fleet: sandbox %s: storing the selection failed: %s: a restart "
-				"may accept an older one",
-				u, strerror(-rc));
+			eg_fw_log(d, 3,
+				  "fleet: sandbox %s: storing the selection failed: %s: a restart "
+				  "may accept an older one",
+				  u, strerror(-rc));
 		*s = next;
 		eg_uuid_to_text(sel.worker, text);
-		egd_log(EGD_LOG_INFO,
-			"fleet: selection applied: sandbox=%s worker=%s generation=%llu "
-			"activation=%u mod_revision=%lld",
-			u, text, (unsigned long long)sel.generation, sel.activation,
-			(long long)rev);
+		eg_fw_log(d, 6,
+			  "fleet: selection applied: sandbox=%s worker=%s generation=%llu "
+			  "activation=%u mod_revision=%lld",
+			  u, text, (unsigned long long)sel.generation, sel.activation,
+			  (long long)rev);
 	}
 	local_of(d, id, &local);
-	if (eg_fleet_decide(d->cfg.worker_id, &s->sel, &local) == EG_FLEET_RETIRE)
+	if (eg_fleet_decide(d->self, &s->sel, &local) == EG_FLEET_RETIRE)
 		retire(d, id,
-		       memcmp(s->sel.worker, d->cfg.worker_id, EG_ID_BYTES)
+		       memcmp(s->sel.worker, d->self, EG_ID_BYTES)
 			   ? "the selection names another worker"
 			   : "the selection names another execution");
 	s->ack_dirty = true;
@@ -384,10 +443,10 @@ struct keys_ctx {
 	struct eg_keyset ks;
 };
 
-void egd_fleet_apply_keyset(struct egd *d, const char *key, const char *value, size_t len,
-			    int64_t rev)
+void eg_fleet_worker_apply_keyset(struct eg_fleet_worker *d, const char *key, const char *value,
+				  size_t len, int64_t rev)
 {
-	struct egd_fleet *f = &d->fleet;
+	struct eg_fleet_worker *f = d;
 	uint8_t withdrawn[EG_KEYSET_MAX][EG_KEY_ID_LEN], raw[EG_KSD_MAX_LEN];
 	uint8_t pks[EG_KEYSET_MAX][32];
 	char k[1700], err[EG_ERR_MAX] = "", kid[EG_KEY_ID_TEXT_LEN];
@@ -405,7 +464,7 @@ void egd_fleet_apply_keyset(struct egd *d, const char *key, const char *value, s
 	doc = calloc(1, sizeof(*doc));
 	cur = calloc(1, sizeof(*cur));
 	if (!doc || !cur) {
-		egd_log(EGD_LOG_ERR, "fleet: key set: %s", strerror(ENOMEM));
+		eg_fw_log(d, 3, "fleet: key set: %s", strerror(ENOMEM));
 		goto out;
 	}
 	kerr = eg_ksd_text_to_bin(value, len, raw, &raw_len);
@@ -413,22 +472,21 @@ void egd_fleet_apply_keyset(struct egd *d, const char *key, const char *value, s
 		kerr = eg_ksd_verify_roots(raw, raw_len, &f->roots, doc);
 	if (kerr != EG_KSD_OK) {
 		f->refused_ksd[kerr]++;
-		egd_log(EGD_LOG_WARNING, "fleet: key set refused: %s: key %s mod_revision %lld",
-			eg_ksd_err_name(kerr), key_text(key, k, sizeof(k)), (long long)rev);
+		eg_fw_log(d, 4, "fleet: key set refused: %s: key %s mod_revision %lld",
+			  eg_ksd_err_name(kerr), key_text(key, k, sizeof(k)), (long long)rev);
 		goto out;
 	}
 	eg_keyset_init(&cur->ks);
 	eg_worker_keys_list(d->worker, add_key, &cur->ks);
 	dec = eg_ksd_decide(f->keyset_version, &cur->ks, doc, withdrawn, &n_withdrawn);
 	if (dec != EG_KSD_APPLY) {
-		f->refused_ksd[dec == EG_KSD_REFUSE_EQUAL ? EGD_FLEET_KSD_EQUAL
-							  : EGD_FLEET_KSD_OLDER]++;
-		egd_log(EGD_LOG_WARNING,
-			"fleet: key set refused: %s (version %llu, applied %llu): key %s "
-			"mod_revision %lld",
-			eg_ksd_decision_name(dec), (unsigned long long)doc->keyset_version,
-			(unsigned long long)f->keyset_version, key_text(key, k, sizeof(k)),
-			(long long)rev);
+		f->refused_ksd[dec == EG_KSD_REFUSE_EQUAL ? EG_FW_KSD_EQUAL : EG_FW_KSD_OLDER]++;
+		eg_fw_log(d, 4,
+			  "fleet: key set refused: %s (version %llu, applied %llu): key %s "
+			  "mod_revision %lld",
+			  eg_ksd_decision_name(dec), (unsigned long long)doc->keyset_version,
+			  (unsigned long long)f->keyset_version, key_text(key, k, sizeof(k)),
+			  (long long)rev);
 		goto out;
 	}
 	for (size_t i = 0; i < doc->n; i++)
@@ -436,9 +494,9 @@ void egd_fleet_apply_keyset(struct egd *d, const char *key, const char *value, s
 	rc = eg_worker_keys_replace(d->worker, (const uint8_t(*)[32])pks, doc->n,
 				    doc->keyset_version, err, sizeof(err));
 	if (rc) {
-		f->refused_ksd[EGD_FLEET_KSD_APPLY]++;
-		egd_log(EGD_LOG_ERR, "fleet: key set version %llu: applying it failed: %s",
-			(unsigned long long)doc->keyset_version, err);
+		f->refused_ksd[EG_FW_KSD_APPLY]++;
+		eg_fw_log(d, 3, "fleet: key set version %llu: applying it failed: %s",
+			  (unsigned long long)doc->keyset_version, err);
 		if (rc != -ESTALE)
 			goto out;
 		/* The disk holds a newer version than memory believed. */
@@ -446,14 +504,13 @@ void egd_fleet_apply_keyset(struct egd *d, const char *key, const char *value, s
 		goto out;
 	}
 	f->keyset_version = doc->keyset_version;
-	__atomic_fetch_add(&d->metrics.key_reloads, 1, __ATOMIC_RELAXED);
-	egd_log(EGD_LOG_NOTICE,
-		"fleet: key set version %llu applied: %zu keys, %zu withdrawn, token cache "
-		"flushed (mod_revision %lld)",
-		(unsigned long long)doc->keyset_version, doc->n, n_withdrawn, (long long)rev);
+	eg_fw_log(d, 5,
+		  "fleet: key set version %llu applied: %zu keys, %zu withdrawn, token cache "
+		  "flushed (mod_revision %lld)",
+		  (unsigned long long)doc->keyset_version, doc->n, n_withdrawn, (long long)rev);
 	for (size_t i = 0; i < n_withdrawn; i++) {
 		eg_key_id_format(withdrawn[i], kid);
-		egd_log(EGD_LOG_NOTICE, "fleet: key %s withdrawn", kid);
+		eg_fw_log(d, 5, "fleet: key %s withdrawn", kid);
 	}
 out:
 	pthread_mutex_unlock(&f->lock);
@@ -463,19 +520,19 @@ out:
 	free(cur);
 }
 
-void egd_fleet_deleted(struct egd *d, const char *key, int64_t rev)
+void eg_fleet_worker_deleted(struct eg_fleet_worker *d, const char *key, int64_t rev)
 {
 	char k[1700];
 
 	/* Withholding is all a store can do: a deleted document changes
 	 * nothing here, the selection or key set in force stays. */
-	egd_log(EGD_LOG_WARNING,
-		"fleet: key %s deleted at mod_revision %lld: ignored, what was applied stays",
-		key_text(key, k, sizeof(k)), (long long)rev);
+	eg_fw_log(d, 4,
+		  "fleet: key %s deleted at mod_revision %lld: ignored, what was applied stays",
+		  key_text(key, k, sizeof(k)), (long long)rev);
 	(void)d;
 }
 
-int egd_fleet_ack_json(struct egd *d, const struct egd_fleet_sel *s, char **out)
+int eg_fw_ack_json(struct eg_fleet_worker *d, const struct eg_fw_sel *s, char **out)
 {
 	char self[EG_UUID_TEXT_LEN], sb[EG_UUID_TEXT_LEN], w[EG_UUID_TEXT_LEN];
 	struct eg_fleet_local local;
@@ -483,8 +540,8 @@ int egd_fleet_ack_json(struct egd *d, const struct egd_fleet_sel *s, char **out)
 	json_t *o, *sel;
 
 	local_of(d, s->sandbox, &local);
-	st = eg_fleet_ack_state(d->cfg.worker_id, s->has_sel, &s->sel, &local);
-	eg_uuid_to_text(d->cfg.worker_id, self);
+	st = eg_fleet_ack_state(d->self, s->has_sel, &s->sel, &local);
+	eg_uuid_to_text(d->self, self);
 	eg_uuid_to_text(s->sandbox, sb);
 	eg_uuid_to_text(s->sel.worker, w);
 	sel = json_pack("{s:s,s:I,s:I,s:I}", "worker", w, "generation",
@@ -503,7 +560,7 @@ int egd_fleet_ack_json(struct egd *d, const struct egd_fleet_sel *s, char **out)
 		json_object_set_new(o, "activation", json_null());
 		json_object_set_new(o, "epoch", json_null());
 	}
-	json_object_set_new(o, "revision", json_integer((json_int_t)d->fleet.applied_rev));
+	json_object_set_new(o, "revision", json_integer((json_int_t)d->applied_rev));
 	json_object_set_new(o, "acked_at", json_integer((json_int_t)time(NULL)));
 	*out = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(o);
@@ -514,47 +571,46 @@ static const char *sel_reason(unsigned i)
 {
 	if (i < EG_SEL__COUNT)
 		return eg_sel_err_name(i);
-	return i == EGD_FLEET_SEL_BAD_KEY   ? "bad-key"
-	       : i == EGD_FLEET_SEL_SANDBOX ? "wrong-sandbox"
-					    : "older";
+	return i == EG_FW_SEL_BAD_KEY	? "bad-key"
+	       : i == EG_FW_SEL_SANDBOX ? "wrong-sandbox"
+					: "older";
 }
 
 static const char *ksd_reason(unsigned i)
 {
 	if (i < EG_KSD__COUNT)
 		return eg_ksd_err_name(i);
-	return i == EGD_FLEET_KSD_EQUAL	  ? "refuse-equal"
-	       : i == EGD_FLEET_KSD_OLDER ? "refuse-older"
-					  : "apply-failed";
+	return i == EG_FW_KSD_EQUAL   ? "refuse-equal"
+	       : i == EG_FW_KSD_OLDER ? "refuse-older"
+				      : "apply-failed";
 }
 
-static int64_t since_update(const struct egd_fleet *f)
+static int64_t since_update(const struct eg_fleet_worker *f)
 {
-	return f->last_update_ns ? (int64_t)((mono_ns() - f->last_update_ns) / 1000000000ull) : -1;
+	return f->last_update_ns ? (int64_t)((eg_fw_mono_ns() - f->last_update_ns) / 1000000000ull)
+				 : -1;
 }
 
-json_t *egd_fleet_status(struct egd *d)
+json_t *eg_fleet_worker_status(struct eg_fleet_worker *d)
 {
-	struct egd_fleet *f = &d->fleet;
+	struct eg_fleet_worker *f = d;
 	json_t *o, *rs, *rk, *refused;
 	int64_t since;
 
-	if (!f->on)
-		return json_null();
 	pthread_mutex_lock(&f->lock);
 	rs = json_object();
 	rk = json_object();
-	for (unsigned i = 1; i < EGD_FLEET_SEL_REASONS; i++)
+	for (unsigned i = 1; i < EG_FW_SEL_REASONS; i++)
 		json_object_set_new(rs, sel_reason(i), json_integer((json_int_t)f->refused_sel[i]));
-	for (unsigned i = 1; i < EGD_FLEET_KSD_REASONS; i++)
+	for (unsigned i = 1; i < EG_FW_KSD_REASONS; i++)
 		json_object_set_new(rk, ksd_reason(i), json_integer((json_int_t)f->refused_ksd[i]));
 	refused = json_pack("{s:o,s:o}", "selection", rs, "keyset", rk);
 	since = since_update(f);
 	o = json_pack(
-	    "{s:s,s:s,s:b,s:s?,s:I,s:I,s:I,s:o,s:I,s:I,s:I,s:I,s:I,s:o}", "prefix",
-	    d->cfg.etcd_prefix, "endpoints", d->cfg.etcd_endpoints, "connected", f->connected,
-	    "endpoint", f->endpoint[0] ? f->endpoint : NULL, "applied_revision",
-	    (json_int_t)f->applied_rev, "store_revision", (json_int_t)f->store_rev, "lag",
+	    "{s:s,s:s,s:b,s:s?,s:I,s:I,s:I,s:o,s:I,s:I,s:I,s:I,s:I,s:o}", "prefix", d->prefix,
+	    "endpoints", d->endpoints, "connected", f->connected, "endpoint",
+	    f->endpoint[0] ? f->endpoint : NULL, "applied_revision", (json_int_t)f->applied_rev,
+	    "store_revision", (json_int_t)f->store_rev, "lag",
 	    (json_int_t)(f->store_rev > f->applied_rev ? f->store_rev - f->applied_rev : 0),
 	    "seconds_since_update", since < 0 ? json_null() : json_integer(since), "keyset_version",
 	    (json_int_t)f->keyset_version, "selections", (json_int_t)f->n_sels, "reconciles",
@@ -575,13 +631,11 @@ static void counter(FILE *out, const char *name, const char *help, uint64_t v)
 		(unsigned long long)v);
 }
 
-void egd_fleet_metrics(struct egd *d, FILE *out)
+void eg_fleet_worker_metrics(struct eg_fleet_worker *d, FILE *out)
 {
-	struct egd_fleet *f = &d->fleet;
+	struct eg_fleet_worker *f = d;
 	const char *r = "execgate_fleet_refused_documents_total";
 
-	if (!f->on)
-		return;
 	pthread_mutex_lock(&f->lock);
 	gauge(out, "execgate_fleet_applied_revision", "the etcd revision this worker has applied",
 	      f->applied_rev);
@@ -615,10 +669,10 @@ void egd_fleet_metrics(struct egd *d, FILE *out)
 		"# HELP %s documents read from etcd and refused, by document and reason\n"
 		"# TYPE %s counter\n",
 		r, r);
-	for (unsigned i = 1; i < EGD_FLEET_SEL_REASONS; i++)
+	for (unsigned i = 1; i < EG_FW_SEL_REASONS; i++)
 		fprintf(out, "%s{document=\"selection\",reason=\"%s\"} %llu\n", r, sel_reason(i),
 			(unsigned long long)f->refused_sel[i]);
-	for (unsigned i = 1; i < EGD_FLEET_KSD_REASONS; i++)
+	for (unsigned i = 1; i < EG_FW_KSD_REASONS; i++)
 		fprintf(out, "%s{document=\"keyset\",reason=\"%s\"} %llu\n", r, ksd_reason(i),
 			(unsigned long long)f->refused_ksd[i]);
 	pthread_mutex_unlock(&f->lock);
