@@ -28,3 +28,18 @@ fuzz-fleet-smoke: $(BUILD)/fuzz-fleet
 	@grep -E '^Done [0-9]+ runs' $(BUILD)/fuzz-fleet.log | sed 's/^/fuzz-fleet-smoke: /'
 
 CHECK_EXTRA += fuzz-fleet-smoke
+
+# The etcd client (user/fleet/etcd.h) against a real etcd cluster started
+# by tests/fleet/etcd_env.c (loopback ports, a temporary directory), and
+# its refusals against a canned HTTP server. No root needed; no etcd
+# binary fails the run.
+FLEET_TEST_SRCS := $(wildcard tests/fleet/*.c)
+.PHONY: test-fleet
+$(BUILD)/test-fleet: $(FLEET_TEST_SRCS) $(wildcard tests/fleet/*.h) $(FLEET_LIB) | $(DEPS_STAMP)
+	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(WARN) -o $@ $(FLEET_TEST_SRCS) $(FLEET_LIB) \
+		-lcriterion -lpthread $(FLEET_LDLIBS)
+
+test-fleet: $(BUILD)/test-fleet
+	$(BUILD)/test-fleet --jobs 1
+
+CHECK_EXTRA += test-fleet

@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* A real etcd cluster for tests (tests/fleet/etcd_env.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <curl/curl.h>
+#include <jansson.h>
+#include "fleet/etcd.h"
+#include "fleet/etcd_env.h"
+
+#define MAX_LIVE 8
+
+static struct eg_test_etcd *live[MAX_LIVE];
+static bool atexit_done;
+
+static void stop_all(void)
+{
+	size_t i;
+
+	for (i = 0; i < MAX_LIVE; i++)
+		if (live[i])
+			eg_test_etcd_stop(live[i]);
+}
+
+static const char *etcd_bin(void)
+{
+	const char *b = getenv("EXECGATE_ETCD_BIN");
+
+	return b && *b ? b : "/usr/bin/etcd";
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Distinct free loopback ports: all bound at once, then released. */
+static int free_ports(unsigned short *ports, size_t n)
+{
+	int fds[2 * EG_TEST_ETCD_MAX];
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < n; i++) {
+		struct sockaddr_in a = {.sin_family = AF_INET};
+		socklen_t len = sizeof(a);
+
+		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fds[i] < 0 || bind(fds[i], (struct sockaddr *)&a, sizeof(a)) ||
+		    getsockname(fds[i], (struct sockaddr *)&a, &len)) {
+			rc = -1;
+			n = i + (fds[i] >= 0);
+			break;
+		}
+		ports[i] = ntohs(a.sin_port);
+	}
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	return rc;
+}
+
+static pid_t spawn(struct eg_test_etcd *env, size_t i, bool fresh)
+{
+	struct eg_test_etcd_member *m = &env->m[i];
+	char cluster[EG_TEST_ETCD_MAX * 64] = "", data[320], logf[320], peer[64], lp[64];
+	size_t k;
+	pid_t pid;
+
+	for (k = 0; k < env->n; k++) {
+		size_t l = strlen(cluster);
+
+		snprintf(cluster + l, sizeof(cluster) - l, "%s%s=http://127.0.0.1:%u", k ? "," : "",
+			 env->m[k].name, env->m[k].peer_port);
+	}
+	snprintf(data, sizeof(data), "%s/%s.data", env->dir, m->name);
+	snprintf(logf, sizeof(logf), "%s/%s.log", env->dir, m->name);
+	snprintf(peer, sizeof(peer), "http://127.0.0.1:%u", m->peer_port);
+	snprintf(lp, sizeof(lp), "%s", peer);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		int fd = open(logf, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+
+		/* a member never outlives the test that started it */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execl(etcd_bin(), etcd_bin(), "--name", m->name, "--data-dir", data,
+		      "--listen-client-urls", m->client_url, "--advertise-client-urls",
+		      m->client_url, "--listen-peer-urls", lp, "--initial-advertise-peer-urls",
+		      peer, "--initial-cluster", cluster, "--initial-cluster-state",
+		      fresh ? "new" : "existing", "--initial-cluster-token", env->dir,
+		      "--heartbeat-interval", "50", "--election-timeout", "500",
+		      "--experimental-watch-progress-notify-interval", "1s", "--log-level", "warn",
+		      (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+static void log_tails(struct eg_test_etcd *env)
+{
+	size_t i;
+
+	for (i = 0; i < env->n; i++) {
+		char cmd[400];
+
+		snprintf(cmd, sizeof(cmd), "tail -n 5 '%s/%s.log' >&2", env->dir, env->m[i].name);
+		fprintf(stderr, "etcd_env: %s log tail:\n", env->m[i].name);
+		if (system(cmd) < 0)
+			break;
+	}
+}
+
+/* One member answers a read (serializable reads still need it up). */
+static bool member_answers(struct eg_test_etcd_member *m, bool write)
+{
+	struct eg_etcd *e;
+	struct eg_etcd_range r;
+	char err[256];
+	bool ok;
+
+	if (eg_etcd_open(m->client_url, 500, &e, err, sizeof(err)))
+		return false;
+	if (write)
+		ok = !eg_etcd_put(e, "/eg-test-ready", "1", 1, NULL, err, sizeof(err));
+	else
+		ok = !eg_etcd_get(e, "/eg-test-ready", false, &r, err, sizeof(err));
+	if (ok && !write)
+		eg_etcd_range_free(&r);
+	eg_etcd_close(e);
+	return ok;
+}
+
+static bool alive(pid_t pid)
+{
+	int st;
+
+	return pid > 0 && waitpid(pid, &st, WNOHANG) == 0;
+}
+
+static int wait_member(struct eg_test_etcd *env, size_t i, bool write, double limit)
+{
+	double t0 = now_s();
+
+	while (now_s() - t0 < limit) {
+		if (!alive(env->m[i].pid)) {
+			fprintf(stderr, "etcd_env: member %s exited\n", env->m[i].name);
+			env->m[i].pid = 0;
+			return -1;
+		}
+		if (member_answers(&env->m[i], write))
+			return 0;
+		usleep(50 * 1000);
+	}
+	fprintf(stderr, "etcd_env: member %s did not answer within %.0f s\n", env->m[i].name,
+		limit);
+	return -1;
+}
+
+int eg_test_etcd_start(size_t n, struct eg_test_etcd *env)
+{
+	unsigned short ports[2 * EG_TEST_ETCD_MAX];
+	char tmpl[] = "/tmp/execgate-etcd.XXXXXX";
+	size_t i, slot;
+
+	memset(env, 0, sizeof(*env));
+	if (!n || n > EG_TEST_ETCD_MAX) {
+		fprintf(stderr, "etcd_env: 1 to %d members\n", EG_TEST_ETCD_MAX);
+		return -1;
+	}
+	if (access(etcd_bin(), X_OK)) {
+		fprintf(stderr, "etcd_env: %s: %s (install etcd-server)\n", etcd_bin(),
+			strerror(errno));
+		return -1;
+	}
+	for (slot = 0; slot < MAX_LIVE && live[slot]; slot++)
+		;
+	if (slot == MAX_LIVE) {
+		fprintf(stderr, "etcd_env: more than %d clusters at once\n", MAX_LIVE);
+		return -1;
+	}
+	if (!mkdtemp(tmpl)) {
+		fprintf(stderr, "etcd_env: mkdtemp: %s\n", strerror(errno));
+		return -1;
+	}
+	snprintf(env->dir, sizeof(env->dir), "%s", tmpl);
+	env->n = n;
+	live[slot] = env;
+	if (!atexit_done) {
+		atexit(stop_all);
+		atexit_done = true;
+	}
+	if (free_ports(ports, 2 * n)) {
+		fprintf(stderr, "etcd_env: no free loopback port\n");
+		goto fail;
+	}
+	for (i = 0; i < n; i++) {
+		struct eg_test_etcd_member *m = &env->m[i];
+		size_t l = strlen(env->endpoints);
+
+		snprintf(m->name, sizeof(m->name), "m%zu", i);
+		m->client_port = ports[2 * i];
+		m->peer_port = ports[2 * i + 1];
+		snprintf(m->client_url, sizeof(m->client_url), "http://127.0.0.1:%u",
+			 m->client_port);
+		snprintf(env->endpoints + l, sizeof(env->endpoints) - l, "%s%s", i ? "," : "",
+			 m->client_url);
+	}
+	for (i = 0; i < n; i++) {
+		env->m[i].pid = spawn(env, i, true);
+		if (env->m[i].pid < 0) {
+			env->m[i].pid = 0;
+			fprintf(stderr, "etcd_env: fork: %s\n", strerror(errno));
+			goto fail;
+		}
+	}
+	for (i = 0; i < n; i++)
+		if (wait_member(env, i, true, 15))
+			goto fail;
+	return 0;
+fail:
+	log_tails(env);
+	eg_test_etcd_stop(env);
+	return -1;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+void eg_test_etcd_stop(struct eg_test_etcd *env)
+{
+	size_t i;
+
+	for (i = 0; i < env->n; i++)
+		eg_test_etcd_kill_member(env, i);
+	if (env->dir[0])
+		nftw(env->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	env->dir[0] = '\0';
+	for (i = 0; i < MAX_LIVE; i++)
+		if (live[i] == env)
+			live[i] = NULL;
+}
+
+int eg_test_etcd_kill_member(struct eg_test_etcd *env, size_t i)
+{
+	pid_t pid;
+
+	if (i >= env->n)
+		return -1;
+	pid = env->m[i].pid;
+	if (pid <= 0)
+		return 0;
+	kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	env->m[i].pid = 0;
+	return 0;
+}
+
+int eg_test_etcd_restart_member(struct eg_test_etcd *env, size_t i)
+{
+	if (i >= env->n || env->m[i].pid > 0)
+		return -1;
+	env->m[i].pid = spawn(env, i, false);
+	if (env->m[i].pid < 0) {
+		env->m[i].pid = 0;
+		return -1;
+	}
+	/* a restarted member of a cluster with quorum serves a write */
+	return wait_member(env, i, true, 15);
+}
+
+static size_t sink(char *d, size_t s, size_t n, void *ud)
+{
+	char *buf = ud;
+	size_t have = strlen(buf), add = s * n;
+
+	(void)d;
+	if (have + add >= 4096)
+		return 0;
+	memcpy(buf + have, d, add);
+	buf[have + add] = '\0';
+	return add;
+}
+
+int eg_test_etcd_leader(struct eg_test_etcd *env)
+{
+	const char *leader = NULL;
+	char ids[EG_TEST_ETCD_MAX][32] = {{0}};
+	char lead[32] = "";
+	size_t i;
+
+	for (i = 0; i < env->n; i++) {
+		char url[96], buf[4096] = "";
+		CURL *h;
+		json_t *j;
+		CURLcode cc;
+
+		if (env->m[i].pid <= 0)
+			continue;
+		h = curl_easy_init();
+		if (!h)
+			return -1;
+		snprintf(url, sizeof(url), "%s/v3/maintenance/status", env->m[i].client_url);
+		curl_easy_setopt(h, CURLOPT_URL, url);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, "{}");
+		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 1000L);
+		curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+		curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, sink);
+		curl_easy_setopt(h, CURLOPT_WRITEDATA, buf);
+		cc = curl_easy_perform(h);
+		curl_easy_cleanup(h);
+		if (cc != CURLE_OK)
+			continue;
+		j = json_loads(buf, 0, NULL);
+		leader = json_string_value(json_object_get(j, "leader"));
+		snprintf(
+		    ids[i], sizeof(ids[i]), "%s",
+		    json_string_value(json_object_get(json_object_get(j, "header"), "member_id"))
+			?: "");
+		if (leader && strcmp(leader, "0"))
+			snprintf(lead, sizeof(lead), "%s", leader);
+		json_decref(j);
+	}
+	if (!lead[0])
+		return -1;
+	for (i = 0; i < env->n; i++)
+		if (env->m[i].pid > 0 && !strcmp(ids[i], lead))
+			return (int)i;
+	return -1;
+}
