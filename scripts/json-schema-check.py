@@ -43,7 +43,7 @@ import jsonschema
 DOC_KINDS = [
     "verdict", "install-report", "retire-report", "forget-report", "list", "show",
     "key", "key-change", "event", "status", "signed-verdict", "error", "revoke-report",
-    "node-key",
+    "node-key", "ack",
 ]
 
 CLI_KIND = {
