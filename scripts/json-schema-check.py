@@ -23,6 +23,10 @@
    A document shown anywhere else (another code block, an inline code span
    starting `{"schema_version"`) fails: it would go unchecked.
 
+Documents that live in etcd rather than in a program's output (STORE_KINDS:
+the worker's ack) have no log here: their examples are checked against
+their schema only.
+
 Without logs only the docs are checked against the schemas (step 3 minus
 the comparison with real output), for a quick run while editing.
 
@@ -45,6 +49,9 @@ DOC_KINDS = [
     "key", "key-change", "event", "status", "signed-verdict", "error", "revoke-report",
     "node-key", "ack",
 ]
+
+# Written to etcd by a worker, not printed: schema-checked examples only.
+STORE_KINDS = ["ack"]
 
 CLI_KIND = {
     "admit": "verdict", "check": "verdict", "install": "install-report",
@@ -283,7 +290,7 @@ def main():
     real_tops = {k: set() for k in DOC_KINDS}
     real_members = {}  # (kind, member) -> set of path sets
 
-    for k in DOC_KINDS:
+    for k in DOC_KINDS + STORE_KINDS:
         schemas.validator(k)  # every schema is itself valid
     for kind, doc, where in read_logs(a.logs):
         if kind is None:
@@ -325,6 +332,18 @@ def main():
                 json.loads(text)
             except ValueError as exc:
                 failures.append("%s: request example is not JSON: %s" % (where, exc))
+            continue
+        if kind in STORE_KINDS:
+            try:
+                example = json.loads(text)
+            except ValueError as exc:
+                failures.append("%s: example is not JSON: %s" % (where, exc))
+                continue
+            nexamples += 1
+            errs = schemas.errors(kind, example, member)
+            if errs:
+                failures.append("%s: example is not a valid %s: %s" % (
+                    where, kind, "; ".join(errs[:5])))
             continue
         if kind not in DOC_KINDS:
             failures.append("%s: json-example %s: no such document schema" % (where, kind))

@@ -43,3 +43,10 @@ test-fleet: $(BUILD)/test-fleet
 	$(BUILD)/test-fleet --jobs 1
 
 CHECK_EXTRA += test-fleet
+
+# execgate-issue fence against a real single-member etcd (scripts/test-fence.sh).
+.PHONY: test-fence
+test-fence: $(BINS)
+	BUILD=$(BUILD) ./scripts/test-fence.sh
+
+CHECK_EXTRA += test-fence

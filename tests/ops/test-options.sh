@@ -93,8 +93,8 @@ for c in $(commands execgate-issue); do
 	check_unit execgate-issue "$c"
 	n=$((n + 1))
 done
-[ $n -eq 7 ] && ok ||
-	fail "execgate-issue --help lists $n commands, want keygen, pubkey, cap, selection, keyset, inspect-selection, inspect-keyset"
+[ $n -eq 8 ] && ok ||
+	fail "execgate-issue --help lists $n commands, want keygen, pubkey, cap, selection, keyset, inspect-selection, inspect-keyset, fence"
 
 # The cases from the report, verbatim.
 run "$build/execgated" --conf /nonexistent/execgated.conf --check

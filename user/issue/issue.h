@@ -32,6 +32,8 @@ int cmd_selection(int argc, char **argv);
 int cmd_keyset(int argc, char **argv);
 int cmd_inspect_selection(int argc, char **argv);
 int cmd_inspect_keyset(int argc, char **argv);
+/* Waits for the workers' acks in etcd (docs/fleet.md, "Fence"). */
+int cmd_fence(int argc, char **argv);
 
 /* Reads a seed file: "execgate-ed25519-secret-v1 <64 hex>" (core/key_file.h),
  * mode 0600 or stricter. 0, or -errno with err holding the reason (the

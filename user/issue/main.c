@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* execgate-issue: keygen, pubkey, cap, selection, keyset and their
- * inspectors. This file only dispatches. */
+/* execgate-issue: keygen, pubkey, cap, selection, keyset, their
+ * inspectors, and fence. This file only dispatches. */
 #include <stdio.h>
 #include <string.h>
 #include <sodium.h>
@@ -25,6 +25,9 @@ static void usage(FILE *f)
 		   "PUBFILE...\n"
 		   "       execgate-issue inspect-selection [--keys FILE|DIR] TEXT\n"
 		   "       execgate-issue inspect-keyset [--root-keys FILE|DIR] TEXT\n"
+		   "       execgate-issue fence --etcd URL[,URL] [--prefix P] --sandbox UUID "
+		   "--generation N\n"
+		   "                          --workers W1,W2,... --timeout SEC\n"
 		   "(execgate-issue COMMAND --help for its flags)\n\noptions:\n");
 	eg_opts_help_std(f);
 }
@@ -54,6 +57,8 @@ int main(int argc, char **argv)
 		return cmd_inspect_selection(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "inspect-keyset"))
 		return cmd_inspect_keyset(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "fence"))
+		return cmd_fence(argc - 1, argv + 1);
 	fprintf(stderr, "execgate-issue: %s: unknown command (execgate-issue --help)\n", argv[1]);
 	return ISSUE_EXIT_USAGE;
 }

@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# execgate-issue fence against a real etcd (docs/fleet.md, "Fence"): a
+# single member on free loopback ports in a temporary directory, acks
+# written with etcdctl. Fenced acks exit 0; a lagging worker exits 1 at the
+# timeout naming it and its last ack; an ack written during the wait
+# completes it; a malformed ack never counts; etcd unreachable exits 1;
+# usage errors exit 2. No etcd: the test fails. No root needed.
+#   BUILD=build scripts/test-fence.sh
+set -euo pipefail
+
+BUILD=${BUILD:-build}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ISSUE="$ROOT/$BUILD/execgate-issue"
+ETCD=${EXECGATE_ETCD_BIN:-/usr/bin/etcd}
+ETCDCTL=${EXECGATE_ETCDCTL_BIN:-/usr/bin/etcdctl}
+[ -x "$ISSUE" ] || { echo "test-fence: $ISSUE: not built (make BUILD=$BUILD)" >&2; exit 1; }
+for b in "$ETCD" "$ETCDCTL"; do
+	[ -x "$b" ] || { echo "test-fence: $b: missing (install etcd-server, etcd-client)" >&2; exit 1; }
+done
+
+TMP=$(mktemp -d /tmp/execgate-fence.XXXXXX)
+ETCD_PID=
+cleanup() {
+	[ -n "$ETCD_PID" ] && kill -9 "$ETCD_PID" 2>/dev/null && wait "$ETCD_PID" 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT INT TERM
+cd "$TMP"
+fails=0
+pass=0
+ok() { pass=$((pass + 1)); }
+fail() {
+	echo "FAIL: $*" >&2
+	fails=$((fails + 1))
+}
+
+read -r CPORT PPORT DEAD < <(python3 -c '
+import socket
+s = [socket.socket() for _ in range(3)]
+for x in s: x.bind(("127.0.0.1", 0))
+print(*[x.getsockname()[1] for x in s])')
+EP=http://127.0.0.1:$CPORT
+"$ETCD" --name f --data-dir "$TMP/etcd" --listen-client-urls "$EP" --advertise-client-urls "$EP" \
+	--listen-peer-urls "http://127.0.0.1:$PPORT" --initial-advertise-peer-urls "http://127.0.0.1:$PPORT" \
+	--initial-cluster "f=http://127.0.0.1:$PPORT" --initial-cluster-state new \
+	--log-level warn >"$TMP/etcd.log" 2>&1 &
+ETCD_PID=$!
+for _ in $(seq 100); do
+	"$ETCDCTL" --endpoints "$EP" put /ready 1 >/dev/null 2>&1 && break
+	sleep 0.1
+done
+"$ETCDCTL" --endpoints "$EP" put /ready 1 >/dev/null || { cat "$TMP/etcd.log" >&2; exit 1; }
+
+P=/execgate/v1
+S=5f0c1a2b-3c4d-4e5f-8091-a2b3c4d5e6f7
+A=aaaaaaaa-0000-4000-8000-00000000000a
+B=bbbbbbbb-0000-4000-8000-00000000000b
+C=cccccccc-0000-4000-8000-00000000000c
+
+# ack WORKER SEL_GEN STATE GEN [SANDBOX]: the contract's one line
+ack() {
+	local w=$1 sg=$2 st=$3 g=$4 s=${5:-$S} a=1 e=4
+	[ "$g" = null ] && a=null e=null
+	printf '{"schema_version":2,"worker":"%s","sandbox":"%s","selection":{"worker":"%s","generation":%s,"activation":1,"revision":100},"state":"%s","generation":%s,"activation":%s,"epoch":%s,"revision":120,"acked_at":1767225600}' \
+		"$w" "$s" "$B" "$sg" "$st" "$g" "$a" "$e"
+}
+put() { "$ETCDCTL" --endpoints "$EP" put "$P/acks/$1/$S" "$2" >/dev/null; }
+del() { "$ETCDCTL" --endpoints "$EP" del "$P/acks/$1/$S" >/dev/null; }
+
+# fence_rc WANT WHAT -- args...: runs fence, checks its exit code.
+fence_rc() {
+	local want=$1 what=$2 rc
+	shift 3
+	set +e
+	"$ISSUE" fence "$@" >out 2>err
+	rc=$?
+	set -e
+	[ "$rc" -eq "$want" ] && ok || fail "$what: exit $rc, want $want (stderr: $(cat err))"
+}
+
+# --- usage: 2, one line, nothing on stdout --------------------------------
+base=(--etcd "$EP" --sandbox "$S" --generation 8 --workers "$A" --timeout 1)
+fence_rc 2 "no --etcd" -- --sandbox "$S" --generation 8 --workers "$A" --timeout 1
+fence_rc 2 "no --timeout" -- --etcd "$EP" --sandbox "$S" --generation 8 --workers "$A"
+fence_rc 2 "no --generation" -- --etcd "$EP" --sandbox "$S" --workers "$A" --timeout 1
+fence_rc 2 "a worker that is not a UUID" -- "${base[@]:0:6}" --workers "$A,nope" --timeout 1
+fence_rc 2 "a worker twice" -- "${base[@]:0:6}" --workers "$A,$A" --timeout 1
+fence_rc 2 "an empty worker" -- "${base[@]:0:6}" --workers "$A," --timeout 1
+fence_rc 2 "generation above 2^53-1" -- --etcd "$EP" --sandbox "$S" --generation 9007199254740992 \
+	--workers "$A" --timeout 1
+fence_rc 2 "timeout above a day" -- "${base[@]:0:8}" --timeout 86401
+fence_rc 2 "an ftp endpoint" -- --etcd ftp://x --sandbox "$S" --generation 8 --workers "$A" --timeout 1
+fence_rc 2 "a sandbox that is not a UUID" -- --etcd "$EP" --sandbox x --generation 8 --workers "$A" \
+	--timeout 1
+fence_rc 2 "a prefix that is not a path" -- "${base[@]}" --prefix 'no slash'
+[ "$(wc -l <err)" -eq 1 ] && [ ! -s out ] && ok || fail "usage: [$(cat out)] [$(cat err)]"
+
+# --- fenced: retired after applying G, active at G, pending, absent -------
+put "$A" "$(ack "$A" 8 retired 7)"
+put "$B" "$(ack "$B" 8 active 8)"
+put "$C" "$(ack "$C" 9 absent null)"
+fence_rc 0 "all fenced" -- --etcd "$EP" --sandbox "$S" --generation 8 --workers "$A,$B,$C" --timeout 5
+[ "$(sort out)" = "$(printf 'fenced %s retired\nfenced %s active\nfenced %s absent\n' "$A" "$B" "$C" | sort)" ] &&
+	ok || fail "fenced lines: [$(cat out)]"
+[ ! -s err ] && ok || fail "all fenced: stderr [$(cat err)]"
+put "$C" "$(ack "$C" 8 pending null)"
+fence_rc 0 "pending at G" -- --etcd "$EP" --sandbox "$S" --generation 8 --workers "$C" --timeout 0
+# upper-case UUIDs on the command line name the same (lower-case) keys
+fence_rc 0 "upper-case worker" -- --etcd "$EP" --sandbox "${S^^}" --generation 8 --workers "${A^^}" \
+	--timeout 0
+
+# --- lagging: exit 1 at the timeout, naming the worker and its last ack ---
+put "$B" "$(ack "$B" 8 active 7)" # applied G's selection, still serves 7
+t0=$(date +%s.%N)
+fence_rc 1 "B lags" -- --etcd "$EP" --sandbox "$S" --generation 8 --workers "$A,$B" --timeout 2
+t1=$(date +%s.%N)
+grep -q "worker $B lags: last ack state active generation 7 activation 1 selection.generation 8" err &&
+	ok || fail "lagging line: [$(cat err)]"
+grep -q "worker $A" err && fail "A is fenced but named: [$(cat err)]" || ok
+grep -qx "fenced $A retired" out && ok || fail "A not printed fenced: [$(cat out)]"
+python3 -c "import sys; d=$t1-$t0; sys.exit(0 if 1.9 <= d <= 6 else 1)" && ok ||
+	fail "B lags: took $(python3 -c "print($t1-$t0)") s for --timeout 2"
+del "$B"
+fence_rc 1 "no ack" -- --etcd "$EP" --sandbox "$S" --generation 8 --workers "$B" --timeout 1
+grep -qx "execgate-issue: fence: worker $B lags: no ack" err && ok || fail "no ack: [$(cat err)]"
+put "$B" "$(ack "$B" 7 retired 7)" # retired, but never saw G's selection
+fence_rc 1 "selection below G" -- --etcd "$EP" --sandbox "$S" --generation 8 --workers "$B" --timeout 0
+grep -q "lags: last ack state retired" err && ok || fail "selection below G: [$(cat err)]"
+
+# --- an ack written during the wait completes it --------------------------
+put "$B" "$(ack "$B" 8 active 7)"
+set +e
+"$ISSUE" fence --etcd "$EP" --sandbox "$S" --generation 8 --workers "$A,$B" --timeout 20 >out 2>err &
+fp=$!
+set -e
+sleep 1
+put "$B" "$(ack "$B" 8 retired 7)"
+t0=$(date +%s)
+set +e
+wait $fp
+rc=$?
+set -e
+[ $rc -eq 0 ] && [ $(($(date +%s) - t0)) -le 5 ] && ok || fail "ack during the wait: exit $rc [$(cat err)]"
+grep -qx "fenced $B retired" out && ok || fail "ack during the wait: [$(cat out)]"
+
+# --- a malformed ack never counts as fenced --------------------------------
+good=$(ack "$B" 8 retired 7)
+bad_acks=(
+	"$(ack "$A" 8 retired 7)"                    # names another worker
+	"$(ack "$B" 8 retired 7 "$C")"               # names another sandbox
+	"${good/\"schema_version\":2/\"schema_version\":1}"
+	"${good/\"state\":\"retired\"/\"state\":\"gone\"}"
+	"${good/\"state\":\"retired\"/\"state\":\"active\",\"x\":1}"
+	"${good/\"generation\":8/\"generation\":\"8\"}"
+	"${good/\"generation\":8/\"generation\":-8}"
+	"$(ack "$B" 8 retired null)"                 # retired without a record
+	"$(ack "$B" 8 active null)"
+	"${good%\}}"                                 # truncated
+	"${good},{}"
+	"{\"a\":1}"
+	"${good/$B/${B^^}}"                          # not the lowercase form
+)
+i=0
+for v in "${bad_acks[@]}"; do
+	i=$((i + 1))
+	put "$B" "$v"
+	fence_rc 1 "malformed ack $i" -- --etcd "$EP" --sandbox "$S" --generation 8 --workers "$B" --timeout 0
+	grep -q "worker $B lags" err && ok || fail "malformed ack $i: [$(cat err)]"
+	[ ! -s out ] && ok || fail "malformed ack $i counted: [$(cat out)]"
+done
+put "$B" "$good"
+fence_rc 0 "the same ack well-formed" -- --etcd "$EP" --sandbox "$S" --generation 8 --workers "$B" \
+	--timeout 0
+
+# --- etcd unreachable for the whole timeout: 1 with the reason ------------
+t0=$(date +%s)
+fence_rc 1 "unreachable" -- --etcd "http://127.0.0.1:$DEAD" --sandbox "$S" --generation 8 \
+	--workers "$A" --timeout 2
+grep -q "etcd unreachable for the whole timeout" err && ok || fail "unreachable: [$(cat err)]"
+[ $(($(date +%s) - t0)) -le 6 ] && ok || fail "unreachable: took $(($(date +%s) - t0)) s"
+# a dead endpoint first: the next one serves
+fence_rc 0 "failover" -- --etcd "http://127.0.0.1:$DEAD,$EP" --sandbox "$S" --generation 8 \
+	--workers "$A" --timeout 2
+
+echo "test-fence: $pass passed, $fails failed"
+[ "$fails" -eq 0 ]

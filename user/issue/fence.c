@@ -1,0 +1,384 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* execgate-issue fence: wait until every named worker has acked a state
+ * that can no longer admit an execution of the sandbox below generation G
+ * (user/fleet/ack.h, docs/fleet.md "Fence"). Reads each worker's ack, then
+ * watches those keys, until all are fenced (exit 0) or the timeout
+ * (exit 1, one line per lagging worker on stderr). */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <execgate/text.h>
+#include "fleet/ack.h"
+#include "fleet/etcd.h"
+#include "issue/issue.h"
+
+#define FENCE_MAX_WORKERS 64 /* one watch stream per worker */
+#define FENCE_MAX_TIMEOUT 86400
+#define PREFIX_MAX	  200
+
+static const struct eg_opt opts[] = {
+    EG_OPT("etcd", "URL[,URL]", "etcd client endpoints, http:// or https:// (required)"),
+    EG_OPT("prefix", "P", "the fleet's etcd prefix (default /execgate/v1)"),
+    EG_OPT("sandbox", "UUID", "the sandbox being moved (required)"),
+    EG_OPT("generation", "N", "the generation about to be served: fence everything below it"),
+    EG_OPT("workers", "W1,W2", "the worker UUIDs that must be fenced (required, at most 64)"),
+    EG_OPT("timeout", "SEC", "give up after SEC seconds, 0 to 86400 (required; 0: read once)"),
+    EG_OPT_END,
+};
+
+static const struct issue_cmd fence_cmd = {
+    .name = "fence",
+    .synopsis = "--etcd URL[,URL] [--prefix P] --sandbox UUID --generation N\n"
+		"       --workers W1,W2,... --timeout SEC",
+    .about = "Waits until every named worker has acknowledged, under P/acks/WORKER/SANDBOX,\n"
+	     "a state that can no longer admit an execution of the sandbox below generation\n"
+	     "N: it applied a selection of generation N or newer, and its record is retired,\n"
+	     "absent or pending, or active at generation N or newer. Prints 'fenced WORKER\n"
+	     "STATE' on stdout as each worker is; exits 1 at the timeout with one line per\n"
+	     "lagging worker on stderr. Rule and ack format: docs/fleet.md.",
+    .opts = opts,
+};
+
+struct worker {
+	char id[EG_ACK_UUID_LEN + 1];
+	char key[PREFIX_MAX + 2 * EG_ACK_UUID_LEN + 16];
+	int64_t mod_revision; /* of the newest value seen, 0: none yet */
+	bool have_ack, refused, fenced;
+	char why[160]; /* refused: the reason */
+	struct eg_ack ack;
+};
+
+struct fence {
+	struct worker w[FENCE_MAX_WORKERS];
+	size_t n, n_fenced;
+	const char *sandbox;
+	uint64_t generation;
+	struct timespec deadline;
+	volatile int stop;
+	bool done; /* the watcher thread ends */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+};
+
+static void lowercase(char *s)
+{
+	for (; *s; s++)
+		if (*s >= 'A' && *s <= 'F')
+			*s = (char)(*s - 'A' + 'a');
+}
+
+static int parse_workers(struct fence *f, const char *list)
+{
+	const char *p = list, *comma;
+	size_t i;
+
+	for (;;) {
+		size_t len;
+
+		comma = strchr(p, ',');
+		len = comma ? (size_t)(comma - p) : strlen(p);
+		if (f->n == FENCE_MAX_WORKERS || len != EG_ACK_UUID_LEN)
+			return -1;
+		memcpy(f->w[f->n].id, p, len);
+		f->w[f->n].id[len] = '\0';
+		lowercase(f->w[f->n].id);
+		if (!eg_ack_uuid_ok(f->w[f->n].id))
+			return -1;
+		for (i = 0; i < f->n; i++)
+			if (!strcmp(f->w[i].id, f->w[f->n].id))
+				return -1;
+		f->n++;
+		if (!comma)
+			return 0;
+		p = comma + 1;
+	}
+}
+
+/* A new value (or a delete) of worker w's ack. Older than what was seen:
+ * ignored (a re-read or a resumed watch may replay it). */
+static void update(struct fence *f, struct worker *w, const char *value, size_t len,
+		   int64_t mod_revision, bool deleted)
+{
+	char err[160];
+
+	if (mod_revision <= w->mod_revision)
+		return;
+	w->mod_revision = mod_revision;
+	w->have_ack = !deleted;
+	w->refused = false;
+	w->why[0] = '\0';
+	if (!deleted && eg_ack_parse(value, len, &w->ack, err, sizeof(err))) {
+		w->refused = true;
+		snprintf(w->why, sizeof(w->why), "%s", err);
+	}
+	if (!w->fenced && w->have_ack && !w->refused &&
+	    eg_ack_fenced(&w->ack, w->id, f->sandbox, f->generation)) {
+		/* A fence holds once reached: a worker that applied G never
+		 * installs below G again (docs/fleet.md). */
+		w->fenced = true;
+		f->n_fenced++;
+		printf("fenced %s %s\n", w->id, eg_ack_state_name(w->ack.state));
+		fflush(stdout);
+	}
+}
+
+static struct worker *by_key(struct fence *f, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < f->n; i++)
+		if (!strcmp(f->w[i].key, key))
+			return &f->w[i];
+	return NULL;
+}
+
+static int read_all(struct fence *f, struct eg_etcd *e, int64_t *rev, char *err, size_t err_size)
+{
+	int64_t low = INT64_MAX;
+	size_t i;
+
+	for (i = 0; i < f->n; i++) {
+		struct eg_etcd_range r;
+		int rc = eg_etcd_get(e, f->w[i].key, false, &r, err, err_size);
+
+		if (rc < 0)
+			return rc;
+		if (r.n)
+			update(f, &f->w[i], r.kvs[0].value, r.kvs[0].value_len,
+			       r.kvs[0].mod_revision, false);
+		else if (f->w[i].have_ack)
+			update(f, &f->w[i], NULL, 0, r.revision, true); /* deleted since */
+		if (r.revision < low)
+			low = r.revision;
+		eg_etcd_range_free(&r);
+	}
+	/* watch from the oldest read on; replays are ignored by update() */
+	*rev = low;
+	return 0;
+}
+
+static int on_events(const struct eg_etcd_event *ev, size_t n, int64_t revision, void *ctx)
+{
+	struct fence *f = ctx;
+	size_t i;
+
+	(void)revision;
+	for (i = 0; i < n; i++) {
+		struct worker *w = by_key(f, ev[i].kv.key);
+
+		if (w)
+			update(f, w, ev[i].kv.value, ev[i].kv.value_len, ev[i].kv.mod_revision,
+			       ev[i].type == EG_ETCD_DELETE);
+	}
+	return f->n_fenced == f->n ? 1 : 0;
+}
+
+static void *timer(void *arg)
+{
+	struct fence *f = arg;
+
+	pthread_mutex_lock(&f->mu);
+	while (!f->done && pthread_cond_timedwait(&f->cv, &f->mu, &f->deadline) != ETIMEDOUT)
+		;
+	f->stop = 1;
+	pthread_mutex_unlock(&f->mu);
+	return NULL;
+}
+
+static bool expired(const struct fence *f)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	return now.tv_sec > f->deadline.tv_sec ||
+	       (now.tv_sec == f->deadline.tv_sec && now.tv_nsec >= f->deadline.tv_nsec);
+}
+
+static void report_lagging(const struct fence *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->n; i++) {
+		const struct worker *w = &f->w[i];
+		const struct eg_ack *a = &w->ack;
+
+		if (w->fenced)
+			continue;
+		if (!w->have_ack) {
+			fprintf(stderr, "execgate-issue: fence: worker %s lags: no ack\n", w->id);
+		} else if (w->refused) {
+			fprintf(stderr,
+				"execgate-issue: fence: worker %s lags: ack refused (mod_revision "
+				"%lld): %s\n",
+				w->id, (long long)w->mod_revision, w->why);
+		} else if (!a->has_record) {
+			fprintf(
+			    stderr,
+			    "execgate-issue: fence: worker %s lags: last ack state %s "
+			    "selection.generation %llu sandbox %s revision %llu acked_at %llu\n",
+			    w->id, eg_ack_state_name(a->state),
+			    (unsigned long long)a->selection.generation, a->sandbox,
+			    (unsigned long long)a->revision, (unsigned long long)a->acked_at);
+		} else {
+			fprintf(
+			    stderr,
+			    "execgate-issue: fence: worker %s lags: last ack state %s generation "
+			    "%llu activation %u selection.generation %llu sandbox %s revision %llu "
+			    "acked_at %llu\n",
+			    w->id, eg_ack_state_name(a->state), (unsigned long long)a->generation,
+			    a->activation, (unsigned long long)a->selection.generation, a->sandbox,
+			    (unsigned long long)a->revision, (unsigned long long)a->acked_at);
+		}
+	}
+}
+
+static int run(struct fence *f, struct eg_etcd *e, struct eg_etcd_watch_spec *specs)
+{
+	char err[512] = "";
+	bool reached = false;
+	int64_t rev = 0, compact = 0;
+	int rc;
+
+	/* one read at least, even with --timeout 0 */
+	for (bool first = true; first || !f->stop; first = false) {
+		rc = read_all(f, e, &rev, err, sizeof(err));
+		if (rc == 0) {
+			reached = true;
+			if (f->n_fenced == f->n)
+				return ISSUE_EXIT_OK;
+			if (expired(f))
+				break;
+			rc = eg_etcd_watch(e, specs, f->n, rev + 1, on_events, f, &f->stop,
+					   &compact, err, sizeof(err));
+			if (rc == 1)
+				return ISSUE_EXIT_OK;
+			if (rc == 0)
+				break; /* the timeout */
+			if (rc == -ECANCELED)
+				continue; /* compacted: read again */
+		}
+		if (rc < 0 && rc != -EHOSTUNREACH && rc != -EPIPE && rc != -ECANCELED) {
+			/* a malformed answer, or a refused request: not a
+			 * network failure to wait out */
+			fprintf(stderr, "execgate-issue: fence: etcd: %s\n", err);
+			report_lagging(f);
+			return ISSUE_EXIT_ERROR;
+		}
+		if (expired(f))
+			break;
+		usleep(200 * 1000);
+	}
+	if (!reached) {
+		fprintf(stderr,
+			"execgate-issue: fence: etcd unreachable for the whole timeout: %s\n", err);
+		return ISSUE_EXIT_ERROR;
+	}
+	report_lagging(f);
+	fprintf(stderr, "execgate-issue: fence: %zu of %zu workers not fenced at the timeout\n",
+		f->n - f->n_fenced, f->n);
+	return ISSUE_EXIT_ERROR;
+}
+
+int cmd_fence(int argc, char **argv)
+{
+	static struct fence f;
+	struct eg_etcd_watch_spec specs[FENCE_MAX_WORKERS];
+	const char *etcd = NULL, *prefix = "/execgate/v1", *sandbox = NULL, *workers = NULL;
+	char sb[EG_ACK_UUID_LEN + 1], err[512];
+	bool have_gen = false, have_timeout = false;
+	uint64_t timeout = 0;
+	const struct eg_opt *o;
+	const char *optarg;
+	struct eg_etcd *e;
+	struct eg_opts p;
+	pthread_t t;
+	size_t i, plen;
+	int c, rc;
+
+	memset(&f, 0, sizeof(f));
+	issue_opts_init(&p, &fence_cmd, argc, argv);
+	while ((c = eg_opts_next(&p, &o, &optarg)) == 1) {
+		if (!strcmp(o->name, "etcd")) {
+			etcd = optarg;
+		} else if (!strcmp(o->name, "prefix")) {
+			prefix = optarg;
+		} else if (!strcmp(o->name, "sandbox")) {
+			sandbox = optarg;
+		} else if (!strcmp(o->name, "workers")) {
+			workers = optarg;
+		} else if (!strcmp(o->name, "generation")) {
+			if (eg_parse_u64(optarg, (1ull << 53) - 1, &f.generation))
+				return eg_opts_usage(&p, "--generation '%s': not in 0..2^53-1",
+						     optarg);
+			have_gen = true;
+		} else if (!strcmp(o->name, "timeout")) {
+			if (eg_parse_u64(optarg, FENCE_MAX_TIMEOUT, &timeout))
+				return eg_opts_usage(&p, "--timeout '%s': not seconds in 0..%d",
+						     optarg, FENCE_MAX_TIMEOUT);
+			have_timeout = true;
+		}
+	}
+	if (c < 0)
+		return p.exit;
+	if (!etcd)
+		return eg_opts_usage(&p, "missing --etcd URL[,URL]");
+	if (!sandbox)
+		return eg_opts_usage(&p, "missing --sandbox UUID");
+	if (!have_gen)
+		return eg_opts_usage(&p, "missing --generation N");
+	if (!workers)
+		return eg_opts_usage(&p, "missing --workers W1,W2,...");
+	if (!have_timeout)
+		return eg_opts_usage(&p, "missing --timeout SEC");
+	if (strlen(sandbox) != EG_ACK_UUID_LEN)
+		return eg_opts_usage(&p, "--sandbox '%s': not a UUID", sandbox);
+	memcpy(sb, sandbox, sizeof(sb));
+	lowercase(sb);
+	if (!eg_ack_uuid_ok(sb))
+		return eg_opts_usage(&p, "--sandbox '%s': not a UUID", sandbox);
+	if (parse_workers(&f, workers))
+		return eg_opts_usage(&p,
+				     "--workers '%.100s': not 1 to %d distinct UUIDs separated by "
+				     "commas",
+				     workers, FENCE_MAX_WORKERS);
+	plen = strlen(prefix);
+	while (plen > 1 && prefix[plen - 1] == '/')
+		plen--;
+	for (i = 0; i < plen; i++)
+		if (prefix[i] <= ' ' || prefix[i] >= 0x7f)
+			break;
+	if (prefix[0] != '/' || plen > PREFIX_MAX || i < plen)
+		return eg_opts_usage(&p, "--prefix '%.100s': not an etcd key path", prefix);
+	rc = eg_etcd_open(etcd, 1000, &e, err, sizeof(err));
+	if (rc < 0)
+		return eg_opts_usage(&p, "--etcd: %s", err);
+
+	f.sandbox = sb;
+	for (i = 0; i < f.n; i++) {
+		snprintf(f.w[i].key, sizeof(f.w[i].key), "%.*s/acks/%s/%s", (int)plen, prefix,
+			 f.w[i].id, sb);
+		specs[i].key = f.w[i].key;
+		specs[i].prefix = false;
+	}
+	clock_gettime(CLOCK_REALTIME, &f.deadline);
+	f.deadline.tv_sec += (time_t)timeout;
+	pthread_mutex_init(&f.mu, NULL);
+	pthread_cond_init(&f.cv, NULL);
+	if (pthread_create(&t, NULL, timer, &f)) {
+		fprintf(stderr, "execgate-issue: fence: thread: %s\n", strerror(errno));
+		eg_etcd_close(e);
+		return ISSUE_EXIT_ERROR;
+	}
+	rc = run(&f, e, specs);
+	pthread_mutex_lock(&f.mu);
+	f.done = true;
+	pthread_cond_signal(&f.cv);
+	pthread_mutex_unlock(&f.mu);
+	pthread_join(t, NULL);
+	eg_etcd_close(e);
+	return rc;
+}
