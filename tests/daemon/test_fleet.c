@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <criterion/criterion.h>
 #include "dd.h"
+#include "fleet/ack.h"
 #include "fleet/etcd.h"
 #include "fleet/etcd_env.h"
 
@@ -119,7 +120,16 @@ static json_t *wait_ack(const char *sandbox, const char *want, long long gen, in
 		if (eg_etcd_get(cli, key, false, &r, err, sizeof(err)) == 0 && r.n == 1) {
 			json_t *o = json_loadb(r.kvs[0].value, r.kvs[0].value_len, 0, NULL);
 			json_t *sel = json_object_get(o, "selection");
+			struct eg_ack a;
+			char why[256];
 
+			/* every ack the daemon writes passes the fence's strict
+			 * reader (user/fleet/ack.h) */
+			cr_assert_eq(
+			    eg_ack_parse(r.kvs[0].value, r.kvs[0].value_len, &a, why, sizeof(why)),
+			    0, "ack refused: %s: %s", why, r.kvs[0].value);
+			cr_assert_str_eq(a.worker, DD_WORKER);
+			cr_assert_str_eq(a.sandbox, sandbox);
 			eg_etcd_range_free(&r);
 			if (o &&
 			    !strcmp(json_string_value(json_object_get(o, "state")) ?: "", want) &&

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The fleet's worker-side rules (core/fleet_apply.h): which selection is
  * newer, when the local record is retired, what the ack says, whether a
- * PUT matches, and the fence rule. */
+ * PUT matches. The fence rule over
+ * acks is user/fleet/ack.c's. */
 #include <criterion/criterion.h>
 #include <string.h>
 #include "core/fleet_apply.h"
@@ -119,15 +120,4 @@ Test(fleet_apply, put_refusal)
 	s = sel(other, 8, 1);
 	cr_assert_not_null(eg_fleet_put_refusal(self, true, &s, other, 8, 1, pod));
 	cr_assert(eg_fleet_matches(self, &(struct eg_selection){0}, self, 0, 0, nil) == false);
-}
-
-Test(fleet_apply, fence)
-{
-	cr_assert(eg_fleet_fenced(EG_FLEET_RETIRED, 8, 7, 8));
-	cr_assert(eg_fleet_fenced(EG_FLEET_ABSENT, 8, 0, 8));
-	cr_assert(eg_fleet_fenced(EG_FLEET_PENDING, 9, 7, 8));
-	cr_assert(eg_fleet_fenced(EG_FLEET_ACTIVE, 8, 8, 8));
-	cr_assert_not(eg_fleet_fenced(EG_FLEET_ACTIVE, 8, 7, 8));
-	cr_assert_not(eg_fleet_fenced(EG_FLEET_RETIRED, 7, 7, 8));
-	cr_assert_not(eg_fleet_fenced(EG_FLEET_PENDING, 7, 0, 8));
 }

@@ -74,14 +74,6 @@ enum eg_fleet_state eg_fleet_ack_state(const uint8_t self[EG_ID_BYTES], bool has
 	return local->has_record ? EG_FLEET_RETIRED : EG_FLEET_ABSENT;
 }
 
-bool eg_fleet_fenced(enum eg_fleet_state st, uint64_t sel_generation, uint64_t rec_generation,
-		     uint64_t g)
-{
-	if (sel_generation < g)
-		return false;
-	return st != EG_FLEET_ACTIVE || rec_generation >= g;
-}
-
 const char *eg_fleet_put_refusal(const uint8_t self[EG_ID_BYTES], bool has_sel,
 				 const struct eg_selection *sel, const uint8_t worker[EG_ID_BYTES],
 				 uint64_t generation, uint32_t activation,

@@ -3,7 +3,7 @@
  * rules: what a verified selection read under this worker's own prefix
  * does to the local record, what the worker's ack then says, and whether a
  * local PUT /v1/sandboxes/{uuid} matches the selection in force. No I/O:
- * execgated's watcher (user/daemon/fleet_watch.c) and its PUT handler call
+ * execgated's watcher (user/fleetd/worker.c) and its PUT handler call
  * these, and tests/unit/test_fleet_apply.c checks every case. */
 #ifndef EXECGATE_CORE_FLEET_APPLY_H
 #define EXECGATE_CORE_FLEET_APPLY_H
@@ -65,13 +65,6 @@ const char *eg_fleet_state_name(enum eg_fleet_state s);
 enum eg_fleet_state eg_fleet_ack_state(const uint8_t self[EG_ID_BYTES], bool has_sel,
 				       const struct eg_selection *sel,
 				       const struct eg_fleet_local *local);
-
-/* The fence rule (docs/fleet.md, "Acks"): an ack of state st whose
- * selection has generation sel_generation and whose record has
- * generation rec_generation (ignored unless active) no longer admits any
- * generation below g. */
-bool eg_fleet_fenced(enum eg_fleet_state st, uint64_t sel_generation, uint64_t rec_generation,
-		     uint64_t g);
 
 /* Why a PUT /v1/sandboxes/{uuid} is refused with 409 not-selected, or
  * NULL when it matches the selection in force. */

@@ -19,7 +19,7 @@ struct egd {
 	struct MHD_Daemon *mhd;
 	struct egd_events *events;
 	struct egd_metrics metrics;
-	/* The fleet's worker side (fleet/worker.h); NULL unless
+	/* The fleet's worker side (fleetd/worker.h); NULL unless
 	 * etcd_endpoints is set. */
 	struct eg_fleet_worker *fleet;
 	int listen_fd;

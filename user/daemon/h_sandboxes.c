@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <string.h>
 #include "execgate/text.h"
-#include "fleet/worker.h"
+#include "fleetd/worker.h"
 #include "daemon/http.h"
 #include "daemon/json.h"
 #include "daemon/log.h"

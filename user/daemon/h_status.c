@@ -6,7 +6,7 @@
 #include <string.h>
 #include "daemon/events.h"
 #include "daemon/http.h"
-#include "fleet/worker.h"
+#include "fleetd/worker.h"
 
 /* What `execgate status --json` prints, from the same function. */
 enum MHD_Result egd_h_status(struct egd_call *c)

@@ -27,7 +27,7 @@
 #include "daemon/events.h"
 #include "daemon/http.h"
 #include "daemon/log.h"
-#include "fleet/worker.h"
+#include "fleetd/worker.h"
 
 /* Exit codes, as the execgate CLI's. */
 #define EXIT_ERROR	 1

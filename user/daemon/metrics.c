@@ -8,7 +8,7 @@
 #include "daemon/daemon.h"
 #include "daemon/events.h"
 #include "daemon/metrics.h"
-#include "fleet/worker.h"
+#include "fleetd/worker.h"
 #include "execgate/text.h"
 
 /* Upper bounds in seconds. A fresh admission is ~60 us of Ed25519 verify; a

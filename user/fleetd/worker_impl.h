@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Inside the fleet's worker side (user/fleet/worker.h): the state shared
+/* Inside the fleet's worker side (user/fleetd/worker.h): the state shared
  * by the rules' application (worker.c) and the etcd threads (watch.c).
  *
  * One mutex (lock) orders everything that decides what a sandbox's record
  * may be: a PUT /v1/sandboxes/{uuid} holds it across its check and its
  * install, the watcher across applying one document. Admission never
  * takes it: verdicts come from the worker's maps whatever etcd does. */
-#ifndef EXECGATE_FLEET_WORKER_IMPL_H
-#define EXECGATE_FLEET_WORKER_IMPL_H
+#ifndef EXECGATE_FLEETD_WORKER_IMPL_H
+#define EXECGATE_FLEETD_WORKER_IMPL_H
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -19,7 +19,7 @@
 #include "core/selection.h"
 
 #include <execgate/execgate.h>
-#include "fleet/worker.h"
+#include "fleetd/worker.h"
 
 /* Why a document was refused, by kind: the decoder's reasons, then ours. */
 #define EG_FW_SEL_BAD_KEY EG_SEL__COUNT	      /* key is not .../selections/<uuid> */

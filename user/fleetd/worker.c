@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The fleet's worker-side state and how a verified document changes it
- * (fleet/worker.h). The rules themselves are core/fleet_apply.c; this file
+ * (fleetd/worker.h). The rules themselves are core/fleet_apply.c; this file
  * reads and writes what they decide: the stored selections, the worker's
  * records and keys, the log and the counters. */
 #include <dirent.h>
@@ -16,7 +16,7 @@
 #include "core/ids.h"
 #include <stdarg.h>
 #include "execgate/text.h"
-#include "fleet/worker_impl.h"
+#include "fleetd/worker_impl.h"
 
 uint64_t eg_fw_mono_ns(void)
 {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The fleet's two threads (fleet/worker.h). The watcher reads this
+/* The fleet's two threads (fleetd/worker.h). The watcher reads this
  * worker's selections and the key set in full (start-up, every
  * etcd_reconcile_interval seconds, after a compaction), then watches both
  * from the read's revision + 1; a broken stream resumes from the applied
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include "fleet/etcd.h"
-#include "fleet/worker_impl.h"
+#include "fleetd/worker_impl.h"
 
 #define BACKOFF_MIN_MS	100
 #define BACKOFF_MAX_MS	5000

@@ -5,8 +5,8 @@
  * and what status and /metrics show. worker.c applies what is read by the
  * rules of core/fleet_apply.c; watch.c runs the two threads that talk to
  * etcd (the watcher and the acker). */
-#ifndef EXECGATE_FLEET_WORKER_H
-#define EXECGATE_FLEET_WORKER_H
+#ifndef EXECGATE_FLEETD_WORKER_H
+#define EXECGATE_FLEETD_WORKER_H
 
 #include <pthread.h>
 #include <stdbool.h>
