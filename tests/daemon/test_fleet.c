@@ -429,6 +429,31 @@ Test(daemon_fleet, forged_truncated_older_refused)
 	cr_assert_geq(wait_refused("keyset", "bad-signature", 1, 10000) +
 			  refused("keyset", "bad-key") + refused("keyset", "key-id-mismatch"),
 		      1);
+
+	/* the same counts in /metrics, which promtool accepts */
+	{
+		struct dd_resp r = dd_req("GET", "/metrics", NULL);
+		const char *file = kh_path("metrics.txt");
+		char out[4096];
+		FILE *f;
+		int rc;
+
+		cr_assert_eq(r.status, 200);
+		cr_assert_not_null(strstr(r.body, "execgate_fleet_refused_documents_total{document="
+						  "\"selection\",reason=\"older\"} 1\n"),
+				   "%s", r.body);
+		cr_assert_not_null(strstr(r.body, "execgate_fleet_refused_documents_total{document="
+						  "\"selection\",reason=\"unknown-key\"} 1\n"));
+		cr_assert_not_null(strstr(r.body, "execgate_fleet_connected{endpoint=\""));
+		f = fopen(file, "w");
+		cr_assert_not_null(f);
+		fwrite(r.body, 1, r.body_len, f);
+		fclose(f);
+		dd_resp_free(&r);
+		rc = kh_run(out, sizeof(out), "sh", "-c", "promtool check metrics < \"$0\"", file,
+			    NULL);
+		cr_expect_eq(rc, 0, "promtool check metrics: exit %d: %s", rc, out);
+	}
 }
 
 /* guarantees: none */
