@@ -596,6 +596,8 @@ Test(daemon_fleet, restart_refuses_an_older_replay)
 	put(key, text7);
 	dd_start();
 	cr_assert_eq(wait_refused("selection", "older", 1, 10000), 1);
+	/* the key set applied before the restart, read again, is no replay */
+	cr_assert_eq(refused("keyset", "refuse-equal"), 0);
 	r = dd_install(DD_SANDBOX, 7, 0, bridge.pid, sock);
 	cr_assert_eq(r.status, 409, "%d %s", r.status, r.body);
 	dd_resp_free(&r);

@@ -182,9 +182,6 @@ static void *watcher(void *arg)
 		}
 		backoff = BACKOFF_MIN_MS;
 		w.applied = from - 1;
-		pthread_mutex_lock(&f->lock);
-		f->reconcile_due = false;
-		pthread_mutex_unlock(&f->lock);
 		while (!f->stopping) {
 			rc = eg_etcd_watch(e, specs, 2, w.applied + 1, on_events, &w, &f->interrupt,
 					   &compact, err, sizeof(err));

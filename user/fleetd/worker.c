@@ -455,11 +455,13 @@ void eg_fleet_worker_apply_keyset(struct eg_fleet_worker *d, const char *key, co
 	enum eg_ksd_decision dec;
 	size_t raw_len = 0, n_withdrawn = 0;
 	enum eg_ksd_err kerr;
+	bool first;
 	int rc;
 
 	pthread_mutex_lock(&f->lock);
 	if (strcmp(key, f->key_keyset) || rev <= f->keyset_seen_rev)
 		goto out;
+	first = f->keyset_seen_rev == 0;
 	f->keyset_seen_rev = rev;
 	doc = calloc(1, sizeof(*doc));
 	cur = calloc(1, sizeof(*cur));
@@ -479,6 +481,13 @@ void eg_fleet_worker_apply_keyset(struct eg_fleet_worker *d, const char *key, co
 	eg_keyset_init(&cur->ks);
 	eg_worker_keys_list(d->worker, add_key, &cur->ks);
 	dec = eg_ksd_decide(f->keyset_version, &cur->ks, doc, withdrawn, &n_withdrawn);
+	if (dec == EG_KSD_REFUSE_EQUAL && first) {
+		/* The set applied before a restart, read again: not a
+		 * replay. */
+		eg_fw_log(d, 6, "fleet: key set version %llu: applied already",
+			  (unsigned long long)doc->keyset_version);
+		goto out;
+	}
 	if (dec != EG_KSD_APPLY) {
 		f->refused_ksd[dec == EG_KSD_REFUSE_EQUAL ? EG_FW_KSD_EQUAL : EG_FW_KSD_OLDER]++;
 		eg_fw_log(d, 4,

@@ -58,18 +58,16 @@ struct eg_fleet_worker {
 	int64_t applied_rev;	 /* the store revision this worker has applied */
 	int64_t store_rev;	 /* the newest store revision etcd told it */
 	uint64_t last_update_ns; /* CLOCK_MONOTONIC of the last answer from etcd */
-	uint64_t last_update_unix;
 	bool connected;
 	char endpoint[256];
 	uint64_t refused_sel[EG_FW_SEL_REASONS];
 	uint64_t refused_ksd[EG_FW_KSD_REASONS];
 	uint64_t reconciles, compactions, watch_errors, acks_written, ack_errors, retired;
-	/* threads (fleet_watch.c) */
+	/* threads (watch.c) */
 	pthread_t watcher, acker;
 	bool started;
 	volatile int interrupt; /* ends the watch: stop, or a reconcile is due */
 	volatile int stopping;
-	bool reconcile_due;
 	char prefix_workers[512]; /* <prefix>/workers/<self>/selections/ */
 	char key_keyset[256];	  /* <prefix>/keyset */
 };
