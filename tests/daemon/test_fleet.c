@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include "fleet/ack.h"
 #include "fleet/etcd.h"
 #include "fleet/etcd_env.h"
+#include "stream_holder.h"
 
 static struct eg_test_etcd etcd;
 static struct eg_etcd *cli;
@@ -174,6 +176,20 @@ static long long wait_refused(const char *doc, const char *reason, long long wan
 	while ((n = refused(doc, reason)) < want && dd_now_ms() < end)
 		usleep(20000);
 	return n;
+}
+
+static bool log_has(const char *needle)
+{
+	static char buf[1 << 20];
+	FILE *f = fopen(dd.log, "r");
+	size_t n;
+
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return strstr(buf, needle) != NULL;
 }
 
 /* A running daemon with the fleet on: one etcd member, a root, key set
@@ -403,6 +419,24 @@ Test(daemon_fleet, forged_truncated_older_refused)
 	selection(kh.kid, DD_SANDBOX2, DD_WORKER, 30, 0, text, sizeof(text));
 	put(key, text);
 	cr_assert_eq(wait_refused("selection", "wrong-sandbox", 1, 10000), 1);
+
+	/* a key that is no sandbox UUID, with bytes that would forge a log
+	 * line: refused, and logged escaped with its mod_revision */
+	{
+		char bad[300], needle[400];
+
+		snprintf(bad, sizeof(bad), "%s/workers/%s/selections/%s\n<3>forged", prefix,
+			 DD_WORKER, DD_SANDBOX);
+		selection(kh.kid, DD_SANDBOX, DD_WORKER, 40, 0, text, sizeof(text));
+		put(bad, text);
+		cr_assert_eq(wait_refused("selection", "bad-key", 1, 10000), 1);
+		snprintf(
+		    needle, sizeof(needle),
+		    "fleet: selection refused: bad-key: key %s/workers/%s/selections/%s\\x0a<3>"
+		    "forged mod_revision ",
+		    prefix, DD_WORKER, DD_SANDBOX);
+		cr_assert(log_has(needle), "no escaped log line: %s", needle);
+	}
 
 	/* nothing changed: generation 8 is still the selection in force */
 	ack = wait_ack(DD_SANDBOX, "pending", 8, 1000);
@@ -638,4 +672,46 @@ Test(daemon_fleet, compaction_then_reconcile)
 	cr_assert_geq(json_integer_value(json_object_get(f, "compactions")), 1,
 		      "no compaction seen: the watch resumed past it");
 	json_decref(f);
+}
+
+/* guarantees: none */
+Test(daemon_fleet, move_cuts_established_streams)
+{
+	const char *vmm = kh_path("vmm.sock");
+	char path[128], body[1024];
+	struct sh_holder h;
+	struct dd_resp r;
+	int lfd, acc[3];
+	json_t *ack;
+
+	signal(SIGPIPE, SIG_IGN);
+	start_with_keyset();
+	lfd = sh_listen(vmm);
+	sh_start(&h, vmm);
+	publish(DD_SANDBOX, DD_WORKER, 7, 1);
+	json_decref(wait_ack(DD_SANDBOX, "pending", 7, 10000));
+	snprintf(path, sizeof(path), "/v1/sandboxes/%s", DD_SANDBOX);
+	snprintf(body, sizeof(body),
+		 "{\"worker\":\"%s\",\"generation\":7,\"activation\":1,\"bridge_pid\":%d,"
+		 "\"vmm_pid\":%d,\"substrate\":\"firecracker-host\",\"vmm_sockets\":[\"%s\"]}",
+		 DD_WORKER, (int)h.pid, (int)getpid(), vmm);
+	r = dd_req("PUT", path, body);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	dd_resp_free(&r);
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(sh_cmd(&h, 'c'), 0, "bridge connect %d", i);
+		acc[i] = accept(lfd, NULL, NULL);
+		cr_assert(acc[i] >= 0, "accept");
+	}
+	cr_assert_eq(sh_cmd(&h, 'w'), 3, "streams carry data while selected");
+
+	/* the sandbox moves to worker B: its streams here are cut */
+	publish(DD_SANDBOX, DD_WORKER_B, 8, 0);
+	ack = wait_ack(DD_SANDBOX, "retired", 8, 10000);
+	cr_assert_not_null(ack, "no retired ack");
+	json_decref(ack);
+	cr_assert_eq(sh_cmd(&h, 'e'), 3, "connecting ends: EOF and EPIPE");
+	for (int i = 0; i < 3; i++)
+		cr_assert(sh_end_cut(acc[i]), "accepted end %d: EOF and EPIPE", i);
+	close(lfd);
 }

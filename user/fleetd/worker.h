@@ -26,7 +26,9 @@ struct eg_fleet_worker_config {
 	const char *prefix;	  /* etcd_prefix */
 	const char *root_keys;	  /* a directory of pinned root .pub files */
 	unsigned reconcile_interval;
-	/* One log line, syslog priority prio (the caller escapes it whole). */
+	/* One log line, syslog priority prio. It may hold etcd keys, which
+	 * are attacker-controlled: the callback must escape it whole
+	 * (execgated's egd_log does). */
 	void (*log)(int prio, const char *line, void *ctx);
 	/* What a retire by the watcher cut (may be NULL). */
 	void (*streams)(const struct eg_stream_cuts *s, void *ctx);
