@@ -683,6 +683,7 @@ Test(daemon_fleet, move_cuts_established_streams)
 	struct dd_resp r;
 	int lfd, acc[3];
 	json_t *ack;
+	double t0;
 
 	signal(SIGPIPE, SIG_IGN);
 	start_with_keyset();
@@ -706,9 +707,11 @@ Test(daemon_fleet, move_cuts_established_streams)
 	cr_assert_eq(sh_cmd(&h, 'w'), 3, "streams carry data while selected");
 
 	/* the sandbox moves to worker B: its streams here are cut */
+	t0 = dd_now_ms();
 	publish(DD_SANDBOX, DD_WORKER_B, 8, 0);
 	ack = wait_ack(DD_SANDBOX, "retired", 8, 10000);
 	cr_assert_not_null(ack, "no retired ack");
+	cr_log_info("etcd put to retired ack read back: %.0f ms (20 ms polls)", dd_now_ms() - t0);
 	json_decref(ack);
 	cr_assert_eq(sh_cmd(&h, 'e'), 3, "connecting ends: EOF and EPIPE");
 	for (int i = 0; i < 3; i++)
