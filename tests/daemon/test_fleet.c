@@ -429,12 +429,12 @@ Test(daemon_fleet, forged_truncated_older_refused)
 			 DD_WORKER, DD_SANDBOX);
 		selection(kh.kid, DD_SANDBOX, DD_WORKER, 40, 0, text, sizeof(text));
 		put(bad, text);
-		cr_assert_eq(wait_refused("selection", "bad-key", 1, 10000), 1);
-		snprintf(
-		    needle, sizeof(needle),
-		    "fleet: selection refused: bad-key: key %s/workers/%s/selections/%s\\x0a<3>"
-		    "forged mod_revision ",
-		    prefix, DD_WORKER, DD_SANDBOX);
+		cr_assert_eq(wait_refused("selection", "bad-etcd-key", 1, 10000), 1);
+		snprintf(needle, sizeof(needle),
+			 "fleet: selection refused: bad-etcd-key: key "
+			 "%s/workers/%s/selections/%s\\x0a<3>"
+			 "forged mod_revision ",
+			 prefix, DD_WORKER, DD_SANDBOX);
 		cr_assert(log_has(needle), "no escaped log line: %s", needle);
 	}
 

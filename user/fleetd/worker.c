@@ -353,12 +353,12 @@ void eg_fleet_worker_apply_selection(struct eg_fleet_worker *d, const char *key,
 	/* The key must be exactly <prefix>/workers/<self>/selections/<uuid>,
 	 * the UUID in its canonical lower-case form. */
 	if (strncmp(key, f->prefix_workers, plen) || eg_uuid_from_text(key + plen, id)) {
-		refuse_sel(d, EG_FW_SEL_BAD_KEY, "bad-key", key, rev);
+		refuse_sel(d, EG_FW_SEL_BAD_KEY, "bad-etcd-key", key, rev);
 		goto out;
 	}
 	eg_uuid_to_text(id, u);
 	if (strcmp(key + plen, u)) {
-		refuse_sel(d, EG_FW_SEL_BAD_KEY, "bad-key", key, rev);
+		refuse_sel(d, EG_FW_SEL_BAD_KEY, "bad-etcd-key", key, rev);
 		goto out;
 	}
 	s = find(f, id, true);
@@ -572,7 +572,7 @@ static const char *sel_reason(unsigned i)
 {
 	if (i < EG_SEL__COUNT)
 		return eg_sel_err_name(i);
-	return i == EG_FW_SEL_BAD_KEY	? "bad-key"
+	return i == EG_FW_SEL_BAD_KEY	? "bad-etcd-key"
 	       : i == EG_FW_SEL_SANDBOX ? "wrong-sandbox"
 					: "older";
 }
@@ -584,6 +584,17 @@ static const char *ksd_reason(unsigned i)
 	return i == EG_FW_KSD_EQUAL   ? "refuse-equal"
 	       : i == EG_FW_KSD_OLDER ? "refuse-older"
 				      : "apply-failed";
+}
+
+/* Sandboxes with a selection in force (a refused document alone leaves
+ * an entry without one). */
+static size_t in_force(const struct eg_fleet_worker *f)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < f->n_sels; i++)
+		n += f->sels[i].has_sel;
+	return n;
 }
 
 static int64_t since_update(const struct eg_fleet_worker *f)
@@ -614,7 +625,7 @@ json_t *eg_fleet_worker_status(struct eg_fleet_worker *d)
 	    "store_revision", (json_int_t)f->store_rev, "lag",
 	    (json_int_t)(f->store_rev > f->applied_rev ? f->store_rev - f->applied_rev : 0),
 	    "seconds_since_update", since < 0 ? json_null() : json_integer(since), "keyset_version",
-	    (json_int_t)f->keyset_version, "selections", (json_int_t)f->n_sels, "reconciles",
+	    (json_int_t)f->keyset_version, "selections", (json_int_t)in_force(f), "reconciles",
 	    (json_int_t)f->reconciles, "compactions", (json_int_t)f->compactions, "acks_written",
 	    (json_int_t)f->acks_written, "refused", refused);
 	pthread_mutex_unlock(&f->lock);
@@ -657,7 +668,7 @@ void eg_fleet_worker_metrics(struct eg_fleet_worker *d, FILE *out)
 	gauge(out, "execgate_fleet_keyset_version", "the key-set version applied",
 	      (long long)f->keyset_version);
 	gauge(out, "execgate_fleet_selections", "sandboxes with a selection in force",
-	      (long long)f->n_sels);
+	      (long long)in_force(f));
 	counter(out, "execgate_fleet_reconciles_total", "full reads of the worker's prefix",
 		f->reconciles);
 	counter(out, "execgate_fleet_compactions_total",
