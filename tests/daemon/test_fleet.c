@@ -718,3 +718,53 @@ Test(daemon_fleet, move_cuts_established_streams)
 		cr_assert(sh_end_cut(acc[i]), "accepted end %d: EOF and EPIPE", i);
 	close(lfd);
 }
+
+/* guarantees: none */
+Test(daemon_fleet, fails_over_to_another_member, .timeout = 180)
+{
+	char err[EG_ERR_MAX], used[64];
+	json_t *f, *ack;
+	size_t victim = 0;
+	double end;
+
+	/* three members instead of one */
+	eg_etcd_close(cli);
+	cli = NULL;
+	eg_test_etcd_stop(&etcd);
+	memset(&etcd, 0, sizeof(etcd));
+	cr_assert_eq(eg_test_etcd_start(3, &etcd), 0, "a 3-member etcd did not start");
+	cr_assert_eq(eg_etcd_open(etcd.endpoints, 2000, &cli, err, sizeof(err)), 0, "%s", err);
+	cr_assert_lt((size_t)snprintf(dd.extra, sizeof(dd.extra),
+				      "etcd_endpoints = %.200s\netcd_prefix = %.60s\nroot_keys = "
+				      "%.180s\netcd_reconcile_interval = 2\n",
+				      etcd.endpoints, prefix, root_dir),
+		     sizeof(dd.extra));
+	start_with_keyset();
+	publish(DD_SANDBOX, DD_WORKER, 8, 1);
+	json_decref(wait_ack(DD_SANDBOX, "pending", 8, 10000));
+	f = fleet_status();
+	snprintf(used, sizeof(used), "%s", json_string_value(json_object_get(f, "endpoint")) ?: "");
+	json_decref(f);
+	for (size_t i = 0; i < etcd.n; i++)
+		if (!strcmp(etcd.m[i].client_url, used))
+			victim = i;
+	cr_assert_str_eq(etcd.m[victim].client_url, used, "status names no member: %s", used);
+
+	/* the member the daemon reads from dies: the others carry on */
+	cr_assert_eq(eg_test_etcd_kill_member(&etcd, victim), 0);
+	publish(DD_SANDBOX, DD_WORKER_B, 9, 0);
+	ack = wait_ack(DD_SANDBOX, "absent", 9, 30000);
+	cr_assert_not_null(ack, "no ack after the member in use died");
+	json_decref(ack);
+	end = dd_now_ms() + 10000;
+	for (;;) {
+		f = fleet_status();
+		if (json_is_true(json_object_get(f, "connected")) &&
+		    strcmp(json_string_value(json_object_get(f, "endpoint")) ?: "", used))
+			break;
+		json_decref(f);
+		cr_assert_lt(dd_now_ms(), end, "status never named another endpoint");
+		usleep(50000);
+	}
+	json_decref(f);
+}
