@@ -21,8 +21,13 @@ done
 TMP=$(mktemp -d /tmp/execgate-fence.XXXXXX)
 ETCD_PID=
 cleanup() {
-	[ -n "$ETCD_PID" ] && kill -9 "$ETCD_PID" 2>/dev/null && wait "$ETCD_PID" 2>/dev/null
+	local rc=$?
+	if [ -n "$ETCD_PID" ]; then
+		kill -9 "$ETCD_PID" 2>/dev/null || true
+		wait "$ETCD_PID" 2>/dev/null || true
+	fi
 	rm -rf "$TMP"
+	exit $rc
 }
 trap cleanup EXIT INT TERM
 cd "$TMP"
@@ -117,6 +122,7 @@ t1=$(date +%s.%N)
 grep -q "worker $B lags: last ack state active generation 7 activation 1 selection.generation 8" err &&
 	ok || fail "lagging line: [$(cat err)]"
 grep -q "worker $A" err && fail "A is fenced but named: [$(cat err)]" || ok
+[ "$(wc -l <err)" -eq 1 ] && ok || fail "B lags: stderr is not one line per lagging worker: [$(cat err)]"
 grep -qx "fenced $A retired" out && ok || fail "A not printed fenced: [$(cat out)]"
 python3 -c "import sys; d=$t1-$t0; sys.exit(0 if 1.9 <= d <= 6 else 1)" && ok ||
 	fail "B lags: took $(python3 -c "print($t1-$t0)") s for --timeout 2"
@@ -160,9 +166,29 @@ bad_acks=(
 	"{\"a\":1}"
 	"${good/$B/${B^^}}"                          # not the lowercase form
 )
+# schema_ok TEXT: docs/schema/ack.schema.json accepts TEXT (the schema and
+# the reader in user/fleet/ack.c agree on what an ack is)
+schema_ok() {
+	python3 - "$ROOT" "$1" <<'PY'
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("jsc", sys.argv[1] + "/scripts/json-schema-check.py")
+m = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(m)
+try:
+    doc = json.loads(sys.argv[2])
+except ValueError:
+    sys.exit(1)
+sys.exit(1 if m.Schemas(sys.argv[1] + "/docs/schema").errors("ack", doc) else 0)
+PY
+}
+schema_ok "$good" && ok || fail "the schema refuses a good ack"
 i=0
 for v in "${bad_acks[@]}"; do
 	i=$((i + 1))
+	# 1 and 2 are well-formed acks of another worker or sandbox
+	if [ $i -gt 2 ]; then
+		schema_ok "$v" && fail "the schema accepts malformed ack $i: $v" || ok
+	fi
 	put "$B" "$v"
 	fence_rc 1 "malformed ack $i" -- --etcd "$EP" --sandbox "$S" --generation 8 --workers "$B" --timeout 0
 	grep -q "worker $B lags" err && ok || fail "malformed ack $i: [$(cat err)]"

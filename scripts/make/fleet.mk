@@ -44,9 +44,42 @@ test-fleet: $(BUILD)/test-fleet
 
 CHECK_EXTRA += test-fleet
 
+# The same under ASan, UBSan and LeakSanitizer: the client parses what the
+# network sends.
+.PHONY: test-fleet-san
+$(BUILD)/test-fleet-san: $(FLEET_TEST_SRCS) $(wildcard tests/fleet/*.h) $(FLEET_SRCS) \
+		$(wildcard user/fleet/*.h) | $(DEPS_STAMP)
+	$(CLANG) $(CPPFLAGS) -Itests $(SAN_FLAGS) $(WARN) -o $@ $(FLEET_TEST_SRCS) $(FLEET_SRCS) \
+		-lcriterion -lpthread $(FLEET_LDLIBS)
+
+test-fleet-san: $(BUILD)/test-fleet-san
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(BUILD)/test-fleet-san --jobs 1
+
+CHECK_EXTRA += test-fleet-san
+
 # execgate-issue fence against a real single-member etcd (scripts/test-fence.sh).
 .PHONY: test-fence
 test-fence: $(BINS)
 	BUILD=$(BUILD) ./scripts/test-fence.sh
 
 CHECK_EXTRA += test-fence
+
+# libFuzzer over the watch stream scanner and parser and the ack reader
+# (tests/fuzz/fuzz_etcd.c).
+.PHONY: fuzz-etcd fuzz-etcd-smoke
+$(BUILD)/fuzz-etcd: tests/fuzz/fuzz_etcd.c $(FLEET_SRCS) $(wildcard user/fleet/*.h) | $(DEPS_STAMP)
+	$(CLANG) $(CPPFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined $(WARN) -o $@ $< \
+		$(filter-out user/fleet/etcd_watch.c,$(FLEET_SRCS)) $(FLEET_LDLIBS)
+
+fuzz-etcd: $(BUILD)/fuzz-etcd
+	@mkdir -p $(BUILD)/fuzz-etcd-corpus
+	$(BUILD)/fuzz-etcd -max_total_time=$(FUZZ_SECONDS) -max_len=4096 $(BUILD)/fuzz-etcd-corpus \
+		tests/fuzz/etcd-corpus
+
+fuzz-etcd-smoke: $(BUILD)/fuzz-etcd
+	@mkdir -p $(BUILD)/fuzz-etcd-corpus
+	@$(BUILD)/fuzz-etcd -max_total_time=10 -max_len=4096 $(BUILD)/fuzz-etcd-corpus \
+		tests/fuzz/etcd-corpus >$(BUILD)/fuzz-etcd.log 2>&1 || { cat $(BUILD)/fuzz-etcd.log; exit 1; }
+	@grep -E '^Done [0-9]+ runs' $(BUILD)/fuzz-etcd.log | sed 's/^/fuzz-etcd-smoke: /'
+
+CHECK_EXTRA += fuzz-etcd-smoke

@@ -151,8 +151,8 @@ Test(etcd_refusals, bad_endpoints)
 					  "http://",
 					  "http://a b",
 					  "http://a,",
-					  "http://a,http://b,http://c,http://d,http://e,http://f,"
-					  "http://g,http://h,http://i"};
+					  ("http://a,http://b,http://c,http://d,http://e,http://f,"
+					   "http://g,http://h,http://i")};
 	struct eg_etcd *e;
 	char err[256];
 	size_t i;
@@ -181,6 +181,12 @@ static int count(const struct eg_etcd_event *ev, size_t n, int64_t revision, voi
 		snprintf(g->last_key, sizeof(g->last_key), "%s", ev[n - 1].kv.key);
 	g->last_rev = revision;
 	return 0;
+}
+
+static int stop_after_one(const struct eg_etcd_event *ev, size_t n, int64_t revision, void *ctx)
+{
+	count(ev, n, revision, ctx);
+	return 5;
 }
 
 static int watch_pieces(const char *const *pieces, struct got *g, char *err, size_t err_size)
@@ -374,4 +380,41 @@ Test(etcd_refusals, watch_stops_on_flag)
 	cr_assert_eq(eg_etcd_open(fake.url, 1000, &e, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(eg_etcd_watch(e, &spec, 1, 3, count, &g, &stop, NULL, err, sizeof(err)), 0);
 	eg_etcd_close(e);
+}
+
+/* A member that takes the watch but never creates it (frozen) is left
+ * for the next endpoint after twice the call timeout. */
+Test(etcd_refusals, watch_frozen_endpoint_is_skipped)
+{
+	static const char *const none[] = {NULL};
+	static const char *const good[] = {CREATED, EV("L2svYQ==", "4"), NULL};
+	struct eg_fake_http frozen = {.chunked = true, .pieces = none, .hold_open = true};
+	struct eg_etcd_watch_spec spec = {"/k/", true};
+	struct got g = {0};
+	struct eg_etcd *e;
+	char eps[160], err[256] = "";
+	int rc;
+
+	cr_assert_eq(eg_fake_http_start(&frozen), 0);
+	fake.chunked = true;
+	fake.pieces = good;
+	fake.hold_open = true;
+	cr_assert_eq(eg_fake_http_start(&fake), 0);
+
+	/* alone: the watch gives up on it, named */
+	cr_assert_eq(eg_etcd_open(frozen.url, 300, &e, err, sizeof(err)), 0, "%s", err);
+	rc = eg_etcd_watch(e, &spec, 1, 3, count, &g, NULL, NULL, err, sizeof(err));
+	cr_assert_eq(rc, -EHOSTUNREACH, "rc %d: %s", rc, err);
+	cr_assert(strstr(err, "not created within 600 ms"), "%s", err);
+	eg_etcd_close(e);
+
+	/* first of two: the second serves the watch */
+	snprintf(eps, sizeof(eps), "%s,%s", frozen.url, fake.url);
+	cr_assert_eq(eg_etcd_open(eps, 300, &e, err, sizeof(err)), 0, "%s", err);
+	rc = eg_etcd_watch(e, &spec, 1, 3, stop_after_one, &g, NULL, NULL, err, sizeof(err));
+	cr_assert_eq(rc, 5, "rc %d: %s", rc, err);
+	cr_assert_eq(g.events, 1);
+	cr_assert_str_eq(eg_etcd_endpoint(e), fake.url);
+	eg_etcd_close(e);
+	eg_fake_http_stop(&frozen);
 }

@@ -4,7 +4,6 @@
  * driven together by one curl multi handle. Every answer is parsed
  * strictly and is bounded (EG_ETCD_MAX_ANSWER, EG_ETCD_MAX_KVS). */
 #include <errno.h>
-#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,7 +18,6 @@
 #define DEFAULT_TIMEOUT_MS 2000u
 #define ENDPOINT_MAX	   255u
 #define PAGE_LIMIT	   "1000"
-#define WATCH_POLL_MS	   200
 
 struct eg_etcd {
 	char *ep[EG_ETCD_MAX_ENDPOINTS];

@@ -85,7 +85,17 @@ struct eg_etcd_watch_spec {
  *     stream broke or an answer did not parse (the caller resumes from its
  *     last applied revision + 1, on whatever endpoint answers).
  * All specs share start_revision. Progress notifications (empty batches)
- * reach fn with n == 0, so the caller can track the store's revision. */
+ * reach fn with n == 0, so the caller can track the store's revision: the
+ * revision given is the lowest that every spec's stream has confirmed, so
+ * everything up to it has been delivered on all of them (etcd sends them
+ * every 10 min by default, --experimental-watch-progress-notify-interval).
+ * The watch is asked for on the endpoint that answered last, then the
+ * others; one that refuses it, answers an error or does not create it
+ * within 2 x timeout_ms is skipped until something was delivered. A stream
+ * on a member that vanishes without a FIN breaks after about 10 s (TCP
+ * keepalive and user timeout). A put whose answer was lost with its member
+ * may be applied twice (retried on the next endpoint): a watch then sees
+ * the same value at two revisions. */
 int eg_etcd_watch(struct eg_etcd *e, const struct eg_etcd_watch_spec *specs, size_t n_specs,
 		  int64_t start_revision,
 		  int (*fn)(const struct eg_etcd_event *ev, size_t n, int64_t revision, void *ctx),

@@ -9,6 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 #include <curl/curl.h>
 #include <jansson.h>
 #include <sodium.h>
@@ -411,6 +415,29 @@ out:
 	return out;
 }
 
+/* A member that vanishes without a FIN (a cut network, a frozen host) is
+ * noticed in about 10 s: keepalive after 4 s idle, 3 probes 2 s apart, and
+ * unacknowledged data given up after 10 s. */
+static int sockopt(void *ud, curl_socket_t fd, curlsocktype purpose)
+{
+	int cnt = 3, user_timeout = 10000;
+
+	(void)ud;
+	if (purpose == CURLSOCKTYPE_IPCXN) {
+		setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+		setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout, sizeof(user_timeout));
+	}
+	return CURL_SOCKOPT_OK;
+}
+
+static double mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 static void streams_free(struct watch *w, CURLM *m)
 {
 	size_t i;
@@ -448,10 +475,10 @@ static int streams_start(struct watch *w, CURLM *m, const struct eg_etcd_watch_s
 		curl_easy_setopt(s->h, CURLOPT_CONNECTTIMEOUT_MS, (long)eg_etcd_timeout_ms(w->e));
 		curl_easy_setopt(s->h, CURLOPT_NOSIGNAL, 1L);
 		curl_easy_setopt(s->h, CURLOPT_PROTOCOLS_STR, "http,https");
-		/* a member that vanishes without a FIN is noticed in ~10 s */
 		curl_easy_setopt(s->h, CURLOPT_TCP_KEEPALIVE, 1L);
 		curl_easy_setopt(s->h, CURLOPT_TCP_KEEPIDLE, 4L);
 		curl_easy_setopt(s->h, CURLOPT_TCP_KEEPINTVL, 2L);
+		curl_easy_setopt(s->h, CURLOPT_SOCKOPTFUNCTION, sockopt);
 		curl_easy_setopt(s->h, CURLOPT_WRITEFUNCTION, on_data);
 		curl_easy_setopt(s->h, CURLOPT_WRITEDATA, s);
 		curl_easy_setopt(s->h, CURLOPT_PRIVATE, s);
@@ -465,13 +492,27 @@ static int streams_start(struct watch *w, CURLM *m, const struct eg_etcd_watch_s
  * the watch before anything was delivered (try the next one). */
 static int run(struct watch *w, CURLM *m, volatile int *stop, bool *next)
 {
+	double t0 = mono_ms();
+
 	*next = false;
 	for (;;) {
 		struct CURLMsg *msg;
 		int running = 0, left;
+		size_t i;
 
 		if (stop && *stop)
 			return 0;
+		/* an endpoint that takes the request but does not create the
+		 * watch in time (a frozen member) does not serve it */
+		for (i = 0; i < w->n && w->s[i].created; i++)
+			;
+		if (i < w->n && !w->delivered && mono_ms() - t0 > 2.0 * eg_etcd_timeout_ms(w->e)) {
+			eg_etcd_seterr(
+			    w->err, w->err_size, "etcd watch %s: not created within %u ms",
+			    eg_etcd_endpoint_at(w->e, w->ep), 2 * eg_etcd_timeout_ms(w->e));
+			*next = true;
+			return -EHOSTUNREACH;
+		}
 		if (curl_multi_perform(m, &running) != CURLM_OK) {
 			eg_etcd_seterr(w->err, w->err_size, "etcd watch: curl multi failed");
 			return -EIO;

@@ -278,8 +278,6 @@ static int run(struct fence *f, struct eg_etcd *e, struct eg_etcd_watch_spec *sp
 		return ISSUE_EXIT_ERROR;
 	}
 	report_lagging(f);
-	fprintf(stderr, "execgate-issue: fence: %zu of %zu workers not fenced at the timeout\n",
-		f->n - f->n_fenced, f->n);
 	return ISSUE_EXIT_ERROR;
 }
 
