@@ -347,6 +347,7 @@ void eg_fleet_worker_apply_selection(struct eg_fleet_worker *d, const char *key,
 	struct eg_keyset *ks;
 	enum eg_sel_err serr;
 	enum eg_fleet_order order;
+	int64_t prev_seen;
 	int rc;
 
 	pthread_mutex_lock(&f->lock);
@@ -370,6 +371,7 @@ void eg_fleet_worker_apply_selection(struct eg_fleet_worker *d, const char *key,
 	 * write again neither applies nor counts it twice. */
 	if (rev <= s->seen_rev)
 		goto out;
+	prev_seen = s->seen_rev;
 	s->seen_rev = rev;
 	serr = eg_sel_text_to_bin(value, len, raw);
 	ks = calloc(1, sizeof(*ks));
@@ -383,6 +385,16 @@ void eg_fleet_worker_apply_selection(struct eg_fleet_worker *d, const char *key,
 		serr = eg_sel_verify_keyset(raw, sizeof(raw), ks, &sel);
 	}
 	free(ks);
+	if (serr == EG_SEL_UNKNOWN_KEY) {
+		/* Signed by a key this worker does not hold yet: the key set
+		 * that brings it may be a moment behind on its own stream.
+		 * Judged again at the next read, refused and counted once. */
+		s->seen_rev = prev_seen;
+		if (s->unknown_rev != rev)
+			refuse_sel(d, serr, eg_sel_err_name(serr), key, rev);
+		s->unknown_rev = rev;
+		goto out;
+	}
 	if (serr != EG_SEL_OK) {
 		refuse_sel(d, serr, eg_sel_err_name(serr), key, rev);
 		goto out;
@@ -505,6 +517,8 @@ void eg_fleet_worker_apply_keyset(struct eg_fleet_worker *d, const char *key, co
 		goto out;
 	}
 	f->keyset_version = doc->keyset_version;
+	/* Selections refused unknown-key may verify now: read again. */
+	f->interrupt = 1;
 	eg_fw_log(d, 5,
 		  "fleet: key set version %llu applied: %zu keys, %zu withdrawn, token cache "
 		  "flushed (mod_revision %lld)",
