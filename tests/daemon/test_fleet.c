@@ -806,3 +806,17 @@ Test(daemon_fleet, selection_ahead_of_its_key_set_applies_once_the_key_arrives)
 	cr_assert_not_null(ack, "the selection was not judged again after its key arrived");
 	json_decref(ack);
 }
+
+/* guarantees: none */
+Test(daemon_fleet, sigterm_stops_cleanly_with_etcd_away)
+{
+	double t0;
+
+	start_with_keyset();
+	cr_assert_eq(eg_test_etcd_kill_member(&etcd, 0), 0);
+	usleep(1500000); /* the watcher and the acker are retrying by now */
+	t0 = dd_now_ms();
+	cr_assert_eq(dd_stop(SIGTERM), 0, "execgated did not exit 0 on SIGTERM");
+	cr_log_info("SIGTERM to exit with etcd away: %.0f ms", dd_now_ms() - t0);
+	cr_assert_lt(dd_now_ms() - t0, 4500);
+}
