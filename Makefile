@@ -10,6 +10,9 @@
 #   user/fleet/*.c   the etcd client (libcurl): libexecgate-fleet.a, linked by
 #                    execgated, execgate-issue and the fleet tests, never
 #                    into libexecgate
+#   user/fleetd/*.c  the fleet's worker side in execgated (selections, key
+#                    set, acks, the etcd threads): on core, the public API
+#                    and the fleet layer; linked by execgated only
 #   user/loader/*.c  kernel I/O (maps, probes, /proc, pins)
 #   user/lib/*.c     the public worker handle (include/execgate/execgate.h)
 #   user/execgate/   the loader CLI; user/issue/ the issuing CLI
@@ -73,6 +76,7 @@ FRONTEND_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(FRONTEND_SRCS))
 LOADER_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(LOADER_SRCS))
 WORKER_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(WORKER_SRCS))
 DAEMON_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(wildcard user/daemon/*.c))
+FLEETD_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(wildcard user/fleetd/*.c))
 EXECGATE_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(wildcard user/execgate/*.c))
 ISSUE_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(wildcard user/issue/*.c))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
@@ -188,7 +192,7 @@ $(PCFILE): user/lib/execgate.pc.in include/execgate/execgate.h Makefile
 $(BUILD)/execgate: $(EXECGATE_OBJS) $(FRONTEND_OBJS) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/execgated: $(DAEMON_OBJS) $(FRONTEND_OBJS) $(FLEET_LIB) $(LIB)
+$(BUILD)/execgated: $(DAEMON_OBJS) $(FLEETD_OBJS) $(FRONTEND_OBJS) $(FLEET_LIB) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(DAEMON_LDLIBS) $(FLEET_LDLIBS)
 
 $(BUILD)/execgate-issue: $(ISSUE_OBJS) $(FRONTEND_OBJS) $(FLEET_LIB) $(CORE_LIB)

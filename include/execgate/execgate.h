@@ -335,6 +335,21 @@ int eg_worker_keys_remove(struct eg_worker *w, const char *kid, char *err, size_
 /* Re-reads <state_dir>/keys and flushes the cache; -errno (and the previous
  * set stays) only when the directory cannot be read. */
 int eg_worker_keys_reload(struct eg_worker *w, char *err, size_t err_size);
+/* Replaces the whole key set with exactly the n public keys of pks (1 to
+ * 64, each passing the key-set loader's checks), as one transaction: the
+ * key files of <state_dir>/keys that are not among them go first, then the
+ * missing ones are written, then the set in memory is swapped whole and
+ * the token cache flushed, so a key not in pks verifies nothing from the
+ * moment this returns, success or failure. version is the key set's
+ * version (the fleet's signed key set, docs/fleet.md): it must be higher
+ * than the one applied before (-ESTALE otherwise, nothing changes), and is
+ * persisted in <state_dir>/keyset.version once the directory holds
+ * exactly pks. -EINVAL for a bad key or count (nothing changes). */
+int eg_worker_keys_replace(struct eg_worker *w, const uint8_t (*pks)[32], size_t n,
+			   uint64_t version, char *err, size_t err_size);
+/* The version eg_worker_keys_replace applied last (0: none), from
+ * <state_dir>/keyset.version. */
+int eg_worker_keys_version(struct eg_worker *w, uint64_t *version, char *err, size_t err_size);
 /* The key files the last load skipped, one line each, into buf (cut to
  * size); returns the full length, 0 when none. */
 size_t eg_worker_keys_warnings(struct eg_worker *w, char *buf, size_t size);
