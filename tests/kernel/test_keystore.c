@@ -183,8 +183,8 @@ static void pk_of(uint8_t n, uint8_t pk[32])
 /* guarantees: none */
 Test(keystore, replace_leaves_exactly_the_set_and_persists_the_version)
 {
-	char pub[EG_KEY_FILE_LINE_MAX], sec[EG_KEY_FILE_LINE_MAX], k1[EG_KEY_ID_TEXT_LEN];
-	char k2[EG_KEY_ID_TEXT_LEN], k3[EG_KEY_ID_TEXT_LEN], got[EG_KEY_ID_TEXT_LEN], err[512];
+	char pub[EG_KEY_FILE_LINE_MAX], sec[EG_KEY_FILE_LINE_MAX], k1[EG_KID_TEXT_LEN];
+	char k2[EG_KID_TEXT_LEN], k3[EG_KID_TEXT_LEN], got[EG_KID_TEXT_LEN], err[512];
 	char names[512], want[128], path[300];
 	uint8_t set[2][32];
 	uint64_t v = 99;

@@ -453,7 +453,7 @@ void eg_fleet_worker_apply_keyset(struct eg_fleet_worker *d, const char *key, co
 	struct eg_fleet_worker *f = d;
 	uint8_t withdrawn[EG_KEYSET_MAX][EG_KEY_ID_LEN], raw[EG_KSD_MAX_LEN];
 	uint8_t pks[EG_KEYSET_MAX][32];
-	char k[1700], err[EG_ERR_MAX] = "", kid[EG_KEY_ID_TEXT_LEN];
+	char k[1700], err[EG_ERR_MAX] = "", kid[EG_KID_TEXT_LEN];
 	struct eg_keyset_doc *doc = NULL;
 	struct keys_ctx *cur = NULL;
 	enum eg_ksd_decision dec;

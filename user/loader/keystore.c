@@ -245,7 +245,7 @@ static bool wanted(const char *dir, const char *name,
 		   const uint8_t (*pks)[crypto_sign_PUBLICKEYBYTES], size_t n)
 {
 	uint8_t pk[crypto_sign_PUBLICKEYBYTES], kid[EG_KEY_ID_LEN];
-	char path[8200], kid_text[EG_KEY_ID_TEXT_LEN + 8];
+	char path[8200], kid_text[EG_KID_TEXT_LEN + 8];
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	if (eg_pubkey_read(path, pk) != EG_KEY_OK)
@@ -264,7 +264,7 @@ static bool wanted(const char *dir, const char *name,
 int eg_keystore_replace(const char *state_dir, const uint8_t (*pks)[crypto_sign_PUBLICKEYBYTES],
 			size_t n, char *err, size_t err_size)
 {
-	char dir[4096], path[8200], kid[EG_KEY_ID_TEXT_LEN], **names = NULL;
+	char dir[4096], path[8200], kid[EG_KID_TEXT_LEN], **names = NULL;
 	size_t nn = 0;
 	DIR *d;
 	int rc;
