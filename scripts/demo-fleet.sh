@@ -55,15 +55,7 @@ demo_cleanup() {
 			kill -TERM "${DPID[$w]}" 2>/dev/null
 			wait "${DPID[$w]}" 2>/dev/null
 		fi
-		[ -f "${CGW[$w]}/cgroup.procs" ] &&
-			xargs -r kill -9 <"${CGW[$w]}/cgroup.procs" 2>/dev/null
-		[ -e "${PINW[$w]}" ] &&
-			"$EXECGATE" unload --pin-dir "${PINW[$w]}" --state-dir "${STW[$w]}" >/dev/null
-		for _ in 1 2 3 4 5 6 7 8 9 10; do
-			[ -d "${CGW[$w]}" ] || break
-			rmdir "${CGW[$w]}" 2>/dev/null && break
-			sleep 0.1
-		done
+		demo_worker_cleanup "${CGW[$w]}" "${PINW[$w]}" "${STW[$w]}"
 	done
 	if [ -n "$ETCD_PID" ]; then
 		kill -TERM "$ETCD_PID" 2>/dev/null

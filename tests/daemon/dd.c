@@ -445,8 +445,19 @@ int dd_fd_settle(int want, int ms)
 long long dd_metric(const char *line_prefix)
 {
 	struct dd_resp r = dd_req("GET", "/metrics", NULL);
-	const char *p = strstr(r.body, line_prefix);
-	long long v = p ? atoll(p + strlen(line_prefix)) : -1;
+	size_t len = strlen(line_prefix);
+	const char *p = r.body;
+	long long v = -1;
+
+	/* at the start of a line only: a name is never taken for the tail
+	 * of a longer one */
+	while (p && (p = strstr(p, line_prefix)) != NULL) {
+		if (p == r.body || p[-1] == '\n') {
+			v = atoll(p + len);
+			break;
+		}
+		p += len;
+	}
 
 	dd_resp_free(&r);
 	return v;
@@ -464,4 +475,20 @@ long long dd_settled_key_reloads(void)
 			return m;
 		n = m;
 	}
+}
+
+/* --- the daemon's log ------------------------------------------------------------ */
+
+bool dd_log_has(const char *needle)
+{
+	static char buf[1 << 20];
+	FILE *f = fopen(dd.log, "r");
+	size_t n = 0;
+
+	if (f) {
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+	}
+	buf[n] = '\0';
+	return strstr(buf, needle) != NULL;
 }

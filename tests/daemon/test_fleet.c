@@ -178,20 +178,6 @@ static long long wait_refused(const char *doc, const char *reason, long long wan
 	return n;
 }
 
-static bool log_has(const char *needle)
-{
-	static char buf[1 << 20];
-	FILE *f = fopen(dd.log, "r");
-	size_t n;
-
-	if (!f)
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	return strstr(buf, needle) != NULL;
-}
-
 /* A running daemon with the fleet on: one etcd member, a root, key set
  * version 1 holding the issuer key kh.kid (and cp2). */
 static void fleet_init(void)
@@ -435,7 +421,7 @@ Test(daemon_fleet, forged_truncated_older_refused)
 			 "%s/workers/%s/selections/%s\\x0a<3>"
 			 "forged mod_revision ",
 			 prefix, DD_WORKER, DD_SANDBOX);
-		cr_assert(log_has(needle), "no escaped log line: %s", needle);
+		cr_assert(dd_log_has(needle), "no escaped log line: %s", needle);
 	}
 
 	/* nothing changed: generation 8 is still the selection in force */
