@@ -212,7 +212,7 @@ pid_t fs_stream_start(struct fs_worker *w, const char *bridge, const char *token
 		p[1] = 3;
 		join(w->cgroup);
 		/* the daemon may be restarting: a few tries */
-		for (int i = 0; i < 20; i++) {
+		for (int i = 0; i < 100; i++) {
 			memset(&res, 0, sizeof(res));
 			if (!admit(w, token, &res) && (fd = unix_connect(bridge)) >= 0)
 				break;

@@ -262,7 +262,9 @@ static struct fs_exec *exec_start(struct fs_sandbox *s, int worker, uint64_t gen
 	if (access(x->vmm_sock, F_OK) || access(x->bridge_sock, F_OK))
 		fs_fail("sandbox %d: stand-in or bridge did not listen on worker %d", s->idx,
 			worker);
+	pthread_mutex_lock(&s->lock);
 	s->n_ex++;
+	pthread_mutex_unlock(&s->lock);
 	return x;
 }
 
@@ -363,22 +365,55 @@ void fs_cp_init(void)
 	}
 }
 
+/* Removes every execution but the last two: the stream of each must have
+ * been reported cut by now (the stream thread reads them under s->lock). */
+static void prune(struct fs_sandbox *s)
+{
+	size_t keep = 2, drop;
+
+	pthread_mutex_lock(&s->lock);
+	if (s->n_ex <= keep) {
+		pthread_mutex_unlock(&s->lock);
+		return;
+	}
+	drop = s->n_ex - keep;
+	for (size_t i = 0; i < drop; i++) {
+		struct fs_exec *x = &s->ex[i];
+
+		if (x->stream_fd >= 0) {
+			struct pollfd p = {.fd = x->stream_fd, .events = POLLIN};
+
+			if (x->stream_open && poll(&p, 1, 0) != 1) {
+				bump(&phase()->uncut);
+				fprintf(stderr,
+					"soak-fleet: stream s%d g%llu on w%d still open two "
+					"moves after its execution was replaced\n",
+					s->idx, (unsigned long long)x->gen, x->worker);
+			}
+			close(x->stream_fd);
+		}
+		fs_reap(x->stream);
+		fs_reap(x->bridge);
+		fs_reap(x->vmm);
+	}
+	memmove(s->ex, s->ex + drop, keep * sizeof(s->ex[0]));
+	s->n_ex = keep;
+	pthread_mutex_unlock(&s->lock);
+}
+
 /* Moves s to worker `to`. 0, or -1 when the fence timed out (the 135 s
  * bound was waited for instead). */
 int fs_move(struct fs_sandbox *s, int to)
 {
 	uint64_t gen = s->gen + 1, t_put, t_cap_old = fs_now_ns(), deadline;
 	int from = s->worker, st = 0, rc = 0;
-	struct fs_exec *x, *old = &s->ex[s->n_ex - 1];
+	struct fs_exec *x, *old;
 	char text[512], key[256], token[1024];
 	bool installed = false, kern = false;
 
-	/* executions two moves old: their streams were cut long ago */
-	for (size_t i = 0; i + 1 < s->n_ex; i++) {
-		fs_reap(s->ex[i].bridge);
-		fs_reap(s->ex[i].vmm);
-		s->ex[i].bridge = s->ex[i].vmm = 0;
-	}
+	prune(s);
+	old = &s->ex[s->n_ex - 1];
+again:
 	x = exec_start(s, to, gen);
 	selection(fs.cp_seed, s, to, gen, text, sizeof(text));
 	pthread_mutex_lock(&ack_lock);
@@ -387,7 +422,8 @@ int fs_move(struct fs_sandbox *s, int to)
 	pending_gen[s->idx] = gen;
 	pending_put[s->idx] = t_put = fs_now_ns();
 	pthread_mutex_unlock(&ack_lock);
-	old->put_ns = t_put; /* from here on the old execution is no longer selected */
+	if (!old->put_ns)
+		old->put_ns = t_put; /* from here on the old execution is not selected */
 	s->ran_on[to] = true;
 	s->unfenced[from] = true;
 	sel_key(to, s, key, sizeof(key));
@@ -410,6 +446,24 @@ int fs_move(struct fs_sandbox *s, int to)
 		}
 		if (!installed && !install(s, x, &st))
 			installed = true;
+		if (!installed && fs_now_ns() - t_put > 2000000000ULL) {
+			int next;
+
+			/* the target has not learned its selection in 2 s (cut
+			 * off etcd): its node manager never installs it, and the
+			 * sandbox goes to another worker as a newer execution */
+			fs_reap(x->bridge);
+			fs_reap(x->vmm);
+			x->bridge = x->vmm = 0;
+			x->put_ns = fs_now_ns();
+			bump(&phase()->aborted);
+			do
+				next = (int)fs_rand(FS_WORKERS);
+			while (next == to || fs.w[next].cut);
+			to = next;
+			gen++;
+			goto again;
+		}
 		pthread_mutex_lock(&ack_lock);
 		f = fenced(s, gen);
 		pthread_mutex_unlock(&ack_lock);

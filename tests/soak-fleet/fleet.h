@@ -81,6 +81,7 @@ struct fs_phase {
 	char name[48];
 	uint64_t ops, ok, errors, retries, safety, probes, probe_refused, window;
 	uint64_t drops, cuts_expected, moves, fence_timeouts, refused_docs;
+	uint64_t aborted, uncut, open_failed;
 	double seconds;
 	/* propagation samples, ms */
 	double *ack_ms, *kern_ms;

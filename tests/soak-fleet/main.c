@@ -117,11 +117,15 @@ static void one_op(void)
 		pthread_mutex_lock(&s->lock);
 		bridge = rw >= 0 ? bridge_of(s, rw, e.route.generation) : NULL;
 		pthread_mutex_unlock(&s->lock);
-		if (!bridge) {
-			snprintf(last, sizeof(last), "route names no execution");
+		if (rw < 0) {
+			snprintf(last, sizeof(last), "route names no worker");
 			usleep(10000);
 			continue;
 		}
+		/* a route to an execution gone from that worker: the worker
+		 * refuses the capability before any connect, signed */
+		if (!bridge)
+			bridge = "/nonexistent/bridge.sock";
 		fs_agent_op(&fs.w[rw], bridge, token, line, &res);
 		if (res.rc == FS_OP_OK) {
 			int rs, rg_w;
@@ -178,6 +182,10 @@ static void one_op(void)
 		if (backoff < 400)
 			backoff *= 2;
 	}
+	if (fs.stop) {
+		bump(&p->ops, (uint64_t)-1); /* cut short by the end of the run: not counted */
+		return;
+	}
 	bump(&p->errors, 1);
 	fprintf(stderr, "soak-fleet: error: s%d op %llu after %u tries: %s\n", s->idx, n, tries,
 		last);
@@ -222,6 +230,7 @@ static void *stream_thread(void *arg)
 		for (int i = 0; i < FS_SANDBOXES; i++) {
 			struct fs_sandbox *s = &fs.s[i];
 
+			pthread_mutex_lock(&s->lock);
 			for (size_t k = 0; k < s->n_ex; k++) {
 				struct fs_exec *x = &s->ex[k];
 				struct pollfd p = {.fd = x->stream_fd, .events = POLLIN};
@@ -251,6 +260,7 @@ static void *stream_thread(void *arg)
 					bump(&phase()->cuts_expected, 1);
 				}
 			}
+			pthread_mutex_unlock(&s->lock);
 		}
 		usleep(20000);
 	}
@@ -364,9 +374,9 @@ static bool report(void)
 	bool bad = false;
 	char a[64], k[64];
 
-	printf("\n%-18s %6s %8s %6s %7s %6s %6s %5s %5s %5s %6s %23s %23s\n", "phase", "secs",
-	       "ops", "errors", "retries", "safety", "probes", "drops", "cuts", "moves", "fence-t",
-	       "put->ack p50/p99/max ms", "put->kernel p50/p99/max");
+	printf("\n%-18s %6s %8s %6s %7s %6s %6s %5s %5s %5s %5s %7s %23s %23s\n", "phase", "secs",
+	       "ops", "errors", "retries", "safety", "probes", "drops", "cuts", "moves", "abort",
+	       "fence-t", "put->ack p50/p99/max ms", "put->kernel p50/p99/max");
 	for (int i = 0; i <= fs.n_ph; i++) {
 		struct fs_phase *p = i < fs.n_ph ? &fs.ph[i] : &all;
 
@@ -382,6 +392,9 @@ static bool report(void)
 			all.cuts_expected += p->cuts_expected;
 			all.moves += p->moves;
 			all.fence_timeouts += p->fence_timeouts;
+			all.aborted += p->aborted;
+			all.uncut += p->uncut;
+			all.open_failed += p->open_failed;
 			memcpy(ack + all.n_ack, p->ack_ms, p->n_ack * sizeof(double));
 			all.n_ack += p->n_ack;
 			memcpy(kern + all.n_kern, p->kern_ms, p->n_kern * sizeof(double));
@@ -392,18 +405,20 @@ static bool report(void)
 			pct(ack, all.n_ack, a, sizeof(a));
 			pct(kern, all.n_kern, k, sizeof(k));
 		}
-		printf("%-18s %6.1f %8llu %6llu %7llu %6llu %6llu %5llu %5llu %5llu %6llu %23s "
-		       "%23s\n",
+		printf("%-18s %6.1f %8llu %6llu %7llu %6llu %6llu %5llu %5llu %5llu %5llu %7llu "
+		       "%23s %23s\n",
 		       p->name, p->seconds, (unsigned long long)p->ops,
 		       (unsigned long long)p->errors, (unsigned long long)p->retries,
 		       (unsigned long long)p->safety, (unsigned long long)p->probes,
 		       (unsigned long long)p->drops, (unsigned long long)p->cuts_expected,
-		       (unsigned long long)p->moves, (unsigned long long)p->fence_timeouts, a, k);
+		       (unsigned long long)p->moves, (unsigned long long)p->aborted,
+		       (unsigned long long)p->fence_timeouts, a, k);
 	}
 	printf("(errors: operations unanswered after the retries (3 s); safety: answers by an "
 	       "execution other than the selected one the capability named, plus probes of the "
 	       "old capability answered after the fence; drops: streams cut while selected; "
-	       "cuts: streams cut after their execution was replaced; fence-t: fences that "
+	       "cuts: streams cut after their execution was replaced; abort: moves whose target "
+	       "had not learned its selection in 2 s, sent elsewhere; fence-t: fences that "
 	       "waited out 135 s; propagation samples: put->ack %zu, put->kernel %zu)\n",
 	       all.n_ack, all.n_kern);
 	for (int i = 0; i < fs.n_ph; i++)
@@ -412,8 +427,14 @@ static bool report(void)
 	printf("error rate: %.6f%% (%llu of %llu); target <= 0.0002%%\n",
 	       all.ops ? 100.0 * (double)all.errors / (double)all.ops : 0.0,
 	       (unsigned long long)all.errors, (unsigned long long)all.ops);
-	bad = all.safety || all.drops || !all.ops || !all.moves || !all.n_ack ||
-	      all.probe_refused != all.probes;
+	if (all.open_failed)
+		printf("streams that could not be opened (10 s of tries): %llu\n",
+		       (unsigned long long)all.open_failed);
+	if (all.uncut)
+		printf("streams still open two moves after their execution was replaced: %llu\n",
+		       (unsigned long long)all.uncut);
+	bad = all.safety || all.drops || all.uncut || all.open_failed || !all.ops || !all.moves ||
+	      !all.n_ack || all.probe_refused != all.probes;
 	if (all.ops && (double)all.errors / (double)all.ops > 0.000002)
 		bad = true;
 	free(ack);
