@@ -27,7 +27,7 @@ static struct eg_ack acks[FS_WORKERS][FS_SANDBOXES];
 static bool have_ack[FS_WORKERS][FS_SANDBOXES];
 /* per sandbox: the generation being moved to, when it was put, and which
  * workers' acks for it were timed already */
-static uint64_t pending_gen[FS_SANDBOXES], pending_put[FS_SANDBOXES];
+static uint64_t pending_gen[FS_SANDBOXES], pending_put[FS_WORKERS][FS_SANDBOXES];
 static bool timed[FS_WORKERS][FS_SANDBOXES];
 static struct eg_maps maps[FS_WORKERS];
 
@@ -120,6 +120,24 @@ static void put(const char *key, const char *value)
 	fs_fail("etcd put %s: %s", key, err);
 }
 
+/* put, and note when it completed: the start of that worker's
+ * propagation (the store holds the selection from then on). The ack
+ * thread may see the ack before this returns: it then counts from the
+ * put's completion as 0. */
+static void put_timed(const char *key, const char *value, int worker, struct fs_sandbox *s)
+{
+	put(key, value);
+	pthread_mutex_lock(&ack_lock);
+	pending_put[worker][s->idx] = fs_now_ns();
+	if (have_ack[worker][s->idx] &&
+	    acks[worker][s->idx].selection.generation >= pending_gen[s->idx] &&
+	    !timed[worker][s->idx]) {
+		timed[worker][s->idx] = true;
+		fs_record(phase(), phase()->ack_ms, &phase()->n_ack, 0.0);
+	}
+	pthread_mutex_unlock(&ack_lock);
+}
+
 static void sel_key(int worker, const struct fs_sandbox *s, char *key, size_t size)
 {
 	snprintf(key, size, "%s/workers/%s/selections/%s", fs.prefix, fs.w[worker].id, s->id);
@@ -147,10 +165,12 @@ static void on_ack(const struct eg_etcd_kv *kv)
 	pthread_mutex_lock(&ack_lock);
 	acks[w][s] = a;
 	have_ack[w][s] = true;
-	if (pending_gen[s] && a.selection.generation >= pending_gen[s] && !timed[w][s]) {
+	if (pending_gen[s] && a.selection.generation >= pending_gen[s] && !timed[w][s] &&
+	    pending_put[w][s]) {
 		timed[w][s] = true;
+		/* from the completion of the put under this worker's prefix */
 		fs_record(phase(), phase()->ack_ms, &phase()->n_ack,
-			  (double)(now - pending_put[s]) / 1e6);
+			  (double)(now > pending_put[w][s] ? now - pending_put[w][s] : 0) / 1e6);
 	}
 	pthread_cond_broadcast(&ack_cond);
 	pthread_mutex_unlock(&ack_lock);
@@ -420,18 +440,20 @@ again:
 	for (int w = 0; w < FS_WORKERS; w++)
 		timed[w][s->idx] = false;
 	pending_gen[s->idx] = gen;
-	pending_put[s->idx] = t_put = fs_now_ns();
+	for (int w = 0; w < FS_WORKERS; w++)
+		pending_put[w][s->idx] = 0;
+	t_put = fs_now_ns();
 	pthread_mutex_unlock(&ack_lock);
 	if (!old->put_ns)
 		old->put_ns = t_put; /* from here on the old execution is not selected */
 	s->ran_on[to] = true;
 	s->unfenced[from] = true;
 	sel_key(to, s, key, sizeof(key));
-	put(key, text);
+	put_timed(key, text, to, s);
 	for (int w = 0; w < FS_WORKERS; w++)
 		if (s->ran_on[w] && w != to) {
 			sel_key(w, s, key, sizeof(key));
-			put(key, text);
+			put_timed(key, text, w, s);
 		}
 	/* the fence, with the 135 s bound since the last capability for the
 	 * old execution as its fallback */
@@ -440,9 +462,11 @@ again:
 		bool f;
 
 		if (!kern && kernel_enforced(from, s, gen)) {
+			uint64_t now = fs_now_ns(), done = pending_put[from][s->idx];
+
 			kern = true;
 			fs_record(phase(), phase()->kern_ms, &phase()->n_kern,
-				  (double)(fs_now_ns() - t_put) / 1e6);
+				  (double)(now > done ? now - done : 0) / 1e6);
 		}
 		if (!installed && !install(s, x, &st))
 			installed = true;
