@@ -19,13 +19,13 @@ soak-quick: $(BUILD)/soak $(BINS)
 
 CHECK_EXTRA += soak-quick
 
-# The fleet soak (tests/soak-fleet/, docs/fleet.md "Soak"): a 3-member etcd
+# The fleet soak (tests/soak-fleet/, docs/design.md "The fleet soak"): a 3-member etcd
 # cluster on loopback, 6 execgated workers with bridges and stand-in VMMs,
 # the soak as control plane and front end, under etcd member kills, a
 # daemon kill -9, a worker cut off etcd for 30 s, compactions and forged
 # documents. Root, host kernel (cgroup tier). `soak-fleet` runs 300 s a
 # phase; `soak-fleet-quick` 8 s a phase (the cut keeps its 30 s).
-SOAK_FLEET_SRCS := $(wildcard tests/soak-fleet/*.c) tests/fleet/etcd_env.c
+SOAK_FLEET_SRCS := $(wildcard tests/soak-fleet/*.c) tests/fleet/etcd_env.c tests/soak/common.c
 
 .PHONY: soak-fleet soak-fleet-quick
 

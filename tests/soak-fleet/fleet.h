@@ -19,6 +19,7 @@
 #include <sys/types.h>
 #include "fleet/etcd.h"
 #include "fleet/etcd_env.h"
+#include "soak/common.h"
 
 #define FS_WORKERS     6
 #define FS_SANDBOXES   8
@@ -109,8 +110,9 @@ struct fs {
 extern struct fs fs;
 
 void fs_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-uint64_t fs_now_ns(void);
-uint64_t fs_rand(uint64_t n);
+/* tests/soak/common.c */
+#define fs_now_ns soak_now_ns
+#define fs_rand	  soak_rand
 void fs_track(pid_t pid);
 void fs_reap(pid_t pid);
 

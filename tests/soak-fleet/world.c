@@ -32,22 +32,6 @@ static pid_t children[MAX_CHILDREN];
 static pthread_mutex_t child_lock = PTHREAD_MUTEX_INITIALIZER;
 static pid_t owner;
 
-uint64_t fs_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-uint64_t fs_rand(uint64_t n)
-{
-	uint64_t v;
-
-	randombytes_buf(&v, sizeof(v));
-	return n ? v % n : 0;
-}
-
 void fs_fail(const char *fmt, ...)
 {
 	va_list ap;
