@@ -65,11 +65,14 @@ static int worker_of(const uint8_t id[EG_ID_BYTES])
 	return -1;
 }
 
-/* The bridge socket of s's execution gen on worker w, or NULL. */
-static const char *bridge_of(struct fs_sandbox *s, int w, uint64_t gen)
+/* The bridge socket of s's newest execution on worker w, or NULL: a worker
+ * hands an operation to its own bridge for the sandbox, whatever
+ * generation the front end's route names (the worker's admission judges
+ * the capability). */
+static const char *bridge_of(struct fs_sandbox *s, int w)
 {
-	for (size_t i = 0; i < s->n_ex; i++)
-		if (s->ex[i].worker == w && s->ex[i].gen == gen)
+	for (size_t i = s->n_ex; i-- > 0;)
+		if (s->ex[i].worker == w && s->ex[i].bridge)
 			return s->ex[i].bridge_sock;
 	return NULL;
 }
@@ -115,7 +118,7 @@ static void one_op(void)
 		pthread_mutex_unlock(&cache_lock);
 		rw = worker_of(e.route.worker);
 		pthread_mutex_lock(&s->lock);
-		bridge = rw >= 0 ? bridge_of(s, rw, e.route.generation) : NULL;
+		bridge = rw >= 0 ? bridge_of(s, rw) : NULL;
 		pthread_mutex_unlock(&s->lock);
 		if (rw < 0) {
 			snprintf(last, sizeof(last), "route names no worker");
@@ -265,6 +268,23 @@ static void *stream_thread(void *arg)
 		usleep(20000);
 	}
 	return NULL;
+}
+
+/* A number of worker w's status fleet object, -1 when absent. */
+static long long fleet_status(struct fs_worker *w, const char *member)
+{
+	char body[16384];
+	long long v = -1;
+	json_t *j, *m;
+
+	if (fs_http(w, "GET", "/v1/status", NULL, body, sizeof(body)) != 200)
+		return -1;
+	j = json_loads(body, 0, NULL);
+	m = json_object_get(json_object_get(j, "fleet"), member);
+	if (json_is_integer(m))
+		v = json_integer_value(m);
+	json_decref(j);
+	return v;
 }
 
 /* Documents each worker has refused so far (GET /v1/status, fleet.refused,
@@ -555,6 +575,8 @@ int main(int argc, char **argv)
 		char err[256];
 		struct eg_etcd_range rr = {0};
 
+		long long c0 = fleet_status(w, "compactions");
+
 		fs_cut(w, true);
 		sleep_s(15);
 		/* a compaction while it is away: its watch resumes from a
@@ -568,6 +590,8 @@ int main(int argc, char **argv)
 		sleep_s(15);
 		fs_cut(w, false);
 		sleep_s(phase_seconds);
+		note("; its watch canceled by the compaction: %lld time(s), lag now %lld",
+		     fleet_status(w, "compactions") - c0, fleet_status(w, "lag"));
 	}
 
 	begin("compaction");
