@@ -768,3 +768,55 @@ Test(daemon_fleet, fails_over_to_another_member, .timeout = 180)
 	}
 	json_decref(f);
 }
+
+/* guarantees: none */
+Test(daemon_fleet, selection_ahead_of_its_key_set_applies_once_the_key_arrives)
+{
+	char k3[32], text[512], key[256];
+	json_t *ack, *f;
+	long long reconciles;
+	double end;
+
+	start_with_keyset();
+	keygen(kh.keys_dir, k3, sizeof(k3));
+	/* signed by a key the worker does not hold yet */
+	selection(k3, DD_SANDBOX, DD_WORKER, 8, 1, text, sizeof(text));
+	sel_key(DD_WORKER, DD_SANDBOX, key, sizeof(key));
+	put(key, text);
+	cr_assert_eq(wait_refused("selection", "unknown-key", 1, 10000), 1);
+	/* read again at every reconcile, but counted once */
+	f = fleet_status();
+	reconciles = json_integer_value(json_object_get(f, "reconciles"));
+	json_decref(f);
+	end = dd_now_ms() + 15000;
+	for (;;) {
+		f = fleet_status();
+		if (json_integer_value(json_object_get(f, "reconciles")) >= reconciles + 2)
+			break;
+		json_decref(f);
+		cr_assert_lt(dd_now_ms(), end, "no reconcile every 2 s");
+		usleep(100000);
+	}
+	json_decref(f);
+	cr_assert_eq(refused("selection", "unknown-key"), 1, "counted again at a reconcile");
+
+	/* the key set that brings k3: the selection now applies */
+	publish_keyset(2, kh.kid, k3);
+	ack = wait_ack(DD_SANDBOX, "pending", 8, 10000);
+	cr_assert_not_null(ack, "the selection was not judged again after its key arrived");
+	json_decref(ack);
+}
+
+/* guarantees: none */
+Test(daemon_fleet, sigterm_stops_cleanly_with_etcd_away)
+{
+	double t0;
+
+	start_with_keyset();
+	cr_assert_eq(eg_test_etcd_kill_member(&etcd, 0), 0);
+	usleep(1500000); /* the watcher and the acker are retrying by now */
+	t0 = dd_now_ms();
+	cr_assert_eq(dd_stop(SIGTERM), 0, "execgated did not exit 0 on SIGTERM");
+	cr_log_info("SIGTERM to exit with etcd away: %.0f ms", dd_now_ms() - t0);
+	cr_assert_lt(dd_now_ms() - t0, 4500);
+}

@@ -37,6 +37,9 @@ struct eg_fw_sel {
 	struct eg_selection sel;
 	int64_t sel_rev;  /* mod_revision of the key that carried sel */
 	int64_t seen_rev; /* the newest write of the key judged (applied or refused) */
+	/* A write refused unknown-key: judged again (its key may come with
+	 * the next key set), counted once. */
+	int64_t unknown_rev;
 	bool ack_dirty;
 };
 
