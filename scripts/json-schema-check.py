@@ -47,7 +47,7 @@ import jsonschema
 DOC_KINDS = [
     "verdict", "install-report", "retire-report", "forget-report", "list", "show",
     "key", "key-change", "event", "status", "signed-verdict", "error", "revoke-report",
-    "node-key", "ack",
+    "node-key",
 ]
 
 # Written to etcd by a worker, not printed: schema-checked examples only.
