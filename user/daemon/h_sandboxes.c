@@ -265,7 +265,7 @@ enum MHD_Result egd_h_sandbox_install(struct egd_call *c)
 	memset(&rep, 0, sizeof(rep));
 	/* With the fleet on, only the signed selection in force may be
 	 * installed; the check and the install are one step against the
-	 * watcher (daemon/fleet.h). */
+	 * watcher (fleetd/worker.h); the lock is not taken by admission. */
 	if (c->d->fleet) {
 		const char *why;
 
