@@ -264,6 +264,21 @@ static const char *record_state(const char *sandbox, long long *gen)
 }
 
 /* guarantees: none */
+/* The common start of a test: a bridge listening on sock, generation 8
+ * activation 1 selected for this worker, acked pending, then installed. */
+static void selected_and_installed(struct kh_child *bridge, const char *sock)
+{
+	struct dd_resp r;
+
+	kh_child_start(bridge, false);
+	cr_assert_eq(kh_child_listen(bridge, sock), 0);
+	publish(DD_SANDBOX, DD_WORKER, 8, 1);
+	json_decref(wait_ack(DD_SANDBOX, "pending", 8, 10000));
+	r = dd_install(DD_SANDBOX, 8, 1, bridge->pid, sock);
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	dd_resp_free(&r);
+}
+
 Test(daemon_fleet, put_must_match_the_selection)
 {
 	struct kh_child bridge;
@@ -488,13 +503,7 @@ Test(daemon_fleet, withdrawn_key_denies_at_once)
 	json_t *f;
 
 	start_with_keyset();
-	kh_child_start(&bridge, false);
-	cr_assert_eq(kh_child_listen(&bridge, sock), 0);
-	publish(DD_SANDBOX, DD_WORKER, 8, 1);
-	json_decref(wait_ack(DD_SANDBOX, "pending", 8, 10000));
-	r = dd_install(DD_SANDBOX, 8, 1, bridge.pid, sock);
-	cr_assert_eq(r.status, 200, "%s", r.body);
-	dd_resp_free(&r);
+	selected_and_installed(&bridge, sock);
 	kh_cap(t_old, sizeof(t_old), DD_SANDBOX, DD_WORKER, 8, 1, 120, 0);
 	snprintf(save, sizeof(save), "%s", kh.kid);
 	snprintf(kh.kid, sizeof(kh.kid), "%s", cp2_kid);
@@ -551,13 +560,7 @@ Test(daemon_fleet, etcd_down_admission_served_then_resumes)
 	json_t *f, *ack;
 
 	start_with_keyset();
-	kh_child_start(&bridge, false);
-	cr_assert_eq(kh_child_listen(&bridge, sock), 0);
-	publish(DD_SANDBOX, DD_WORKER, 8, 1);
-	json_decref(wait_ack(DD_SANDBOX, "pending", 8, 10000));
-	r = dd_install(DD_SANDBOX, 8, 1, bridge.pid, sock);
-	cr_assert_eq(r.status, 200, "%s", r.body);
-	dd_resp_free(&r);
+	selected_and_installed(&bridge, sock);
 	kh_cap(t8, sizeof(t8), DD_SANDBOX, DD_WORKER, 8, 1, 120, 0);
 
 	cr_assert_eq(eg_test_etcd_kill_member(&etcd, 0), 0);
