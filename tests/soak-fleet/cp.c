@@ -544,8 +544,9 @@ again:
 
 /* Forged and older documents on the bus: a selection signed by a key
  * outside the key set, a truncated one, garbage, the previous selection of
- * a sandbox replayed under its old worker (older), and key set version 1
- * again (refuse-equal). Every worker must refuse them and keep serving. */
+ * a sandbox replayed under its old worker (older), key set version 1
+ * (refuse-older: setup published 2) and version 2 again (refuse-equal).
+ * Every worker must refuse them and keep serving. */
 void fs_publish_forged(void)
 {
 	char rogue_dir[200], rogue[300], text[512], key[256], bin[600], out[512];
@@ -571,12 +572,13 @@ void fs_publish_forged(void)
 		put(key, text);
 		put(key, "not a selection");
 	}
-	/* the key set, version 1 again: refuse-equal */
-	{
-		char pub[320];
+	/* the key set, version 1 (older) and version 2 again (equal) */
+	for (int v = 1; v <= 2; v++) {
+		char pub[320], ver[4];
 		const char *ks[] = {bin,	 "keyset", "--root-key", fs.root_seed,
-				    "--version", "1",	   pub,		 NULL};
+				    "--version", ver,	   pub,		 NULL};
 
+		snprintf(ver, sizeof(ver), "%d", v);
 		snprintf(pub, sizeof(pub), "%.*s.pub", (int)(strlen(fs.cp_seed) - 5), fs.cp_seed);
 		if (issue(text, sizeof(text), ks))
 			fs_fail("keyset: %s", text);

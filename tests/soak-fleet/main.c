@@ -638,8 +638,9 @@ int main(int argc, char **argv)
 			if (r1[i] - r0[i] < r1[fewest] - r0[fewest])
 				fewest = i;
 		}
-		note("wrote 3 forged selections and the key set again to every worker, and one "
-		     "older selection; refused: %lld in all, worker %d the fewest (%lld)",
+		note("wrote 3 forged selections to every worker, one older selection, key set "
+		     "version 1 (older) and 2 (equal); refused: %lld in all, worker %d the fewest "
+		     "(%lld)",
 		     sum, fewest, r1[fewest] - r0[fewest]);
 		/* a full read between the watches sees only the last value of
 		 * a key, so each worker must have refused at least the last

@@ -409,7 +409,8 @@ static void put(const char *key, const char *value)
 static void world_keys(void)
 {
 	char rootsec[200], cpdir[200], bin[600], out[4096], pub[320], dst[320], key[128];
-	const char *ks[] = {bin, "keyset", "--root-key", fs.root_seed, "--version", "1", pub, NULL};
+	/* version 2, so that the forged-docs phase can replay an older one */
+	const char *ks[] = {bin, "keyset", "--root-key", fs.root_seed, "--version", "2", pub, NULL};
 	const char *cp[] = {"/bin/cp", NULL, NULL, NULL};
 
 	snprintf(rootsec, sizeof(rootsec), "%s/rootsec", fs.dir);
