@@ -78,6 +78,21 @@ void eg_serving_refusals(const char *state_dir,
 int eg_node_key_reset(const char *state_dir, const char *worker_id, char *pub_path,
 		      size_t pub_path_size, char *err, size_t err_size);
 
+/* Enforce and audit (docs/design.md, "Modes: enforce and audit"), switched
+ * at run time without reloading anything. sandbox: 16 bytes, or NULL for
+ * the global mode. mode: "enforce" or "audit"; for a sandbox also
+ * "inherit" (take the global mode). who: logged with the switch (e.g.
+ * "uid 0 pid 123 (execgate)"). Takes the writer lock of state_dir. before
+ * (may be NULL, at least 8 bytes): the mode it replaced. 0, or -EINVAL (a
+ * bad mode word), -ENOENT (nothing loaded, or no record for sandbox) or
+ * another negative errno, with err. */
+int eg_mode_set(const char *pin_dir, const char *state_dir, const unsigned char *sandbox,
+		const char *mode, const char *who, char *before, char *err, size_t err_size);
+
+/* The global mode ("enforce" or "audit", at least 8 bytes) and how many
+ * times it was switched since the maps were made. 0 or a negative errno. */
+int eg_mode_get(const char *pin_dir, char *mode, unsigned *switches, char *err, size_t err_size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -412,6 +412,9 @@ static int install(struct eg_runtime *rt, const struct eg_install_spec *spec,
 		return rc;
 	}
 	res->had_before = rc == 0;
+	/* A replacement keeps the sandbox's mode: an install never silently
+	 * moves it between audit and enforce (docs/design.md, "Modes"). */
+	nr.mode = res->had_before ? res->before.mode : EG_MODE_INHERIT;
 	res->outcome = EG_INSTALLED_NEW;
 	if (res->had_before) {
 		rc = decide(&res->before, &nr, &res->outcome, err, err_size);
