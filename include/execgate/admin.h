@@ -89,9 +89,12 @@ int eg_node_key_reset(const char *state_dir, const char *worker_id, char *pub_pa
 int eg_mode_set(const char *pin_dir, const char *state_dir, const unsigned char *sandbox,
 		const char *mode, const char *who, char *before, char *err, size_t err_size);
 
-/* The global mode ("enforce" or "audit", at least 8 bytes) and how many
- * times it was switched since the maps were made. 0 or a negative errno. */
-int eg_mode_get(const char *pin_dir, char *mode, unsigned *switches, char *err, size_t err_size);
+/* The global mode ("enforce" or "audit", at least 8 bytes), how many
+ * times it was switched since the maps were made, and how many sandboxes'
+ * records decide in each mode (their own mode, else the global one). Any
+ * pointer but mode may be NULL. 0 or a negative errno with err. */
+int eg_mode_get(const char *pin_dir, char *mode, unsigned *switches, unsigned *sandboxes_enforce,
+		unsigned *sandboxes_audit, char *err, size_t err_size);
 
 #ifdef __cplusplus
 }

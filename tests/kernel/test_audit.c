@@ -385,3 +385,57 @@ Test(audit, the_switch_to_enforce_under_a_connect_storm_never_mixes)
 	cr_assert_eq(kh_counter(EG_K_DENY_NOT_BRIDGE), eperm,
 		     "each refused connect is exactly one denial");
 }
+
+/* --- status under audit ----------------------------------------------------- */
+
+static int status(char *out, size_t size, const char *flag)
+{
+	return flag ? kh_cli(out, size, "status", flag, NULL) : kh_cli(out, size, "status", NULL);
+}
+
+/* guarantees: none */
+Test(audit, status_never_reports_audit_as_held_and_require_enforce_fails)
+{
+	const char *bsock = kh_path("bridge.sock"), *vsock = kh_path("vmm.sock");
+	static char out[65536];
+	struct kh_child bridge;
+	pid_t fc = kh_listener_start(vsock);
+	int rc;
+
+	kh_child_start(&bridge, true);
+	cr_assert_eq(kh_child_listen(&bridge, bsock), 0);
+	install_sb(bridge.pid, fc, bsock, vsock, "7");
+
+	rc = status(out, sizeof(out), "--require-enforce");
+	cr_assert_eq(rc, 0, "enforce: exit %d: %s", rc, out);
+	cr_assert_not_null(strstr(out, "mode: enforce"), "%s", out);
+	cr_assert_null(strstr(out, "audit (not enforced)"), "%s", out);
+	cr_assert_not_null(strstr(out, "  held "), "something is held in enforce: %s", out);
+	rc = status(out, sizeof(out), "--json");
+	cr_assert_not_null(strstr(out, "\"held\":true"), "enforce, --json: %s", out);
+
+	mode("audit", NULL);
+	rc = status(out, sizeof(out), NULL);
+	cr_assert_eq(rc, 0, "audit, plain status: exit %d: %s", rc, out);
+	cr_assert_not_null(strstr(out, "audit (not enforced)"), "%s", out);
+	cr_assert_null(strstr(out, "  held "), "a guarantee reads held under audit: %s", out);
+	cr_assert_not_null(strstr(out, "tier cgroup: loaded, mode audit"), "%s", out);
+	cr_assert_not_null(strstr(out, "sandboxes: 0 enforce, 1 audit"), "%s", out);
+	rc = status(out, sizeof(out), "--require-enforce");
+	cr_assert_eq(rc, 1, "audit, --require-enforce: exit %d: %s", rc, out);
+	rc = status(out, sizeof(out), "--json");
+	cr_assert_eq(rc, 0, "audit, --json: exit %d", rc);
+	cr_assert_null(strstr(out, "\"held\":true"), "JSON holds a guarantee under audit: %s", out);
+	cr_assert_not_null(strstr(out, "\"audit\":true"), "%s", out);
+
+	/* global enforce, one sandbox in audit: still not enforced everywhere */
+	mode("enforce", NULL);
+	mode("audit", SANDBOX);
+	rc = status(out, sizeof(out), "--require-enforce");
+	cr_assert_eq(rc, 1, "a sandbox in audit, --require-enforce: exit %d: %s", rc, out);
+	rc = status(out, sizeof(out), NULL);
+	cr_assert_not_null(strstr(out, "audit (not enforced) for 1 sandbox;"), "%s", out);
+	mode("inherit", SANDBOX);
+	rc = status(out, sizeof(out), "--require-enforce");
+	cr_assert_eq(rc, 0, "all enforced again: exit %d: %s", rc, out);
+}

@@ -32,23 +32,28 @@ int eg_mode_set(const char *pin_dir, const char *state_dir, const unsigned char 
 	return rc;
 }
 
-int eg_mode_get(const char *pin_dir, char *mode, unsigned *switches, char *err, size_t err_size)
+int eg_mode_get(const char *pin_dir, char *mode, unsigned *switches, unsigned *sandboxes_enforce,
+		unsigned *sandboxes_audit, char *err, size_t err_size)
 {
-	struct eg_mode_word w;
+	struct eg_mode_census c;
 	struct eg_maps maps;
 	int rc;
 
 	rc = eg_maps_open(&maps, pin_dir, err, err_size);
 	if (rc)
 		return rc;
-	rc = eg_mode_read(&maps, &w);
+	rc = eg_mode_census_read(&maps, &c);
 	eg_maps_close(&maps);
 	if (rc) {
-		snprintf(err, err_size, "map eg_mode: reading: %s", strerror(-rc));
+		snprintf(err, err_size, "maps eg_mode, eg_records: reading: %s", strerror(-rc));
 		return rc;
 	}
-	snprintf(mode, 8, "%s", eg_mode_name(eg_mode_effective(w.mode)));
+	snprintf(mode, 8, "%s", eg_mode_name(c.global));
 	if (switches)
-		*switches = w.switches;
+		*switches = c.switches;
+	if (sandboxes_enforce)
+		*sandboxes_enforce = c.enforce;
+	if (sandboxes_audit)
+		*sandboxes_audit = c.audit;
 	return 0;
 }

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <bpf/bpf.h>
 #include "core/ids.h"
 #include "loader/log.h"
 #include "loader/mode.h"
@@ -95,4 +96,36 @@ int eg_mode_switch_sandbox(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES
 	eg_log(EG_LOG_INFO, "mode: sandbox %s %s -> %s, by %s", s, eg_mode_name(*before),
 	       eg_mode_name(mode), who ? who : "unknown");
 	return 0;
+}
+
+int eg_mode_census_read(const struct eg_maps *m, struct eg_mode_census *out)
+{
+	struct eg_sandbox_key key, next;
+	struct eg_exec_record rec;
+	struct eg_mode_word w;
+	void *cur = NULL;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = eg_mode_read(m, &w);
+	if (rc)
+		return rc;
+	out->global = eg_mode_effective(w.mode);
+	out->switches = w.switches;
+	while (!bpf_map_get_next_key(m->fd[EG_MAP_RECORDS], cur, &next)) {
+		key = next;
+		cur = &key;
+		if (bpf_map_lookup_elem_flags(m->fd[EG_MAP_RECORDS], &key, &rec, BPF_F_LOCK))
+			continue; /* deleted meanwhile */
+		if ((rec.mode == EG_MODE_INHERIT ? out->global : rec.mode) == EG_MODE_AUDIT)
+			out->audit++;
+		else
+			out->enforce++;
+	}
+	return errno == ENOENT ? 0 : -errno;
+}
+
+bool eg_mode_census_audits(const struct eg_mode_census *c)
+{
+	return c->global == EG_MODE_AUDIT || c->audit > 0;
 }

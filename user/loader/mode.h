@@ -25,4 +25,15 @@ int eg_mode_switch_global(struct eg_runtime *rt, __u32 mode, const char *who, __
 int eg_mode_switch_sandbox(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], __u32 mode,
 			   const char *who, __u32 *before, char *err, size_t err_size);
 
+/* The modes in effect: the global one, its switch count, and how many
+ * records decide in each mode (a record's own mode, else the global). */
+struct eg_mode_census {
+	__u32 global; /* EG_MODE_ENFORCE or EG_MODE_AUDIT */
+	__u32 switches;
+	unsigned enforce, audit;
+};
+int eg_mode_census_read(const struct eg_maps *m, struct eg_mode_census *out);
+/* Audit decides somewhere: globally, or for at least one record. */
+bool eg_mode_census_audits(const struct eg_mode_census *c);
+
 #endif
