@@ -96,6 +96,14 @@ int eg_mode_set(const char *pin_dir, const char *state_dir, const unsigned char 
 int eg_mode_get(const char *pin_dir, char *mode, unsigned *switches, unsigned *sandboxes_enforce,
 		unsigned *sandboxes_audit, char *err, size_t err_size);
 
+/* The would-deny counts (denials audit let through), summed over the CPUs:
+ * fn once per non-zero (reason, hook), with their names as status prints
+ * them. 0 or a negative errno with err. */
+int eg_mode_would_deny(const char *pin_dir,
+		       void (*fn)(const char *reason, const char *hook, unsigned long long n,
+				  void *ctx),
+		       void *ctx, char *err, size_t err_size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <execgate/admin.h>
+#include "loader/kreason.h"
 #include "loader/mode.h"
 #include "loader/runtime.h"
 
@@ -55,5 +56,31 @@ int eg_mode_get(const char *pin_dir, char *mode, unsigned *switches, unsigned *s
 		*sandboxes_enforce = c.enforce;
 	if (sandboxes_audit)
 		*sandboxes_audit = c.audit;
+	return 0;
+}
+
+int eg_mode_would_deny(const char *pin_dir,
+		       void (*fn)(const char *reason, const char *hook, unsigned long long n,
+				  void *ctx),
+		       void *ctx, char *err, size_t err_size)
+{
+	static __thread __u64 c[EG_HOOK_SLOTS][EG_COUNTER_SLOTS];
+	struct eg_maps maps;
+	int rc;
+
+	rc = eg_maps_open(&maps, pin_dir, err, err_size);
+	if (rc)
+		return rc;
+	rc = eg_would_deny_read(&maps, c);
+	eg_maps_close(&maps);
+	if (rc) {
+		snprintf(err, err_size, "map eg_would_deny: reading: %s", strerror(-rc));
+		return rc;
+	}
+	for (__u32 h = 0; h < EG_HOOK_SLOTS; h++)
+		for (__u32 r = 0; r < EG_K_REASON_COUNT; r++)
+			if (c[h][r])
+				fn(eg_kreason_name(r), eg_hook_name(h), (unsigned long long)c[h][r],
+				   ctx);
 	return 0;
 }
