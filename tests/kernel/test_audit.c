@@ -77,44 +77,20 @@ static void mode(const char *m, const char *sandbox)
 	cr_assert_eq(rc, 0, "execgate mode %s: exit %d: %s", m, rc, out);
 }
 
-/* The would-deny count of (hook, reason), summed over the CPUs. */
 static __u64 would_deny(__u32 hook, __u32 reason)
 {
-	static __u64 c[EG_HOOK_SLOTS][EG_COUNTER_SLOTS];
-
-	cr_assert_eq(eg_would_deny_read(&kh.maps, c), 0, "reading eg_would_deny");
-	return c[hook][reason];
+	return kh_would_deny(hook, reason);
 }
 
-/* Events of pid with reason, split by the audit mark. */
 struct ev_count {
-	__u32 pid, reason;
 	int plain, audit;
 };
 
-static int ev_cb(void *ctx, void *data, size_t size)
-{
-	struct ev_count *m = ctx;
-	const struct eg_event *ev = data;
-
-	if (size < sizeof(*ev) || ev->reason != m->reason || (m->pid && ev->pid != m->pid))
-		return 0;
-	if (ev->flags & EG_EVENT_AUDIT)
-		m->audit++;
-	else
-		m->plain++;
-	return 0;
-}
-
 static struct ev_count events(__u32 pid, __u32 reason)
 {
-	struct ev_count m = {.pid = pid, .reason = reason};
-	struct ring_buffer *rb;
+	struct ev_count m;
 
-	rb = ring_buffer__new(kh.maps.fd[EG_MAP_EVENTS], ev_cb, &m, NULL);
-	cr_assert_not_null(rb, "ring_buffer__new");
-	ring_buffer__consume(rb);
-	ring_buffer__free(rb);
+	kh_events_split(pid, reason, &m.plain, &m.audit);
 	return m;
 }
 
