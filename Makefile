@@ -10,6 +10,9 @@
 #   user/fleet/*.c   the etcd client (libcurl): libexecgate-fleet.a, linked by
 #                    execgated, execgate-issue and the fleet tests, never
 #                    into libexecgate
+#   user/fleetd/*.c  the fleet's worker side in execgated (selections, key
+#                    set, acks, the etcd threads): on core, the public API
+#                    and the fleet layer; linked by execgated only
 #   user/loader/*.c  kernel I/O (maps, probes, /proc, pins)
 #   user/lib/*.c     the public worker handle (include/execgate/execgate.h)
 #   user/execgate/   the loader CLI; user/issue/ the issuing CLI
@@ -73,11 +76,12 @@ FRONTEND_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(FRONTEND_SRCS))
 LOADER_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(LOADER_SRCS))
 WORKER_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(WORKER_SRCS))
 DAEMON_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(wildcard user/daemon/*.c))
+FLEETD_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(wildcard user/fleetd/*.c))
 EXECGATE_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(wildcard user/execgate/*.c))
 ISSUE_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(wildcard user/issue/*.c))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 KTEST_SRCS := $(wildcard tests/kernel/*.c)
-BENCH_SRCS := $(wildcard tests/bench/*.c)
+BENCH_SRCS := $(wildcard tests/bench/bench_*.c)
 
 CORE_LIB := $(BUILD)/libexecgate-core.a
 CLIENT_LIB := $(BUILD)/libexecgate-client.a
@@ -188,7 +192,7 @@ $(PCFILE): user/lib/execgate.pc.in include/execgate/execgate.h Makefile
 $(BUILD)/execgate: $(EXECGATE_OBJS) $(FRONTEND_OBJS) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/execgated: $(DAEMON_OBJS) $(FRONTEND_OBJS) $(FLEET_LIB) $(LIB)
+$(BUILD)/execgated: $(DAEMON_OBJS) $(FLEETD_OBJS) $(FRONTEND_OBJS) $(FLEET_LIB) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(DAEMON_LDLIBS) $(FLEET_LDLIBS)
 
 $(BUILD)/execgate-issue: $(ISSUE_OBJS) $(FRONTEND_OBJS) $(FLEET_LIB) $(CORE_LIB)
@@ -211,11 +215,15 @@ $(BUILD)/test-unit-san: $(UNIT_SRCS) $(FRONTEND_SRCS) $(CLIENT_SRCS) $(CORE_SRCS
 $(BUILD)/test-kernel: $(KTEST_SRCS) $(CLIENT_LIB) $(LIB) $(wildcard tests/kernel/*.h) $(BINS) | $(DEPS_STAMP)
 	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(WARN) -o $@ $(KTEST_SRCS) $(CLIENT_LIB) $(LIB) -lcriterion $(LDLIBS)
 
-$(BUILD)/fuzz-admission: tests/fuzz/fuzz_admission.c $(CORE_SRCS) | $(DEPS_STAMP)
+$(BUILD)/fuzz-admission: tests/fuzz/fuzz_admission.c tests/fuzz/fuzz.h $(CORE_SRCS) | $(DEPS_STAMP)
 	$(CLANG) $(CPPFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined $(WARN) -o $@ $< $(CORE_SRCS) -lsodium
 
 $(BUILD)/bench-admission: tests/bench/bench_admission.c $(CORE_LIB) | $(DEPS_STAMP)
 	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(WARN) -o $@ $< $(CORE_LIB) -lsodium -lm
+
+# bench-daemon measures execgated beside a bare Unix-socket server (unix_echo.c).
+$(BUILD)/bench-daemon: tests/bench/bench_daemon.c tests/bench/unix_echo.c tests/bench/unix_echo.h $(LIB) | $(DEPS_STAMP)
+	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(WARN) -o $@ tests/bench/bench_daemon.c tests/bench/unix_echo.c $(LIB) $(LDLIBS) -lm
 
 $(BUILD)/bench-%: tests/bench/bench_%.c $(LIB) | $(DEPS_STAMP)
 	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(WARN) -o $@ $< $(LIB) $(LDLIBS) -lm
@@ -275,7 +283,7 @@ test-cli: $(BINS)
 CHECK_EXTRA :=
 include $(sort $(wildcard scripts/make/*.mk))
 
-check: all format-check abi-check test-unit test-unit-san test-cli fuzz-smoke test-kernel $(CHECK_EXTRA) vmtest
+check: all format-check abi-check test-abi test-unit test-unit-san test-cli fuzz-smoke test-kernel $(CHECK_EXTRA) vmtest
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/execgate

@@ -23,6 +23,19 @@ demo_kill_actors() {
 	done
 }
 
+# demo_worker_cleanup CGROUP PIN_DIR STATE_DIR: a worker of the two-worker
+# and fleet demos: whatever still runs in its scratch cgroup (per-connection
+# children of the stand-ins) is ours, then its programs and the cgroup go.
+demo_worker_cleanup() {
+	[ -f "$1/cgroup.procs" ] && xargs -r kill -9 <"$1/cgroup.procs" 2>/dev/null
+	[ -e "$2" ] && "$EXECGATE" unload --pin-dir "$2" --state-dir "$3" >/dev/null
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		[ -d "$1" ] || break
+		rmdir "$1" 2>/dev/null && break
+		sleep 0.1
+	done
+}
+
 demo_cleanup() {
 	set +e
 	demo_kill_actors

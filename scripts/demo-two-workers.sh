@@ -51,17 +51,7 @@ demo_cleanup() {
 	set +e
 	demo_kill_actors
 	for w in A B; do
-		# whatever still runs in our scratch cgroups (per-connection
-		# children of the stand-ins) is ours
-		[ -f "${CGW[$w]}/cgroup.procs" ] &&
-			xargs -r kill -9 <"${CGW[$w]}/cgroup.procs" 2>/dev/null
-		[ -e "${PINW[$w]}" ] &&
-			"$EXECGATE" unload --pin-dir "${PINW[$w]}" --state-dir "${STW[$w]}" >/dev/null
-		for _ in 1 2 3 4 5 6 7 8 9 10; do
-			[ -d "${CGW[$w]}" ] || break
-			rmdir "${CGW[$w]}" 2>/dev/null && break
-			sleep 0.1
-		done
+		demo_worker_cleanup "${CGW[$w]}" "${PINW[$w]}" "${STW[$w]}"
 	done
 	rm -rf "$TMP"
 }

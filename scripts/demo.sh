@@ -263,4 +263,6 @@ show_cmd "$EXECGATE" list "${EG[@]}"
 say
 say "######## part 4: two workers, end to end (its own summary) ########"; BUILD=$BUILD "$ROOT/scripts/demo-two-workers.sh" || FAILS=$((FAILS + 1))
 say
+say "######## part 5: the fleet: etcd, two execgated, a move, a fence (its own summary) ########"; BUILD=$BUILD "$ROOT/scripts/demo-fleet.sh" || FAILS=$((FAILS + 1))
+say
 demo_summary summary steps

@@ -31,13 +31,12 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 cd "$TMP"
+# ok, fail (and the counts); the scratch directory and its trap are ours:
+# the cleanup above also stops etcd.
+# shellcheck source=scripts/cli-test-lib.sh
+. "$ROOT/scripts/cli-test-lib.sh"
 fails=0
 pass=0
-ok() { pass=$((pass + 1)); }
-fail() {
-	echo "FAIL: $*" >&2
-	fails=$((fails + 1))
-}
 
 read -r CPORT PPORT DEAD < <(python3 -c '
 import socket

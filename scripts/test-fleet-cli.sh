@@ -14,39 +14,9 @@ ISSUE="$ROOT/$BUILD/execgate-issue"
 VECTORS="$ROOT/tests/vectors/fleet_v1.json"
 [ -x "$ISSUE" ] || { echo "test-fleet-cli: $ISSUE: not built (make BUILD=$BUILD)" >&2; exit 1; }
 
-TMP=$(mktemp -d /tmp/execgate-fleet.XXXXXX)
-trap 'rm -rf "$TMP"' EXIT INT TERM
-cd "$TMP"
-fails=0
-pass=0
-
-ok() { pass=$((pass + 1)); }
-fail() {
-	echo "FAIL: $*" >&2
-	fails=$((fails + 1))
-}
-
-# expect_refused WHAT WANT_RC WANT_TEXT -- command...: exits WANT_RC, stderr
-# is one line holding WANT_TEXT, stdout is empty.
-expect_refused() {
-	local what=$1 want_rc=$2 want=$3 rc
-	shift 4
-	set +e
-	"$@" >out 2>err
-	rc=$?
-	set -e
-	if [ "$rc" -ne "$want_rc" ]; then
-		fail "$what: exit $rc, want $want_rc ($(cat err))"
-	elif ! grep -qF -- "$want" err; then
-		fail "$what: stderr [$(cat err)] lacks [$want]"
-	elif [ "$(wc -l <err)" -ne 1 ]; then
-		fail "$what: stderr is $(wc -l <err) lines: [$(cat err)]"
-	elif [ -s out ]; then
-		fail "$what: printed [$(cat out)]"
-	else
-		ok
-	fi
-}
+# shellcheck source=scripts/cli-test-lib.sh
+. "$ROOT/scripts/cli-test-lib.sh"
+cli_test_start fleet
 
 vec() { python3 -c 'import json,sys; v=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {"v": v}))' "$VECTORS" "$1"; }
 
@@ -199,5 +169,4 @@ KS64=$("$ISSUE" keyset --root-key "root/$RK.seed" --version 9 many/*.pub)
 expect_refused "65 keys" 2 "unexpected argument" -- \
 	"$ISSUE" keyset --root-key "root/$RK.seed" --version 9 many/*.pub "cp/$CA.pub"
 
-echo "test-fleet-cli: $pass passed, $fails failed"
-[ "$fails" -eq 0 ]
+cli_test_end test-fleet-cli

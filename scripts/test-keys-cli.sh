@@ -17,38 +17,10 @@ for b in "$ISSUE" "$EXECGATE"; do
 	[ -x "$b" ] || { echo "test-keys-cli: $b: not built (make BUILD=$BUILD)" >&2; exit 1; }
 done
 
-TMP=$(mktemp -d /tmp/execgate-keys.XXXXXX)
-trap 'rm -rf "$TMP"' EXIT INT TERM
-cd "$TMP"
-fails=0
-pass=0
-
-ok() { pass=$((pass + 1)); }
-fail() {
-	echo "FAIL: $*" >&2
-	fails=$((fails + 1))
-}
+# shellcheck source=scripts/cli-test-lib.sh
+. "$ROOT/scripts/cli-test-lib.sh"
+cli_test_start keys
 mode_of() { stat -c %a "$1"; }
-
-# expect_refused WHAT WANT_RC WANT_TEXT -- command...: exits WANT_RC, stderr
-# holds WANT_TEXT, stdout is empty.
-expect_refused() {
-	local what=$1 want_rc=$2 want=$3 rc
-	shift 4
-	set +e
-	"$@" >out 2>err
-	rc=$?
-	set -e
-	if [ "$rc" -ne "$want_rc" ]; then
-		fail "$what: exit $rc, want $want_rc ($(cat err))"
-	elif ! grep -qF -- "$want" err; then
-		fail "$what: stderr [$(cat err)] lacks [$want]"
-	elif [ -s out ]; then
-		fail "$what: printed [$(cat out)]"
-	else
-		ok
-	fi
-}
 
 PUB_T=execgate-ed25519-public-v1
 SEC_T=execgate-ed25519-secret-v1
@@ -157,5 +129,4 @@ TOKEN=$("$ISSUE" cap --key old.seed "${ISSUE_ARGS[@]}")
 verdict=$("$EXECGATE" check --keys "$P" "${IDS[@]}" "$TOKEN" || true)
 [ "$verdict" = allow ] && ok || fail "token from the converted seed: [$verdict]"
 
-echo "test-keys-cli: $pass passed, $fails failed ($SEEDS keygen seeds refused by check --keys)"
-[ "$fails" -eq 0 ]
+cli_test_end test-keys-cli "$SEEDS keygen seeds refused by check --keys"

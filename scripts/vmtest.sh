@@ -28,7 +28,7 @@ timeout_s=${EXECGATE_VM_TIMEOUT:-1800}
 # host (make test-kernel) and are not repeated under TCG, where every process
 # start is many times slower. They back no guarantee (tagged "none"), so no cell of
 # the matrix needs them; EXECGATE_VM_ALL_SUITES=1 runs them anyway.
-host_only_suites="keys_cli keystore cli_flags cli_demo cli_worker cli_verdict"
+host_only_suites="keys_cli keystore cli_flags cli_demo cli_worker cli_verdict verbose"
 [ "${EXECGATE_VM_ALL_SUITES:-0}" = 1 ] && host_only_suites=""
 vm_filter='*/*'
 [ -n "$host_only_suites" ] && vm_filter="!(${host_only_suites// /|})/*"

@@ -43,9 +43,9 @@ extern "C" {
 #endif
 
 #define EXECGATE_VERSION_MAJOR 1
-#define EXECGATE_VERSION_MINOR 0
+#define EXECGATE_VERSION_MINOR 1
 #define EXECGATE_VERSION_PATCH 0
-#define EXECGATE_VERSION       "1.0.0"
+#define EXECGATE_VERSION       "1.2.0"
 
 /* What this library was built as (may differ from the header a caller
  * compiled against). */
@@ -60,6 +60,14 @@ enum eg_log_level {
 	EG_LOG_DEBUG = 7,
 };
 void eg_log_set_level(enum eg_log_level level);
+/* Sends the library's messages (libbpf's included) to fn instead of
+ * stderr: a program with a log of its own (execgated's journal lines) gets
+ * them with its prefix and levels. fn sees each message that passes the
+ * level, whole (one or more lines, as formatted, usually ending in a
+ * newline), from whichever thread logged it; it must not call back into
+ * the library. NULL restores stderr. Set it before other threads log. */
+typedef void (*eg_log_sink_fn)(enum eg_log_level level, const char *msg, void *ctx);
+void eg_log_set_sink(eg_log_sink_fn fn, void *ctx);
 
 #define EG_WORKER_DEFAULT_PIN_DIR   "/sys/fs/bpf/execgate"
 #define EG_WORKER_DEFAULT_STATE_DIR "/var/lib/execgate"
@@ -116,8 +124,6 @@ struct eg_admit_args {
 	struct eg_request req; /* scope, port/proto, open kind */
 	uint64_t now_unix;     /* 0: the real clock */
 };
-
-#define EG_SIGNED_VERDICT_TEXT_MAX 256
 
 struct eg_verdict_result {
 	struct eg_decision d;
@@ -192,7 +198,9 @@ enum eg_install_outcome {
 };
 
 /* Established streams of a replaced or retired epoch, cut before install or
- * retire returned (docs/operators.md, "Stream revocation"). */
+ * retire returned (docs/operators.md, "Stream revocation"). One member per
+ * kind the library reports; the revokers' own per-kind table stays inside
+ * the library and is folded into this struct when a call returns. */
 struct eg_stream_cuts {
 	unsigned unix_cut;	   /* Unix streams shut down, both directions */
 	unsigned unix_unreachable; /* stale Unix sockets whose holder could not be reached */
@@ -307,8 +315,6 @@ int eg_worker_list(struct eg_worker *w, int (*fn)(const struct eg_runtime_record
 
 /* --- verification keys ------------------------------------------------------ */
 
-#define EG_KID_TEXT_LEN 17 /* 16 hex digits + NUL */
-
 /* Key changes are transactions over <state_dir>/keys and the set in
  * memory: after every return, success or failure, memory holds exactly
  * the keys that load from the directory. A file that does not load (a
@@ -336,6 +342,21 @@ int eg_worker_keys_remove(struct eg_worker *w, const char *kid, char *err, size_
 /* Re-reads <state_dir>/keys and flushes the cache; -errno (and the previous
  * set stays) only when the directory cannot be read. */
 int eg_worker_keys_reload(struct eg_worker *w, char *err, size_t err_size);
+/* Replaces the whole key set with exactly the n public keys of pks (1 to
+ * 64, each passing the key-set loader's checks), as one transaction: the
+ * key files of <state_dir>/keys that are not among them go first, then the
+ * missing ones are written, then the set in memory is swapped whole and
+ * the token cache flushed, so a key not in pks verifies nothing from the
+ * moment this returns, success or failure. version is the key set's
+ * version (the fleet's signed key set, docs/fleet.md): it must be higher
+ * than the one applied before (-ESTALE otherwise, nothing changes), and is
+ * persisted in <state_dir>/keyset.version once the directory holds
+ * exactly pks. -EINVAL for a bad key or count (nothing changes). */
+int eg_worker_keys_replace(struct eg_worker *w, const uint8_t (*pks)[32], size_t n,
+			   uint64_t version, char *err, size_t err_size);
+/* The version eg_worker_keys_replace applied last (0: none), from
+ * <state_dir>/keyset.version. */
+int eg_worker_keys_version(struct eg_worker *w, uint64_t *version, char *err, size_t err_size);
 /* The key files the last load skipped, one line each, into buf (cut to
  * size); returns the full length, 0 when none. */
 size_t eg_worker_keys_warnings(struct eg_worker *w, char *buf, size_t size);

@@ -14,5 +14,9 @@
  * (port, protocol) pairs. struct eg_exec_record (abi.h) stores them in
  * place, so the number is part of the map layout. */
 #define EG_RECORD_MAX_PORTS 8
+/* A key id's text form: 16 hex digits (8 bytes) and the NUL. */
+#define EG_KID_TEXT_LEN 17
+/* A worker-signed verdict's text form (base64url, unpadded) and the NUL. */
+#define EG_SIGNED_VERDICT_TEXT_MAX 256
 
 #endif

@@ -9,13 +9,15 @@
 # user/daemon/json.c too: test_json.c compares the verdict's two forms.
 DAEMON_TEST_SRCS := $(wildcard tests/daemon/*.c) tests/kernel/harness.c tests/kernel/not_offered.c \
 	tests/kernel/json_log.c tests/kernel/stream_holder.c tests/kernel/restrict.c \
-	tests/kernel/tcp_env.c user/daemon/json.c
+	tests/kernel/tcp_env.c user/daemon/json.c tests/fleet/etcd_env.c
 
 .PHONY: test-daemon install-daemon
 
-$(BUILD)/test-daemon: $(DAEMON_TEST_SRCS) $(wildcard tests/daemon/*.h tests/kernel/*.h user/daemon/*.h) $(LIB) | $(DEPS_STAMP)
-	$(CC) $(CPPFLAGS) -Itests -Itests/kernel $(CFLAGS) $(WARN) -o $@ $(DAEMON_TEST_SRCS) $(LIB) \
-		-lcriterion -ljansson $(LDLIBS)
+# tests/daemon/test_fleet.c runs a real etcd (tests/fleet/etcd_env.c) and
+# writes to it with the fleet's client.
+$(BUILD)/test-daemon: $(DAEMON_TEST_SRCS) $(wildcard tests/daemon/*.h tests/kernel/*.h user/daemon/*.h tests/fleet/*.h) $(LIB) $(FLEET_LIB) | $(DEPS_STAMP)
+	$(CC) $(CPPFLAGS) -Itests -Itests/kernel $(CFLAGS) $(WARN) -o $@ $(DAEMON_TEST_SRCS) $(FLEET_LIB) $(LIB) \
+		-lcriterion -ljansson $(LDLIBS) $(FLEET_LDLIBS)
 
 # Root (scratch cgroups and pins). --jobs 1: each test starts its own
 # daemon on its own pin dir, and the bad-client tests count fds.

@@ -13,7 +13,7 @@ CHECK_EXTRA += test-fleet-cli
 
 # libFuzzer over both decoders and their text readers (tests/fuzz/fuzz_fleet.c).
 .PHONY: fuzz-fleet fuzz-fleet-smoke
-$(BUILD)/fuzz-fleet: tests/fuzz/fuzz_fleet.c $(CORE_SRCS) | $(DEPS_STAMP)
+$(BUILD)/fuzz-fleet: tests/fuzz/fuzz_fleet.c tests/fuzz/fuzz.h $(CORE_SRCS) | $(DEPS_STAMP)
 	$(CLANG) $(CPPFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined $(WARN) -o $@ $< $(CORE_SRCS) -lsodium
 
 fuzz-fleet: $(BUILD)/fuzz-fleet
@@ -67,7 +67,7 @@ CHECK_EXTRA += test-fence
 # libFuzzer over the watch stream scanner and parser and the ack reader
 # (tests/fuzz/fuzz_etcd.c).
 .PHONY: fuzz-etcd fuzz-etcd-smoke
-$(BUILD)/fuzz-etcd: tests/fuzz/fuzz_etcd.c $(FLEET_SRCS) $(wildcard user/fleet/*.h) | $(DEPS_STAMP)
+$(BUILD)/fuzz-etcd: tests/fuzz/fuzz_etcd.c tests/fuzz/fuzz.h $(FLEET_SRCS) $(wildcard user/fleet/*.h) | $(DEPS_STAMP)
 	$(CLANG) $(CPPFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined $(WARN) -o $@ $< \
 		$(filter-out user/fleet/etcd_watch.c,$(FLEET_SRCS)) $(FLEET_LDLIBS)
 

@@ -9,7 +9,7 @@
 test-keys-cli: $(BINS)
 	BUILD=$(BUILD) ./scripts/test-keys-cli.sh
 
-$(BUILD)/fuzz-key-file: tests/fuzz/fuzz_key_file.c $(CORE_SRCS) | $(DEPS_STAMP)
+$(BUILD)/fuzz-key-file: tests/fuzz/fuzz_key_file.c tests/fuzz/fuzz.h $(CORE_SRCS) | $(DEPS_STAMP)
 	$(CLANG) $(CPPFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined $(WARN) -o $@ $< $(CORE_SRCS) -lsodium
 
 fuzz-key-file: $(BUILD)/fuzz-key-file

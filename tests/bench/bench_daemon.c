@@ -9,15 +9,23 @@
  *   sock cached  the same for a token the daemon's cache holds;
  *   lib/sock check  a cached check (no grant, no process read): what the
  *                socket and HTTP add to a verdict;
- *   sock floor   GET /v1/keys: the round trip with no verdict at all.
+ *   sock floor   GET /v1/keys: the round trip with no verdict at all (the
+ *                cheapest route that reaches a handler: one read lock, a
+ *                short JSON answer);
+ *   bare rtt     the same bytes as a cached admit and its answer over a bare
+ *                Unix socket to a C server with one thread per CPU
+ *                (unix_echo.c): what any server on this socket pays.
  * Single-client samples come in blocks of BLOCK back-to-back samples of one
  * kind, the kinds rotating block by block, so noise hits all alike;
  *   sock sparse  sock cached after 1 ms idle (what an occasional caller pays
  *                when the daemon's vCPU has gone to sleep). Then 1, 2, 4 and 16 concurrent clients
  * (threads, each with its own connection) for fresh and cached tokens: throughput and median
- * latency. Targets (printed, not asserted): sock fresh <= 1.3x lib fresh; sock cached <=
- * 0.5x raw; throughput grows from 1 to 2 clients. BENCH_ROUNDS overrides the number of
- * single-client rounds. */
+ * latency, and the bare server's round trips per second beside them. Targets (printed, not
+ * asserted): sock fresh <= 1.3x lib fresh; sock cached <= 0.5x raw; throughput grows from 1
+ * to 2 clients; sock cached <= 1.5x bare rtt; sock fresh <= bare rtt + 1.1x lib fresh;
+ * throughput with 4 and with 16 clients >= 0.9x that with 2, fresh and cached. BENCH_ROUNDS
+ * overrides the number of single-client rounds. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -42,6 +50,7 @@
 #include "loader/cgroup.h"
 #include "loader/pins.h"
 #include "loader/tier.h"
+#include "bench/unix_echo.h"
 
 #define NCACHED 16
 /* Tokens spread over this many sandboxes: the handle serialises calls on
@@ -55,8 +64,8 @@
 static const int levels[] = {1, 2, 4, 16};
 #define NLEVELS (sizeof(levels) / sizeof(levels[0]))
 
-static char dir[128], pin_dir[128], cgroup[512], sock_path[200], conf[200];
-static pid_t daemon_pid;
+static char dir[128], pin_dir[128], cgroup[512], sock_path[200], conf[200], echo_path[200];
+static pid_t daemon_pid, echo_pid;
 static struct eg_worker *lib;
 static bool cgroup_made;
 
@@ -87,6 +96,8 @@ static void cleanup(void)
 	struct eg_tier_ctx ctx = {.pin_dir = pin_dir};
 	char out[EG_PIN_PATH_MAX + 16];
 
+	ux_echo_stop(echo_pid);
+	echo_pid = 0;
 	if (daemon_pid > 0) {
 		kill(daemon_pid, SIGTERM);
 		waitpid(daemon_pid, NULL, 0);
@@ -123,18 +134,49 @@ static void die(const char *what, const char *detail)
 
 /* --- the client side --------------------------------------------------------- */
 
-static int connect_daemon(void)
+static int connect_path(const char *path)
 {
 	struct sockaddr_un sun = {.sun_family = AF_UNIX};
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%.107s", sock_path);
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%.107s", path);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sun, sizeof(sun))) {
 		if (fd >= 0)
 			close(fd);
 		return -1;
 	}
 	return fd;
+}
+
+static int connect_daemon(void)
+{
+	return connect_path(sock_path);
+}
+
+/* The length of the last answer round_trip_as() read, whole. */
+static size_t last_answer_len;
+
+/* One request to the bare server: the request's bytes out, the answer's
+ * length back. */
+static bool bare_trip(int fd, const char *req, size_t len, size_t answer_len)
+{
+	char buf[8192];
+	size_t got = 0;
+
+	if (write(fd, req, len) != (ssize_t)len)
+		return false;
+	while (got < answer_len) {
+		ssize_t n =
+		    read(fd, buf, answer_len - got < sizeof(buf) ? answer_len - got : sizeof(buf));
+
+		if (n <= 0) {
+			fprintf(stderr, "bench-daemon: bare server: read %zd after %zu bytes\n", n,
+				got);
+			return false;
+		}
+		got += (size_t)n;
+	}
+	return true;
 }
 
 /* One request on a keep-alive connection; returns whether the answer was
@@ -173,6 +215,7 @@ static bool round_trip_as(int fd, const char *req, size_t len, bool floor)
 		if (got >= need)
 			break;
 	}
+	last_answer_len = got;
 	if (strncmp(buf, "HTTP/1.1 200", 12) ||
 	    (!floor && !strstr(hend, "\"verdict\":\"allow\""))) {
 		fprintf(stderr, "bench-daemon: answer: %.300s\n", buf);
@@ -315,15 +358,20 @@ enum {
 	S_SOCK_CHECK,  /* the same over the socket */
 	S_SOCK_FLOOR,  /* GET /v1/keys: the socket and HTTP alone, no verdict */
 	S_SOCK_SPARSE, /* sock cached after 1 ms of idle: an occasional caller */
+	S_BARE,	       /* a cached admit's bytes over a bare Unix socket */
 	S__COUNT
 };
 static const char *const s_names[S__COUNT] = {
     "raw verify", "lib fresh",	"lib cached", "sock fresh",  "sock cached",
-    "lib check",  "sock check", "sock floor", "sock sparse",
+    "lib check",  "sock check", "sock floor", "sock sparse", "bare rtt",
 };
 static const char floor_req[] = "GET /v1/keys HTTP/1.1\r\nHost: execgated\r\n\r\n";
 
+/* The cached admit's request and answer sizes, for the bare server. */
+static size_t bare_req_len, bare_answer_len;
+
 struct conc {
+	bool bare;
 	bool fresh;
 	int ops;
 	int fd;
@@ -339,15 +387,121 @@ static void *client(void *arg)
 		struct token *t = c->fresh ? fresh_token() : &tokens[i % NCACHED];
 		double a = now_ns();
 
-		c->ok += round_trip(c->fd, t->body, t->body_len);
+		if (c->bare)
+			c->ok += bare_trip(c->fd, tokens[0].body, bare_req_len, bare_answer_len);
+		else
+			c->ok += round_trip(c->fd, t->body, t->body_len);
 		c->lat[i] = now_ns() - a;
 	}
 	return NULL;
 }
 
-/* Returns ops per second; *p50 the median latency in ns. */
-static double concurrent(int clients, bool fresh, int total, double *p50)
+/* CPU time used by /proc/<what>/stat's process or thread, in ns; -1
+ * unknown. */
+static double proc_cpu_ns_at(const char *what)
 {
+	char path[96], buf[1024], *p;
+	unsigned long long ut, st;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%s/stat", what);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strrchr(buf, ')'); /* the name may hold spaces */
+	/* After ") ": state, then fields 4..13, then utime and stime. */
+	if (!p ||
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return -1;
+	return (double)(ut + st) * 1e9 / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* The same for a process, all its threads. */
+static double proc_cpu_ns(pid_t pid)
+{
+	char what[32];
+
+	snprintf(what, sizeof(what), "%d", (int)pid);
+	return proc_cpu_ns_at(what);
+}
+
+/* CPU ticks of each thread of pid, by tid, into t[] (at most max). */
+#define MAX_TASKS 64
+struct task_ticks {
+	int tid;
+	double ns;
+};
+
+static int task_cpu(pid_t pid, struct task_ticks *t, int max)
+{
+	char path[64];
+	struct dirent *e;
+	DIR *dir;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return 0;
+	while ((e = readdir(dir)) && n < max) {
+		int tid = atoi(e->d_name);
+		double ns;
+
+		if (tid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "%d/task/%d", (int)pid, tid);
+		ns = proc_cpu_ns_at(path);
+		if (ns >= 0)
+			t[n++] = (struct task_ticks){.tid = tid, .ns = ns};
+	}
+	closedir(dir);
+	return n;
+}
+
+/* The busiest thread's share of what all threads of pid used between the
+ * two samples: near 1 means the work ran on one thread. */
+static double busiest_share(const struct task_ticks *a, int na, const struct task_ticks *b, int nb)
+{
+	double sum = 0, max = 0;
+
+	for (int i = 0; i < nb; i++) {
+		double d = b[i].ns;
+
+		for (int j = 0; j < na; j++)
+			if (a[j].tid == b[i].tid)
+				d -= a[j].ns;
+		sum += d;
+		if (d > max)
+			max = d;
+	}
+	return sum > 0 ? max / sum : -1;
+}
+
+static double self_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* Returns ops per second; *p50 the median latency in ns; *srv_cpu and
+ * *cli_cpu the server's and the clients' CPU time per op in ns (the
+ * server's in clock ticks, so coarse). bare: to the bare server instead of
+ * execgated. */
+static double concurrent(int clients, bool bare, bool fresh, int total, double *p50,
+			 double *srv_cpu, double *cli_cpu, double *busiest)
+{
+	pid_t srv = bare ? echo_pid : daemon_pid;
+	struct task_ticks ta[MAX_TASKS], tb[MAX_TASKS];
+	double s0, s1, c0, c1;
+	int na, nb;
 	struct conc c[16];
 	pthread_t th[16];
 	double t0, t1, *all;
@@ -356,17 +510,29 @@ static double concurrent(int clients, bool fresh, int total, double *p50)
 
 	all = calloc((size_t)total, sizeof(double));
 	for (int i = 0; i < clients; i++) {
-		c[i] = (struct conc){.fresh = fresh, .ops = per, .fd = connect_daemon()};
+		c[i] = (struct conc){.bare = bare,
+				     .fresh = fresh,
+				     .ops = per,
+				     .fd = bare ? connect_path(echo_path) : connect_daemon()};
 		c[i].lat = calloc((size_t)per, sizeof(double));
 		if (c[i].fd < 0)
 			die("connect", strerror(errno));
 	}
+	na = task_cpu(srv, ta, MAX_TASKS);
+	s0 = proc_cpu_ns(srv);
+	c0 = self_cpu_ns();
 	t0 = now_ns();
 	for (int i = 0; i < clients; i++)
 		pthread_create(&th[i], NULL, client, &c[i]);
 	for (int i = 0; i < clients; i++)
 		pthread_join(th[i], NULL);
 	t1 = now_ns();
+	c1 = self_cpu_ns();
+	s1 = proc_cpu_ns(srv);
+	nb = task_cpu(srv, tb, MAX_TASKS);
+	*busiest = busiest_share(ta, na, tb, nb);
+	*srv_cpu = s0 < 0 || s1 < 0 ? -1 : (s1 - s0) / (double)(per * clients);
+	*cli_cpu = (c1 - c0) / (double)(per * clients);
 	for (int i = 0; i < clients; i++) {
 		ok += c[i].ok;
 		memcpy(all + n, c[i].lat, (size_t)per * sizeof(double));
@@ -374,6 +540,11 @@ static double concurrent(int clients, bool fresh, int total, double *p50)
 		free(c[i].lat);
 		close(c[i].fd);
 	}
+	/* Let the server see the closes before the next phase connects: a
+	 * worker still holding a closing connection looks busier than it is,
+	 * and the next phase's connections would not spread as they do on a
+	 * settled server. */
+	usleep(100000);
 	if (ok != per * clients)
 		die("a concurrent admit did not allow", NULL);
 	*p50 = median(all, n);
@@ -391,11 +562,12 @@ int main(void)
 	struct eg_install_report rep;
 	uint8_t sk[crypto_sign_SECRETKEYBYTES], sandbox[NSANDBOXES][16], worker[16];
 	char err[EG_ERR_MAX], root[400], keytext[EG_KEY_FILE_LINE_MAX], kid[EG_KID_TEXT_LEN];
-	double *s[S__COUNT], med[S__COUNT], tput[2][NLEVELS], lat[2][NLEVELS];
+	double *s[S__COUNT], med[S__COUNT], tput[3][NLEVELS], lat[3][NLEVELS];
+	double scpu[3][NLEVELS], ccpu[3][NLEVELS], busy[3][NLEVELS];
 	struct eg_subject self = {.pidfd = -1, .known = NULL};
 	struct eg_process me;
 	double t0;
-	int fd, sink = 0, cache_surprises = 0;
+	int fd, bare_fd, sink = 0, cache_surprises = 0;
 	size_t ns = 0;
 
 	if (!bin || !*bin)
@@ -414,6 +586,7 @@ int main(void)
 	snprintf(pin_dir, sizeof(pin_dir), "/sys/fs/bpf/egbd-%d", (int)getpid());
 	snprintf(sock_path, sizeof(sock_path), "%s/api.sock", dir);
 	snprintf(conf, sizeof(conf), "%s/execgated.conf", dir);
+	snprintf(echo_path, sizeof(echo_path), "%s/bare.sock", dir);
 	if (mkdir(dir, 0755) || eg_cgroup2_root(root, sizeof(root)))
 		die("scratch dir / cgroup v2", strerror(errno));
 	snprintf(cgroup, sizeof(cgroup), "%s/egbd-%d", root, (int)getpid());
@@ -479,6 +652,26 @@ int main(void)
 		if (!round_trip(fd, tokens[i].body, tokens[i].body_len))
 			die("admit over the socket did not allow; log", dir);
 	}
+	/* The bare server answers a cached admit's request with as many bytes
+	 * as execgated's answer to it (headers and body). */
+	if (!round_trip(fd, tokens[0].body, tokens[0].body_len))
+		die("admit over the socket did not allow; log", dir);
+	bare_req_len = tokens[0].body_len;
+	bare_answer_len = last_answer_len;
+	{
+		char *answer = malloc(bare_answer_len);
+
+		if (!answer)
+			die("out of memory", NULL);
+		memset(answer, 'x', bare_answer_len);
+		echo_pid = ux_echo_start(echo_path, bare_req_len, answer, bare_answer_len);
+		free(answer); /* the server has its copy (fork) */
+		if (echo_pid < 0)
+			die("bare server", strerror(errno));
+	}
+	bare_fd = connect_path(echo_path);
+	if (bare_fd < 0)
+		die("connect to the bare server", strerror(errno));
 
 	for (int k = 0; k < S__COUNT; k++)
 		s[k] = calloc(rounds, sizeof(double));
@@ -544,6 +737,10 @@ int main(void)
 					ok = round_trip_as(fd, floor_req, sizeof(floor_req) - 1,
 							   true);
 					break;
+				case S_BARE:
+					ok = bare_trip(bare_fd, tokens[0].body, bare_req_len,
+						       bare_answer_len);
+					break;
 				}
 				t1 = now_ns();
 				if (!ok) {
@@ -554,13 +751,18 @@ int main(void)
 					s[k][r - WARMUP] = t1 - t0;
 			}
 	close(fd);
+	close(bare_fd);
 	if (sink)
 		die("raw verify failed", NULL);
 	ns = rounds;
 
 	for (size_t l = 0; l < NLEVELS; l++) {
-		tput[0][l] = concurrent(levels[l], true, CONC_FRESH, &lat[0][l]);
-		tput[1][l] = concurrent(levels[l], false, CONC_CACHED, &lat[1][l]);
+		tput[0][l] = concurrent(levels[l], false, true, CONC_FRESH, &lat[0][l], &scpu[0][l],
+					&ccpu[0][l], &busy[0][l]);
+		tput[1][l] = concurrent(levels[l], false, false, CONC_CACHED, &lat[1][l],
+					&scpu[1][l], &ccpu[1][l], &busy[1][l]);
+		tput[2][l] = concurrent(levels[l], true, false, CONC_CACHED, &lat[2][l],
+					&scpu[2][l], &ccpu[2][l], &busy[2][l]);
 	}
 
 	printf("bench-daemon: %zu rounds (blocks of %d of one kind), one keep-alive client; "
@@ -580,6 +782,21 @@ int main(void)
 	for (size_t l = 0; l < NLEVELS; l++)
 		printf("%-8d %16.0f %14.1f %16.0f %14.1f\n", levels[l], tput[0][l], lat[0][l] / 1e3,
 		       tput[1][l], lat[1][l] / 1e3);
+	printf("(the bare server's round trips, same sizes, same clients)\n%-8s %16s %14s\n",
+	       "clients", "bare trips/s", "bare p50 us");
+	for (size_t l = 0; l < NLEVELS; l++)
+		printf("%-8d %16.0f %14.1f\n", levels[l], tput[2][l], lat[2][l] / 1e3);
+	/* Flat CPU per op while ops per second fall means the time went to
+	 * waiting (wake-ups, a CPU shared with the clients), not to work. */
+	printf("(CPU us per op, server / clients: whether added clients add work; busiest:\n"
+	       " the busiest server thread's share of the server's CPU, near 1 = one thread)\n"
+	       "%-8s %16s %16s %16s %16s\n",
+	       "clients", "fresh", "cached", "bare", "busiest f/c/b");
+	for (size_t l = 0; l < NLEVELS; l++)
+		printf("%-8d %7.1f / %6.1f %7.1f / %6.1f %7.1f / %6.1f   %4.2f/%4.2f/%4.2f\n",
+		       levels[l], scpu[0][l] / 1e3, ccpu[0][l] / 1e3, scpu[1][l] / 1e3,
+		       ccpu[1][l] / 1e3, scpu[2][l] / 1e3, ccpu[2][l] / 1e3, busy[0][l], busy[1][l],
+		       busy[2][l]);
 	printf("\nsock fresh / lib fresh  = %.3f (median)  target <= 1.3\n",
 	       med[S_SOCK_FRESH] / med[S_LIB_FRESH]);
 	printf("sock cached / raw verify = %.3f (median)  target <= 0.5\n",
@@ -591,6 +808,20 @@ int main(void)
 	       " idle, sock sparse, is %.2fx a raw verify)\n",
 	       med[S_SOCK_CHECK] - med[S_LIB_CHECK], med[S_SOCK_FLOOR],
 	       med[S_SOCK_FLOOR] / med[S_RAW], med[S_SOCK_SPARSE] / med[S_RAW]);
+	printf("sock floor = GET /v1/keys; sock floor / bare rtt = %.3f (median)\n",
+	       med[S_SOCK_FLOOR] / med[S_BARE]);
+	printf("sock cached / bare rtt = %.3f (median)  target <= 1.5\n",
+	       med[S_SOCK_CACHED] / med[S_BARE]);
+	printf("sock fresh / (bare rtt + 1.1 x lib fresh) = %.3f (median; %.0f / %.0f ns)  "
+	       "target <= 1\n",
+	       med[S_SOCK_FRESH] / (med[S_BARE] + 1.1 * med[S_LIB_FRESH]), med[S_SOCK_FRESH],
+	       med[S_BARE] + 1.1 * med[S_LIB_FRESH]);
+	printf("throughput 4 / 2 clients = %.2f fresh, %.2f cached  target >= 0.9 "
+	       "(bare server %.2f)\n",
+	       tput[0][2] / tput[0][1], tput[1][2] / tput[1][1], tput[2][2] / tput[2][1]);
+	printf("throughput 16 / 2 clients = %.2f fresh, %.2f cached  target >= 0.9 "
+	       "(bare server %.2f)\n",
+	       tput[0][3] / tput[0][1], tput[1][3] / tput[1][1], tput[2][3] / tput[2][1]);
 
 	for (int k = 0; k < S__COUNT; k++)
 		free(s[k]);

@@ -134,7 +134,11 @@ void dd_start(void)
 			dprintf(2, "dd_start: kr_apply: %s\n", strerror(errno));
 			_exit(126);
 		}
-		execl(daemon_bin(), "execgated", "--config", dd.config, (char *)NULL);
+		if (dd.verbose)
+			execl(daemon_bin(), "execgated", "--config", dd.config, "--verbose",
+			      (char *)NULL);
+		else
+			execl(daemon_bin(), "execgated", "--config", dd.config, (char *)NULL);
 		_exit(127);
 	}
 	dd.pid = pid;
@@ -434,4 +438,57 @@ int dd_fd_settle(int want, int ms)
 	while ((n = dd_fd_count()) > want && dd_now_ms() < end)
 		usleep(20000);
 	return n;
+}
+
+/* --- metrics --------------------------------------------------------------------- */
+
+long long dd_metric(const char *line_prefix)
+{
+	struct dd_resp r = dd_req("GET", "/metrics", NULL);
+	size_t len = strlen(line_prefix);
+	const char *p = r.body;
+	long long v = -1;
+
+	/* at the start of a line only: a name is never taken for the tail
+	 * of a longer one */
+	while (p && (p = strstr(p, line_prefix)) != NULL) {
+		if (p == r.body || p[-1] == '\n') {
+			v = atoll(p + len);
+			break;
+		}
+		p += len;
+	}
+
+	dd_resp_free(&r);
+	return v;
+}
+
+long long dd_settled_key_reloads(void)
+{
+	long long n = dd_metric("execgate_key_reloads_total{result=\"ok\"} "), m;
+	double end = dd_now_ms() + 3000;
+
+	for (;;) {
+		usleep(300000);
+		m = dd_metric("execgate_key_reloads_total{result=\"ok\"} ");
+		if (m == n || dd_now_ms() > end)
+			return m;
+		n = m;
+	}
+}
+
+/* --- the daemon's log ------------------------------------------------------------ */
+
+bool dd_log_has(const char *needle)
+{
+	static char buf[1 << 20];
+	FILE *f = fopen(dd.log, "r");
+	size_t n = 0;
+
+	if (f) {
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+	}
+	buf[n] = '\0';
+	return strstr(buf, needle) != NULL;
 }

@@ -32,6 +32,7 @@ struct dd_env {
 	char extra[512];       /* more config lines for the next start */
 	const char *worker;    /* worker_id of the next start; NULL: DD_WORKER */
 	unsigned restrictions; /* tests/kernel/restrict.h: what the daemon runs under */
+	bool verbose;	       /* the next start runs with --verbose */
 };
 extern struct dd_env dd;
 /* The restrictions the next dd_setup's daemon runs under (then reset). */
@@ -96,5 +97,15 @@ struct dd_resp dd_install(const char *sandbox, unsigned gen, unsigned act, pid_t
 			  const char *bridge_sock);
 
 double dd_now_ms(void);
+/* The value on the /metrics line that starts with line_prefix (the name,
+ * labels and the space), -1 when there is none. */
+long long dd_metric(const char *line_prefix);
+/* Whether the daemon's log (its first MiB) holds needle. */
+bool dd_log_has(const char *needle);
+/* The daemon's key reload count once no reload has come for 300 ms: a key
+ * file the daemon just wrote itself is reloaded through inotify after a
+ * settle delay, and a test that then changes the directory behind its back
+ * must not race that reload. */
+long long dd_settled_key_reloads(void);
 
 #endif

@@ -141,21 +141,6 @@ static pid_t hog(uid_t uid, bool streams, int report)
 	return pid;
 }
 
-static long long metric_value(const char *name)
-{
-	struct dd_resp r = dd_req("GET", "/metrics", NULL);
-	char want[128];
-	const char *p;
-	long long v = -1;
-
-	snprintf(want, sizeof(want), "\n%s ", name);
-	p = r.body ? strstr(r.body, want) : NULL;
-	if (p)
-		v = atoll(p + strlen(want));
-	dd_resp_free(&r);
-	return v;
-}
-
 Test(daemon_admin_reserve, admit_group_holding_everything_leaves_root_its_calls)
 {
 	struct held h[UIDS], sum = {0};
@@ -212,10 +197,14 @@ Test(daemon_admin_reserve, admit_group_holding_everything_leaves_root_its_calls)
 	close(fd);
 
 	/* counted */
-	cr_expect_eq(metric_value("execgate_connections_admit"), MAX_CONN - RESERVE);
-	cr_expect_geq(metric_value("execgate_connections_admit_refused_total"),
+	cr_expect_eq(dd_metric("execgate_connections_admit"
+			       " "),
+		     MAX_CONN - RESERVE);
+	cr_expect_geq(dd_metric("execgate_connections_admit_refused_total"
+				" "),
 		      TRY_CONNS - (MAX_CONN - RESERVE - STREAMS) - 40);
-	cr_expect_eq(metric_value("execgate_event_streams_refused_total"),
+	cr_expect_eq(dd_metric("execgate_event_streams_refused_total"
+			       " "),
 		     (UIDS - 1) * TRY_STREAMS - STREAMS);
 
 	for (int i = 0; i < UIDS; i++) {

@@ -265,21 +265,6 @@ Test(daemon_bad_clients, thousand_connections)
 	alive();
 }
 
-static long long metric_value(const char *name)
-{
-	struct dd_resp r = dd_req("GET", "/metrics", NULL);
-	char want[128];
-	const char *p;
-	long long v = -1;
-
-	snprintf(want, sizeof(want), "\n%s ", name);
-	p = r.body ? strstr(r.body, want) : NULL;
-	if (p)
-		v = atoll(p + strlen(want));
-	dd_resp_free(&r);
-	return v;
-}
-
 /* Anyone may connect, but 1000 connections from a user without a role
  * (nobody) must not take the service from the callers with one: they get
  * their share (max_connections / 8) and the rest are closed at once. */
@@ -333,10 +318,14 @@ Test(daemon_bad_clients, unprivileged_flood_leaves_room)
 		     held, worst);
 	st = dd_req_as(65534, DD_ADMIT_GID, "GET", "/v1/sandboxes", NULL, NULL, 0);
 	cr_expect_eq(st, 200, "admit_group during the flood: %d", st);
-	cr_expect_leq(metric_value("execgate_connections_unprivileged"), 64 / 8,
-		      "more unprivileged connections held than their share");
-	cr_expect_geq(metric_value("execgate_connections_refused_total"), held - 64 / 8 - 40,
-		      "refused: %lld of %d", metric_value("execgate_connections_refused_total"),
+	cr_expect_leq(dd_metric("execgate_connections_unprivileged"
+				" "),
+		      64 / 8, "more unprivileged connections held than their share");
+	cr_expect_geq(dd_metric("execgate_connections_refused_total"
+				" "),
+		      held - 64 / 8 - 40, "refused: %lld of %d",
+		      dd_metric("execgate_connections_refused_total"
+				" "),
 		      held);
 
 	kill(pid, SIGKILL);

@@ -39,20 +39,6 @@ static long long streams_int(const struct dd_resp *r, const char *member)
 	return json_integer_value(json_object_get(json_object_get(r->json, "streams"), member));
 }
 
-static bool log_has(const char *needle)
-{
-	static char buf[65536];
-	FILE *f = fopen(dd.log, "r");
-	size_t n;
-
-	if (!f)
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	return strstr(buf, needle) != NULL;
-}
-
 /* guarantees: unix-stream-revocation */
 Test(daemon_cut_crash, restart_finishes_the_cut_before_answering)
 {
@@ -93,8 +79,8 @@ Test(daemon_cut_crash, restart_finishes_the_cut_before_answering)
 	cr_assert_eq(sh_cmd(&h, 'e'), NSTREAMS, "connecting ends: EOF and EPIPE");
 	for (int i = 0; i < NSTREAMS; i++)
 		cr_assert(sh_end_cut(acc[i]), "accepted end %d: EOF and EPIPE", i);
-	cr_assert(log_has("sandbox " DD_SANDBOX ": finished the stream cut of epoch 2 an "
-			  "interrupted writer left: streams_cut=3 streams_unreachable=0"),
+	cr_assert(dd_log_has("sandbox " DD_SANDBOX ": finished the stream cut of epoch 2 an "
+			     "interrupted writer left: streams_cut=3 streams_unreachable=0"),
 		  "the restart logs what it cut");
 
 	r = install(8, h.pid, vmm);

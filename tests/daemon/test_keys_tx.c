@@ -152,6 +152,10 @@ Test(daemon_keys_tx, withdrawal_takes_effect_even_when_the_file_stays)
 	bool mounted;
 
 	dd_keys();
+	/* The PUT's own write is reloaded through inotify 50 ms later: were
+	 * that reload to come after the DELETE, it would read the file that
+	 * stays and trust the key again, as documented. */
+	dd_settled_key_reloads();
 	snprintf(pub, sizeof(pub), "%s/keys/%s.pub", kh.state_dir, kh.kid);
 	mounted = mount(pub, pub, NULL, MS_BIND, NULL) == 0;
 	cr_assert(mounted, "bind mount on %s: %s", pub, strerror(errno));

@@ -125,3 +125,48 @@ Test(daemon_log, client_bytes_are_escaped)
 	}
 	free(log);
 }
+
+/* Every line of log is one of the daemon's: "<N>execgated: ". */
+static void expect_only_daemon_lines(const char *log)
+{
+	for (const char *line = log; *line;) {
+		const char *nl = strchr(line, '\n');
+
+		cr_expect(line[0] == '<' && strstr(line, ">execgated: ") &&
+			      strstr(line, ">execgated: ") < (nl ? nl : line + strlen(line)),
+			  "a line not from the daemon's logger: %.200s", line);
+		if (!nl)
+			break;
+		line = nl + 1;
+	}
+}
+
+/* The library's messages, libbpf's included, reach the daemon's log
+ * through eg_log_set_sink as the daemon's own journal lines: with
+ * --verbose libbpf's debug lines are there at priority 7, without it no
+ * debug line is. */
+Test(daemon_log, library_messages_are_daemon_lines)
+{
+	size_t len;
+	char *log;
+
+	/* dd_setup's daemon ran without --verbose, and loaded the programs */
+	dd_stop(SIGTERM);
+	log = read_log(&len);
+	cr_expect_null(strstr(log, "<7>"), "a debug line without --verbose:\n%.2000s", log);
+	cr_expect_null(strstr(log, "libbpf: loading object"),
+		       "libbpf's debug output without --verbose:\n%.2000s", log);
+	expect_only_daemon_lines(log);
+	free(log);
+
+	cr_assert_eq(truncate(dd.log, 0), 0, "%s: %s", dd.log, strerror(errno));
+	dd.verbose = true;
+	dd_start(); /* adopts the pinned programs: libbpf opens their objects */
+	dd_stop(SIGTERM);
+	dd.verbose = false;
+	log = read_log(&len);
+	cr_expect(strstr(log, "<7>execgated: libbpf: "),
+		  "no libbpf debug line in the daemon's format with --verbose:\n%.2000s", log);
+	expect_only_daemon_lines(log);
+	free(log);
+}

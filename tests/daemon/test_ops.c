@@ -198,16 +198,6 @@ static size_t keys_held(void)
 	return n;
 }
 
-static long long metric(const char *line_prefix)
-{
-	struct dd_resp r = dd_req("GET", "/metrics", NULL);
-	const char *p = strstr(r.body, line_prefix);
-	long long v = p ? atoll(p + strlen(line_prefix)) : -1;
-
-	dd_resp_free(&r);
-	return v;
-}
-
 Test(daemon_keys, reload_on_directory_change_and_sighup)
 {
 	char out[1024], pub[256], kid2[32];
@@ -230,13 +220,14 @@ Test(daemon_keys, reload_on_directory_change_and_sighup)
 		usleep(20000);
 	cr_expect_eq(keys_held(), 2, "the key directory change was not picked up");
 
-	before = metric("execgate_key_reloads_total{result=\"ok\"} ");
+	before = dd_metric("execgate_key_reloads_total{result=\"ok\"} ");
 	cr_assert_geq(before, 1);
 	cr_assert_eq(kill(dd.pid, SIGHUP), 0);
 	end = dd_now_ms() + 3000;
-	while (metric("execgate_key_reloads_total{result=\"ok\"} ") == before && dd_now_ms() < end)
+	while (dd_metric("execgate_key_reloads_total{result=\"ok\"} ") == before &&
+	       dd_now_ms() < end)
 		usleep(20000);
-	cr_expect_eq(metric("execgate_key_reloads_total{result=\"ok\"} "), before + 1,
+	cr_expect_eq(dd_metric("execgate_key_reloads_total{result=\"ok\"} "), before + 1,
 		     "SIGHUP did not reload");
 	cr_expect_eq(keys_held(), 2);
 	cr_expect_eq(kill(dd.pid, 0), 0, "SIGHUP killed the daemon");
@@ -276,24 +267,10 @@ static void wait_reloads(long long want)
 {
 	double end = dd_now_ms() + 3000;
 
-	while (metric("execgate_key_reloads_total{result=\"ok\"} ") < want && dd_now_ms() < end)
+	while (dd_metric("execgate_key_reloads_total{result=\"ok\"} ") < want && dd_now_ms() < end)
 		usleep(20000);
-	cr_assert_geq(metric("execgate_key_reloads_total{result=\"ok\"} "), want, "no key reload");
-}
-
-/* The reload count once no reload has come for 300 ms. */
-static long long settled_reloads(void)
-{
-	long long n = metric("execgate_key_reloads_total{result=\"ok\"} "), m;
-	double end = dd_now_ms() + 3000;
-
-	for (;;) {
-		usleep(300000);
-		m = metric("execgate_key_reloads_total{result=\"ok\"} ");
-		if (m == n || dd_now_ms() > end)
-			return m;
-		n = m;
-	}
+	cr_assert_geq(dd_metric("execgate_key_reloads_total{result=\"ok\"} "), want,
+		      "no key reload");
 }
 
 /* A token the cache holds must not outlive its key, whichever way the key
@@ -334,7 +311,7 @@ Test(daemon_keys, every_reload_flushes_the_token_cache)
 	cr_assert_eq(r.status, 201, "%d %s", r.status, r.body);
 	dd_resp_free(&r);
 	/* The PUT wrote into the watched directory: let that reload land. */
-	reloads = settled_reloads();
+	reloads = dd_settled_key_reloads();
 	check_is(t8, "allow", "ok", 0);
 	check_is(t8, "allow", "ok", 1);
 

@@ -24,38 +24,15 @@ static void expect_503(const char *method, const char *path, const char *body)
 	dd_resp_free(&r);
 }
 
+/* dd_log_has, waiting up to 2 s for the line to come. */
 static bool log_has(const char *needle)
 {
-	char buf[65536];
-	FILE *f;
-	size_t n;
-
 	for (int i = 0; i < 200; i++) {
-		f = fopen(dd.log, "r");
-		n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-		if (f)
-			fclose(f);
-		buf[n] = '\0';
-		if (strstr(buf, needle))
+		if (dd_log_has(needle))
 			return true;
 		usleep(10000);
 	}
 	return false;
-}
-
-static long long metric(const char *name)
-{
-	struct dd_resp r = dd_req("GET", "/metrics", NULL);
-	char want[128];
-	const char *p;
-	long long v = -1;
-
-	snprintf(want, sizeof(want), "\n%s ", name);
-	p = r.body ? strstr(r.body, want) : NULL;
-	if (p)
-		v = atoll(p + strlen(want));
-	dd_resp_free(&r);
-	return v;
 }
 
 static const char *verdict_of(const char *path, const char *token, int pid)
@@ -134,12 +111,12 @@ Test(daemon_reload, unload_answers_503_and_a_new_load_is_followed)
 	r = dd_install(DD_SANDBOX, 8, 1, bridge.pid, sock);
 	cr_assert_eq(r.status, 200, "%s", r.body);
 	dd_resp_free(&r);
-	events = metric("execgate_events_total");
+	events = dd_metric("execgate_events_total ");
 	cr_expect_eq(kh_child_connect(&other, sock, NULL, NULL), -EPERM);
 	/* The denial went to the new eg_events: the consumer reads it there. */
-	for (int i = 0; i < 50 && metric("execgate_events_total") <= events; i++)
+	for (int i = 0; i < 50 && dd_metric("execgate_events_total ") <= events; i++)
 		usleep(100000);
-	cr_expect_gt(metric("execgate_events_total"), events,
+	cr_expect_gt(dd_metric("execgate_events_total "), events,
 		     "the events consumer did not follow the new ring buffer");
 	cr_expect_eq(kh_child_connect(&granted, sock, NULL, NULL), -EPERM,
 		     "a grant of the unloaded maps still lets a client in");

@@ -154,21 +154,6 @@ static void granted_stream(struct te_env *e)
 	cr_assert_eq(te_recv(e, 0), 1, "the admitted stream echoes");
 }
 
-static long long metric_value(const char *name)
-{
-	struct dd_resp r = dd_req("GET", "/metrics", NULL);
-	char want[160];
-	const char *p;
-	long long v = -1;
-
-	snprintf(want, sizeof(want), "\n%s ", name);
-	p = r.body ? strstr(r.body, want) : NULL;
-	if (p)
-		v = atoll(p + strlen(want));
-	dd_resp_free(&r);
-	return v;
-}
-
 static bool log_has(const char *needle)
 {
 	static char buf[262144];
@@ -436,7 +421,9 @@ Test(daemon_restrict, setns_refused_is_not_held_and_install_fails, .init = setup
 	dd_resp_free(&r);
 	cr_assert_eq(te_send(&e, 0), 0, "the stale stream is still up");
 	cr_assert_eq(te_recv(&e, 0), 1, "the stale stream is still up");
-	cr_expect_eq(metric_value("execgate_stream_revocation_errors_total{kind=\"tcp\"}"), 1);
+	cr_expect_eq(dd_metric("execgate_stream_revocation_errors_total{kind=\"tcp\"}"
+			       " "),
+		     1);
 	cr_expect(log_has("install: sandbox " DD_SANDBOX ": stream revocation failed"),
 		  "the failure is logged");
 
@@ -586,7 +573,9 @@ Test(daemon_restrict, no_sys_ptrace_is_not_held_and_install_fails, .init = setup
 	dd_resp_free(&r);
 	cr_expect_eq(recv(acc, &b, 1, MSG_DONTWAIT), -1, "nothing to read, no EOF: not cut");
 	cr_expect_eq(send(acc, "b", 1, MSG_NOSIGNAL), 1, "the stale stream is still up");
-	cr_expect_eq(metric_value("execgate_stream_revocation_errors_total{kind=\"unix\"}"), 1);
+	cr_expect_eq(dd_metric("execgate_stream_revocation_errors_total{kind=\"unix\"}"
+			       " "),
+		     1);
 	close(acc);
 	close(lfd);
 }

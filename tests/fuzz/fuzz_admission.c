@@ -20,15 +20,7 @@
 #include "core/admission.h"
 #include "core/capability.h"
 #include "core/comparator.h"
-
-#define CHECK(cond)                                                                                \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "invariant failed: %s (%s:%d)\n", #cond, __FILE__,         \
-				__LINE__);                                                         \
-			abort();                                                                   \
-		}                                                                                  \
-	} while (0)
+#include "fuzz.h"
 
 /* Public on purpose: the seed corpus is signed with it. */
 static const uint8_t fuzz_seed[crypto_sign_SEEDBYTES] = "execgate fuzz key, public: test";
@@ -40,10 +32,7 @@ static struct eg_token_cache *cache;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	(void)argc;
-	(void)argv;
-	if (sodium_init() < 0)
-		abort();
+	fuzz_init(argc, argv);
 	crypto_sign_seed_keypair(pk, sk, fuzz_seed);
 	eg_keyset_init(&keys);
 	CHECK(eg_keyset_add(&keys, pk, kid) == EG_KEY_OK);

@@ -9,15 +9,7 @@
  * consistent with its numbers. */
 #include "../../user/fleet/etcd_watch.c"
 #include "fleet/ack.h"
-
-#define CHECK(cond)                                                                                \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "invariant failed: %s (%s:%d)\n", #cond, __FILE__,         \
-				__LINE__);                                                         \
-			abort();                                                                   \
-		}                                                                                  \
-	} while (0)
+#include "fuzz.h"
 
 static struct eg_etcd *e;
 static int64_t last_rev;

@@ -15,15 +15,7 @@
 #include "core/keyset.h"
 #include "core/keyset_doc.h"
 #include "core/selection.h"
-
-#define CHECK(cond)                                                                                \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "invariant failed: %s (%s:%d)\n", #cond, __FILE__,         \
-				__LINE__);                                                         \
-			abort();                                                                   \
-		}                                                                                  \
-	} while (0)
+#include "fuzz.h"
 
 static uint8_t pk[crypto_sign_PUBLICKEYBYTES], sk[crypto_sign_SECRETKEYBYTES];
 
@@ -31,10 +23,7 @@ int LLVMFuzzerInitialize(int *argc, char **argv[])
 {
 	uint8_t seed[crypto_sign_SEEDBYTES];
 
-	(void)argc;
-	(void)argv;
-	if (sodium_init() < 0)
-		abort();
+	fuzz_init(argc, argv);
 	memset(seed, 0x41, sizeof(seed));
 	crypto_sign_seed_keypair(pk, sk, seed);
 	return 0;

@@ -14,22 +14,11 @@
 #include <sodium.h>
 #include "core/key_file.h"
 #include "core/keyset.h"
-
-#define CHECK(cond)                                                                                \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "invariant failed: %s (%s:%d)\n", #cond, __FILE__,         \
-				__LINE__);                                                         \
-			abort();                                                                   \
-		}                                                                                  \
-	} while (0)
+#include "fuzz.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	(void)argc;
-	(void)argv;
-	if (sodium_init() < 0)
-		abort();
+	fuzz_init(argc, argv);
 	return 0;
 }
 

@@ -43,7 +43,7 @@ static void fini(void)
 TestSuite(keystore, .init = init, .fini = fini, .timeout = 30);
 
 static void key_lines(uint8_t n, char pub[EG_KEY_FILE_LINE_MAX], char sec[EG_KEY_FILE_LINE_MAX],
-		      char kid[EG_KEY_ID_TEXT_LEN])
+		      char kid[EG_KID_TEXT_LEN])
 {
 	uint8_t seed[32], pk[32], sk[64], id[EG_KEY_ID_LEN];
 
@@ -77,8 +77,8 @@ static void listing(char *out, size_t size)
 /* guarantees: none */
 Test(keystore, add_text_stores_the_typed_line_0644)
 {
-	char pub[EG_KEY_FILE_LINE_MAX], sec[EG_KEY_FILE_LINE_MAX], kid[EG_KEY_ID_TEXT_LEN];
-	char got[EG_KEY_ID_TEXT_LEN], err[512], path[300], content[200], names[512], want[64];
+	char pub[EG_KEY_FILE_LINE_MAX], sec[EG_KEY_FILE_LINE_MAX], kid[EG_KID_TEXT_LEN];
+	char got[EG_KID_TEXT_LEN], err[512], path[300], content[200], names[512], want[64];
 	struct eg_keyset ks = {0};
 	struct stat st;
 	FILE *f;
@@ -114,8 +114,8 @@ Test(keystore, add_text_stores_the_typed_line_0644)
 /* guarantees: none */
 Test(keystore, add_text_refuses_secret_untyped_and_malformed)
 {
-	char pub[EG_KEY_FILE_LINE_MAX], sec[EG_KEY_FILE_LINE_MAX], kid[EG_KEY_ID_TEXT_LEN];
-	char got[EG_KEY_ID_TEXT_LEN], err[512], names[512], crlf[120];
+	char pub[EG_KEY_FILE_LINE_MAX], sec[EG_KEY_FILE_LINE_MAX], kid[EG_KID_TEXT_LEN];
+	char got[EG_KID_TEXT_LEN], err[512], names[512], crlf[120];
 
 	key_lines(2, pub, sec, kid);
 	cr_assert_eq(eg_keystore_add_text(state, sec, 92, got, err, sizeof(err)), -EINVAL);
@@ -138,8 +138,8 @@ Test(keystore, add_text_refuses_secret_untyped_and_malformed)
 /* guarantees: none */
 Test(keystore, add_file_names_the_file_and_the_reason)
 {
-	char pub[EG_KEY_FILE_LINE_MAX], sec[EG_KEY_FILE_LINE_MAX], kid[EG_KEY_ID_TEXT_LEN];
-	char got[EG_KEY_ID_TEXT_LEN], err[512], path[300], want[600];
+	char pub[EG_KEY_FILE_LINE_MAX], sec[EG_KEY_FILE_LINE_MAX], kid[EG_KID_TEXT_LEN];
+	char got[EG_KID_TEXT_LEN], err[512], path[300], want[600];
 	FILE *f;
 
 	key_lines(3, pub, sec, kid);
@@ -170,4 +170,57 @@ Test(keystore, add_file_names_the_file_and_the_reason)
 	memset(got, 0, sizeof(got));
 	cr_assert_eq(eg_keystore_add(state, path, got, err, sizeof(err)), -EEXIST);
 	cr_assert_str_eq(got, kid);
+}
+
+static void pk_of(uint8_t n, uint8_t pk[32])
+{
+	uint8_t seed[32], sk[64];
+
+	memset(seed, n, sizeof(seed));
+	crypto_sign_seed_keypair(pk, sk, seed);
+}
+
+/* guarantees: none */
+Test(keystore, replace_leaves_exactly_the_set_and_persists_the_version)
+{
+	char pub[EG_KEY_FILE_LINE_MAX], sec[EG_KEY_FILE_LINE_MAX], k1[EG_KID_TEXT_LEN];
+	char k2[EG_KID_TEXT_LEN], k3[EG_KID_TEXT_LEN], got[EG_KID_TEXT_LEN], err[512];
+	char names[512], want[128], path[300];
+	uint8_t set[2][32];
+	uint64_t v = 99;
+	FILE *f;
+
+	key_lines(1, pub, sec, k1);
+	cr_assert_eq(eg_keystore_add_text(state, pub, 92, got, err, sizeof(err)), 0, "%s", err);
+	/* a stray file under a name that is not its key's id goes too */
+	snprintf(path, sizeof(path), "%s/stray.pub", keys);
+	f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs(pub, f);
+	fclose(f);
+	key_lines(2, pub, sec, k2);
+	key_lines(3, pub, sec, k3);
+	pk_of(2, set[0]);
+	pk_of(3, set[1]);
+	cr_assert_eq(eg_keystore_replace(state, (const uint8_t(*)[32])set, 2, err, sizeof(err)), 0,
+		     "%s", err);
+	listing(names, sizeof(names));
+	cr_assert_not_null(strstr(names, k2), "%s", names);
+	cr_assert_not_null(strstr(names, k3), "%s", names);
+	cr_assert_null(strstr(names, k1), "the withdrawn key stays: %s", names);
+	cr_assert_null(strstr(names, "stray"), "a stray file stays: %s", names);
+	snprintf(want, sizeof(want), "%s.pub %s.pub ", k2, k3);
+	cr_assert_eq(strlen(names), strlen(want), "exactly two files: %s", names);
+
+	cr_assert_eq(eg_keystore_version_read(state, &v, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(v, 0, "no version before the first write");
+	cr_assert_eq(eg_keystore_version_write(state, 7, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(eg_keystore_version_read(state, &v, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(v, 7);
+	snprintf(path, sizeof(path), "%s/keyset.version", state);
+	f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs("7x\n", f);
+	fclose(f);
+	cr_assert_eq(eg_keystore_version_read(state, &v, err, sizeof(err)), -EINVAL);
 }

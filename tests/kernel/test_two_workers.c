@@ -316,7 +316,8 @@ static int events(struct tw_worker *w, pid_t pid, __u32 reason)
 struct mgr {
 	int exit;
 	char out[OUT_MAX];
-	char verdict[128], signed_verdict[EG_SV_TEXT_MAX], connect[EG_ERR_MAX], reply[600];
+	char verdict[128], signed_verdict[EG_SIGNED_VERDICT_TEXT_MAX], connect[EG_ERR_MAX],
+	    reply[600];
 	pid_t pid;
 };
 
@@ -471,7 +472,8 @@ TestSuite(two_workers, .init = tw_setup, .fini = tw_teardown, .timeout = 120);
 Test(two_workers, worked_example_end_to_end)
 {
 	char out[OUT_MAX], seed_pub[300], cap7[512], cap8a[512], cap8b[512], cap8c[512], cap82[512],
-	    log7[200], log8[200], term[200], imp_log[200], first_verdict[EG_SV_TEXT_MAX];
+	    log7[200], log8[200], term[200], imp_log[200],
+	    first_verdict[EG_SIGNED_VERDICT_TEXT_MAX];
 	char node_pub_a[260], node_pub_b[260];
 	struct eg_node_key nk[2];
 	struct eg_node_keys keys = {nk, 2};

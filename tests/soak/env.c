@@ -33,22 +33,6 @@ struct soak_env se;
 static pid_t children[MAX_CHILDREN];
 static pid_t owner; /* only the soak itself cleans up, never a child */
 
-uint64_t soak_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-uint64_t soak_rand(uint64_t n)
-{
-	uint64_t v;
-
-	randombytes_buf(&v, sizeof(v));
-	return n ? v % n : 0;
-}
-
 void soak_fail(const char *fmt, ...)
 {
 	va_list ap;

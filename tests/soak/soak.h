@@ -20,6 +20,7 @@
 #include "execgate/abi.h"
 #include "loader/view.h"
 #include "core/capability.h"
+#include "soak/common.h"
 
 #define SOAK_WORKER "a0000000-0000-4000-8000-0000000000aa"
 
@@ -50,10 +51,6 @@ struct soak_result {
 int soak_setup(const char *bin_dir);
 void soak_cleanup(void);
 void soak_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-
-uint64_t soak_now_ns(void); /* CLOCK_MONOTONIC */
-/* Uniform in [0, n). */
-uint64_t soak_rand(uint64_t n);
 
 /* Children: every one is tracked, killed and reaped at cleanup, and dies
  * with the soak (PR_SET_PDEATHSIG). */

@@ -64,7 +64,7 @@ Test(fleet_vectors, selection_is_rebuilt_byte_for_byte)
 {
 	json_t *v = json_object_get(vectors, "selection");
 	uint8_t pk[32], sk[64], b[EG_SEL_LEN], *want;
-	char text[EG_SEL_TEXT_MAX], kid[EG_KEY_ID_TEXT_LEN];
+	char text[EG_SEL_TEXT_MAX], kid[EG_KID_TEXT_LEN];
 	struct eg_selection s, out;
 	size_t len;
 
@@ -98,7 +98,7 @@ Test(fleet_vectors, key_set_is_rebuilt_byte_for_byte)
 	json_t *v = json_object_get(vectors, "keyset"), *seeds = json_object_get(v, "key_seeds");
 	json_t *kids = json_object_get(v, "key_ids");
 	uint8_t root_pk[32], root_sk[64], b[EG_KSD_MAX_LEN], *want;
-	char text[EG_KSD_TEXT_MAX], kid[EG_KEY_ID_TEXT_LEN];
+	char text[EG_KSD_TEXT_MAX], kid[EG_KID_TEXT_LEN];
 	static struct eg_keyset_doc d, out;
 	size_t len, want_len;
 

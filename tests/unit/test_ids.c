@@ -38,7 +38,7 @@ Test(ids, uuid_parse_and_format)
 Test(ids, key_id_text)
 {
 	uint8_t kid[EG_KEY_ID_LEN] = {0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef}, back[8];
-	char text[EG_KEY_ID_TEXT_LEN];
+	char text[EG_KID_TEXT_LEN];
 
 	eg_key_id_format(kid, text);
 	cr_assert_str_eq(text, "0123456789abcdef");

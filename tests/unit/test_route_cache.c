@@ -11,8 +11,10 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "client/retry.h"
 #include "client/route_cache.h"
+#include "core/key_file.h"
 #include "core/signed_verdict.h"
 #include "helpers.h"
 
@@ -165,7 +167,7 @@ Test(route_cache, the_text_form_is_accepted_and_bad_text_is_malformed)
 	struct eg_route_attempt at;
 	struct eg_route_entry cur;
 	uint8_t raw[EG_SV_LEN];
-	char text[EG_SV_TEXT_MAX];
+	char text[EG_SIGNED_VERDICT_TEXT_MAX];
 	size_t n;
 
 	cached_x7(&at);
@@ -457,6 +459,43 @@ Test(route_cache, node_keys_are_checked_when_made)
 	cr_assert_eq(eg_route_node_key_init(&k, WORKER_A, zero_pk), -EINVAL);
 	cr_assert_eq(eg_route_node_key_init(&k, WORKER_A, key_a.pk), 0);
 	cr_assert_eq(memcmp(k.kid, key_a.kid, EG_KEY_ID_LEN), 0);
+}
+
+/* A front end's two calls around the cache: a worker's node.pub, and the
+ * token id of the capability an operation carries. */
+Test(route_cache, node_key_files_and_token_ids_for_a_front_end)
+{
+	char path[] = "/tmp/execgate-node-pub-XXXXXX", line[EG_KEY_FILE_LINE_MAX];
+	char text[EG_CAP_TEXT_MAX];
+	struct eg_route_attempt a = {0};
+	struct eg_capability cap;
+	uint8_t raw[EG_CAP_LEN];
+	struct eg_node_key k;
+	int fd, n;
+
+	n = eg_key_file_encode(EG_KEY_ALG_ED25519, EG_KEY_KIND_PUBLIC, key_a.pk, sizeof(key_a.pk),
+			       line, sizeof(line));
+	cr_assert_gt(n, 0);
+	fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, line, (size_t)n), n);
+	close(fd);
+	cr_assert_eq(eg_route_node_key_read(&k, WORKER_A, path), 0);
+	cr_assert_eq(memcmp(k.kid, key_a.kid, EG_KEY_ID_LEN), 0);
+	cr_assert_eq(memcmp(k.worker, WORKER_A, EG_ID_BYTES), 0);
+	cr_assert_eq(eg_route_node_key_read(&k, (uint8_t[EG_ID_BYTES]){0}, path), -EINVAL);
+	unlink(path);
+	cr_assert_eq(eg_route_node_key_read(&k, WORKER_A, path), -EINVAL, "a missing file");
+
+	test_cap(&cap, &key_a);
+	test_sign(&cap, &key_a, raw);
+	eg_cap_to_text(raw, text);
+	cr_assert_eq(eg_route_attempt_token(&a, text, strlen(text)), 0);
+	cr_assert_eq(memcmp(a.token_id, cap.token_id, EG_ID_BYTES), 0);
+	memset(&a, 0, sizeof(a));
+	cr_assert_eq(eg_route_attempt_token(&a, text, strlen(text) - 1), -EINVAL);
+	cr_assert_eq(eg_route_attempt_token(&a, "not a token", 11), -EINVAL);
+	cr_assert(sodium_is_zero(a.token_id, EG_ID_BYTES), "a refused token sets nothing");
 }
 
 Test(route_cache, replay_rules_per_operation)

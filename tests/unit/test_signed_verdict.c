@@ -31,7 +31,7 @@ Test(signed_verdict, round_trip_text_and_binary)
 	struct eg_signed_verdict v, got;
 	struct test_key k;
 	uint8_t raw[EG_SV_LEN];
-	char text[EG_SV_TEXT_MAX];
+	char text[EG_SIGNED_VERDICT_TEXT_MAX];
 
 	test_key(&k, 9);
 	template(&v, &k);

@@ -73,6 +73,26 @@ int eg_route_node_key_init(struct eg_node_key *k, const uint8_t worker[EG_ID_BYT
 	return 0;
 }
 
+int eg_route_node_key_read(struct eg_node_key *k, const uint8_t worker[EG_ID_BYTES],
+			   const char *pub_path)
+{
+	uint8_t pk[crypto_sign_PUBLICKEYBYTES];
+
+	if (eg_pubkey_read(pub_path, pk) != EG_KEY_OK)
+		return -EINVAL;
+	return eg_route_node_key_init(k, worker, pk);
+}
+
+int eg_route_attempt_token(struct eg_route_attempt *a, const char *token_text, size_t len)
+{
+	struct eg_capability cap;
+
+	if (eg_cap_decode_text(token_text, len, &cap, NULL) != EG_DECODE_OK)
+		return -EINVAL;
+	memcpy(a->token_id, cap.token_id, EG_ID_BYTES);
+	return 0;
+}
+
 struct eg_route_cache *eg_route_cache_new(size_t capacity, size_t per_second)
 {
 	struct eg_route_cache *c;
@@ -380,7 +400,7 @@ enum eg_route_outcome eg_route_cache_on_refresh_text(struct eg_route_cache *c, c
 						     const struct eg_route *fresh, uint64_t now,
 						     struct eg_route_entry *current)
 {
-	uint8_t buf[EG_SV_TEXT_MAX];
+	uint8_t buf[EG_SIGNED_VERDICT_TEXT_MAX];
 	size_t n;
 
 	if (!text || len == 0)

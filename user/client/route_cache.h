@@ -84,6 +84,16 @@ struct eg_node_keys {
  * for a zero worker id or a key eg_key_check refuses. */
 int eg_route_node_key_init(struct eg_node_key *k, const uint8_t worker[EG_ID_BYTES],
 			   const uint8_t pk[crypto_sign_PUBLICKEYBYTES]);
+/* The same from a worker's node.pub (typed key-file form,
+ * docs/capability.md). 0, or -EINVAL for a file that does not load. */
+int eg_route_node_key_read(struct eg_node_key *k, const uint8_t worker[EG_ID_BYTES],
+			   const char *pub_path);
+
+/* Sets a->token_id from the text form of the capability the operation
+ * carries. The front end holds no verification key: the token is only
+ * decoded, so that a signed verdict can be matched to the attempt it
+ * answers. 0, or -EINVAL for text that does not decode. */
+int eg_route_attempt_token(struct eg_route_attempt *a, const char *token_text, size_t len);
 
 /* Stable: the names appear in logs. */
 enum eg_route_outcome {

@@ -71,3 +71,15 @@ struct eg_decision eg_admit(struct eg_admission *a, const uint8_t *raw, size_t l
 	}
 	return d;
 }
+
+void eg_admission_result_cap(struct eg_verdict_result *res, const struct eg_capability *cap)
+{
+	res->decoded = true;
+	memcpy(res->cap_sandbox, cap->sandbox, EG_ID_BYTES);
+	memcpy(res->cap_token_id, cap->token_id, EG_ID_BYTES);
+	memcpy(res->cap_worker, cap->worker, EG_ID_BYTES);
+	res->cap_generation = cap->generation;
+	res->cap_activation = cap->activation;
+	res->cap_scope = cap->scope;
+	res->cap_expiry = cap->expiry;
+}

@@ -10,6 +10,7 @@
 #include "core/keyset.h"
 #include "core/record.h"
 #include "core/token_cache.h"
+#include "execgate/execgate.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -38,5 +39,9 @@ struct eg_decision eg_authenticate(struct eg_admission *a, const uint8_t *raw, s
 struct eg_decision eg_admit(struct eg_admission *a, const uint8_t *raw, size_t len,
 			    const struct eg_record *rec, uint64_t now, const struct eg_request *req,
 			    struct eg_capability *cap);
+
+/* The token's contents in a public verdict result (the cap_* members, and
+ * decoded set): what the worker's admit and the offline check report. */
+void eg_admission_result_cap(struct eg_verdict_result *res, const struct eg_capability *cap);
 
 #endif

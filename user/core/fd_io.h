@@ -8,5 +8,10 @@
 
 /* Writes all len bytes, retrying short writes and EINTR. 0 or -errno. */
 int eg_write_all(int fd, const void *buf, size_t len);
+/* Replaces path with exactly buf, crash-safe: a temporary dot file in the
+ * same directory, written, fsync'ed, renamed over path, then the directory
+ * fsync'ed. A reader sees the old contents or the new, never a mix. 0 or
+ * -errno (the temporary file is removed again). */
+int eg_write_file_atomic(const char *path, const void *buf, size_t len, unsigned mode);
 
 #endif

@@ -62,9 +62,9 @@ bool eg_id_is_zero(const uint8_t id[EG_ID_BYTES])
 	return sodium_is_zero(id, EG_ID_BYTES) == 1;
 }
 
-void eg_key_id_format(const uint8_t kid[EG_KEY_ID_LEN], char out[EG_KEY_ID_TEXT_LEN])
+void eg_key_id_format(const uint8_t kid[EG_KEY_ID_LEN], char out[EG_KID_TEXT_LEN])
 {
-	sodium_bin2hex(out, EG_KEY_ID_TEXT_LEN, kid, EG_KEY_ID_LEN);
+	sodium_bin2hex(out, EG_KID_TEXT_LEN, kid, EG_KEY_ID_LEN);
 }
 
 int eg_key_id_parse(const char *text, uint8_t out[EG_KEY_ID_LEN])

@@ -146,7 +146,7 @@ enum eg_sv_err eg_sv_verify_text(const char *text, size_t len,
 				 const uint8_t pk[crypto_sign_PUBLICKEYBYTES],
 				 struct eg_signed_verdict *out)
 {
-	uint8_t buf[EG_SV_TEXT_MAX];
+	uint8_t buf[EG_SIGNED_VERDICT_TEXT_MAX];
 	size_t n;
 
 	/* The capability's base64url reader: same alphabet, same strictness;
@@ -156,10 +156,11 @@ enum eg_sv_err eg_sv_verify_text(const char *text, size_t len,
 	return eg_sv_verify(buf, n, pk, out);
 }
 
-size_t eg_sv_to_text(const uint8_t raw[EG_SV_LEN], char out[EG_SV_TEXT_MAX])
+size_t eg_sv_to_text(const uint8_t raw[EG_SV_LEN], char out[EG_SIGNED_VERDICT_TEXT_MAX])
 {
-	_Static_assert(sodium_base64_ENCODED_LEN(
-			   EG_SV_LEN, sodium_base64_VARIANT_URLSAFE_NO_PADDING) <= EG_SV_TEXT_MAX,
-		       "EG_SV_TEXT_MAX too small");
-	return eg_b64url_encode(raw, EG_SV_LEN, out, EG_SV_TEXT_MAX);
+	_Static_assert(
+	    sodium_base64_ENCODED_LEN(EG_SV_LEN, sodium_base64_VARIANT_URLSAFE_NO_PADDING) <=
+		EG_SIGNED_VERDICT_TEXT_MAX,
+	    "EG_SIGNED_VERDICT_TEXT_MAX too small");
+	return eg_b64url_encode(raw, EG_SV_LEN, out, EG_SIGNED_VERDICT_TEXT_MAX);
 }

@@ -31,11 +31,11 @@
 #include <sodium.h>
 #include "core/capability.h"
 #include "core/comparator.h"
+#include "execgate/sizes.h" /* EG_SIGNED_VERDICT_TEXT_MAX: the text form */
 
 #define EG_SV_VERSION	   1
 #define EG_SV_BODY_LEN	   84
 #define EG_SV_LEN	   (EG_SV_BODY_LEN + crypto_sign_BYTES)
-#define EG_SV_TEXT_MAX	   256 /* base64url, unpadded, + NUL */
 #define EG_SV_FLAG_RECORD  0x01u
 #define EG_SV_SIGN_CONTEXT "execgate signed verdict v1"
 
@@ -86,6 +86,6 @@ enum eg_sv_err eg_sv_verify(const uint8_t *buf, size_t len,
 enum eg_sv_err eg_sv_verify_text(const char *text, size_t len,
 				 const uint8_t pk[crypto_sign_PUBLICKEYBYTES],
 				 struct eg_signed_verdict *out);
-size_t eg_sv_to_text(const uint8_t raw[EG_SV_LEN], char out[EG_SV_TEXT_MAX]);
+size_t eg_sv_to_text(const uint8_t raw[EG_SV_LEN], char out[EG_SIGNED_VERDICT_TEXT_MAX]);
 
 #endif

@@ -166,6 +166,78 @@ static void show_uint(const struct key *k, const struct egd_config *c, FILE *f)
 	fprintf(f, "%s = %u\n", k->name, *(const unsigned *)FIELD(c, k));
 }
 
+/* URL[,URL...]: http:// or https://, a host, an optional port, no path,
+ * no user info, at most 8 (user/fleet/etcd.h opens them again and says
+ * which one it refuses; this is the config's own one-line error). */
+static int set_endpoints(const struct key *k, struct egd_config *c, const char *v, char *why,
+			 size_t why_size)
+{
+	const char *p = v;
+	unsigned n = 0;
+
+	if (strlen(v) >= k->size) {
+		snprintf(why, why_size, "longer than %zu bytes", k->size - 1);
+		return -EINVAL;
+	}
+	while (*p) {
+		size_t len = strcspn(p, ","), scheme;
+		const char *host;
+
+		if (!strncmp(p, "http://", 7))
+			scheme = 7;
+		else if (!strncmp(p, "https://", 8))
+			scheme = 8;
+		else {
+			snprintf(why, why_size, "endpoint %u: not http://HOST[:PORT] or https://",
+				 n + 1);
+			return -EINVAL;
+		}
+		host = p + scheme;
+		if (len <= scheme || memchr(host, '/', len - scheme) ||
+		    memchr(host, '@', len - scheme) || memchr(host, ' ', len - scheme)) {
+			snprintf(why, why_size,
+				 "endpoint %u: not http://HOST[:PORT] (no path, no user, no blank)",
+				 n + 1);
+			return -EINVAL;
+		}
+		if (++n > 8) {
+			snprintf(why, why_size, "more than 8 endpoints");
+			return -EINVAL;
+		}
+		p += len;
+		if (*p == ',' && !*++p) {
+			snprintf(why, why_size, "empty endpoint after a comma");
+			return -EINVAL;
+		}
+	}
+	snprintf(FIELD(c, k), k->size, "%s", v);
+	return 0;
+}
+
+/* An etcd key prefix: absolute, no trailing '/', printable ASCII without
+ * blanks (it is part of every key the worker reads and writes). */
+static int set_prefix(const struct key *k, struct egd_config *c, const char *v, char *why,
+		      size_t why_size)
+{
+	size_t n = strlen(v);
+
+	if (v[0] != '/' || n < 2 || v[n - 1] == '/') {
+		snprintf(why, why_size, "not /NAME[/NAME...] without a trailing /");
+		return -EINVAL;
+	}
+	if (n >= k->size) {
+		snprintf(why, why_size, "longer than %zu bytes", k->size - 1);
+		return -EINVAL;
+	}
+	for (const char *p = v; *p; p++)
+		if (*p <= ' ' || *p >= 0x7f || (p[0] == '/' && p[1] == '/')) {
+			snprintf(why, why_size, "blank, non-ASCII or empty segment");
+			return -EINVAL;
+		}
+	snprintf(FIELD(c, k), k->size, "%s", v);
+	return 0;
+}
+
 #define F(field) offsetof(struct egd_config, field), sizeof(((struct egd_config *)0)->field)
 /* clang-format off */
 #define PATH(name, def, unset, doc) \
@@ -218,6 +290,20 @@ static const struct key keys[] = {
     UINT(max_event_streams_per_uid, 8, 1, 65536,
 	 "GET /v1/events streams one uid may hold (root and admin_group included); "
 	 "beyond it 503"),
+    {"etcd_endpoints", set_endpoints, show_text, F(etcd_endpoints), 0, 0,
+     "URL[,URL...], http:// or https://, at most 8", NULL, "none: no fleet",
+     "etcd client URLs. When set, the daemon watches its selections and the key set "
+     "under etcd_prefix, writes acks, and answers a PUT /v1/sandboxes/{uuid} that no "
+     "signed selection names with 409 not-selected (docs/fleet.md, Worker side); "
+     "root_keys is then required"},
+    {"etcd_prefix", set_prefix, show_text, F(etcd_prefix), 0, 0, "/NAME[/NAME...]",
+     "/execgate/v1", NULL, "the key prefix of the fleet's layout in etcd (docs/fleet.md)"},
+    PATH(root_keys, NULL, "none",
+	 "a directory of pinned root public keys (*.pub, typed key files). A key set read "
+	 "from etcd is applied only when one of them signed it"),
+    UINT(etcd_reconcile_interval, 60, 1, 86400,
+	 "seconds between two full reads of this worker's selections and the key set, on "
+	 "top of the watch"),
 };
 /* clang-format on */
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -368,6 +454,14 @@ int egd_config_load(const char *file, struct egd_config *cfg, char *err, size_t 
 		snprintf(err, err_size,
 			 "config %s: admin_reserve = %u: not less than max_connections (%u)", file,
 			 cfg->admin_reserve, cfg->max_connections);
+		rc = -EINVAL;
+	}
+	if (!rc && cfg->etcd_endpoints[0] && !cfg->root_keys[0]) {
+		/* Without pinned roots no key set can be applied, and a
+		 * worker would verify selections with keys nobody vouched
+		 * for over the bus. */
+		snprintf(err, err_size, "config %s: etcd_endpoints is set but root_keys is not",
+			 file);
 		rc = -EINVAL;
 	}
 	if (!rc && !seen[key_index("worker_id")]) {

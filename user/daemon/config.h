@@ -10,10 +10,12 @@
 #include <linux/types.h>
 #include <execgate/execgate.h>
 
-#define EGD_DEFAULT_CONFIG "/etc/execgate/execgated.conf"
-#define EGD_DEFAULT_SOCKET "/run/execgate/api.sock"
-#define EGD_PATH_MAX	   512
-#define EGD_SOCKET_MAX	   108 /* sizeof(sockaddr_un.sun_path) */
+#define EGD_DEFAULT_CONFIG     "/etc/execgate/execgated.conf"
+#define EGD_DEFAULT_SOCKET     "/run/execgate/api.sock"
+#define EGD_PATH_MAX	       512
+#define EGD_SOCKET_MAX	       108 /* sizeof(sockaddr_un.sun_path) */
+#define EGD_ETCD_ENDPOINTS_MAX 1024
+#define EGD_ETCD_PREFIX_MAX    128
 
 struct egd_group {
 	bool set;
@@ -32,7 +34,7 @@ struct egd_config {
 	uint8_t worker_id[EG_ID_BYTES];
 	char worker_id_text[EG_UUID_TEXT_LEN];
 	/* Tuning, all optional. */
-	unsigned threads;	     /* MHD thread pool size */
+	unsigned threads;	     /* HTTP worker threads */
 	unsigned max_connections;    /* beyond it: 503, then refused */
 	unsigned connection_timeout; /* seconds without progress before a close */
 	/* Of max_connections, held for root and admin_group: admit_group
@@ -42,6 +44,12 @@ struct egd_config {
 	 * admin_group in all, and of any one uid (events.c). */
 	unsigned max_event_streams;
 	unsigned max_event_streams_per_uid;
+	/* The fleet (docs/fleet.md, "Worker side"): on when etcd_endpoints
+	 * is set, and then root_keys is required. */
+	char etcd_endpoints[EGD_ETCD_ENDPOINTS_MAX]; /* "" : off */
+	char etcd_prefix[EGD_ETCD_PREFIX_MAX];
+	char root_keys[EGD_PATH_MAX];	  /* "" : none */
+	unsigned etcd_reconcile_interval; /* seconds between full reconciles */
 };
 
 /* Reads file into cfg (defaults first). On error err holds the one-line

@@ -11,13 +11,16 @@
 
 struct MHD_Daemon;
 struct egd_events;
+struct eg_fleet_worker;
 
 struct egd {
 	struct egd_config cfg;
 	struct eg_worker *worker;
-	struct MHD_Daemon *mhd;
 	struct egd_events *events;
 	struct egd_metrics metrics;
+	/* The fleet's worker side (fleetd/worker.h); NULL unless
+	 * etcd_endpoints is set. */
+	struct eg_fleet_worker *fleet;
 	int listen_fd;
 };
 

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <string.h>
 #include "execgate/text.h"
+#include "fleetd/worker.h"
 #include "daemon/http.h"
 #include "daemon/json.h"
 #include "daemon/log.h"
@@ -270,9 +271,29 @@ enum MHD_Result egd_h_sandbox_install(struct egd_call *c)
 				       "\"mode\": not a string (enforce, audit or inherit)");
 	}
 	memset(&rep, 0, sizeof(rep));
+	/* With the fleet on, only the signed selection in force may be
+	 * installed; the check and the install are one step against the
+	 * watcher (fleetd/worker.h); the lock is not taken by admission. */
+	if (c->d->fleet) {
+		const char *why;
+
+		pthread_mutex_lock(eg_fleet_worker_lock(c->d->fleet));
+		why = eg_fleet_worker_put_refusal(c->d->fleet, &spec);
+		if (why) {
+			pthread_mutex_unlock(eg_fleet_worker_lock(c->d->fleet));
+			json_decref(o);
+			return egd_reply_error(c, MHD_HTTP_CONFLICT, "not-selected",
+					       "sandbox %s: %s", c->arg, why);
+		}
+	}
 	rc = eg_worker_install_mode(c->d->worker, &spec,
 				    mode && json_is_string(mode) ? json_string_value(mode) : NULL,
 				    &rep, err, sizeof(err));
+	if (c->d->fleet) {
+		pthread_mutex_unlock(eg_fleet_worker_lock(c->d->fleet));
+		if (!rc)
+			eg_fleet_worker_touch(c->d->fleet, spec.sandbox);
+	}
 	json_decref(o); /* the socket paths pointed into it */
 	if (rc == -ESTALE)
 		return egd_reply_error(c, MHD_HTTP_CONFLICT, "stale install", "%s", err);
@@ -321,6 +342,8 @@ enum MHD_Result egd_h_sandbox_retire(struct egd_call *c)
 	if (rc)
 		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error", "%s",
 				       err[0] ? err : strerror(-rc));
+	if (c->d->fleet)
+		eg_fleet_worker_touch(c->d->fleet, id);
 	log_streams(c, "retire", &streams);
 	egd_log(EGD_LOG_INFO, "retire: sandbox=%s epoch=%llu streams_cut=%u streams_unreachable=%u",
 		c->arg, (unsigned long long)after.epoch, streams.unix_cut + streams.tcp_cut,
@@ -354,6 +377,8 @@ enum MHD_Result egd_h_sandbox_forget(struct egd_call *c)
 	if (rc)
 		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error", "%s",
 				       err[0] ? err : strerror(-rc));
+	if (c->d->fleet)
+		eg_fleet_worker_touch(c->d->fleet, id);
 	log_streams(c, "forget", &streams);
 	egd_log(EGD_LOG_INFO, "forget: sandbox=%s endpoints=%u streams_cut=%u", c->arg, endpoints,
 		streams.unix_cut + streams.tcp_cut);

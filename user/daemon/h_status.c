@@ -6,6 +6,7 @@
 #include <string.h>
 #include "daemon/events.h"
 #include "daemon/http.h"
+#include "fleetd/worker.h"
 
 /* What `execgate status --json` prints, from the same function. */
 enum MHD_Result egd_h_status(struct egd_call *c)
@@ -28,6 +29,20 @@ enum MHD_Result egd_h_status(struct egd_call *c)
 		free(buf);
 		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error", "%s",
 				       strerror(-rc));
+	}
+	if (c->d->fleet) {
+		/* The daemon's own part of status: the fleet watcher's state
+		 * (docs/api.md, "GET /v1/status"), after what the CLI prints. */
+		json_t *doc = json_loadb(buf, len, 0, NULL);
+
+		free(buf);
+		if (!json_is_object(doc)) {
+			json_decref(doc);
+			return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error",
+					       "status: not a JSON object");
+		}
+		json_object_set_new(doc, "fleet", eg_fleet_worker_status(c->d->fleet));
+		return egd_reply_json(c, MHD_HTTP_OK, doc);
 	}
 	return egd_reply_buf(c, MHD_HTTP_OK, "application/json", buf, len);
 }

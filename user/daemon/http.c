@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -447,6 +448,24 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	*con_cls = NULL;
 }
 
+/* One libmicrohttpd daemon per worker thread (acceptor(), below). open
+ * counts the connections handed to it and not yet closed: counted at the
+ * hand-over, so that the least loaded is known at once and a burst is held
+ * to the limit before any shard has seen it. libmicrohttpd's own limit is
+ * never reached (it is set above ours): 0.9.75 can hang a shard's thread
+ * when it refuses a connection handed to it from another thread. A
+ * connection it drops without telling (out of memory) stays counted. */
+#define SHARDS_MAX 64
+
+struct shard {
+	struct egd *d;
+	struct MHD_Daemon *mhd;
+	atomic_uint open;
+};
+
+static struct shard shards[SHARDS_MAX];
+static unsigned nshards;
+
 static uint64_t unprivileged_share(const struct egd_config *cfg)
 {
 	return cfg->max_connections / 8 ? cfg->max_connections / 8 : 1;
@@ -455,7 +474,8 @@ static uint64_t unprivileged_share(const struct egd_config *cfg)
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
 			  enum MHD_ConnectionNotificationCode code)
 {
-	struct egd *d = cls;
+	struct shard *sh = cls;
+	struct egd *d = sh->d;
 	struct egd_conn *c;
 
 	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
@@ -523,6 +543,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 	}
 	atomic_fetch_sub_explicit((_Atomic uint64_t *)&d->metrics.connections_open, 1,
 				  memory_order_relaxed);
+	atomic_fetch_sub(&sh->open, 1);
 	c = *socket_context;
 	*socket_context = NULL;
 	if (!c)
@@ -553,6 +574,14 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	size_t n;
 
 	(void)cls;
+	/* A connection handed over by MHD_add_connection() is not known to be
+	 * a Unix one, so libmicrohttpd tries TCP_NODELAY and TCP_CORK on it
+	 * after every answer and says it failed. A Unix stream never holds
+	 * data back: nothing to tell the operator. Matched on the format, so
+	 * that the answer's hot path formats nothing. */
+	if (!strncmp(fmt, "Setting %s option to %s state failed", 36) ||
+	    !strncmp(fmt, "Failed to push the data from buffers", 36))
+		return;
 	vsnprintf(line, sizeof(line), fmt, ap);
 	n = strlen(line);
 	while (n && line[n - 1] == '\n')
@@ -560,27 +589,153 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	egd_log(EGD_LOG_INFO, "http: %s", line);
 }
 
-int egd_http_start(struct egd *d, char *err, size_t err_size)
+/* --- accepting -------------------------------------------------------------- */
+
+/* One libmicrohttpd daemon per worker thread, each without a listen socket;
+ * one thread here accepts and hands each connection to the daemon with the
+ * fewest. libmicrohttpd's own thread pool shares the listen socket among its
+ * workers, and whichever worker is awake takes the next connection: under
+ * load that is the busy one, so that every keep-alive client ended up on one
+ * or two threads while the others idled, and admits per second fell as
+ * clients were added (docs/bench/2026-12-03-admission-ipc.md). */
+static pthread_t acceptor_thread;
+static bool acceptor_started;
+static int stop_pipe[2] = {-1, -1};
+
+/* The least loaded shard, ties broken round-robin. */
+static struct shard *pick_shard(unsigned *next)
+{
+	unsigned best = *next % nshards, best_load = atomic_load(&shards[best].open);
+
+	for (unsigned i = 1; i < nshards && best_load; i++) {
+		unsigned k = (*next + i) % nshards, load = atomic_load(&shards[k].open);
+
+		if (load < best_load) {
+			best = k;
+			best_load = load;
+		}
+	}
+	(*next)++;
+	return &shards[best];
+}
+
+static unsigned handed(void)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < nshards; i++)
+		n += atomic_load(&shards[i].open);
+	return n;
+}
+
+static unsigned hard_limit(const struct egd_config *cfg)
 {
 	/* The hard limit has headroom over max_connections (which counts the
 	 * callers with a role) for the unprivileged share and then some, so
 	 * that a connection beyond it still gets a 503 answer instead of a
 	 * reset. */
-	unsigned hard = d->cfg.max_connections + d->cfg.max_connections / 8 + 16;
+	return cfg->max_connections + cfg->max_connections / 8 + 16;
+}
 
-	d->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-				      MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO | MHD_USE_ERROR_LOG,
-				  0, NULL, NULL, on_request, d, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
-				  d, MHD_OPTION_LISTEN_SOCKET, d->listen_fd,
-				  MHD_OPTION_THREAD_POOL_SIZE, d->cfg.threads,
-				  MHD_OPTION_CONNECTION_LIMIT, hard, MHD_OPTION_CONNECTION_TIMEOUT,
-				  d->cfg.connection_timeout, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-				  (size_t)(16 * 1024), MHD_OPTION_NOTIFY_COMPLETED, on_completed, d,
-				  MHD_OPTION_NOTIFY_CONNECTION, on_connection, d, MHD_OPTION_END);
-	if (!d->mhd) {
-		snprintf(err, err_size, "http: libmicrohttpd did not start on %s", d->cfg.socket);
+static bool wait_stop(int ms)
+{
+	struct pollfd p = {.fd = stop_pipe[0], .events = POLLIN};
+
+	return poll(&p, 1, ms) > 0;
+}
+
+static void *acceptor(void *arg)
+{
+	struct egd *d = arg;
+	struct pollfd p[2] = {{.fd = d->listen_fd, .events = POLLIN},
+			      {.fd = stop_pipe[0], .events = POLLIN}};
+	unsigned next = 0, hard = hard_limit(&d->cfg);
+
+	for (;;) {
+		struct sockaddr_storage ss;
+		socklen_t len = sizeof(ss);
+		struct shard *sh;
+		int fd;
+
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			/* Not expected on two valid fds; said, since nothing
+			 * is accepted any more. */
+			egd_log(EGD_LOG_ERR, "http: poll on %s: %s: no longer accepting",
+				d->cfg.socket, strerror(errno));
+			break;
+		}
+		if (p[1].revents)
+			break;
+		if (!(p[0].revents & POLLIN))
+			continue;
+		if (handed() >= hard) {
+			/* At the limit, as libmicrohttpd at its own: new
+			 * connections wait in the backlog until one closes. */
+			if (wait_stop(10))
+				break;
+			continue;
+		}
+		fd = accept4(d->listen_fd, (struct sockaddr *)&ss, &len,
+			     SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM) {
+				/* Out of fds: as libmicrohttpd does, leave the
+				 * connection in the backlog for a while. */
+				egd_log(EGD_LOG_WARNING, "http: accept: %s", strerror(errno));
+				if (wait_stop(100))
+					break;
+			}
+			continue;
+		}
+		sh = pick_shard(&next);
+		atomic_fetch_add(&sh->open, 1);
+		/* On failure libmicrohttpd has closed fd and logged why. */
+		if (MHD_add_connection(sh->mhd, fd, (struct sockaddr *)&ss, len) != MHD_YES)
+			atomic_fetch_sub(&sh->open, 1);
+	}
+	return NULL;
+}
+
+int egd_http_start(struct egd *d, char *err, size_t err_size)
+{
+	int fl = fcntl(d->listen_fd, F_GETFL);
+
+	nshards = d->cfg.threads < SHARDS_MAX ? d->cfg.threads : SHARDS_MAX;
+	if (fl < 0 || fcntl(d->listen_fd, F_SETFL, fl | O_NONBLOCK) ||
+	    pipe2(stop_pipe, O_CLOEXEC)) {
+		snprintf(err, err_size, "http: socket %s: %s", d->cfg.socket, strerror(errno));
+		return -errno;
+	}
+	for (unsigned i = 0; i < nshards; i++) {
+		/* Each shard may hold every connection: the acceptor applies
+		 * the limit in all (handed()). */
+		shards[i].d = d;
+		atomic_store(&shards[i].open, 0);
+		shards[i].mhd = MHD_start_daemon(
+		    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_NO_LISTEN_SOCKET |
+			MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO | MHD_USE_ERROR_LOG,
+		    0, NULL, NULL, on_request, d, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, d,
+		    MHD_OPTION_CONNECTION_LIMIT, hard_limit(&d->cfg) + 64,
+		    MHD_OPTION_CONNECTION_TIMEOUT, d->cfg.connection_timeout,
+		    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(16 * 1024),
+		    MHD_OPTION_NOTIFY_COMPLETED, on_completed, d, MHD_OPTION_NOTIFY_CONNECTION,
+		    on_connection, &shards[i], MHD_OPTION_END);
+		if (!shards[i].mhd) {
+			snprintf(err, err_size, "http: libmicrohttpd did not start on %s",
+				 d->cfg.socket);
+			egd_http_stop(d);
+			return -EIO;
+		}
+	}
+	if (pthread_create(&acceptor_thread, NULL, acceptor, d)) {
+		snprintf(err, err_size, "http: no accept thread for %s", d->cfg.socket);
+		egd_http_stop(d);
 		return -EIO;
 	}
+	acceptor_started = true;
 	if (pthread_create(&reaper_thread, NULL, reaper, d) == 0)
 		reaper_started = true;
 	return 0;
@@ -588,15 +743,30 @@ int egd_http_start(struct egd *d, char *err, size_t err_size)
 
 void egd_http_stop(struct egd *d)
 {
+	if (acceptor_started) {
+		if (write(stop_pipe[1], "x", 1) != 1)
+			egd_log(EGD_LOG_ERR, "http: could not stop the accept thread");
+		else
+			pthread_join(acceptor_thread, NULL);
+		acceptor_started = false;
+	}
 	if (reaper_started) {
 		atomic_store(&reaper_stop, true);
 		pthread_join(reaper_thread, NULL);
 		reaper_started = false;
 	}
-	if (d->mhd) {
-		/* MHD closes the listen socket it was given. */
-		MHD_stop_daemon(d->mhd);
-		d->listen_fd = -1;
+	for (unsigned i = 0; i < nshards; i++) {
+		if (shards[i].mhd)
+			MHD_stop_daemon(shards[i].mhd);
+		shards[i].mhd = NULL;
 	}
-	d->mhd = NULL;
+	nshards = 0;
+	for (int i = 0; i < 2; i++) {
+		if (stop_pipe[i] >= 0)
+			close(stop_pipe[i]);
+		stop_pipe[i] = -1;
+	}
+	if (d->listen_fd >= 0)
+		close(d->listen_fd);
+	d->listen_fd = -1;
 }

@@ -3,9 +3,11 @@
  * route table, body collection, authorization and the JSON replies every
  * handler uses.
  *
- * MHD runs its own thread pool (epoll, MHD_OPTION_THREAD_POOL_SIZE); every
- * handler runs on a pool thread and calls the worker handle directly (the
- * handle is thread safe, execgate.h). Per connection: the peer (auth.h) is
+ * One libmicrohttpd daemon per worker thread (epoll, no listen socket of
+ * its own) and one accept thread that hands each connection to the worker
+ * holding the fewest (http.c says why); every handler runs on a worker
+ * thread and calls the worker handle directly (the handle is thread safe,
+ * execgate.h). Per connection: the peer (auth.h) is
  * read once when the connection starts. Per request: the route, its role
  * check and the Content-Length limit are decided on the header, before any
  * body byte is read. */

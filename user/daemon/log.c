@@ -61,3 +61,18 @@ void egd_log(int prio, const char *fmt, ...)
 	egd_log_va(prio, fmt, ap);
 	va_end(ap);
 }
+
+void egd_log_library(int level, const char *msg, void *ctx)
+{
+	(void)ctx;
+	/* One journal line per line of the message; blank lines are dropped
+	 * (libbpf ends most messages with a newline, a verifier log has many). */
+	while (*msg) {
+		const char *nl = strchr(msg, '\n');
+		size_t len = nl ? (size_t)(nl - msg) : strlen(msg);
+
+		if (len)
+			egd_log(level, "%.*s", (int)(len < 4096 ? len : 4096), msg);
+		msg += len + (nl ? 1 : 0);
+	}
+}

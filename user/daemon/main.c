@@ -27,6 +27,7 @@
 #include "daemon/events.h"
 #include "daemon/http.h"
 #include "daemon/log.h"
+#include "fleetd/worker.h"
 
 /* Exit codes, as the execgate CLI's. */
 #define EXIT_ERROR	 1
@@ -47,6 +48,11 @@ static const struct eg_opt opts[] = {
 static void verbose(void)
 {
 	eg_log_set_level(EG_LOG_DEBUG);
+}
+
+static void library_log(enum eg_log_level level, const char *msg, void *ctx)
+{
+	egd_log_library((int)level, msg, ctx);
 }
 
 static void usage(const struct eg_opts *p, FILE *f)
@@ -223,6 +229,20 @@ static void drain(int fd)
 		;
 }
 
+/* The fleet's lines, in the daemon's log (escaped whole by egd_log). */
+static void fleet_log(int prio, const char *line, void *ctx)
+{
+	(void)ctx;
+	egd_log(prio, "%s", line);
+}
+
+static void fleet_streams(const struct eg_stream_cuts *s, void *ctx)
+{
+	struct egd *d = ctx;
+
+	egd_metrics_streams(&d->metrics, s);
+}
+
 static void cut_finished(const struct eg_cut_finished *c, void *ctx)
 {
 	struct egd *d = ctx;
@@ -314,6 +334,8 @@ int main(int argc, char **argv)
 	const char *val;
 	sigset_t mask;
 
+	/* The library's messages (libbpf's too) become journal lines of ours. */
+	eg_log_set_sink(library_log, NULL);
 	eg_opts_verbose(verbose);
 	eg_opts_init(&p, "execgated", NULL, argc, argv);
 	p.tables[0] = opts;
@@ -398,6 +420,28 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	finish_cuts(&d); /* before the socket: the first answers see them done */
+	/* The fleet's state before the socket: the first PUT is checked
+	 * against the selections stored before a restart. */
+	if (d.cfg.etcd_endpoints[0]) {
+		struct eg_fleet_worker_config fc = {
+		    .worker = d.worker,
+		    .state_dir = d.cfg.state_dir,
+		    .worker_id = d.cfg.worker_id,
+		    .endpoints = d.cfg.etcd_endpoints,
+		    .prefix = d.cfg.etcd_prefix,
+		    .root_keys = d.cfg.root_keys,
+		    .reconcile_interval = d.cfg.etcd_reconcile_interval,
+		    .log = fleet_log,
+		    .streams = fleet_streams,
+		    .ctx = &d,
+		};
+
+		rc = eg_fleet_worker_open(&fc, &d.fleet, err, sizeof(err));
+		if (rc) {
+			egd_log(EGD_LOG_ERR, "fleet: %s", err);
+			goto out;
+		}
+	}
 	ifd = watch_keys(keys_dir);
 	if (ifd < 0)
 		egd_log(EGD_LOG_WARNING, "keys: cannot watch %s (%s): reload with SIGHUP", keys_dir,
@@ -413,17 +457,21 @@ int main(int argc, char **argv)
 		d.listen_fd = -1;
 		goto out;
 	}
-	if (egd_events_start(&d, err, sizeof(err)) || egd_http_start(&d, err, sizeof(err))) {
+	if (egd_events_start(&d, err, sizeof(err)) || egd_http_start(&d, err, sizeof(err)) ||
+	    (d.fleet && eg_fleet_worker_start(d.fleet, err, sizeof(err)))) {
 		egd_log(EGD_LOG_ERR, "%s", err);
 		goto stop;
 	}
-	egd_log(EGD_LOG_INFO, "ready: worker %s, pins %s, socket %s, %u threads",
-		d.cfg.worker_id_text, d.cfg.pin_dir, d.cfg.socket, d.cfg.threads);
+	egd_log(EGD_LOG_INFO, "ready: worker %s, pins %s, socket %s, %u threads%s%s",
+		d.cfg.worker_id_text, d.cfg.pin_dir, d.cfg.socket, d.cfg.threads,
+		d.fleet ? ", fleet via etcd " : "", d.fleet ? d.cfg.etcd_endpoints : "");
 	sd_notify(0, "READY=1");
 	serve(&d, sfd, ifd);
 	exit_code = 0;
 	sd_notify(0, "STOPPING=1");
 stop:
+	if (d.fleet)
+		eg_fleet_worker_stop(d.fleet);
 	egd_events_stop(&d);
 	egd_http_stop(&d);
 	egd_events_free(&d);
@@ -435,6 +483,7 @@ out:
 		close(ifd);
 	if (sfd >= 0)
 		close(sfd);
+	eg_fleet_worker_close(d.fleet);
 	if (d.worker)
 		eg_worker_close(d.worker);
 	return exit_code;

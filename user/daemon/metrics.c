@@ -9,6 +9,7 @@
 #include "daemon/daemon.h"
 #include "daemon/events.h"
 #include "daemon/metrics.h"
+#include "fleetd/worker.h"
 #include "execgate/text.h"
 
 /* Upper bounds in seconds. A fresh admission is ~60 us of Ed25519 verify; a
@@ -303,4 +304,6 @@ void egd_metrics_write(struct egd *d, FILE *out)
 	       "Events slow readers of GET /v1/events missed (the daemon keeps the newest "
 	       "4096 lines).");
 	fprintf(out, "execgate_event_stream_skipped_total %llu\n", (unsigned long long)es.skipped);
+	if (d->fleet)
+		eg_fleet_worker_metrics(d->fleet, out);
 }

@@ -21,11 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/wait.h>
-#include "core/capability.h"
-#include "core/keyset.h"
 #include "client/retry.h"
 #include "client/route_cache.h"
-#include "core/signed_verdict.h"
 #include "demo/demo.h"
 #include "execgate/execgate.h"
 #include "execgate/text.h"
@@ -42,8 +39,7 @@ struct fe_worker {
 struct fe_op {
 	const char *what; /* the request line */
 	char token[512];
-	uint8_t token_id[EG_ID_BYTES];
-	struct eg_route_attempt attempt;
+	struct eg_route_attempt attempt; /* token_id: the capability it carries */
 	/* what the manager printed */
 	char verdict[128], signed_verdict[EG_SIGNED_VERDICT_TEXT_MAX], connect[EG_ERR_MAX],
 	    reply[600];
@@ -154,7 +150,6 @@ static int send_op(const char *sandbox, struct fe_worker *w, struct fe_op *op, b
 static int issue(const char *bin, const char *seed, const char *sandbox, const struct fe_worker *w,
 		 const char *gen, struct fe_op *op)
 {
-	struct eg_capability cap;
 	char *argv[] = {(char *)bin,
 			"cap",
 			"--key",
@@ -176,10 +171,7 @@ static int issue(const char *bin, const char *seed, const char *sandbox, const s
 	if (run(argv, op->token, sizeof(op->token)))
 		return -1;
 	op->token[strcspn(op->token, "\n")] = '\0';
-	if (eg_cap_decode_text(op->token, strlen(op->token), &cap, NULL) != EG_DECODE_OK)
-		return -1;
-	memcpy(op->token_id, cap.token_id, EG_ID_BYTES);
-	return 0;
+	return eg_route_attempt_token(&op->attempt, op->token, strlen(op->token)) ? -1 : 0;
 }
 
 static const char *worker_name(const struct fe_worker *ws, const uint8_t id[EG_ID_BYTES])
@@ -252,11 +244,10 @@ int egd_frontend(int argc, char **argv)
 	struct eg_route_entry e, cur;
 	struct eg_route stale_route = {0}, fresh = {0};
 	uint8_t sbx[EG_ID_BYTES];
-	uint8_t pk[crypto_sign_PUBLICKEYBYTES];
 	char err[EG_ERR_MAX], moved[256], text[256], opt[16];
 	uint64_t now = (uint64_t)time(NULL), expiry;
 	enum eg_route_outcome o, late;
-	uint8_t raw[EG_SV_LEN + 8];
+	uint8_t raw[EG_SIGNED_VERDICT_TEXT_MAX]; /* more than the binary form */
 	size_t raw_len = 0;
 	int ret = 1;
 
@@ -275,8 +266,7 @@ int egd_frontend(int argc, char **argv)
 		}
 		snprintf(ws[i].node_pub, sizeof(ws[i].node_pub), "%s/node.pub", ws[i].state);
 		if (eg_uuid_from_text(ws[i].id_text, ws[i].id) ||
-		    eg_pubkey_read(ws[i].node_pub, pk) != EG_KEY_OK ||
-		    eg_route_node_key_init(&nk[i], ws[i].id, pk)) {
+		    eg_route_node_key_read(&nk[i], ws[i].id, ws[i].node_pub)) {
 			fprintf(stderr, "execgate-demo: frontend: worker %c: %s: no node key\n",
 				ws[i].name, ws[i].node_pub);
 			return 1;
@@ -319,8 +309,6 @@ int egd_frontend(int argc, char **argv)
 	/* both operations read the stale entry before any refusal came back */
 	eg_route_cache_lookup(cache, sbx, now, &op1.attempt.entry);
 	eg_route_cache_lookup(cache, sbx, now, &op2.attempt.entry);
-	memcpy(op1.attempt.token_id, op1.token_id, EG_ID_BYTES);
-	memcpy(op2.attempt.token_id, op2.token_id, EG_ID_BYTES);
 
 	printf("\n1. op 1 (selected for execution %s) follows the cache to worker A, which still "
 	       "runs %s\n",

@@ -88,6 +88,8 @@ int eg_cli_next(struct eg_cli_parse *p, const char **name, const char **value)
 			p->pin_dir = *value;
 		else if (o == &dir_opts[1])
 			p->state_dir = *value;
+		else if (!strcmp(o->name, "json"))
+			p->json = true;
 		else {
 			*name = o->name;
 			return 1;
@@ -103,15 +105,14 @@ int eg_cli_next(struct eg_cli_parse *p, const char **name, const char **value)
 }
 
 int eg_cli_parse_json_only(struct eg_cli_parse *p, const struct eg_cli_cmd *cmd, int argc,
-			   char **argv, bool *json)
+			   char **argv)
 {
 	const char *name, *val;
 	int c;
 
 	eg_cli_parse_init(p, cmd, argc, argv);
 	while ((c = eg_cli_next(p, &name, &val)) == 1)
-		if (json)
-			*json = true;
+		; /* --json is the only flag of its own, and eg_cli_next takes it */
 	if (c < 0)
 		return p->exit;
 	if (p->npos)

@@ -37,7 +37,8 @@ struct eg_cli_parse {
 	const char *pin_dir, *state_dir;
 	const char *pos[EG_CLI_MAX_POS];
 	int npos;
-	int exit; /* when eg_cli_next returned -1: EG_EXIT_OK (--help) or EG_EXIT_USAGE */
+	int exit;  /* when eg_cli_next returned -1: EG_EXIT_OK (--help) or EG_EXIT_USAGE */
+	bool json; /* --json, for a command whose table has it (taken by eg_cli_next) */
 };
 
 /* argv[0] is the command's name. */
@@ -45,14 +46,14 @@ void eg_cli_parse_init(struct eg_cli_parse *p, const struct eg_cli_cmd *cmd, int
 /* 1: one option, *name its full name, *value its value (NULL for a flag);
  * 0: done, the positional arguments in p->pos; -1: the command exits with
  * p->exit (help or version printed, or a usage error printed). --pin-dir,
- * --state-dir, --help/-h and --version/-V are handled here. Arguments that do not start with "--"
- * are positional ("-" is stdin; a base64url token may start with "-"). */
+ * --state-dir, --json (p->json), --help/-h and --version/-V are handled here. Arguments that do not
+ * start with "--" are positional ("-" is stdin; a base64url token may start with "-"). */
 int eg_cli_next(struct eg_cli_parse *p, const char **name, const char **value);
 /* The whole parse of a command that takes no positional argument and, of
- * its own, at most --json (json may be NULL without it): -1 to go on, else
- * the exit code (help printed, or a usage error). */
+ * its own, at most --json (p->json): -1 to go on, else the exit code (help
+ * printed, or a usage error). */
 int eg_cli_parse_json_only(struct eg_cli_parse *p, const struct eg_cli_cmd *cmd, int argc,
-			   char **argv, bool *json);
+			   char **argv);
 /* eg_cli_next, with the identity flags (frontend/identity_opts.h) taken
  * into id: 1 only for an option that is not one of them. A bad identity
  * value is a usage error (-1, p->exit set). */

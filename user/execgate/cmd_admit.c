@@ -24,14 +24,11 @@ static int run_admit(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	struct eg_worker *w;
 	const char *name, *val;
 	char err[EG_ERR_MAX], *text = NULL;
-	bool json = false;
 	int c, rc;
 
 	eg_cli_parse_init(&p, cmd, argc, argv);
 	while ((c = eg_cli_next(&p, &name, &val)) == 1) {
-		if (!strcmp(name, "json"))
-			json = true;
-		else if (!strcmp(name, "pid") && eg_parse_pid(val, &who.pid))
+		if (!strcmp(name, "pid") && eg_parse_pid(val, &who.pid))
 			return eg_cli_usage(&p, "--pid %s: not a process id", val);
 		else if (!strcmp(name, "scope") && eg_scope_parse(val, &a.req.scope))
 			return eg_cli_usage(&p, "--scope %s: unknown scope", val);
@@ -64,7 +61,7 @@ static int run_admit(const struct eg_cli_cmd *cmd, int argc, char **argv)
 		eg_cli_err("%s", err);
 		return EG_EXIT_ERROR;
 	}
-	eg_cli_print_verdict(stdout, &res, &a.req, json);
+	eg_cli_print_verdict(stdout, &res, &a.req, p.json);
 	return eg_cli_verdict_exit(res.d.verdict);
 }
 

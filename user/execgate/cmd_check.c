@@ -43,7 +43,7 @@ static int run_check(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	struct eg_cli_parse p;
 	struct eg_worker *w;
 	const char *name, *val, *keys = NULL;
-	bool no_record = false, json = false, have_now = false;
+	bool no_record = false, have_now = false;
 	char err[EG_ERR_MAX], *text = NULL;
 	int c, rc;
 
@@ -72,8 +72,6 @@ static int run_check(const struct eg_cli_cmd *cmd, int argc, char **argv)
 				return eg_cli_usage(&p, "--now '%s': not a unix time in seconds",
 						    val);
 			have_now = true;
-		} else if (!strcmp(name, "json")) {
-			json = true;
 		}
 	}
 	if (c < 0)
@@ -115,7 +113,7 @@ static int run_check(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	free(text);
 	if (rc)
 		return EG_EXIT_ERROR;
-	eg_cli_print_verdict(stdout, &res, &a.req, json);
+	eg_cli_print_verdict(stdout, &res, &a.req, p.json);
 	if (fflush(stdout)) {
 		eg_cli_err("stdout: %s", strerror(errno));
 		return EG_EXIT_ERROR;

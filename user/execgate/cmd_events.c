@@ -85,9 +85,7 @@ static int run_events(const struct eg_cli_cmd *cmd, int argc, char **argv)
 
 	eg_cli_parse_init(&p, cmd, argc, argv);
 	while ((c = eg_cli_next(&p, &name, &val)) == 1) {
-		if (!strcmp(name, "json")) {
-			f.json = true;
-		} else if (!strcmp(name, "drain")) {
+		if (!strcmp(name, "drain")) {
 			drain = true;
 		} else if (eg_cli_parse_u64(val, 1000000000, &count) || !count) {
 			return eg_cli_usage(&p, "--count %s: not a positive number", val);
@@ -97,6 +95,7 @@ static int run_events(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	}
 	if (c < 0)
 		return p.exit;
+	f.json = p.json;
 	if (p.npos)
 		return eg_cli_usage(&p, "%s: unexpected argument", p.pos[0]);
 	if (eg_cli_worker_open(&p, &w))

@@ -15,10 +15,9 @@ static int run_forget(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	uint8_t sandbox[EG_ID_BYTES];
 	char err[EG_ERR_MAX], u[EG_UUID_TEXT_LEN];
 	unsigned endpoints = 0;
-	bool json = false;
 	int rc;
 
-	rc = eg_cli_open_sandbox(&p, cmd, argc, argv, sandbox, &json, &w, true);
+	rc = eg_cli_open_sandbox(&p, cmd, argc, argv, sandbox, &w, true);
 	if (rc >= 0)
 		return rc;
 	rc = eg_worker_forget_report(w, sandbox, &endpoints, &streams, err, sizeof(err));
@@ -36,7 +35,7 @@ static int run_forget(const struct eg_cli_cmd *cmd, int argc, char **argv)
 		return eg_cli_exit_for(rc);
 	}
 	eg_cli_warn_streams(&streams);
-	if (json)
+	if (p.json)
 		return eg_json_print(stdout, eg_json_forget(sandbox, endpoints, &streams))
 			   ? EG_EXIT_ERROR
 			   : EG_EXIT_OK;

@@ -70,21 +70,6 @@ static int add_socket(struct eg_cli_parse *p, const char *name, const char *val,
 	return 0;
 }
 
-static void spec_identity(struct eg_install_spec *s, const struct eg_record *r)
-{
-	memcpy(s->sandbox, r->sandbox, EG_ID_BYTES);
-	memcpy(s->worker, r->worker, EG_ID_BYTES);
-	memcpy(s->pod_uid, r->pod_uid, EG_ID_BYTES);
-	s->substrate = r->substrate;
-	s->generation = r->generation;
-	s->activation = r->activation;
-	for (size_t i = 0; i < r->nports && i < EG_RECORD_MAX_PORTS; i++) {
-		s->ports[i].port = r->ports[i].port;
-		s->ports[i].proto = r->ports[i].proto;
-	}
-	s->n_ports = r->nports;
-}
-
 static int run_install(const struct eg_cli_cmd *cmd, int argc, char **argv)
 {
 	static struct eg_install_spec spec;
@@ -96,16 +81,13 @@ static int run_install(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	struct eg_worker *w;
 	char err[EG_ERR_MAX], u[EG_UUID_TEXT_LEN];
 	const char *name, *val, *mode = NULL;
-	bool json = false;
 	int c, rc;
 
 	memset(&spec, 0, sizeof(spec));
 	eg_identity_opts_init(&id);
 	eg_cli_parse_init(&p, cmd, argc, argv);
 	while ((c = eg_cli_next_identity(&p, &id, &name, &val)) == 1) {
-		if (!strcmp(name, "json")) {
-			json = true;
-		} else if (!strcmp(name, "mode")) {
+		if (!strcmp(name, "mode")) {
 			if (strcmp(val, "enforce") && strcmp(val, "audit") &&
 			    strcmp(val, "inherit"))
 				return eg_cli_usage(&p, "--mode %s: not enforce, audit or inherit",
@@ -146,7 +128,7 @@ static int run_install(const struct eg_cli_cmd *cmd, int argc, char **argv)
 		return eg_cli_usage(&p, "%s", err);
 	if (!spec.bridge_pid)
 		return eg_cli_usage(&p, "--bridge-pid is required");
-	spec_identity(&spec, &id.rec);
+	eg_identity_opts_spec(&id, &spec);
 	if (eg_cli_worker_open_for(&p, &w, spec.sandbox))
 		return EG_EXIT_ERROR;
 	rc = eg_worker_install_mode(w, &spec, mode, &rep, err, sizeof(err));
@@ -166,7 +148,7 @@ static int run_install(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	eg_cli_warn_streams(&rep.streams);
 	for (size_t i = 0; i < rep.n_warnings; i++)
 		eg_cli_err("warning: %s: %s", rep.warnings[i].code, rep.warnings[i].message);
-	if (json)
+	if (p.json)
 		return eg_json_print(stdout, eg_json_install(&rep, addrs, naddrs))
 			   ? EG_EXIT_ERROR
 			   : eg_cli_streams_exit(&rep.streams);

@@ -40,9 +40,10 @@ static int run_keys(const struct eg_cli_cmd *cmd, int argc, char **argv)
 
 	eg_cli_parse_init(&p, cmd, argc, argv);
 	while ((c = eg_cli_next(&p, &name, &val)) == 1)
-		o.json = true;
+		; /* --json is the only flag of its own, and eg_cli_next takes it */
 	if (c < 0)
 		return p.exit;
+	o.json = p.json;
 	verb = p.npos ? p.pos[0] : "";
 	if (!((!strcmp(verb, "add") && p.npos == 2) || (!strcmp(verb, "remove") && p.npos == 2) ||
 	      (!strcmp(verb, "list") && p.npos == 1)))

@@ -6,24 +6,11 @@
 #include "execgate/sandbox_cmd.h"
 #include "lib/json.h"
 
-struct list_out {
-	struct eg_worker *w;
-	char *err;
-	size_t err_size;
-};
-
 /* The text form; --json is eg_json_list_worker's document. */
-static int list_one(const struct eg_runtime_record *r, void *ctx)
+static int list_one(const struct eg_runtime_record *r, const struct eg_inet_addr *addrs,
+		    size_t naddrs, void *ctx)
 {
-	struct eg_inet_addr addrs[EG_WORKER_MAX_ENDPOINTS];
-	struct list_out *o = ctx;
-	size_t naddrs = 0;
-	int rc;
-
-	rc = eg_worker_service_addrs(o->w, r->sandbox, addrs, EG_WORKER_MAX_ENDPOINTS, &naddrs,
-				     o->err, o->err_size);
-	if (rc)
-		return rc;
+	(void)ctx;
 	eg_cli_record_text(r, addrs, naddrs);
 	printf("\n");
 	return 0;
@@ -37,23 +24,22 @@ static const struct eg_opt list_opts[] = {
 static int run_list(const struct eg_cli_cmd *cmd, int argc, char **argv)
 {
 	char err[EG_ERR_MAX] = "";
-	struct list_out o = {.err = err, .err_size = sizeof(err)};
 	struct eg_cli_parse p;
+	struct eg_worker *w;
 	json_t *doc = NULL;
-	bool json = false;
 	int rc;
 
-	rc = eg_cli_parse_json_only(&p, cmd, argc, argv, &json);
+	rc = eg_cli_parse_json_only(&p, cmd, argc, argv);
 	if (rc >= 0)
 		return rc;
-	if (eg_cli_worker_open(&p, &o.w))
+	if (eg_cli_worker_open(&p, &w))
 		return EG_EXIT_ERROR;
 	/* The JSON document is printed whole or not at all. */
-	if (json)
-		rc = eg_json_list_worker(o.w, &doc, err, sizeof(err));
+	if (p.json)
+		rc = eg_json_list_worker(w, &doc, err, sizeof(err));
 	else
-		rc = eg_worker_list(o.w, list_one, &o, err, sizeof(err));
-	eg_worker_close(o.w);
+		rc = eg_list_with_addrs(w, list_one, NULL, err, sizeof(err));
+	eg_worker_close(w);
 	if (rc) {
 		eg_cli_err("%s", err[0] ? err : strerror(rc < 0 ? -rc : ENOMEM));
 		return EG_EXIT_ERROR;

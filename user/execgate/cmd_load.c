@@ -28,7 +28,6 @@ static int run_load(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	struct eg_cli_parse p;
 	const char *name, *val, *require = NULL, *cgroup = NULL, *mode = "enforce";
 	char err[EG_ERR_MAX], who[64];
-	bool json = false;
 	int c, rc;
 
 	eg_cli_parse_init(&p, cmd, argc, argv);
@@ -37,8 +36,6 @@ static int run_load(const struct eg_cli_cmd *cmd, int argc, char **argv)
 			cgroup = val;
 		else if (!strcmp(name, "require"))
 			require = val;
-		else if (!strcmp(name, "json"))
-			json = true;
 		else if (!strcmp(name, "mode"))
 			mode = val;
 	}
@@ -69,7 +66,7 @@ static int run_load(const struct eg_cli_cmd *cmd, int argc, char **argv)
 		eg_cli_err("loaded, but the mode was not set: %s", err);
 		return EG_EXIT_ERROR;
 	}
-	rc = eg_load_report(p.pin_dir, p.state_dir, stdout, json);
+	rc = eg_load_report(p.pin_dir, p.state_dir, stdout, p.json);
 	if (rc) {
 		eg_cli_err("report: %s", strerror(-rc));
 		return EG_EXIT_ERROR;

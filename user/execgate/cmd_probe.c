@@ -13,13 +13,12 @@ static const struct eg_opt probe_opts[] = {
 static int run_probe(const struct eg_cli_cmd *cmd, int argc, char **argv)
 {
 	struct eg_cli_parse p;
-	bool json = false;
 	int rc;
 
-	rc = eg_cli_parse_json_only(&p, cmd, argc, argv, &json);
+	rc = eg_cli_parse_json_only(&p, cmd, argc, argv);
 	if (rc >= 0)
 		return rc;
-	rc = eg_probe_write(p.pin_dir, stdout, json);
+	rc = eg_probe_write(p.pin_dir, stdout, p.json);
 	if (rc && rc != -ENOENT) {
 		eg_cli_err("%s", strerror(-rc));
 		return EG_EXIT_ERROR;

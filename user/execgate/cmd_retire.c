@@ -17,10 +17,9 @@ static int run_retire(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	struct eg_worker *w;
 	uint8_t sandbox[EG_ID_BYTES];
 	char err[EG_ERR_MAX], u[EG_UUID_TEXT_LEN];
-	bool json = false;
 	int rc;
 
-	rc = eg_cli_open_sandbox(&p, cmd, argc, argv, sandbox, &json, &w, true);
+	rc = eg_cli_open_sandbox(&p, cmd, argc, argv, sandbox, &w, true);
 	if (rc >= 0)
 		return rc;
 	rc = eg_worker_retire_report(w, sandbox, &after, &streams, err, sizeof(err));
@@ -38,7 +37,7 @@ static int run_retire(const struct eg_cli_cmd *cmd, int argc, char **argv)
 		return eg_cli_exit_for(rc);
 	}
 	eg_cli_warn_streams(&streams);
-	if (json)
+	if (p.json)
 		return eg_json_print(stdout, eg_json_retire(&after, addrs, naddrs, &streams))
 			   ? EG_EXIT_ERROR
 			   : eg_cli_streams_exit(&streams);

@@ -13,10 +13,9 @@ static int run_show(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	struct eg_worker *w;
 	uint8_t sandbox[EG_ID_BYTES];
 	char err[EG_ERR_MAX];
-	bool json = false;
 	int rc;
 
-	rc = eg_cli_open_sandbox(&p, cmd, argc, argv, sandbox, &json, &w, false);
+	rc = eg_cli_open_sandbox(&p, cmd, argc, argv, sandbox, &w, false);
 	if (rc >= 0)
 		return rc;
 	rc = eg_worker_show(w, sandbox, &info, err, sizeof(err));
@@ -25,7 +24,7 @@ static int run_show(const struct eg_cli_cmd *cmd, int argc, char **argv)
 		eg_cli_err("%s", err);
 		return eg_cli_exit_for(rc);
 	}
-	if (json)
+	if (p.json)
 		return eg_json_print(stdout, eg_json_show(&info)) ? EG_EXIT_ERROR : EG_EXIT_OK;
 	eg_cli_record_text(&info.record, info.service_addrs, info.n_service_addrs);
 	printf("\n  vmm ");

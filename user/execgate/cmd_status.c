@@ -21,25 +21,23 @@ static int run_status(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	struct eg_attach_info attach;
 	struct eg_cli_parse p;
 	const char *name, *val;
-	bool json = false, require_root = false, require_enforce = false;
+	bool require_root = false, require_enforce = false;
 	char mode[8], err[EG_ERR_MAX];
 	unsigned n_audit = 0;
 	int c, rc;
 
 	eg_cli_parse_init(&p, cmd, argc, argv);
 	while ((c = eg_cli_next(&p, &name, &val)) == 1) {
-		if (!strcmp(name, "json"))
-			json = true;
-		else if (!strcmp(name, "require-enforce"))
+		if (!strcmp(name, "require-enforce"))
 			require_enforce = true;
 		else
-			require_root = true;
+			require_root = true; /* --require-root-attach */
 	}
 	if (c < 0)
 		return p.exit;
 	if (p.npos)
 		return eg_cli_usage(&p, "%s: unexpected argument", p.pos[0]);
-	rc = eg_status_write_attach(p.pin_dir, p.state_dir, stdout, json, &attach);
+	rc = eg_status_write_attach(p.pin_dir, p.state_dir, stdout, p.json, &attach);
 	if (rc && rc != -ENOENT)
 		eg_cli_err("%s", strerror(-rc));
 	if (!rc && require_root && attach.where == EG_ATTACHED_BELOW_ROOT) {

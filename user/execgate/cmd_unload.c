@@ -13,7 +13,7 @@ static int run_unload(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	char err[EG_ERR_MAX];
 	int c;
 
-	c = eg_cli_parse_json_only(&p, cmd, argc, argv, NULL); /* only the dirs */
+	c = eg_cli_parse_json_only(&p, cmd, argc, argv); /* only the dirs */
 	if (c >= 0)
 		return c;
 	if (eg_unload(p.pin_dir, err, sizeof(err))) {

@@ -50,16 +50,11 @@ static int run_verdict(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	struct eg_verdict_claim v;
 	struct eg_cli_parse p;
 	char err[EG_ERR_MAX], *text = NULL;
-	bool json = false;
 	int c, rc;
 
 	eg_cli_parse_init(&p, cmd, argc, argv);
-	while ((c = eg_cli_next(&p, &name, &val)) == 1) {
-		if (!strcmp(name, "json"))
-			json = true;
-		else
-			key = val;
-	}
+	while ((c = eg_cli_next(&p, &name, &val)) == 1)
+		key = val; /* --node-key */
 	if (c < 0)
 		return p.exit;
 	if (p.npos != 2 || strcmp(p.pos[0], "verify") || !key)
@@ -74,12 +69,12 @@ static int run_verdict(const struct eg_cli_cmd *cmd, int argc, char **argv)
 		/* Anything but a valid signature is the same answer for a
 		 * route cache: do not act on it. */
 		eg_cli_err("%s", err);
-		if (json)
+		if (p.json)
 			eg_json_print(stdout, json_pack("{s:i,s:b}", "schema_version",
 							EG_JSON_SCHEMA_VERSION, "valid", 0));
 		return EG_EXIT_DENY;
 	}
-	print_claim(&v, json);
+	print_claim(&v, p.json);
 	return EG_EXIT_OK;
 }
 

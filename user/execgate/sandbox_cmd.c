@@ -34,7 +34,7 @@ const struct eg_opt eg_cli_sandbox_opts[] = {
 };
 
 int eg_cli_open_sandbox(struct eg_cli_parse *p, const struct eg_cli_cmd *cmd, int argc, char **argv,
-			uint8_t sandbox[EG_ID_BYTES], bool *json, struct eg_worker **w, bool writes)
+			uint8_t sandbox[EG_ID_BYTES], struct eg_worker **w, bool writes)
 {
 	const char *name, *val;
 	bool have = false;
@@ -42,9 +42,7 @@ int eg_cli_open_sandbox(struct eg_cli_parse *p, const struct eg_cli_cmd *cmd, in
 
 	eg_cli_parse_init(p, cmd, argc, argv);
 	while ((c = eg_cli_next(p, &name, &val)) == 1) {
-		if (!strcmp(name, "json"))
-			*json = true;
-		else if (eg_uuid_from_text(val, sandbox))
+		if (eg_uuid_from_text(val, sandbox))
 			return eg_cli_usage(p, "--sandbox %s: not a UUID", val);
 		else
 			have = true;

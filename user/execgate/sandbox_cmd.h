@@ -14,8 +14,7 @@ extern const struct eg_opt eg_cli_sandbox_opts[];
  * code. writes: the command is retire or forget, which finishes and
  * reports the sandbox's own pending stream cut (eg_cli_worker_open_for). */
 int eg_cli_open_sandbox(struct eg_cli_parse *p, const struct eg_cli_cmd *cmd, int argc, char **argv,
-			uint8_t sandbox[EG_ID_BYTES], bool *json, struct eg_worker **w,
-			bool writes);
+			uint8_t sandbox[EG_ID_BYTES], struct eg_worker **w, bool writes);
 
 /* The streams install or retire cut: a text clause, and a warning on
  * stderr when some could not be cut (the JSON member is eg_json_streams).

@@ -306,20 +306,6 @@ static int post(struct eg_etcd *e, const char *path, json_t *req, json_t **answe
 	return rc;
 }
 
-static json_t *b64(const void *p, size_t len)
-{
-	size_t n = sodium_base64_ENCODED_LEN(len, sodium_base64_VARIANT_ORIGINAL);
-	char *s = malloc(n);
-	json_t *j;
-
-	if (!s)
-		return NULL;
-	sodium_bin2base64(s, n, p, len, sodium_base64_VARIANT_ORIGINAL);
-	j = json_string(s);
-	free(s);
-	return j;
-}
-
 /* range_end for "every key starting with key": key with its last byte
  * below 0xff incremented and the rest cut; "\0" (to the end) when none. */
 static json_t *prefix_end(const char *key, size_t len)
@@ -334,10 +320,10 @@ static json_t *prefix_end(const char *key, size_t len)
 		len--;
 	if (!len) {
 		end[0] = 0;
-		j = b64(end, 1);
+		j = eg_etcd_b64(end, 1);
 	} else {
 		end[len - 1]++;
-		j = b64(end, len);
+		j = eg_etcd_b64(end, len);
 	}
 	free(end);
 	return j;
@@ -349,12 +335,12 @@ static int set_key(json_t *req, const char *key, bool prefix)
 
 	/* The empty key does not exist; as a prefix it is "every key". */
 	if (!len && prefix) {
-		if (json_object_set_new(req, "key", b64("", 1)) ||
-		    json_object_set_new(req, "range_end", b64("", 1)))
+		if (json_object_set_new(req, "key", eg_etcd_b64("", 1)) ||
+		    json_object_set_new(req, "range_end", eg_etcd_b64("", 1)))
 			return -ENOMEM;
 		return 0;
 	}
-	if (json_object_set_new(req, "key", b64(key, len)))
+	if (json_object_set_new(req, "key", eg_etcd_b64(key, len)))
 		return -ENOMEM;
 	if (prefix && json_object_set_new(req, "range_end", prefix_end(key, len)))
 		return -ENOMEM;
@@ -393,7 +379,7 @@ int eg_etcd_get(struct eg_etcd *e, const char *key, bool prefix, struct eg_etcd_
 			rc = -ENOMEM;
 			goto out;
 		}
-		if (next && json_object_set_new(req, "key", b64(next, strlen(next) + 1))) {
+		if (next && json_object_set_new(req, "key", eg_etcd_b64(next, strlen(next) + 1))) {
 			rc = -ENOMEM; /* next page: from the last key + "\0" */
 			goto out;
 		}
@@ -500,22 +486,15 @@ out:
 	return rc;
 }
 
-int eg_etcd_put(struct eg_etcd *e, const char *key, const char *value, size_t value_len,
-		int64_t *revision, char *err, size_t err_size)
+/* post(), then the answer's header revision into *revision (may be
+ * NULL); takes req. */
+static int post_revision(struct eg_etcd *e, const char *path, json_t *req, int64_t *revision,
+			 char *err, size_t err_size)
 {
-	json_t *req, *ans = NULL;
+	json_t *ans = NULL;
 	int64_t rev = 0;
-	int rc = check_key(key, false, err, err_size);
+	int rc = post(e, path, req, &ans, err, err_size);
 
-	if (rc < 0)
-		return rc;
-	req = json_object();
-	if (!req || set_key(req, key, false) ||
-	    json_object_set_new(req, "value", b64(value, value_len))) {
-		json_decref(req);
-		return -ENOMEM;
-	}
-	rc = post(e, "/v3/kv/put", req, &ans, err, err_size);
 	json_decref(req);
 	if (rc < 0)
 		return rc;
@@ -526,11 +505,27 @@ int eg_etcd_put(struct eg_etcd *e, const char *key, const char *value, size_t va
 	return rc;
 }
 
+int eg_etcd_put(struct eg_etcd *e, const char *key, const char *value, size_t value_len,
+		int64_t *revision, char *err, size_t err_size)
+{
+	json_t *req;
+	int rc = check_key(key, false, err, err_size);
+
+	if (rc < 0)
+		return rc;
+	req = json_object();
+	if (!req || set_key(req, key, false) ||
+	    json_object_set_new(req, "value", eg_etcd_b64(value, value_len))) {
+		json_decref(req);
+		return -ENOMEM;
+	}
+	return post_revision(e, "/v3/kv/put", req, revision, err, err_size);
+}
+
 int eg_etcd_delete(struct eg_etcd *e, const char *key, bool prefix, int64_t *revision, char *err,
 		   size_t err_size)
 {
-	json_t *req, *ans = NULL;
-	int64_t rev = 0;
+	json_t *req;
 	int rc = check_key(key, prefix, err, err_size);
 
 	if (rc < 0)
@@ -540,15 +535,7 @@ int eg_etcd_delete(struct eg_etcd *e, const char *key, bool prefix, int64_t *rev
 		json_decref(req);
 		return -ENOMEM;
 	}
-	rc = post(e, "/v3/kv/deleterange", req, &ans, err, err_size);
-	json_decref(req);
-	if (rc < 0)
-		return rc;
-	rc = eg_etcd_header_revision(ans, &rev, err, err_size);
-	json_decref(ans);
-	if (rc == 0 && revision)
-		*revision = rev;
-	return rc;
+	return post_revision(e, "/v3/kv/deleterange", req, revision, err, err_size);
 }
 
 int eg_etcd_compact(struct eg_etcd *e, int64_t revision, char *err, size_t err_size)

@@ -24,6 +24,9 @@ int eg_etcd_header_revision(json_t *ans, int64_t *rev, char *err, size_t err_siz
  * has no value. On error kv is left empty. */
 int eg_etcd_parse_kv(json_t *j, struct eg_etcd_kv *kv, bool for_delete, char *err, size_t err_size);
 void eg_etcd_kv_free(struct eg_etcd_kv *kv);
+/* len bytes as the JSON string of their base64 (the gateway's bytes
+ * fields); NULL when out of memory. */
+json_t *eg_etcd_b64(const void *p, size_t len);
 
 size_t eg_etcd_n_endpoints(const struct eg_etcd *e);
 const char *eg_etcd_endpoint_at(const struct eg_etcd *e, size_t i);

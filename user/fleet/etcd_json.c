@@ -168,3 +168,17 @@ fail:
 	eg_etcd_kv_free(kv);
 	return rc;
 }
+
+json_t *eg_etcd_b64(const void *p, size_t len)
+{
+	size_t n = sodium_base64_ENCODED_LEN(len, sodium_base64_VARIANT_ORIGINAL);
+	char *t = malloc(n);
+	json_t *j;
+
+	if (!t)
+		return NULL;
+	sodium_bin2base64(t, n, p, len, sodium_base64_VARIANT_ORIGINAL);
+	j = json_string(t);
+	free(t);
+	return j;
+}

@@ -354,20 +354,6 @@ static size_t on_data(char *data, size_t size, size_t nmemb, void *ud)
 	return n;
 }
 
-static json_t *b64s(const char *p, size_t len)
-{
-	size_t n = sodium_base64_ENCODED_LEN(len, sodium_base64_VARIANT_ORIGINAL);
-	char *t = malloc(n);
-	json_t *j;
-
-	if (!t)
-		return NULL;
-	sodium_bin2base64(t, n, (const unsigned char *)p, len, sodium_base64_VARIANT_ORIGINAL);
-	j = json_string(t);
-	free(t);
-	return j;
-}
-
 static char *create_request(const struct eg_etcd_watch_spec *spec, int64_t start_revision)
 {
 	json_t *req = json_object(), *top;
@@ -377,10 +363,10 @@ static char *create_request(const struct eg_etcd_watch_spec *spec, int64_t start
 	if (!req)
 		return NULL;
 	if (!len) {
-		json_object_set_new(req, "key", b64s("", 1));
-		json_object_set_new(req, "range_end", b64s("", 1));
+		json_object_set_new(req, "key", eg_etcd_b64("", 1));
+		json_object_set_new(req, "range_end", eg_etcd_b64("", 1));
 	} else {
-		json_object_set_new(req, "key", b64s(spec->key, len));
+		json_object_set_new(req, "key", eg_etcd_b64(spec->key, len));
 		if (spec->prefix) {
 			char *end = strdup(spec->key);
 			size_t l = len;
@@ -391,9 +377,9 @@ static char *create_request(const struct eg_etcd_watch_spec *spec, int64_t start
 				l--;
 			if (l) {
 				end[l - 1]++;
-				json_object_set_new(req, "range_end", b64s(end, l));
+				json_object_set_new(req, "range_end", eg_etcd_b64(end, l));
 			} else {
-				json_object_set_new(req, "range_end", b64s("", 1));
+				json_object_set_new(req, "range_end", eg_etcd_b64("", 1));
 			}
 			free(end);
 		}

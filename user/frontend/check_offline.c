@@ -7,18 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/admission.h"
+#include "core/identity.h"
 #include "core/ids.h"
 #include "frontend/check_offline.h"
 
 static void from_identity(const struct eg_record *r, struct eg_runtime_record *k)
 {
 	memset(k, 0, sizeof(*k));
-	memcpy(k->sandbox, r->sandbox, EG_ID_BYTES);
-	memcpy(k->worker, r->worker, EG_ID_BYTES);
-	memcpy(k->pod_uid, r->pod_uid, EG_ID_BYTES);
-	k->substrate = r->substrate;
-	k->generation = r->generation;
-	k->activation = r->activation;
+	EG_IDENTITY_COPY(k, r);
 	k->retired = r->retired_below > r->generation;
 }
 
@@ -65,16 +61,8 @@ int eg_check_offline(const char *keys, const struct eg_record *rec, const struct
 	free(ks);
 	/* As the worker does: contents only from a verified token. */
 	if (res->d.reason != EG_REASON_MALFORMED && res->d.reason != EG_REASON_UNKNOWN_KEY &&
-	    res->d.reason != EG_REASON_BAD_SIGNATURE) {
-		res->decoded = true;
-		memcpy(res->cap_sandbox, cap.sandbox, EG_ID_BYTES);
-		memcpy(res->cap_token_id, cap.token_id, EG_ID_BYTES);
-		memcpy(res->cap_worker, cap.worker, EG_ID_BYTES);
-		res->cap_generation = cap.generation;
-		res->cap_activation = cap.activation;
-		res->cap_scope = cap.scope;
-		res->cap_expiry = cap.expiry;
-	}
+	    res->d.reason != EG_REASON_BAD_SIGNATURE)
+		eg_admission_result_cap(res, &cap);
 	res->had_record = rec != NULL;
 	if (rec)
 		from_identity(rec, &res->record);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "frontend/identity_opts.h"
+#include "core/identity.h"
 #include "core/ids.h"
 #include "execgate/verdict.h"
 
@@ -151,4 +152,10 @@ int eg_identity_opts_finish(const struct eg_identity_opts *o, unsigned required,
 		return -EINVAL;
 	}
 	return 0;
+}
+
+void eg_identity_opts_spec(const struct eg_identity_opts *o, struct eg_install_spec *spec)
+{
+	EG_IDENTITY_COPY(spec, &o->rec);
+	EG_PORTS_COPY(spec->ports, spec->n_ports, o->rec.ports, o->rec.nports);
 }

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "core/record.h"
+#include "execgate/execgate.h"
 
 enum eg_identity_flag {
 	EG_IDF_SANDBOX = 1u << 0,
@@ -42,5 +43,8 @@ int eg_identity_opt(struct eg_identity_opts *o, const char *name, const char *va
  * generation it has retired). */
 int eg_identity_opts_finish(const struct eg_identity_opts *o, unsigned required, char *err,
 			    size_t err_size);
+/* The identity and ServicePort profile parsed, into an install spec (the
+ * rest of the spec untouched). */
+void eg_identity_opts_spec(const struct eg_identity_opts *o, struct eg_install_spec *spec);
 
 #endif

@@ -6,6 +6,7 @@
 #include <time.h>
 #include "core/capability.h"
 #include "frontend/identity_opts.h"
+#include "core/identity.h"
 #include "core/ids.h"
 #include "core/keyset.h"
 #include "issue/issue.h"
@@ -50,9 +51,9 @@ int cmd_cap(int argc, char **argv)
 {
 	struct eg_identity_opts id;
 	struct eg_capability cap;
-	uint8_t seed[crypto_sign_SEEDBYTES], sk[crypto_sign_SECRETKEYBYTES];
+	uint8_t sk[crypto_sign_SECRETKEYBYTES];
 	uint8_t pk[crypto_sign_PUBLICKEYBYTES], raw[EG_CAP_LEN], msg[EG_CAP_SIGNED_LEN];
-	char err[256], text[EG_CAP_TEXT_MAX];
+	char text[EG_CAP_TEXT_MAX];
 	const char *key_path = NULL;
 	uint64_t ttl = EG_CAP_MAX_TTL, now = 0, not_before = 0;
 	bool have_scope = false, have_now = false, have_nb = false;
@@ -65,12 +66,10 @@ int cmd_cap(int argc, char **argv)
 	memset(&cap, 0, sizeof(cap));
 	eg_identity_opts_init(&id);
 	issue_opts_init(&p, &cap_cmd, argc, argv);
-	while ((c = eg_opts_next(&p, &o, &optarg)) == 1) {
+	while ((c = issue_next_signer(&p, &id, &key_path, &o, &optarg)) == 1) {
 		const char *name = o->name;
 
-		if (!strcmp(name, "key")) {
-			key_path = optarg;
-		} else if (!strcmp(name, "scope")) {
+		if (!strcmp(name, "scope")) {
 			if (eg_scope_parse(optarg, &cap.scope) != 0)
 				return bad_value(&p, name, optarg,
 						 "not a list of file.read, file.write, exec, "
@@ -91,16 +90,10 @@ int cmd_cap(int argc, char **argv)
 			if (eg_parse_u64(optarg, UINT64_MAX, &not_before) != 0)
 				return bad_value(&p, name, optarg, "not a unix time in seconds");
 			have_nb = true;
-		} else if (eg_identity_opt(&id, name, optarg, err, sizeof(err)) < 0) {
-			return eg_opts_usage(&p, "%s", err);
 		}
 	}
 	if (c < 0)
 		return p.exit;
-	if (!key_path)
-		return eg_opts_usage(&p, "missing --key SEEDFILE");
-	if (eg_identity_opts_finish(&id, EG_IDF_REQUIRED, err, sizeof(err)) != 0)
-		return eg_opts_usage(&p, "%s", err);
 	if (!have_scope)
 		return eg_opts_usage(&p, "missing --scope");
 	if (cap.port && !(cap.scope & EG_SCOPE_SERVICEPORT))
@@ -117,23 +110,11 @@ int cmd_cap(int argc, char **argv)
 	if (not_before < now || not_before >= now + ttl)
 		return eg_opts_usage(&p, "--not-before must lie in [--now, --now + --ttl)");
 
-	ret = seed_file_read(key_path, seed, err, sizeof(err));
-	if (ret) {
-		fprintf(stderr, "execgate-issue: cap: key %s: %s\n", key_path, err);
+	if (issue_signing_key("cap", "key", key_path, pk, sk))
 		return ISSUE_EXIT_ERROR;
-	}
-	/* Only the seed is ever read; the public half (and so the key id) is
-	 * derived from it, never taken from a file next to it. */
-	crypto_sign_seed_keypair(pk, sk, seed);
-	sodium_memzero(seed, sizeof(seed));
 
 	cap.version = EG_CAP_VERSION;
-	cap.substrate = id.rec.substrate;
-	memcpy(cap.sandbox, id.rec.sandbox, EG_ID_BYTES);
-	memcpy(cap.worker, id.rec.worker, EG_ID_BYTES);
-	memcpy(cap.pod_uid, id.rec.pod_uid, EG_ID_BYTES);
-	cap.generation = id.rec.generation;
-	cap.activation = id.rec.activation;
+	EG_IDENTITY_COPY(&cap, &id.rec);
 	cap.issued_at = now;
 	cap.not_before = not_before;
 	cap.expiry = now + ttl;
@@ -158,11 +139,7 @@ int cmd_cap(int argc, char **argv)
 		goto cleanup;
 	}
 	eg_cap_to_text(raw, text);
-	if (printf("%s\n", text) < 0 || fflush(stdout) != 0) {
-		fprintf(stderr, "execgate-issue: cap: stdout: %s\n", strerror(errno));
-		goto cleanup;
-	}
-	rc = ISSUE_EXIT_OK;
+	rc = issue_print_text("cap", text);
 
 cleanup:
 	sodium_memzero(sk, sizeof(sk));

@@ -92,7 +92,7 @@ static int out_done(const char *cmd)
 int cmd_inspect_selection(int argc, char **argv)
 {
 	static struct eg_keyset ks;
-	char uuid[EG_UUID_TEXT_LEN], kid[EG_KEY_ID_TEXT_LEN];
+	char uuid[EG_UUID_TEXT_LEN], kid[EG_KID_TEXT_LEN];
 	uint8_t raw[EG_SEL_LEN];
 	struct eg_selection s;
 	enum eg_sel_err err;
@@ -136,7 +136,7 @@ int cmd_inspect_keyset(int argc, char **argv)
 	static struct eg_keyset roots;
 	static struct eg_keyset_doc d;
 	static uint8_t raw[EG_KSD_MAX_LEN];
-	char kid[EG_KEY_ID_TEXT_LEN];
+	char kid[EG_KID_TEXT_LEN];
 	enum eg_ksd_err err;
 	size_t raw_len;
 	bool have_keys;

@@ -33,7 +33,7 @@ int cmd_keygen(int argc, char **argv)
 {
 	uint8_t seed[crypto_sign_SEEDBYTES], pk[crypto_sign_PUBLICKEYBYTES];
 	uint8_t sk[crypto_sign_SECRETKEYBYTES], kid[EG_KEY_ID_LEN];
-	char kid_hex[EG_KEY_ID_TEXT_LEN], name[64], seed_line[EG_KEY_FILE_LINE_MAX];
+	char kid_hex[EG_KID_TEXT_LEN], name[64], seed_line[EG_KEY_FILE_LINE_MAX];
 	char pub_line[EG_KEY_FILE_LINE_MAX];
 	const char *out = NULL;
 	int ret, seed_len, pub_len, rc = ISSUE_EXIT_ERROR;

@@ -32,10 +32,10 @@ static const struct issue_cmd keyset_cmd = {
 
 int cmd_keyset(int argc, char **argv)
 {
-	uint8_t seed[crypto_sign_SEEDBYTES], sk[crypto_sign_SECRETKEYBYTES];
+	uint8_t sk[crypto_sign_SECRETKEYBYTES];
 	uint8_t root_pk[crypto_sign_PUBLICKEYBYTES], raw[EG_KSD_MAX_LEN];
 	static struct eg_keyset_doc doc;
-	char err[512], text[EG_KSD_TEXT_MAX], kid_hex[EG_KEY_ID_TEXT_LEN];
+	char text[EG_KSD_TEXT_MAX], kid_hex[EG_KID_TEXT_LEN];
 	const char *root_path = NULL, *optarg;
 	bool have_now = false, have_version = false;
 	uint64_t now = 0;
@@ -76,13 +76,8 @@ int cmd_keyset(int argc, char **argv)
 	if (!have_now)
 		now = (uint64_t)time(NULL);
 
-	ret = seed_file_read(root_path, seed, err, sizeof(err));
-	if (ret) {
-		fprintf(stderr, "execgate-issue: keyset: root key %s: %s\n", root_path, err);
+	if (issue_signing_key("keyset", "root key", root_path, root_pk, sk))
 		return ISSUE_EXIT_ERROR;
-	}
-	crypto_sign_seed_keypair(root_pk, sk, seed);
-	sodium_memzero(seed, sizeof(seed));
 
 	ret = ISSUE_EXIT_ERROR;
 	for (size_t i = 0; i < p.npos; i++) {
@@ -130,11 +125,7 @@ int cmd_keyset(int argc, char **argv)
 		goto out;
 	}
 	eg_ksd_to_text(raw, raw_len, text);
-	if (printf("%s\n", text) < 0 || fflush(stdout) != 0) {
-		fprintf(stderr, "execgate-issue: keyset: stdout: %s\n", strerror(errno));
-		goto out;
-	}
-	ret = ISSUE_EXIT_OK;
+	ret = issue_print_text("keyset", text);
 out:
 	sodium_memzero(sk, sizeof(sk));
 	return ret;

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sodium.h>
 #include <execgate/execgate.h>
+#include "frontend/identity_opts.h"
 #include "frontend/opts.h"
 #include "issue/issue.h"
 
@@ -80,4 +81,31 @@ void issue_opts_init(struct eg_opts *p, const struct issue_cmd *cmd, int argc, c
 	p->tables[0] = cmd->opts;
 	p->help = cmd_help;
 	p->ctx = cmd;
+}
+
+int issue_next_signer(struct eg_opts *p, struct eg_identity_opts *id, const char **key_path,
+		      const struct eg_opt **o, const char **value)
+{
+	char err[256];
+	int c;
+
+	while ((c = eg_opts_next(p, o, value)) == 1) {
+		if (!strcmp((*o)->name, "key"))
+			*key_path = *value;
+		else if ((c = eg_identity_opt(id, (*o)->name, *value, err, sizeof(err))) < 0)
+			goto usage;
+		else if (c == 0)
+			return 1;
+	}
+	if (c < 0)
+		return -1;
+	if (!*key_path) {
+		p->exit = eg_opts_usage(p, "missing --key SEEDFILE");
+		return -1;
+	}
+	if (eg_identity_opts_finish(id, EG_IDF_REQUIRED, err, sizeof(err)) == 0)
+		return 0;
+usage:
+	p->exit = eg_opts_usage(p, "%s", err);
+	return -1;
 }

@@ -44,6 +44,31 @@ cleanup:
 	return ret;
 }
 
+int issue_signing_key(const char *cmd, const char *what, const char *path,
+		      uint8_t pk[crypto_sign_PUBLICKEYBYTES],
+		      uint8_t sk[crypto_sign_SECRETKEYBYTES])
+{
+	uint8_t seed[crypto_sign_SEEDBYTES];
+	char err[256];
+
+	if (seed_file_read(path, seed, err, sizeof(err))) {
+		fprintf(stderr, "execgate-issue: %s: %s %s: %s\n", cmd, what, path, err);
+		return ISSUE_EXIT_ERROR;
+	}
+	crypto_sign_seed_keypair(pk, sk, seed);
+	sodium_memzero(seed, sizeof(seed));
+	return 0;
+}
+
+int issue_print_text(const char *cmd, const char *text)
+{
+	if (printf("%s\n", text) < 0 || fflush(stdout) != 0) {
+		fprintf(stderr, "execgate-issue: %s: stdout: %s\n", cmd, strerror(errno));
+		return ISSUE_EXIT_ERROR;
+	}
+	return ISSUE_EXIT_OK;
+}
+
 int file_create_new(const char *dir, const char *name, const char *content, size_t len,
 		    unsigned mode)
 {

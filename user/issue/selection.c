@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 #include "frontend/identity_opts.h"
+#include "core/identity.h"
 #include "core/ids.h"
 #include "core/keyset.h"
 #include "core/selection.h"
@@ -36,9 +37,9 @@ static const struct issue_cmd sel_cmd = {
 
 int cmd_selection(int argc, char **argv)
 {
-	uint8_t seed[crypto_sign_SEEDBYTES], sk[crypto_sign_SECRETKEYBYTES];
+	uint8_t sk[crypto_sign_SECRETKEYBYTES];
 	uint8_t pk[crypto_sign_PUBLICKEYBYTES], raw[EG_SEL_LEN];
-	char err[256], text[EG_SEL_TEXT_MAX];
+	char text[EG_SEL_TEXT_MAX];
 	struct eg_identity_opts id;
 	struct eg_selection sel, check;
 	const char *key_path = NULL, *optarg;
@@ -47,49 +48,28 @@ int cmd_selection(int argc, char **argv)
 	enum eg_sel_err serr;
 	const struct eg_opt *o;
 	struct eg_opts p;
-	int c, ret;
+	int c;
 
 	eg_identity_opts_init(&id);
 	issue_opts_init(&p, &sel_cmd, argc, argv);
-	while ((c = eg_opts_next(&p, &o, &optarg)) == 1) {
-		if (!strcmp(o->name, "key")) {
-			key_path = optarg;
-		} else if (!strcmp(o->name, "now")) {
-			if (eg_parse_u64(optarg, UINT64_MAX, &now) != 0)
-				return eg_opts_usage(&p, "--now '%s': not a unix time in seconds",
-						     optarg);
-			have_now = true;
-		} else if (eg_identity_opt(&id, o->name, optarg, err, sizeof(err)) < 0) {
-			return eg_opts_usage(&p, "%s", err);
-		}
+	while ((c = issue_next_signer(&p, &id, &key_path, &o, &optarg)) == 1) {
+		/* --now, the only flag of its own */
+		if (eg_parse_u64(optarg, UINT64_MAX, &now) != 0)
+			return eg_opts_usage(&p, "--now '%s': not a unix time in seconds", optarg);
+		have_now = true;
 	}
 	if (c < 0)
 		return p.exit;
-	if (!key_path)
-		return eg_opts_usage(&p, "missing --key SEEDFILE");
-	if (eg_identity_opts_finish(&id, EG_IDF_REQUIRED, err, sizeof(err)) != 0)
-		return eg_opts_usage(&p, "%s", err);
 	if (!have_now)
 		now = (uint64_t)time(NULL);
 
-	ret = seed_file_read(key_path, seed, err, sizeof(err));
-	if (ret) {
-		fprintf(stderr, "execgate-issue: selection: key %s: %s\n", key_path, err);
+	if (issue_signing_key("selection", "key", key_path, pk, sk))
 		return ISSUE_EXIT_ERROR;
-	}
-	/* Only the seed is read; the key id is derived from it. */
-	crypto_sign_seed_keypair(pk, sk, seed);
-	sodium_memzero(seed, sizeof(seed));
 
 	memset(&sel, 0, sizeof(sel));
 	sel.version = EG_SEL_VERSION;
-	sel.substrate = id.rec.substrate;
-	sel.activation = id.rec.activation;
+	EG_IDENTITY_COPY(&sel, &id.rec);
 	eg_key_id(pk, sel.key_id);
-	memcpy(sel.sandbox, id.rec.sandbox, EG_ID_BYTES);
-	memcpy(sel.worker, id.rec.worker, EG_ID_BYTES);
-	memcpy(sel.pod_uid, id.rec.pod_uid, EG_ID_BYTES);
-	sel.generation = id.rec.generation;
 	sel.issued_at = now;
 	eg_sel_sign(&sel, sk, raw);
 	sodium_memzero(sk, sizeof(sk));
@@ -104,9 +84,5 @@ int cmd_selection(int argc, char **argv)
 		return ISSUE_EXIT_ERROR;
 	}
 	eg_sel_to_text(raw, text);
-	if (printf("%s\n", text) < 0 || fflush(stdout) != 0) {
-		fprintf(stderr, "execgate-issue: selection: stdout: %s\n", strerror(errno));
-		return ISSUE_EXIT_ERROR;
-	}
-	return ISSUE_EXIT_OK;
+	return issue_print_text("selection", text);
 }

@@ -9,6 +9,7 @@
 #include "loader/attach_root.h"
 #include "loader/proc_id.h"
 #include "loader/serving.h"
+#include "lib/report.h"
 #include "loader/tier.h"
 
 _Static_assert(EG_ATTACH_PATH_MAX == EG_PIN_PATH_MAX, "eg_attach_info paths");
@@ -52,7 +53,7 @@ static int report(const char *pin_dir, const char *state_dir, FILE *out, bool js
 	if (!probed)
 		return -ENOMEM;
 	eg_probe_record_read(state_dir, probed);
-	rc = eg_tier_report_attach(out, pin_dir, probed, json, full, attach ? &a : NULL);
+	rc = eg_report_write(out, pin_dir, probed, json, full, attach ? &a : NULL);
 	free(probed);
 	if (attach) {
 		attach->where = (enum eg_attach_where)a.point;
@@ -88,7 +89,7 @@ int eg_probe_write(const char *pin_dir, FILE *out, bool json)
 	if (!probed)
 		return -ENOMEM;
 	eg_tiers_probe(&ctx, probed);
-	rc = eg_tier_report(out, pin_dir, probed, json, false);
+	rc = eg_report_write(out, pin_dir, probed, json, false, NULL);
 	free(probed);
 	return rc;
 }

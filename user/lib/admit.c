@@ -19,18 +19,6 @@ static uint64_t realtime_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-static void fill_cap(struct eg_verdict_result *res, const struct eg_capability *cap)
-{
-	res->decoded = true;
-	memcpy(res->cap_sandbox, cap->sandbox, EG_ID_BYTES);
-	memcpy(res->cap_token_id, cap->token_id, EG_ID_BYTES);
-	memcpy(res->cap_worker, cap->worker, EG_ID_BYTES);
-	res->cap_generation = cap->generation;
-	res->cap_activation = cap->activation;
-	res->cap_scope = cap->scope;
-	res->cap_expiry = cap->expiry;
-}
-
 static int grant_write(struct eg_worker *w, struct eg_grant *g)
 {
 	unsigned dropped;
@@ -117,14 +105,14 @@ static int decide(struct eg_worker *w, const struct eg_proc_id *subject,
 		 * refused, signed, though nothing in it is authenticated. */
 		if (res->d.reason != EG_REASON_MALFORMED) {
 			atomic_fetch_add(&w->cache_misses, 1);
-			fill_cap(res, &cap);
+			eg_admission_result_cap(res, &cap);
 			eg_wk_sign_verdict(w, res, now);
 		}
 		return 0;
 	}
 	atomic_fetch_add(hit ? &w->cache_hits : &w->cache_misses, 1);
 	res->cache_hit = hit;
-	fill_cap(res, &cap);
+	eg_admission_result_cap(res, &cap);
 
 	/* From here to the grant, no install/retire/forget of this sandbox
 	 * runs in this process: the record compared is the record granted

@@ -42,6 +42,13 @@ json_t *eg_json_record(const struct eg_runtime_record *r, const struct eg_inet_a
 /* {"schema_version", "records": [...]}: records are appended by the
  * caller. */
 json_t *eg_json_list(json_t **records);
+/* Calls fn for every record on w with its ServicePort addresses, the
+ * list's text and JSON forms both (eg_worker_list's order and stop rule);
+ * an address read that fails stops it with its errno and err. */
+typedef int (*eg_record_addrs_fn)(const struct eg_runtime_record *r,
+				  const struct eg_inet_addr *addrs, size_t naddrs, void *ctx);
+int eg_list_with_addrs(struct eg_worker *w, eg_record_addrs_fn fn, void *ctx, char *err,
+		       size_t err_size);
 /* The list document of every record on w with its ServicePort addresses
  * (`execgate list --json`, GET /v1/sandboxes): 0 with *doc, or a negative
  * errno with err (empty when only memory ran out). */

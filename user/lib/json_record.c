@@ -48,12 +48,13 @@ json_t *eg_json_list(json_t **records)
 
 struct list_ctx {
 	struct eg_worker *w;
-	json_t *records;
+	eg_record_addrs_fn fn;
+	void *ctx;
 	char *err;
 	size_t err_size;
 };
 
-static int add_record(const struct eg_runtime_record *rec, void *ctx)
+static int with_addrs(const struct eg_runtime_record *rec, void *ctx)
 {
 	struct eg_inet_addr addrs[EG_WORKER_MAX_ENDPOINTS];
 	struct list_ctx *l = ctx;
@@ -62,18 +63,30 @@ static int add_record(const struct eg_runtime_record *rec, void *ctx)
 
 	rc = eg_worker_service_addrs(l->w, rec->sandbox, addrs, EG_WORKER_MAX_ENDPOINTS, &n, l->err,
 				     l->err_size);
-	if (rc)
-		return rc;
-	return json_array_append_new(l->records, eg_json_record(rec, addrs, n)) ? -ENOMEM : 0;
+	return rc ? rc : l->fn(rec, addrs, n, l->ctx);
+}
+
+int eg_list_with_addrs(struct eg_worker *w, eg_record_addrs_fn fn, void *ctx, char *err,
+		       size_t err_size)
+{
+	struct list_ctx l = {.w = w, .fn = fn, .ctx = ctx, .err = err, .err_size = err_size};
+
+	return eg_worker_list(w, with_addrs, &l, err, err_size);
+}
+
+static int add_record(const struct eg_runtime_record *rec, const struct eg_inet_addr *addrs,
+		      size_t n, void *ctx)
+{
+	return json_array_append_new(ctx, eg_json_record(rec, addrs, n)) ? -ENOMEM : 0;
 }
 
 int eg_json_list_worker(struct eg_worker *w, json_t **doc, char *err, size_t err_size)
 {
-	struct list_ctx l = {.w = w, .err = err, .err_size = err_size};
+	json_t *records;
 	int rc;
 
-	*doc = eg_json_list(&l.records);
-	rc = *doc ? eg_worker_list(w, add_record, &l, err, err_size) : -ENOMEM;
+	*doc = eg_json_list(&records);
+	rc = *doc ? eg_list_with_addrs(w, add_record, records, err, err_size) : -ENOMEM;
 	if (rc) {
 		json_decref(*doc);
 		*doc = NULL;

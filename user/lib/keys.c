@@ -136,7 +136,7 @@ int eg_worker_keys_add_text(struct eg_worker *w, const char *text, size_t len,
 			    size_t err_size)
 {
 	uint8_t pk[crypto_sign_PUBLICKEYBYTES], id[EG_KEY_ID_LEN];
-	char found[EG_KEY_ID_TEXT_LEN];
+	char found[EG_KID_TEXT_LEN];
 	enum eg_key_err kerr;
 	int rc;
 
@@ -228,10 +228,81 @@ int eg_worker_keys_remove(struct eg_worker *w, const char *kid, char *err, size_
 	return rc;
 }
 
+static int replace_locked(struct eg_worker *w, const uint8_t (*pks)[32], size_t n, uint64_t version,
+			  char *err, size_t err_size)
+{
+	struct eg_keyset *next;
+	uint64_t applied;
+	int rc;
+
+	rc = eg_keystore_version_read(w->state_dir, &applied, err, err_size);
+	if (rc)
+		return rc;
+	if (version <= applied) {
+		snprintf(err, err_size, "key set version %llu: not above the applied version %llu",
+			 (unsigned long long)version, (unsigned long long)applied);
+		return -ESTALE;
+	}
+	next = calloc(1, sizeof(*next));
+	if (!next) {
+		snprintf(err, err_size, "key set: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	/* The set in memory is exactly pks, checked before the disk is
+	 * touched: a key the loader would refuse changes nothing. */
+	eg_keyset_init(next);
+	for (size_t i = 0; i < n; i++) {
+		enum eg_key_err kerr = eg_keyset_add(next, pks[i], NULL);
+
+		if (kerr != EG_KEY_OK) {
+			snprintf(err, err_size, "key set version %llu: key %zu: %s",
+				 (unsigned long long)version, i + 1, eg_key_err_name(kerr));
+			sodium_memzero(next, sizeof(*next));
+			free(next);
+			return -EINVAL;
+		}
+	}
+	pthread_rwlock_rdlock(&w->keys_lock);
+	next->generation = w->keys->generation + 1;
+	pthread_rwlock_unlock(&w->keys_lock);
+	rc = eg_keystore_replace(w->state_dir, pks, n, err, err_size);
+	/* Swapped in even when the directory could not be made to match:
+	 * every withdrawn key leaves memory now (a key that could not be
+	 * written is trusted until the next reload, which reads the disk). */
+	swap_in(w, next, "");
+	if (rc)
+		return rc;
+	return eg_keystore_version_write(w->state_dir, version, err, err_size);
+}
+
+int eg_worker_keys_replace(struct eg_worker *w, const uint8_t (*pks)[32], size_t n,
+			   uint64_t version, char *err, size_t err_size)
+{
+	int rc;
+
+	EG_WK_ERRBUF(err, err_size);
+	if (!n || n > EG_KEYSET_MAX || (n && !pks)) {
+		snprintf(err, err_size, "key set: %zu keys, not 1 to %d", n, EG_KEYSET_MAX);
+		return -EINVAL;
+	}
+	rc = eg_wk_write_begin(w, err, err_size);
+	if (rc)
+		return rc;
+	rc = replace_locked(w, pks, n, version, err, err_size);
+	eg_wk_write_end(w);
+	return rc;
+}
+
+int eg_worker_keys_version(struct eg_worker *w, uint64_t *version, char *err, size_t err_size)
+{
+	EG_WK_ERRBUF(err, err_size);
+	return eg_keystore_version_read(w->state_dir, version, err, err_size);
+}
+
 int eg_worker_keys_list(struct eg_worker *w,
 			int (*fn)(const char *kid, const uint8_t pk[32], void *ctx), void *ctx)
 {
-	char kid[EG_KEY_ID_TEXT_LEN];
+	char kid[EG_KID_TEXT_LEN];
 	int rc = 0;
 
 	pthread_rwlock_rdlock(&w->keys_lock);

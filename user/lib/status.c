@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <execgate/execgate.h>
+#include "lib/report.h"
 #include "loader/tier.h"
 
 int eg_status_write(const char *pin_dir, const char *state_dir, FILE *out, bool json)
@@ -15,7 +16,8 @@ int eg_status_write(const char *pin_dir, const char *state_dir, FILE *out, bool 
 	if (!probed)
 		return -ENOMEM;
 	eg_probe_record_read(state_dir ? state_dir : EG_WORKER_DEFAULT_STATE_DIR, probed);
-	rc = eg_tier_report(out, pin_dir ? pin_dir : EG_WORKER_DEFAULT_PIN_DIR, probed, json, true);
+	rc = eg_report_write(out, pin_dir ? pin_dir : EG_WORKER_DEFAULT_PIN_DIR, probed, json, true,
+			     NULL);
 	free(probed);
 	return rc;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "core/identity.h"
 #include "core/ids.h"
 #include "loader/cut_intent.h"
 #include "loader/fault.h"
@@ -308,18 +309,9 @@ static int install(struct eg_runtime *rt, const struct eg_install_spec *spec, in
 	/* Build the new record; nothing is written before every check passed. */
 	memset(&nr, 0, sizeof(nr));
 	nr.state = EG_RECORD_ACTIVE;
-	memcpy(nr.sandbox, spec->sandbox, EG_ID_BYTES);
-	memcpy(nr.worker, spec->worker, EG_ID_BYTES);
-	memcpy(nr.pod_uid, spec->pod_uid, EG_ID_BYTES);
-	nr.generation = spec->generation;
-	nr.activation = spec->activation;
-	nr.substrate = spec->substrate;
+	EG_IDENTITY_COPY(&nr, spec);
 	nr.epoch = 1;
-	for (size_t i = 0; i < spec->n_ports && i < EG_RECORD_MAX_PORTS; i++) {
-		nr.ports[i].port = spec->ports[i].port;
-		nr.ports[i].proto = spec->ports[i].proto;
-		nr.nports++;
-	}
+	EG_PORTS_COPY(nr.ports, nr.nports, spec->ports, spec->n_ports);
 	rc = eg_proc_identify(spec->bridge_pid, &nr.bridge, err, err_size);
 	if (rc)
 		return rc;

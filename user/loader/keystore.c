@@ -31,7 +31,7 @@ static int keys_dir(const char *state_dir, char *out, size_t size, bool create)
 
 /* pk has passed eg_pubkey_parse. */
 static int store_key(const char *state_dir, const uint8_t pk[crypto_sign_PUBLICKEYBYTES],
-		     char kid_out[EG_KEY_ID_TEXT_LEN], char *err, size_t err_size)
+		     char kid_out[EG_KID_TEXT_LEN], char *err, size_t err_size)
 {
 	uint8_t kid[EG_KEY_ID_LEN];
 	char dir[4096], dst[4200], tmp[4300], line[EG_KEY_FILE_LINE_MAX];
@@ -93,7 +93,7 @@ static int store_key(const char *state_dir, const uint8_t pk[crypto_sign_PUBLICK
 }
 
 int eg_keystore_add_text(const char *state_dir, const char *text, size_t len,
-			 char kid_out[EG_KEY_ID_TEXT_LEN], char *err, size_t err_size)
+			 char kid_out[EG_KID_TEXT_LEN], char *err, size_t err_size)
 {
 	uint8_t pk[crypto_sign_PUBLICKEYBYTES];
 	enum eg_key_err kerr;
@@ -108,7 +108,7 @@ int eg_keystore_add_text(const char *state_dir, const char *text, size_t len,
 	return store_key(state_dir, pk, kid_out, err, err_size);
 }
 
-int eg_keystore_add(const char *state_dir, const char *file, char kid_out[EG_KEY_ID_TEXT_LEN],
+int eg_keystore_add(const char *state_dir, const char *file, char kid_out[EG_KID_TEXT_LEN],
 		    char *err, size_t err_size)
 {
 	uint8_t pk[crypto_sign_PUBLICKEYBYTES];
@@ -237,5 +237,116 @@ out:
 	closedir(d);
 	sodium_memzero(fresh, sizeof(*fresh));
 	free(fresh);
+	return rc;
+}
+
+/* Is the file name/path one of pks, stored under its canonical name? */
+static bool wanted(const char *dir, const char *name,
+		   const uint8_t (*pks)[crypto_sign_PUBLICKEYBYTES], size_t n)
+{
+	uint8_t pk[crypto_sign_PUBLICKEYBYTES], kid[EG_KEY_ID_LEN];
+	char path[8200], kid_text[EG_KID_TEXT_LEN + 8];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (eg_pubkey_read(path, pk) != EG_KEY_OK)
+		return false;
+	eg_key_id(pk, kid);
+	eg_key_id_format(kid, kid_text);
+	strcat(kid_text, ".pub");
+	if (strcmp(name, kid_text))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!sodium_memcmp(pks[i], pk, sizeof(pk)))
+			return true;
+	return false;
+}
+
+int eg_keystore_replace(const char *state_dir, const uint8_t (*pks)[crypto_sign_PUBLICKEYBYTES],
+			size_t n, char *err, size_t err_size)
+{
+	char dir[4096], path[8200], kid[EG_KID_TEXT_LEN], **names = NULL;
+	size_t nn = 0;
+	DIR *d;
+	int rc;
+
+	rc = keys_dir(state_dir, dir, sizeof(dir), true);
+	if (rc) {
+		snprintf(err, err_size, "state dir %s: %s", state_dir, strerror(-rc));
+		return rc;
+	}
+	d = opendir(dir);
+	if (!d) {
+		rc = -errno;
+		snprintf(err, err_size, "key set %s: %s", dir, strerror(-rc));
+		return rc;
+	}
+	if (eg_key_dir_names(d, &names, &nn)) {
+		closedir(d);
+		snprintf(err, err_size, "key set %s: %s", dir, strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	closedir(d);
+	for (size_t i = 0; i < nn && !rc; i++) {
+		if (wanted(dir, names[i], pks, n))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		if (unlink(path) && errno != ENOENT) {
+			rc = -errno;
+			snprintf(err, err_size, "key file %s: %s", path, strerror(-rc));
+		}
+	}
+	eg_key_names_free(names, nn);
+	for (size_t i = 0; i < n && !rc; i++) {
+		rc = store_key(state_dir, pks[i], kid, err, err_size);
+		if (rc == -EEXIST)
+			rc = 0;
+	}
+	return rc;
+}
+
+static void version_path(const char *state_dir, char *out, size_t size)
+{
+	snprintf(out, size, "%s/keyset.version", state_dir);
+}
+
+int eg_keystore_version_read(const char *state_dir, uint64_t *version, char *err, size_t err_size)
+{
+	char path[4200], buf[32] = "", *end;
+	unsigned long long v;
+	FILE *f;
+	size_t n;
+
+	*version = 0;
+	version_path(state_dir, path, sizeof(path));
+	f = fopen(path, "re");
+	if (!f) {
+		if (errno == ENOENT)
+			return 0;
+		snprintf(err, err_size, "%s: %s", path, strerror(errno));
+		return -errno;
+	}
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	errno = 0;
+	v = strtoull(buf, &end, 10);
+	if (errno || end == buf || strcmp(end, "\n") || buf[0] == '-') {
+		snprintf(err, err_size, "%s: not a key-set version", path);
+		return -EINVAL;
+	}
+	*version = v;
+	return 0;
+}
+
+int eg_keystore_version_write(const char *state_dir, uint64_t version, char *err, size_t err_size)
+{
+	char path[4200], buf[32];
+	int n, rc;
+
+	version_path(state_dir, path, sizeof(path));
+	n = snprintf(buf, sizeof(buf), "%llu\n", (unsigned long long)version);
+	rc = eg_write_file_atomic(path, buf, (size_t)n, 0644);
+	if (rc)
+		snprintf(err, err_size, "%s: %s", path, strerror(-rc));
 	return rc;
 }

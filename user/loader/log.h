@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The library's one logger. It also receives libbpf's output
  * (libbpf_set_print), so every message of the library goes one way: to
- * stderr, as libbpf's own default did, up to a level (EG_LOG_INFO unless a
+ * stderr (as libbpf's own default did) or to the sink a program set
+ * (eg_log_set_sink), up to a level (EG_LOG_INFO unless a
  * front end's -v/--verbose raised it to EG_LOG_DEBUG, eg_log_set_level in
  * include/execgate/execgate.h).
  *

@@ -42,6 +42,13 @@ struct eg_revoke_count {
 	__u64 find_ns, cut_ns; /* wall time finding the holders, and cutting (bench) */
 };
 
+/* What the revokers did, as the loader keeps it. This is not the public
+ * struct eg_stream_cuts (include/execgate/execgate.h), on purpose: it is
+ * indexed by revoker kind, so a new revoker is one more row of the table
+ * and no ABI change, and it carries the timings the benchmark reads
+ * (tests/bench/bench_revoke.c), which no integrator should depend on.
+ * It turns into the public type one way, in one place:
+ * eg_stream_cuts_of() (loader/view.c); nothing converts back. */
 struct eg_revoke_report {
 	struct eg_revoke_count kind[EG_REVOKE__COUNT];
 	char err[256]; /* the first revoker error, one line; "" when none */

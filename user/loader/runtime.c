@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "core/identity.h"
 #include "loader/runtime.h"
 
 uint64_t eg_boottime_ns(void)
@@ -83,18 +84,9 @@ _Static_assert(sizeof(((struct eg_record *)0)->ports) / sizeof(struct eg_port_ru
 void eg_record_from_kernel(const struct eg_exec_record *k, struct eg_record *out)
 {
 	memset(out, 0, sizeof(*out));
-	memcpy(out->sandbox, k->sandbox, EG_ID_BYTES);
-	memcpy(out->worker, k->worker, EG_ID_BYTES);
-	memcpy(out->pod_uid, k->pod_uid, EG_ID_BYTES);
-	out->substrate = (uint8_t)k->substrate;
-	out->generation = k->generation;
-	out->activation = k->activation;
+	EG_IDENTITY_COPY(out, k);
 	out->retired_below = k->state == EG_RECORD_RETIRED ? k->generation + 1 : k->generation;
-	for (__u32 i = 0; i < k->nports && i < EG_RECORD_MAX_PORTS; i++) {
-		out->ports[i].port = k->ports[i].port;
-		out->ports[i].proto = k->ports[i].proto;
-		out->nports++;
-	}
+	EG_PORTS_COPY(out->ports, out->nports, k->ports, k->nports);
 }
 
 const char *eg_install_outcome_name(enum eg_install_outcome o)

@@ -126,13 +126,23 @@ int eg_grants_gc(struct eg_runtime *rt, const __u8 *sandbox, unsigned *removed);
  * and stores it as <state-dir>/keys/<kid>.pub, 0644, by temporary file and
  * rename. -EEXIST when that key id is present (kid_out still set); -EINVAL
  * with err naming the reason for a refused file. */
-int eg_keystore_add(const char *state_dir, const char *file, char kid_out[EG_KEY_ID_TEXT_LEN],
+int eg_keystore_add(const char *state_dir, const char *file, char kid_out[EG_KID_TEXT_LEN],
 		    char *err, size_t err_size);
 /* Like eg_keystore_add, from the contents of a public key file (typed form);
  * -EEXIST when present (kid_out still set). The caller wipes text. */
 int eg_keystore_add_text(const char *state_dir, const char *text, size_t len,
-			 char kid_out[EG_KEY_ID_TEXT_LEN], char *err, size_t err_size);
+			 char kid_out[EG_KID_TEXT_LEN], char *err, size_t err_size);
 int eg_keystore_remove(const char *state_dir, const char *kid_text, char *err, size_t err_size);
+/* Makes <state-dir>/keys hold exactly the n keys of pks: first every file
+ * that is not one of them goes (a crash half-way leaves fewer keys, never
+ * a withdrawn one), then each missing key is written as eg_keystore_add
+ * would. 0 or -errno with err naming the file. */
+int eg_keystore_replace(const char *state_dir, const uint8_t (*pks)[crypto_sign_PUBLICKEYBYTES],
+			size_t n, char *err, size_t err_size);
+/* <state-dir>/keyset.version: the version of the last key set applied
+ * (docs/fleet.md), 0 when none. Written crash-safe. */
+int eg_keystore_version_read(const char *state_dir, uint64_t *version, char *err, size_t err_size);
+int eg_keystore_version_write(const char *state_dir, uint64_t version, char *err, size_t err_size);
 /* Replaces ks with the keys of <state-dir>/keys (its generation moves on);
  * a missing directory is an empty set. A file that does not load (not a
  * public key file, a duplicate, beyond EG_KEYSET_MAX) is skipped and named

@@ -136,20 +136,6 @@ int eg_tiers_load(const struct eg_tier_ctx *ctx, const char *require, char *err,
  * itself. -ENOTEMPTY when foreign pins are left. */
 int eg_tiers_unload(const struct eg_tier_ctx *ctx, char *err, size_t err_size);
 
-/* Tiers, programs, guarantees (and, with full, counters and map fill) for
- * pin_dir, as text or JSON (docs/schema/status.schema.json), offered tiers from probed.
- * Reads pins and maps only. 0 when loaded, -ENOENT when nothing is loaded
- * (the report is written either way), other negative errnos on failure. */
-int eg_tier_report(FILE *out, const char *pin_dir, const struct eg_probe_record *probed, bool json,
-		   bool full);
-/* The same, and where the cgroup programs are attached (loader/
- * attach_root.h; attach may be NULL): `status --require-root-attach`.
- * out NULL: only *attach is filled, nothing is printed (execgated's
- * start-up warning). */
-struct eg_attach_check;
-int eg_tier_report_attach(FILE *out, const char *pin_dir, const struct eg_probe_record *probed,
-			  bool json, bool full, struct eg_attach_check *attach);
-
 /* Appends one guarantee; used by the tiers' guarantees(). */
 void eg_guarantee_add(struct eg_guarantee *out, size_t *n, size_t max, const char *name,
 		      const char *summary, bool held, const char *reason);

@@ -1,27 +1,26 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The report of `execgate status` (and the tail of `load` and `probe`):
- * tiers, programs, guarantees, counters and map fill, as text or as JSON
- * (lib/json.h; docs/schema/status.schema.json). It reads pins and maps only; what the kernel offers
- * comes from the probe record it is given. */
+/* What `execgate status` (and the tail of `load` and `probe`) reports:
+ * tiers, programs, guarantees, counters and map fill, collected from pins
+ * and maps only; what the kernel offers comes from the probe record it is
+ * given. Collection only: the library writes it as text or JSON
+ * (user/lib/report.c), so the loader never depends on the library. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/libbpf.h>
 #include "kcompat.h"
-#include "lib/json.h"
 #include "loader/attach_root.h"
 #include "loader/cgroup.h"
-#include "loader/kreason.h"
 #include "loader/maps.h"
 #include "loader/mode.h"
 #include "loader/pins.h"
 #include "loader/serving.h"
-#include "loader/tier.h"
+#include "loader/tier_report.h"
 
 /* Debian's bpftool 7.1 and libbpf 1.1 predate BPF_CGROUP_UNIX_CONNECT and
  * print it as a bare number, so name it here. */
-static const char *attach_type_name(__u32 t)
+const char *eg_attach_type_name(__u32 t)
 {
 	const char *n;
 
@@ -31,64 +30,7 @@ static const char *attach_type_name(__u32 t)
 	return n ? n : "unknown";
 }
 
-struct report {
-	struct eg_tier_status st[EG_TIER_MAX];
-	struct eg_guarantee g[EG_TIER_MAX_GUARANTEES];
-	size_t ng;
-	bool loaded;
-	__u64 counters[EG_K_REASON_COUNT];
-	bool have_counters;
-	unsigned fill[EG_MAP__COUNT], cap[EG_MAP__COUNT];
-	struct eg_attach_check attach;
-	struct eg_cgroup_roots roots;
-	struct eg_mode_census modes;
-	bool have_modes;
-	__u64 would_deny[EG_HOOK_SLOTS][EG_COUNTER_SLOTS];
-	bool have_would_deny;
-};
-
-/* Where audit decides (globally or for some sandbox), no guarantee is
- * held: each reads "audit (not enforced)" (docs/design.md, "Modes"). */
-static bool audited(const struct report *r)
-{
-	return r->have_modes && eg_mode_census_audits(&r->modes);
-}
-
-static const char *guarantee_state(const struct report *r, const struct eg_guarantee *g)
-{
-	if (!g->held)
-		return "NOT HELD";
-	return audited(r) ? "audit (not enforced)" : "held";
-}
-
-/* Under audit the reason says so first. */
-static const char *guarantee_reason(const struct report *r, const struct eg_guarantee *g)
-{
-	static __thread char buf[512];
-
-	if (!g->held || !audited(r))
-		return g->reason;
-	if (r->modes.global == EG_MODE_AUDIT)
-		snprintf(buf, sizeof(buf), "audit (not enforced): the global mode is audit; %s",
-			 g->reason);
-	else
-		snprintf(buf, sizeof(buf), "audit (not enforced) for %u sandbox%s; %s",
-			 r->modes.audit, r->modes.audit == 1 ? "" : "es", g->reason);
-	return buf;
-}
-
-static const char *tier_mode(const struct report *r)
-{
-	if (!r->have_modes)
-		return "unknown";
-	if (r->modes.global == EG_MODE_AUDIT)
-		return "audit";
-	return r->modes.audit ? "enforce, some sandboxes audit" : "enforce";
-}
-
-/* The warning status gives about the attach point: its code (NULL when
- * there is none), and its message in buf. */
-static const char *attach_warning(const struct eg_attach_check *a, char *buf, size_t size)
+const char *eg_attach_warning(const struct eg_attach_check *a, char *buf, size_t size)
 {
 	if (a->point != EG_ATTACH_NOT_ROOT)
 		return NULL;
@@ -100,266 +42,32 @@ static const char *attach_warning(const struct eg_attach_check *a, char *buf, si
 	return EG_WARN_CGROUP_NOT_ROOT;
 }
 
-static void prog_text(FILE *f, const struct eg_prog_status *p)
-{
-	fprintf(f, "    %s: program %s id %u, link %u, attach type %u (%s)", p->hook, p->name,
-		p->prog_id, p->link_id, p->attach_type, attach_type_name(p->attach_type));
-	if (p->target_id)
-		fprintf(f, ", cgroup %s (id %llu)", p->target, (unsigned long long)p->target_id);
-	if (p->run_cnt)
-		fprintf(f, ", %llu runs, %.0f ns/run", (unsigned long long)p->run_cnt,
-			(double)p->run_time_ns / (double)p->run_cnt);
-	fprintf(f, "\n");
-}
-
-/* Which cgroup mounts the loader takes for the host's (loader/cgroup.h). */
-static void roots_text(FILE *f, const struct eg_cgroup_roots *r)
-{
-	fprintf(f, "cgroup roots (%s): cgroup2 %s, memory %s", r->source,
-		r->cgroup2_rc ? "none found" : r->cgroup2, r->memcg_rc ? "none found" : r->memcg);
-	if (r->skipped[0])
-		fprintf(f,
-			"; passed over %s (not a hierarchy root: a cgroup namespace's or a "
-			"bind mount's view)",
-			r->skipped);
-	fprintf(f, "\n");
-}
-
-#define STR(x) eg_json_bytes((x), (size_t)-1)
-
-static json_t *roots_json(const struct eg_cgroup_roots *r)
-{
-	return json_pack("{s:o,s:o,s:o,s:o}", "source", STR(r->source), "cgroup2",
-			 r->cgroup2_rc ? json_null() : STR(r->cgroup2), "memory",
-			 r->memcg_rc ? json_null() : STR(r->memcg), "skipped",
-			 r->skipped[0] ? STR(r->skipped) : json_null());
-}
-
-/* What the serving process may do (loader/serving.h), or null before a
- * probe recorded it. */
-static json_t *serving_json(const struct eg_probe_record *probed)
-{
-	json_t *steps;
-
-	if (!probed->present || !probed->serving_probed)
-		return json_null();
-	steps = json_array();
-	for (int i = 0; i < EG_STEP__COUNT; i++)
-		json_array_append_new(
-		    steps, json_pack("{s:s,s:b,s:o}", "name", eg_serving_step_names[i], "allowed",
-				     probed->step_ok[i], "why_not",
-				     STR(probed->step_ok[i] ? "" : probed->step_why[i])));
-	return json_pack("{s:o,s:o}", "probed_in", STR(probed->serving_by), "steps", steps);
-}
-
-static void print_text(FILE *f, const char *pin_dir, const struct eg_probe_record *probed,
-		       const struct report *r, bool full)
-{
-	char warn[4 * EG_PIN_PATH_MAX];
-	const char *code;
-
-	fprintf(f, "pin dir %s: %s\n", pin_dir, r->loaded ? "loaded" : "not loaded");
-	for (size_t i = 0; i < eg_tier_count; i++) {
-		const struct eg_tier_status *st = &r->st[i];
-
-		fprintf(f, "tier %s: %s", eg_tiers[i]->name,
-			st->loaded    ? "loaded"
-			: st->offered ? "offered, not loaded"
-				      : "not offered");
-		if (!st->offered)
-			fprintf(f, " (%s)", st->why_not);
-		else if (!st->loaded && st->detail[0])
-			fprintf(f, " (%s)", st->detail);
-		if (st->loaded)
-			fprintf(f, ", mode %s", tier_mode(r));
-		fprintf(f, "\n");
-		for (size_t p = 0; p < st->nprogs; p++)
-			prog_text(f, &st->progs[p]);
-	}
-	code = attach_warning(&r->attach, warn, sizeof(warn));
-	if (code)
-		fprintf(f, "warning: %s: %s\n", code, warn);
-	roots_text(f, &r->roots);
-	if (probed->present && probed->serving_probed)
-		for (int i = 0; i < EG_STEP__COUNT; i++)
-			if (!probed->step_ok[i])
-				fprintf(f, "serving process (%s): %s refused: %s\n",
-					probed->serving_by, eg_serving_step_names[i],
-					probed->step_why[i]);
-	if (r->have_modes)
-		fprintf(f, "mode: %s (switched %u times); sandboxes: %u enforce, %u audit\n",
-			eg_mode_name(r->modes.global), r->modes.switches, r->modes.enforce,
-			r->modes.audit);
-	fprintf(f, "guarantees:\n");
-	for (size_t i = 0; i < r->ng; i++)
-		fprintf(f, "  %-8s %-30s %s\n           %s\n", guarantee_state(r, &r->g[i]),
-			r->g[i].name, r->g[i].summary, guarantee_reason(r, &r->g[i]));
-	if (!full)
-		return;
-	if (r->have_counters) {
-		fprintf(f, "counters:\n");
-		for (__u32 k = 0; k < EG_K_REASON_COUNT; k++)
-			fprintf(f, "  %-20s %llu\n", eg_kreason_name(k),
-				(unsigned long long)r->counters[k]);
-	}
-	if (r->have_would_deny) {
-		fprintf(f, "would-deny (audit let through):\n");
-		for (__u32 h = 0; h < EG_HOOK_SLOTS; h++)
-			for (__u32 k = 0; k < EG_K_REASON_COUNT; k++)
-				if (r->would_deny[h][k])
-					fprintf(f, "  %-20s %-24s %llu\n", eg_kreason_name(k),
-						eg_hook_name(h),
-						(unsigned long long)r->would_deny[h][k]);
-	}
-	if (r->loaded) {
-		fprintf(f, "maps:\n");
-		for (int m = 0; m < EG_MAP__COUNT; m++)
-			if (r->cap[m])
-				fprintf(f, "  %-20s %u / %u\n", eg_map_names[m], r->fill[m],
-					r->cap[m]);
-	}
-}
-
-static json_t *tier_json(const struct eg_tier_status *st, const char *name, const char *mode)
-{
-	json_t *progs = json_array();
-
-	for (size_t p = 0; p < st->nprogs; p++) {
-		const struct eg_prog_status *ps = &st->progs[p];
-
-		json_array_append_new(
-		    progs,
-		    json_pack("{s:o,s:o,s:I,s:I,s:I,s:s,s:o,s:I,s:I,s:I}", "hook", STR(ps->hook),
-			      "name", STR(ps->name), "prog_id", (json_int_t)ps->prog_id, "link_id",
-			      (json_int_t)ps->link_id, "attach_type", (json_int_t)ps->attach_type,
-			      "attach_type_name", attach_type_name(ps->attach_type), "cgroup",
-			      STR(ps->target), "cgroup_id", (json_int_t)ps->target_id, "run_cnt",
-			      (json_int_t)ps->run_cnt, "run_time_ns", (json_int_t)ps->run_time_ns));
-	}
-	return json_pack("{s:o,s:b,s:b,s:o,s:o,s:o}", "name", STR(name), "offered", st->offered,
-			 "loaded", st->loaded, "why_not",
-			 STR(st->offered ? st->detail : st->why_not), "programs", progs, "mode",
-			 st->loaded && mode ? STR(mode) : json_null());
-}
-
-/* The status document (docs/schema/status.schema.json). */
-static json_t *report_json(const char *pin_dir, const struct eg_probe_record *probed,
-			   const struct report *r, bool full)
-{
-	char warn[4 * EG_PIN_PATH_MAX];
-	json_t *o, *tiers = json_array(), *warnings = json_array(), *g = json_array();
-	const char *code;
-
-	for (size_t i = 0; i < eg_tier_count; i++)
-		json_array_append_new(tiers, tier_json(&r->st[i], eg_tiers[i]->name,
-						       r->have_modes ? tier_mode(r) : NULL));
-	code = attach_warning(&r->attach, warn, sizeof(warn));
-	if (code)
-		json_array_append_new(
-		    warnings, json_pack("{s:s,s:o,s:o,s:o,s:o}", "code", code, "message", STR(warn),
-					"hook", STR(r->attach.hook), "cgroup",
-					STR(r->attach.cgroup), "root", STR(r->attach.root)));
-	for (size_t i = 0; i < r->ng; i++)
-		json_array_append_new(
-		    g, json_pack("{s:o,s:b,s:b,s:o,s:o}", "name", STR(r->g[i].name), "held",
-				 r->g[i].held && !audited(r), "audit", r->g[i].held && audited(r),
-				 "summary", STR(r->g[i].summary), "reason",
-				 STR(guarantee_reason(r, &r->g[i]))));
-	o = json_pack("{s:i,s:o,s:b,s:b,s:o,s:o,s:o,s:o}", "schema_version", EG_JSON_SCHEMA_VERSION,
-		      "pin_dir", STR(pin_dir), "loaded", r->loaded, "probed", probed->present,
-		      "tiers", tiers, "attach_root",
-		      r->attach.point == EG_ATTACH_ROOT	      ? json_true()
-		      : r->attach.point == EG_ATTACH_NOT_ROOT ? json_false()
-							      : json_null(),
-		      "warnings", warnings, "guarantees", g);
-	if (o && r->have_modes)
-		json_object_set_new(
-		    o, "mode",
-		    json_pack("{s:s,s:I,s:{s:I,s:I}}", "global", eg_mode_name(r->modes.global),
-			      "switches", (json_int_t)r->modes.switches, "sandboxes", "enforce",
-			      (json_int_t)r->modes.enforce, "audit", (json_int_t)r->modes.audit));
-	if (o && full && r->have_would_deny) {
-		json_t *w = json_array();
-
-		for (__u32 h = 0; h < EG_HOOK_SLOTS; h++)
-			for (__u32 k = 0; k < EG_K_REASON_COUNT; k++)
-				if (r->would_deny[h][k])
-					json_array_append_new(
-					    w,
-					    json_pack("{s:s,s:s,s:I}", "reason", eg_kreason_name(k),
-						      "hook", eg_hook_name(h), "count",
-						      (json_int_t)r->would_deny[h][k]));
-		json_object_set_new(o, "would_deny", w);
-	}
-	if (o) {
-		json_object_set_new(o, "cgroup_roots", roots_json(&r->roots));
-		json_object_set_new(o, "serving", serving_json(probed));
-	}
-	if (o && full && r->have_counters) {
-		json_t *c = json_object();
-
-		for (__u32 k = 0; k < EG_K_REASON_COUNT; k++)
-			json_object_set_new(c, eg_kreason_name(k),
-					    json_integer((json_int_t)r->counters[k]));
-		json_object_set_new(o, "counters", c);
-	}
-	if (o && full && r->loaded) {
-		json_t *m = json_object();
-
-		for (int i = 0; i < EG_MAP__COUNT; i++)
-			if (r->cap[i])
-				json_object_set_new(m, eg_map_names[i],
-						    json_pack("{s:I,s:I}", "entries",
-							      (json_int_t)r->fill[i], "max_entries",
-							      (json_int_t)r->cap[i]));
-		json_object_set_new(o, "maps", m);
-	}
-	return o;
-}
-
-int eg_tier_report(FILE *out, const char *pin_dir, const struct eg_probe_record *probed, bool json,
-		   bool full)
-{
-	return eg_tier_report_attach(out, pin_dir, probed, json, full, NULL);
-}
-
-int eg_tier_report_attach(FILE *out, const char *pin_dir, const struct eg_probe_record *probed,
-			  bool json, bool full, struct eg_attach_check *attach)
+int eg_tier_report_collect(const char *pin_dir, const struct eg_probe_record *probed, bool full,
+			   struct eg_tier_report *rp)
 {
 	struct eg_tier_ctx ctx = {.pin_dir = pin_dir, .probed = probed};
 	struct eg_maps maps;
-	struct report *rp;
 	char err[512];
-	int rc = 0;
+	int rc;
 
-	/* On the heap: ~40 KiB, and the daemon calls this from several
-	 * threads. */
-	rp = calloc(1, sizeof(*rp));
-	if (!rp)
-		return -ENOMEM;
+	memset(rp, 0, sizeof(*rp));
 	rp->loaded = eg_pins_loaded(pin_dir);
 	for (size_t i = 0; i < eg_tier_count && i < EG_TIER_MAX; i++) {
 		rc = eg_tiers[i]->status(&ctx, &rp->st[i]);
 		if (rc)
-			goto out;
+			return rc;
 		eg_tiers[i]->guarantees(&rp->st[i], rp->g, &rp->ng, EG_TIER_MAX_GUARANTEES);
 	}
 	/* What the kernel offers, narrowed to what the serving process may do. */
 	eg_serving_apply(probed, rp->st, rp->g, rp->ng);
 	eg_attach_point_check(rp->st, eg_tier_count, &rp->attach);
 	eg_cgroup_roots(&rp->roots);
-	if (attach)
-		*attach = rp->attach;
-	if (!out) {
-		rc = rp->loaded ? 0 : -ENOENT;
-		goto out;
-	}
-	if (rp->loaded && !eg_maps_open(&maps, pin_dir, err, sizeof(err))) {
-		rp->have_modes = !eg_mode_census_read(&maps, &rp->modes);
-		if (!full) {
-			eg_maps_close(&maps);
-			goto print;
-		}
+	if (!rp->loaded || eg_maps_open(&maps, pin_dir, err, sizeof(err)))
+		return 0;
+	/* The modes are in every report: a guarantee under audit is not held
+	 * (docs/design.md, "Modes"). */
+	rp->have_modes = !eg_mode_census_read(&maps, &rp->modes);
+	if (full) {
 		rp->have_counters = !eg_counters_read(&maps, rp->counters);
 		rp->have_would_deny = !eg_would_deny_read(&maps, rp->would_deny);
 		for (int m = 0; m < EG_MAP__COUNT; m++)
@@ -367,18 +75,7 @@ int eg_tier_report_attach(FILE *out, const char *pin_dir, const struct eg_probe_
 			    m != EG_MAP_LISTENER_TAGS && m != EG_MAP_COUNTERS &&
 			    m != EG_MAP_PATH_HINT && m != EG_MAP_MODE && m != EG_MAP_WOULD_DENY)
 				eg_map_fill(maps.fd[m], &rp->fill[m], &rp->cap[m]);
-		eg_maps_close(&maps);
 	}
-print:
-	if (json) {
-		rc = eg_json_print(out, report_json(pin_dir, probed, rp, full));
-		if (rc)
-			goto out;
-	} else {
-		print_text(out, pin_dir, probed, rp, full);
-	}
-	rc = fflush(out) ? -errno : rp->loaded ? 0 : -ENOENT;
-out:
-	free(rp);
-	return rc;
+	eg_maps_close(&maps);
+	return 0;
 }

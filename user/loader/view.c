@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include "core/identity.h"
 #include "loader/view.h"
 
 _Static_assert(EG_RECORD_MAX_PORTS == EG_RECORD_MAX_PORTS,
@@ -29,22 +30,13 @@ void eg_proc_id_of(const struct eg_process *p, struct eg_proc_id *out)
 void eg_runtime_record_of(const struct eg_exec_record *k, struct eg_runtime_record *out)
 {
 	memset(out, 0, sizeof(*out));
-	memcpy(out->sandbox, k->sandbox, EG_ID_BYTES);
-	memcpy(out->worker, k->worker, EG_ID_BYTES);
-	memcpy(out->pod_uid, k->pod_uid, EG_ID_BYTES);
-	out->substrate = k->substrate;
-	out->generation = k->generation;
-	out->activation = k->activation;
+	EG_IDENTITY_COPY(out, k);
 	out->epoch = k->epoch;
 	out->retired = k->state == EG_RECORD_RETIRED;
 	out->cut_pending = k->cut_pending != 0;
 	eg_process_of(&k->bridge, &out->bridge);
 	eg_process_of(&k->vmm, &out->vmm);
-	out->n_ports = k->nports < EG_RECORD_MAX_PORTS ? k->nports : EG_RECORD_MAX_PORTS;
-	for (size_t i = 0; i < out->n_ports; i++) {
-		out->ports[i].port = k->ports[i].port;
-		out->ports[i].proto = k->ports[i].proto;
-	}
+	EG_PORTS_COPY(out->ports, out->n_ports, k->ports, k->nports);
 }
 
 void eg_grant_info_of(const struct eg_grant *g, struct eg_grant_info *out)

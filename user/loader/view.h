@@ -20,7 +20,9 @@ void eg_inet_addr_of(const struct eg_inet_key *k, struct eg_inet_addr *out);
 void eg_inet_key_of(const struct eg_inet_addr *a, struct eg_inet_key *out);
 /* What the revokers did (per kind, with timings), as the library reports a
  * stream cut; error is the first kind's errno, or -EIO when the streams
- * were cut but the intent could not be cleared. */
+ * were cut but the intent could not be cleared. The only conversion
+ * between the two types, and one way: the public struct is an answer,
+ * never an input to the loader (loader/revoke.h says why they differ). */
 void eg_stream_cuts_of(const struct eg_revoke_report *r, struct eg_stream_cuts *out);
 
 #endif

@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The fleet's two threads (fleetd/worker.h). The watcher reads this
+ * worker's selections and the key set in full (start-up, every
+ * etcd_reconcile_interval seconds, after a compaction), then watches both
+ * from the read's revision + 1; a broken stream resumes from the applied
+ * revision + 1 on whatever endpoint answers, with a backoff. The acker
+ * writes <prefix>/acks/<self>/<sandbox> whenever a sandbox's state
+ * changed, on its own etcd handle, so a slow or absent etcd never holds a
+ * PUT, and never an admission. */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include "fleet/etcd.h"
+#include "fleetd/worker_impl.h"
+
+#define BACKOFF_MIN_MS	100
+#define BACKOFF_MAX_MS	5000
+#define ETCD_TIMEOUT_MS 2000
+
+/* An answer from etcd: the worker's view is current as of revision. */
+static void heard(struct eg_fleet_worker *d, struct eg_etcd *e, int64_t revision)
+{
+	struct eg_fleet_worker *f = d;
+
+	pthread_mutex_lock(&f->lock);
+	if (revision > f->store_rev)
+		f->store_rev = revision;
+	f->last_update_ns = eg_fw_mono_ns();
+	f->connected = true;
+	snprintf(f->endpoint, sizeof(f->endpoint), "%s", eg_etcd_endpoint(e));
+	pthread_mutex_unlock(&f->lock);
+}
+
+static void set_applied(struct eg_fleet_worker *d, int64_t revision)
+{
+	pthread_mutex_lock(&d->lock);
+	if (revision > d->applied_rev)
+		d->applied_rev = revision;
+	pthread_mutex_unlock(&d->lock);
+}
+
+static void lost(struct eg_fleet_worker *d, const char *what, const char *err)
+{
+	struct eg_fleet_worker *f = d;
+	bool was;
+
+	pthread_mutex_lock(&f->lock);
+	was = f->connected;
+	f->connected = false;
+	f->watch_errors++;
+	pthread_mutex_unlock(&f->lock);
+	/* Once per outage, not once per retry. */
+	eg_fw_log(d, was ? 4 : 6, "fleet: %s: %s (admission goes on from local state; retrying)",
+		  what, err);
+}
+
+/* Sleeps ms, or less when stopping. */
+static void nap(struct eg_fleet_worker *d, unsigned ms)
+{
+	while (ms && !d->stopping) {
+		unsigned step = ms < 100 ? ms : 100;
+		struct timespec ts = {0, (long)step * 1000000L};
+
+		nanosleep(&ts, NULL);
+		ms -= step;
+	}
+}
+
+static void apply_kv(struct eg_fleet_worker *d, const struct eg_etcd_kv *kv, bool deleted)
+{
+	struct eg_fleet_worker *f = d;
+
+	if (deleted) {
+		eg_fleet_worker_deleted(d, kv->key, kv->mod_revision);
+		return;
+	}
+	if (!strcmp(kv->key, f->key_keyset))
+		eg_fleet_worker_apply_keyset(d, kv->key, kv->value, kv->value_len,
+					     kv->mod_revision);
+	else
+		eg_fleet_worker_apply_selection(d, kv->key, kv->value, kv->value_len,
+						kv->mod_revision);
+}
+
+/* Reads the key set, then the selections (so that they verify under the
+ * newest keys), applies both; *from gets the revision to watch from. */
+static int reconcile(struct eg_fleet_worker *d, struct eg_etcd *e, int64_t *from, char *err,
+		     size_t err_size)
+{
+	struct eg_fleet_worker *f = d;
+	struct eg_etcd_range ks = {0}, sels = {0};
+	int rc;
+
+	rc = eg_etcd_get(e, f->key_keyset, false, &ks, err, err_size);
+	if (rc)
+		return rc;
+	heard(d, e, ks.revision);
+	for (size_t i = 0; i < ks.n; i++)
+		apply_kv(d, &ks.kvs[i], false);
+	rc = eg_etcd_get(e, f->prefix_workers, true, &sels, err, err_size);
+	if (rc) {
+		eg_etcd_range_free(&ks);
+		return rc;
+	}
+	heard(d, e, sels.revision);
+	for (size_t i = 0; i < sels.n; i++)
+		apply_kv(d, &sels.kvs[i], false);
+	/* The older of the two reads: a change between them is watched
+	 * again, and judged once (fleet.c). */
+	*from = (ks.revision < sels.revision ? ks.revision : sels.revision) + 1;
+	set_applied(d, *from - 1);
+	pthread_mutex_lock(&f->lock);
+	f->reconciles++;
+	pthread_mutex_unlock(&f->lock);
+	eg_etcd_range_free(&ks);
+	eg_etcd_range_free(&sels);
+	return 0;
+}
+
+struct watch_ctx {
+	struct eg_fleet_worker *d;
+	struct eg_etcd *e;
+	int64_t applied;
+};
+
+static int on_events(const struct eg_etcd_event *ev, size_t n, int64_t revision, void *ctx)
+{
+	struct watch_ctx *w = ctx;
+	int64_t last = 0;
+
+	heard(w->d, w->e, revision);
+	for (size_t i = 0; i < n; i++) {
+		apply_kv(w->d, &ev[i].kv, ev[i].type == EG_ETCD_DELETE);
+		if (ev[i].kv.mod_revision > last)
+			last = ev[i].kv.mod_revision;
+	}
+	/* A batch with events: applied up to its last event (etcd may split
+	 * a long catch-up, so the header's revision can be ahead of events
+	 * still to come). Without events (a progress notification), up to
+	 * the header's. */
+	last = n ? last : revision;
+	if (last > w->applied)
+		w->applied = last;
+	set_applied(w->d, w->applied);
+	return 0;
+}
+
+static void *watcher(void *arg)
+{
+	struct eg_fleet_worker *d = arg;
+	struct eg_fleet_worker *f = d;
+	const struct eg_etcd_watch_spec specs[2] = {{f->prefix_workers, true},
+						    {f->key_keyset, false}};
+	char err[EG_ERR_MAX];
+	unsigned backoff = BACKOFF_MIN_MS;
+	struct eg_etcd *e = NULL;
+	bool first = true;
+
+	if (eg_etcd_open(d->endpoints, ETCD_TIMEOUT_MS, &e, err, sizeof(err))) {
+		eg_fw_log(d, 3, "fleet: %s: the watcher does not run", err);
+		return NULL;
+	}
+	while (!f->stopping) {
+		struct watch_ctx w = {d, e, 0};
+		int64_t from, compact = 0;
+		int rc;
+
+		rc = reconcile(d, e, &from, err, sizeof(err));
+		if (rc) {
+			lost(d, "reading the prefix", err);
+			nap(d, backoff);
+			backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
+			continue;
+		}
+		if (first) {
+			/* Acks after start-up reconciliation, for every
+			 * selection in force. */
+			eg_fleet_worker_touch_all(d);
+			eg_fw_log(d, 6, "fleet: reconciled at revision %lld, watching %s and %s",
+				  (long long)(from - 1), f->prefix_workers, f->key_keyset);
+			first = false;
+		}
+		backoff = BACKOFF_MIN_MS;
+		w.applied = from - 1;
+		while (!f->stopping) {
+			rc = eg_etcd_watch(e, specs, 2, w.applied + 1, on_events, &w, &f->interrupt,
+					   &compact, err, sizeof(err));
+			if (rc == 0) {
+				/* interrupted: stop, or a reconcile is due */
+				f->interrupt = 0;
+				break;
+			}
+			if (rc == -ECANCELED) {
+				pthread_mutex_lock(&f->lock);
+				f->compactions++;
+				pthread_mutex_unlock(&f->lock);
+				eg_fw_log(
+				    d, 5,
+				    "fleet: watch from revision %lld canceled, compacted up to "
+				    "%lld: reading everything again",
+				    (long long)(w.applied + 1), (long long)compact);
+				break;
+			}
+			lost(d, "watch", err);
+			nap(d, backoff);
+			backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
+		}
+	}
+	eg_etcd_close(e);
+	return NULL;
+}
+
+static int put_ack(struct eg_fleet_worker *d, struct eg_etcd *e, const uint8_t sandbox[EG_ID_BYTES])
+{
+	struct eg_fleet_worker *f = d;
+	char key[600], u[EG_UUID_TEXT_LEN], err[EG_ERR_MAX], *json = NULL;
+	struct eg_fw_sel *s = NULL;
+	int rc;
+
+	pthread_mutex_lock(&f->lock);
+	for (size_t i = 0; i < f->n_sels; i++)
+		if (!memcmp(f->sels[i].sandbox, sandbox, EG_ID_BYTES))
+			s = &f->sels[i];
+	rc = s ? eg_fw_ack_json(d, s, &json) : -ENOENT;
+	pthread_mutex_unlock(&f->lock);
+	if (rc)
+		return rc;
+	eg_uuid_to_text(sandbox, u);
+	snprintf(key, sizeof(key), "%s/acks/%s/%s", d->prefix, d->self_text, u);
+	rc = eg_etcd_put(e, key, json, strlen(json), NULL, err, sizeof(err));
+	free(json);
+	pthread_mutex_lock(&f->lock);
+	if (rc)
+		f->ack_errors++;
+	else
+		f->acks_written++;
+	pthread_mutex_unlock(&f->lock);
+	if (rc)
+		lost(d, "writing an ack", err);
+	return rc;
+}
+
+static void *acker(void *arg)
+{
+	struct eg_fleet_worker *d = arg;
+	struct eg_fleet_worker *f = d;
+	uint64_t next_reconcile = eg_fw_mono_ns() + (uint64_t)d->reconcile_interval * 1000000000ull;
+	unsigned backoff = BACKOFF_MIN_MS;
+	char err[EG_ERR_MAX];
+	struct eg_etcd *e = NULL;
+
+	if (eg_etcd_open(d->endpoints, ETCD_TIMEOUT_MS, &e, err, sizeof(err))) {
+		eg_fw_log(d, 3, "fleet: %s: no acks are written", err);
+		return NULL;
+	}
+	pthread_mutex_lock(&f->lock);
+	while (!f->stopping) {
+		uint8_t id[EG_ID_BYTES];
+		bool found = false;
+		struct timespec ts;
+
+		if (eg_fw_mono_ns() >= next_reconcile) {
+			f->interrupt = 1;
+			next_reconcile =
+			    eg_fw_mono_ns() + (uint64_t)d->reconcile_interval * 1000000000ull;
+		}
+		for (size_t i = 0; i < f->n_sels && !found; i++)
+			if (f->sels[i].ack_dirty) {
+				f->sels[i].ack_dirty = false;
+				memcpy(id, f->sels[i].sandbox, EG_ID_BYTES);
+				found = true;
+			}
+		if (!found) {
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_sec += 1;
+			pthread_cond_timedwait(&f->wake, &f->lock, &ts);
+			continue;
+		}
+		pthread_mutex_unlock(&f->lock);
+		if (put_ack(d, e, id) == 0) {
+			backoff = BACKOFF_MIN_MS;
+		} else {
+			eg_fleet_worker_touch(d, id); /* again, later */
+			nap(d, backoff);
+			backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
+		}
+		pthread_mutex_lock(&f->lock);
+	}
+	pthread_mutex_unlock(&f->lock);
+	eg_etcd_close(e);
+	return NULL;
+}
+
+int eg_fleet_worker_start(struct eg_fleet_worker *d, char *err, size_t err_size)
+{
+	struct eg_fleet_worker *f = d;
+	int rc;
+
+	rc = pthread_create(&f->watcher, NULL, watcher, d);
+	if (!rc) {
+		rc = pthread_create(&f->acker, NULL, acker, d);
+		if (rc) {
+			f->stopping = 1;
+			f->interrupt = 1;
+			pthread_join(f->watcher, NULL);
+		}
+	}
+	if (rc) {
+		snprintf(err, err_size, "fleet: threads: %s", strerror(rc));
+		return -rc;
+	}
+	f->started = true;
+	return 0;
+}
+
+void eg_fleet_worker_stop(struct eg_fleet_worker *d)
+{
+	struct eg_fleet_worker *f = d;
+
+	if (!f->started)
+		return;
+	pthread_mutex_lock(&f->lock);
+	f->stopping = 1;
+	f->interrupt = 1;
+	pthread_cond_broadcast(&f->wake);
+	pthread_mutex_unlock(&f->lock);
+	pthread_join(f->watcher, NULL);
+	pthread_join(f->acker, NULL);
+	f->started = false;
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The status report, written by the library over what the loader collects
+ * (loader/tier_report.h, eg_tier_report_collect). */
+#ifndef EXECGATE_LIB_REPORT_H
+#define EXECGATE_LIB_REPORT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+struct eg_probe_record;
+struct eg_attach_check;
+
+/* Tiers, programs, guarantees (and, with full, counters and map fill) for
+ * pin_dir, as text or JSON (docs/schema/status.schema.json), offered tiers
+ * from probed. Reads pins and maps only. 0 when loaded, -ENOENT when
+ * nothing is loaded (the report is written either way), other negative
+ * errnos on failure. attach (may be NULL) gets where the cgroup programs
+ * are attached (`status --require-root-attach`); out NULL: only *attach is
+ * filled, nothing is printed (execgated's start-up warning). */
+int eg_report_write(FILE *out, const char *pin_dir, const struct eg_probe_record *probed, bool json,
+		    bool full, struct eg_attach_check *attach);
+
+#endif
