@@ -35,7 +35,7 @@ struct eg_record_snap {
 	__u8 sandbox[EG_ID_BYTES];
 	struct eg_proc_id bridge;
 	struct eg_proc_id vmm;
-	__u32 mode; /* enum eg_mode; EG_MODE_INHERIT unless the copy was consistent */
+	__u32 mode; /* enum eg_mode; EG_MODE_ENFORCE when the copy raced */
 	__u32 pad;
 };
 
@@ -119,10 +119,10 @@ EG_INLINE int eg_record_copy(const __u8 sandbox[EG_ID_BYTES], struct eg_record_s
 	out->vmm = v->vmm;
 	out->mode = v->mode;
 	bpf_spin_unlock(&v->lock);
-	/* A raced copy's mode may be another sandbox's: decide by the global
-	 * one (eg_decide_audit). */
+	/* A raced copy's mode may be another sandbox's, and this sandbox's
+	 * own may be enforce under a global audit: fail closed. */
 	if (!eg_id_eq(out->sandbox, sandbox) || bpf_map_lookup_elem(&eg_records, sandbox) != v) {
-		out->mode = EG_MODE_INHERIT;
+		out->mode = EG_MODE_ENFORCE;
 		return EG_COPY_RACED;
 	}
 	return EG_COPY_OK;
@@ -335,7 +335,7 @@ EG_INLINE void eg_emit_denial(__u32 hook, __u32 reason, const __u8 sandbox[EG_ID
 /* The end of every denial: in enforce counted under its reason, in audit
  * as a would-deny of (hook, reason); the event either way, marked in audit.
  * True: audit, the hook allows. record_mode: the decision's record's mode
- * (EG_MODE_INHERIT without a consistent record). */
+ * (EG_MODE_INHERIT without a record, EG_MODE_ENFORCE when its copy raced). */
 EG_INLINE bool eg_deny_or_audit(__u32 hook, __u32 reason, __u32 record_mode,
 				const __u8 sandbox[EG_ID_BYTES], __u64 epoch, const void *path,
 				__u32 path_len, const struct eg_vsock_key *vsock)
