@@ -76,8 +76,10 @@ int eg_connect_unix(struct bpf_sock_addr *ctx)
 		return SOCK_ALLOW;
 	}
 deny:
-	eg_count(reason);
-	eg_emit_denial(EG_HOOK_CONNECT_UNIX, reason, ep.sandbox, rec.epoch, path, len, NULL);
+	/* audit: allowed untagged (docs/design.md, "Modes") */
+	if (eg_deny_or_audit(EG_HOOK_CONNECT_UNIX, reason, rec.mode, ep.sandbox, rec.epoch, path,
+			     len, NULL))
+		return SOCK_ALLOW;
 	return SOCK_DENY;
 }
 

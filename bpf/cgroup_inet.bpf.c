@@ -35,6 +35,7 @@ static __always_inline int inet_check(struct bpf_sock_addr *ctx, const struct eg
 	__u16 port = bpf_ntohs((__u16)ctx->user_port);
 	__u8 proto = (__u8)ctx->protocol;
 	__u32 reason;
+	bool audit;
 	int rc;
 
 	if (!eg_inet_may_be_registered(key)) {
@@ -66,9 +67,15 @@ static __always_inline int inet_check(struct bpf_sock_addr *ctx, const struct eg
 		return SOCK_ALLOW;
 	}
 deny:
-	eg_count(reason);
-	eg_emit_denial_to(hook, reason, ep.sandbox, rec.epoch, NULL, 0, NULL, key, port, proto);
-	return SOCK_DENY;
+	audit = eg_decide_audit(rec.mode);
+	if (audit)
+		eg_count_would_deny(hook, reason);
+	else
+		eg_count(reason);
+	eg_emit_denial_to(hook, reason, ep.sandbox, rec.epoch, NULL, 0, NULL, key, port, proto,
+			  audit ? EG_EVENT_AUDIT : 0);
+	/* audit: allowed untagged (docs/design.md, "Modes") */
+	return audit ? SOCK_ALLOW : SOCK_DENY;
 }
 
 static __always_inline void key4(struct eg_inet_key *k, __u32 ip4)

@@ -35,6 +35,8 @@ struct eg_record_snap {
 	__u8 sandbox[EG_ID_BYTES];
 	struct eg_proc_id bridge;
 	struct eg_proc_id vmm;
+	__u32 mode; /* enum eg_mode; EG_MODE_ENFORCE when the copy raced */
+	__u32 pad;
 };
 
 struct eg_endpoint_snap {
@@ -115,11 +117,14 @@ EG_INLINE int eg_record_copy(const __u8 sandbox[EG_ID_BYTES], struct eg_record_s
 	__builtin_memcpy(out->sandbox, v->sandbox, EG_ID_BYTES);
 	out->bridge = v->bridge;
 	out->vmm = v->vmm;
+	out->mode = v->mode;
 	bpf_spin_unlock(&v->lock);
-	if (!eg_id_eq(out->sandbox, sandbox))
+	/* A raced copy's mode may be another sandbox's, and this sandbox's
+	 * own may be enforce under a global audit: fail closed. */
+	if (!eg_id_eq(out->sandbox, sandbox) || bpf_map_lookup_elem(&eg_records, sandbox) != v) {
+		out->mode = EG_MODE_ENFORCE;
 		return EG_COPY_RACED;
-	if (bpf_map_lookup_elem(&eg_records, sandbox) != v)
-		return EG_COPY_RACED;
+	}
 	return EG_COPY_OK;
 }
 
@@ -241,6 +246,34 @@ EG_INLINE void eg_count(__u32 reason)
 		c->n[reason] += 1; /* this CPU's slot: no atomics (abi.h) */
 }
 
+/* Whether a denial is let through: the record's mode when it has one, else
+ * the global mode, read here once per decision (one aligned load). Only
+ * EG_MODE_AUDIT audits; anything else enforces (docs/design.md, "Modes"). */
+EG_INLINE bool eg_decide_audit(__u32 record_mode)
+{
+	struct eg_mode_word *w;
+	__u32 zero = 0, mode;
+
+	if (record_mode != EG_MODE_INHERIT)
+		return record_mode == EG_MODE_AUDIT;
+	w = bpf_map_lookup_elem(&eg_mode, &zero);
+	if (!w)
+		return false;
+	mode = *(volatile __u32 *)&w->mode; /* once per decision */
+	return mode == EG_MODE_AUDIT;
+}
+
+/* A denial audit let through: counted by hook and reason, not in
+ * eg_counters (whose deny reasons count refused connects only). */
+EG_INLINE void eg_count_would_deny(__u32 hook, __u32 reason)
+{
+	__u32 key = EG_WOULD_DENY_KEY(hook & (EG_HOOK_SLOTS - 1), reason & (EG_COUNTER_SLOTS - 1));
+	__u64 *n = bpf_map_lookup_elem(&eg_would_deny, &key);
+
+	if (n)
+		*n += 1; /* this CPU's value: no atomics, as eg_count() */
+}
+
 /* One denial event. path/path_len: a kernel pointer to the Unix path bytes
  * (BTF or plain kernel memory) or NULL; vsock: the AF_VSOCK destination or
  * NULL; inet/inet_port/inet_proto: the TCP/UDP destination or NULL. When
@@ -249,7 +282,7 @@ EG_INLINE void eg_count(__u32 reason)
 EG_INLINE void eg_emit_denial_to(__u32 hook, __u32 reason, const __u8 sandbox[EG_ID_BYTES],
 				 __u64 epoch, const void *path, __u32 path_len,
 				 const struct eg_vsock_key *vsock, const struct eg_inet_key *inet,
-				 __u16 inet_port, __u8 inet_proto)
+				 __u16 inet_port, __u8 inet_proto, __u8 flags)
 {
 	struct eg_event *ev;
 	__u64 pid_tgid;
@@ -265,7 +298,7 @@ EG_INLINE void eg_emit_denial_to(__u32 hook, __u32 reason, const __u8 sandbox[EG
 	ev->tid = (__u32)pid_tgid;
 	ev->reason = reason;
 	ev->hook = hook;
-	ev->pad = 0;
+	ev->flags = flags;
 	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
 	if (sandbox)
 		__builtin_memcpy(ev->sandbox, sandbox, EG_ID_BYTES);
@@ -294,9 +327,28 @@ EG_INLINE void eg_emit_denial_to(__u32 hook, __u32 reason, const __u8 sandbox[EG
 /* A denial at a Unix or VSOCK destination (or none). */
 EG_INLINE void eg_emit_denial(__u32 hook, __u32 reason, const __u8 sandbox[EG_ID_BYTES],
 			      __u64 epoch, const void *path, __u32 path_len,
-			      const struct eg_vsock_key *vsock)
+			      const struct eg_vsock_key *vsock, __u8 flags)
 {
-	eg_emit_denial_to(hook, reason, sandbox, epoch, path, path_len, vsock, NULL, 0, 0);
+	eg_emit_denial_to(hook, reason, sandbox, epoch, path, path_len, vsock, NULL, 0, 0, flags);
+}
+
+/* The end of every denial: in enforce counted under its reason, in audit
+ * as a would-deny of (hook, reason); the event either way, marked in audit.
+ * True: audit, the hook allows. record_mode: the decision's record's mode
+ * (EG_MODE_INHERIT without a record, EG_MODE_ENFORCE when its copy raced). */
+EG_INLINE bool eg_deny_or_audit(__u32 hook, __u32 reason, __u32 record_mode,
+				const __u8 sandbox[EG_ID_BYTES], __u64 epoch, const void *path,
+				__u32 path_len, const struct eg_vsock_key *vsock)
+{
+	bool audit = eg_decide_audit(record_mode);
+
+	if (audit)
+		eg_count_would_deny(hook, reason);
+	else
+		eg_count(reason);
+	eg_emit_denial(hook, reason, sandbox, epoch, path, path_len, vsock,
+		       audit ? EG_EVENT_AUDIT : 0);
+	return audit;
 }
 
 /* Tag sk with the execution it was admitted to. sk must be a socket pointer

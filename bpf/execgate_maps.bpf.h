@@ -78,6 +78,24 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } eg_counters SEC(".maps");
 
+/* the global mode (abi.h, struct eg_mode_word) */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct eg_mode_word);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} eg_mode SEC(".maps");
+
+/* EG_WOULD_DENY_KEY(hook, reason) -> denials audit let through, per CPU */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, EG_WOULD_DENY_ENTRIES);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} eg_would_deny SEC(".maps");
+
 /* struct eg_event, one per denial */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);

@@ -90,11 +90,14 @@ int BPF_PROG(eg_lsm_socket_listen, struct socket *sock, int backlog, int ret)
 
 /* ---- socket_connect --------------------------------------------------------- */
 
-EG_INLINE int eg_deny(__u32 hook, __u32 reason, const struct eg_endpoint_snap *ep, __u64 epoch,
-		      const void *path, __u32 path_len, const struct eg_vsock_key *vsock)
+/* 0 in audit (docs/design.md, "Modes"): the socket stays untagged. */
+EG_INLINE int eg_deny(__u32 hook, __u32 reason, const struct eg_endpoint_snap *ep,
+		      const struct eg_record_snap *rec, const void *path, __u32 path_len,
+		      const struct eg_vsock_key *vsock)
 {
-	eg_count(reason);
-	eg_emit_denial(hook, reason, ep->sandbox, epoch, path, path_len, vsock);
+	if (eg_deny_or_audit(hook, reason, rec->mode, ep->sandbox, rec->epoch, path, path_len,
+			     vsock))
+		return 0;
 	return -EPERM;
 }
 
@@ -123,18 +126,18 @@ static __noinline int eg_vsock_connect(struct socket *sock, struct sockaddr *add
 		return 0;
 	}
 	if (rc != EG_COPY_OK)
-		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, EG_K_DENY_INCONSISTENT, &ep, 0, NULL, 0,
-			       &key);
+		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, EG_K_DENY_INCONSISTENT, &ep, &rec, NULL,
+			       0, &key);
 	if (!eg_current_proc(&caller))
-		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, EG_K_DENY_NO_TASK, &ep, 0, NULL, 0,
+		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, EG_K_DENY_NO_TASK, &ep, &rec, NULL, 0,
 			       &key);
 	reason = eg_endpoint_verdict(&ep, &caller, &rec);
 	if (!eg_reason_allows(reason))
-		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, reason, &ep, rec.epoch, NULL, 0, &key);
+		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, reason, &ep, &rec, NULL, 0, &key);
 	sk = sock->sk;
 	if (!eg_tag_socket(sk, &rec, ep.role))
-		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, EG_K_DENY_NO_TAG, &ep, rec.epoch, NULL,
-			       0, &key);
+		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, EG_K_DENY_NO_TAG, &ep, &rec, NULL, 0,
+			       &key);
 	eg_count(reason);
 	return 0;
 }
@@ -175,19 +178,19 @@ static __noinline int eg_unix_connect(struct socket *sock, struct sockaddr *addr
 		return 0;
 	}
 	if (rc != EG_COPY_OK)
-		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, EG_K_DENY_INCONSISTENT, &ep, 0, key.path,
-			       sizeof(key.path), NULL);
+		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, EG_K_DENY_INCONSISTENT, &ep, &rec,
+			       key.path, sizeof(key.path), NULL);
 	if (!eg_current_proc(&caller))
-		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, EG_K_DENY_NO_TASK, &ep, 0, key.path,
+		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, EG_K_DENY_NO_TASK, &ep, &rec, key.path,
 			       sizeof(key.path), NULL);
 	reason = eg_endpoint_verdict(&ep, &caller, &rec);
 	if (!eg_reason_allows(reason))
-		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, reason, &ep, rec.epoch, key.path,
+		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, reason, &ep, &rec, key.path,
 			       sizeof(key.path), NULL);
 	sk = sock->sk;
 	if (!eg_tag_socket(sk, &rec, ep.role))
-		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, EG_K_DENY_NO_TAG, &ep, rec.epoch,
-			       key.path, sizeof(key.path), NULL);
+		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, EG_K_DENY_NO_TAG, &ep, &rec, key.path,
+			       sizeof(key.path), NULL);
 	eg_count(reason);
 	return 0;
 }
@@ -338,9 +341,10 @@ int BPF_PROG(eg_lsm_unix_stream_connect, struct sock *sock, struct sock *other, 
 	return 0;
 
 deny:
-	eg_count(reason);
-	eg_emit_denial(EG_HOOK_LSM_UNIX_STREAM_CONNECT, reason, ep.sandbox, rec.epoch, NULL, 0,
-		       NULL);
+	/* audit: allowed; ends the denial would have left untagged stay so */
+	if (eg_deny_or_audit(EG_HOOK_LSM_UNIX_STREAM_CONNECT, reason, rec.mode, ep.sandbox,
+			     rec.epoch, NULL, 0, NULL))
+		return 0;
 	return -EPERM;
 }
 
@@ -393,11 +397,11 @@ int BPF_PROG(eg_lsm_sock_graft, struct sock *sk, struct socket *parent)
 
 /* The current epoch of a sandbox, copied under the record's lock. False when
  * there is no consistent active record: the lease is dead. */
-EG_INLINE bool eg_current_epoch(const __u8 sandbox[EG_ID_BYTES], __u64 *epoch)
+EG_INLINE bool eg_current_epoch(const __u8 sandbox[EG_ID_BYTES], __u64 *epoch, __u32 *mode)
 {
 	struct eg_exec_record *v;
 	__u8 seen[EG_ID_BYTES];
-	__u32 state;
+	__u32 state, m;
 
 	v = bpf_map_lookup_elem(&eg_records, sandbox);
 	if (!v)
@@ -405,10 +409,12 @@ EG_INLINE bool eg_current_epoch(const __u8 sandbox[EG_ID_BYTES], __u64 *epoch)
 	bpf_spin_lock(&v->lock);
 	state = v->state;
 	*epoch = v->epoch;
+	m = v->mode;
 	__builtin_memcpy(seen, v->sandbox, EG_ID_BYTES);
 	bpf_spin_unlock(&v->lock);
 	if (!eg_id_eq(seen, sandbox) || bpf_map_lookup_elem(&eg_records, sandbox) != v)
 		return false;
+	*mode = m; /* a retired record's mode still governs its streams */
 	return state == EG_RECORD_ACTIVE;
 }
 
@@ -416,18 +422,26 @@ EG_INLINE bool eg_current_epoch(const __u8 sandbox[EG_ID_BYTES], __u64 *epoch)
 static __noinline int eg_lease_check(struct sock *sk, struct eg_sk_tag *tag, __u32 hook)
 {
 	struct eg_sk_tag t = *tag;
-	__u32 *reported;
+	__u32 *reported, mode = EG_MODE_INHERIT;
 	__u64 epoch = 0;
+	bool audit;
 
-	if (eg_current_epoch(t.sandbox, &epoch) && epoch == t.epoch)
+	if (eg_current_epoch(t.sandbox, &epoch, &mode) && epoch == t.epoch)
 		return 0; /* same epoch: an activation change keeps the stream */
-	eg_count(EG_K_DENY_STREAM_EPOCH);
+	/* audit: the I/O goes through, counted on every call and reported
+	 * once per socket, as a denial is */
+	audit = eg_decide_audit(mode);
+	if (audit)
+		eg_count_would_deny(hook, EG_K_DENY_STREAM_EPOCH);
+	else
+		eg_count(EG_K_DENY_STREAM_EPOCH);
 	reported = bpf_sk_storage_get(&eg_lease_reported, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
 	if (reported && !*reported) {
 		*reported = 1;
-		eg_emit_denial(hook, EG_K_DENY_STREAM_EPOCH, t.sandbox, t.epoch, NULL, 0, NULL);
+		eg_emit_denial(hook, EG_K_DENY_STREAM_EPOCH, t.sandbox, t.epoch, NULL, 0, NULL,
+			       audit ? EG_EVENT_AUDIT : 0);
 	}
-	return -EPIPE;
+	return audit ? 0 : -EPIPE;
 }
 
 /* sendmsg and recvmsg: an earlier LSM's verdict stands; an untagged socket

@@ -47,7 +47,7 @@ import jsonschema
 DOC_KINDS = [
     "verdict", "install-report", "retire-report", "forget-report", "list", "show",
     "key", "key-change", "event", "status", "signed-verdict", "error", "revoke-report",
-    "node-key",
+    "node-key", "mode-switch",
 ]
 
 # Written to etcd by a worker, not printed: schema-checked examples only.
@@ -74,6 +74,7 @@ API_ROUTES = [
     ("PUT", r"/v1/keys/" + UUID_SEG, "key-change"),
     ("DELETE", r"/v1/keys/" + UUID_SEG, "key-change"),
     ("GET", r"/v1/status", "status"),
+    ("PUT", r"/v1/mode", "mode-switch"),
 ]
 
 

@@ -88,8 +88,12 @@ struct eg_exec_record {
 		__u8 proto; /* IPPROTO_TCP / IPPROTO_UDP */
 		__u8 pad;
 	} ports[EG_RECORD_MAX_PORTS];
+	/* enum eg_mode of this sandbox's decisions; EG_MODE_INHERIT (0)
+	 * takes the global one (eg_mode). Read by BPF under the lock. */
+	__u32 mode;
+	__u32 mode_pad;
 };
-EG_STATIC_ASSERT(sizeof(struct eg_exec_record) == 168, "eg_exec_record size");
+EG_STATIC_ASSERT(sizeof(struct eg_exec_record) == 176, "eg_exec_record size");
 /* The record's ports are stored in place: their number is map layout, and
  * the core's and the API's records (sizes.h) hold exactly as many. */
 EG_STATIC_ASSERT(sizeof(((struct eg_exec_record *)0)->ports) ==
@@ -280,10 +284,40 @@ struct eg_event {
 	char path[EG_UNIX_PATH_MAX]; /* Unix destination, else empty */
 	__u16 inet_port;	     /* TCP/UDP destination port (host order), else 0 */
 	__u8 inet_proto;	     /* 6 TCP, 17 UDP, else 0 */
-	__u8 pad;
-	struct eg_inet_key inet; /* TCP/UDP destination (TCP tier), else family 0 */
+	__u8 flags;		     /* EG_EVENT_* (was padding: 0 on older builds) */
+	struct eg_inet_key inet;     /* TCP/UDP destination (TCP tier), else family 0 */
 };
 EG_STATIC_ASSERT(sizeof(struct eg_event) == 208, "eg_event size");
+
+/* eg_event.flags: the hook allowed what it would have denied (audit mode);
+ * the reason is the denial's. */
+#define EG_EVENT_AUDIT 0x01
+
+/* ---- Modes (docs/design.md, "Modes: enforce and audit") ----
+ * map eg_mode: an ARRAY of one struct eg_mode_word, the global mode. A hook
+ * reads it once per decision as one aligned 8-byte load; userspace switches
+ * it with one 8-byte update. Only EG_MODE_AUDIT audits: every other value
+ * (the 0 of a map never written included) enforces. eg_exec_record.mode
+ * overrides it for decisions against that record. The word also counts
+ * the switches, so mode and count move in the one write. */
+enum eg_mode {
+	EG_MODE_INHERIT = 0, /* record only: the global mode */
+	EG_MODE_ENFORCE = 1,
+	EG_MODE_AUDIT = 2,
+};
+
+struct eg_mode_word {
+	__u32 mode;	/* enum eg_mode */
+	__u32 switches; /* global switches since load: written in the same 8 bytes */
+};
+EG_STATIC_ASSERT(sizeof(struct eg_mode_word) == 8, "eg_mode_word size");
+
+/* map eg_would_deny: a PERCPU_ARRAY of __u64, the denials audit mode let
+ * through, keyed by EG_WOULD_DENY_KEY(hook, reason); a count is the sum
+ * over the CPUs. Only the audit path touches it. */
+#define EG_HOOK_SLOTS			16 /* > every enum eg_hook / eg_inet_hook value */
+#define EG_WOULD_DENY_KEY(hook, reason) ((hook)*EG_COUNTER_SLOTS + (reason))
+#define EG_WOULD_DENY_ENTRIES		(EG_HOOK_SLOTS * EG_COUNTER_SLOTS)
 
 /* ---- TCP / ServicePort tier (bpf/cgroup_inet.bpf.c, bpf/iter_tcp_revoke.bpf.c) ----
  * A guest address registered by `install --service-addr` is an endpoint of

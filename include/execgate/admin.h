@@ -78,6 +78,32 @@ void eg_serving_refusals(const char *state_dir,
 int eg_node_key_reset(const char *state_dir, const char *worker_id, char *pub_path,
 		      size_t pub_path_size, char *err, size_t err_size);
 
+/* Enforce and audit (docs/design.md, "Modes: enforce and audit"), switched
+ * at run time without reloading anything. sandbox: 16 bytes, or NULL for
+ * the global mode. mode: "enforce" or "audit"; for a sandbox also
+ * "inherit" (take the global mode). who: logged with the switch (e.g.
+ * "uid 0 pid 123 (execgate)"). Takes the writer lock of state_dir. before
+ * (may be NULL, at least 8 bytes): the mode it replaced. 0, or -EINVAL (a
+ * bad mode word), -ENOENT (nothing loaded, or no record for sandbox) or
+ * another negative errno, with err. */
+int eg_mode_set(const char *pin_dir, const char *state_dir, const unsigned char *sandbox,
+		const char *mode, const char *who, char *before, char *err, size_t err_size);
+
+/* The global mode ("enforce" or "audit", at least 8 bytes), how many
+ * times it was switched since the maps were made, and how many sandboxes'
+ * records decide in each mode (their own mode, else the global one). Any
+ * pointer but mode may be NULL. 0 or a negative errno with err. */
+int eg_mode_get(const char *pin_dir, char *mode, unsigned *switches, unsigned *sandboxes_enforce,
+		unsigned *sandboxes_audit, char *err, size_t err_size);
+
+/* The would-deny counts (denials audit let through), summed over the CPUs:
+ * fn once per non-zero (reason, hook), with their names as status prints
+ * them. 0 or a negative errno with err. */
+int eg_mode_would_deny(const char *pin_dir,
+		       void (*fn)(const char *reason, const char *hook, unsigned long long n,
+				  void *ctx),
+		       void *ctx, char *err, size_t err_size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -45,7 +45,7 @@ extern "C" {
 #define EXECGATE_VERSION_MAJOR 1
 #define EXECGATE_VERSION_MINOR 1
 #define EXECGATE_VERSION_PATCH 0
-#define EXECGATE_VERSION       "1.1.0"
+#define EXECGATE_VERSION       "1.2.0"
 
 /* What this library was built as (may differ from the header a caller
  * compiled against). */
@@ -244,6 +244,13 @@ struct eg_install_report {
  * every check passed; the record is published before its endpoints. */
 int eg_worker_install(struct eg_worker *w, const struct eg_install_spec *spec,
 		      struct eg_install_report *rep, char *err, size_t err_size);
+/* eg_worker_install that also sets the sandbox's own mode in the same
+ * record write (docs/design.md, "Modes"): "enforce", "audit", "inherit"
+ * (take the global mode), or NULL to keep the record's (a new record
+ * inherits). -EINVAL for another word. */
+int eg_worker_install_mode(struct eg_worker *w, const struct eg_install_spec *spec,
+			   const char *mode, struct eg_install_report *rep, char *err,
+			   size_t err_size);
 /* 0 (also when already retired), -ENOENT without a record. */
 int eg_worker_retire(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES],
 		     struct eg_runtime_record *after, char *err, size_t err_size);

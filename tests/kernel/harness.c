@@ -334,6 +334,48 @@ int kh_events_in(int ring_fd, __u32 pid, __u32 reason)
 	return m.n;
 }
 
+__u64 kh_would_deny(__u32 hook, __u32 reason)
+{
+	static __u64 c[EG_HOOK_SLOTS][EG_COUNTER_SLOTS];
+
+	cr_assert_lt(hook, EG_HOOK_SLOTS);
+	cr_assert_lt(reason, EG_COUNTER_SLOTS);
+	cr_assert_eq(eg_would_deny_read(&kh.maps, c), 0, "reading eg_would_deny");
+	return c[hook][reason];
+}
+
+struct ev_split {
+	__u32 pid, reason;
+	int plain, audit;
+};
+
+static int ev_split_cb(void *ctx, void *data, size_t size)
+{
+	struct ev_split *m = ctx;
+	const struct eg_event *ev = data;
+
+	if (size < sizeof(*ev) || ev->reason != m->reason || (m->pid && ev->pid != m->pid))
+		return 0;
+	if (ev->flags & EG_EVENT_AUDIT)
+		m->audit++;
+	else
+		m->plain++;
+	return 0;
+}
+
+void kh_events_split(__u32 pid, __u32 reason, int *plain, int *audit)
+{
+	struct ev_split m = {.pid = pid, .reason = reason};
+	struct ring_buffer *rb;
+
+	rb = ring_buffer__new(kh.maps.fd[EG_MAP_EVENTS], ev_split_cb, &m, NULL);
+	cr_assert_not_null(rb, "ring_buffer__new");
+	ring_buffer__consume(rb);
+	ring_buffer__free(rb);
+	*plain = m.plain;
+	*audit = m.audit;
+}
+
 struct eg_proc_id kh_proc_id(pid_t pid)
 {
 	struct eg_proc_id id;

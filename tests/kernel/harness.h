@@ -74,6 +74,11 @@ __u64 kh_counter(__u32 reason);
 int kh_events(__u32 pid, __u32 reason);
 /* The same on another worker's event ring (eg_worker_events_fd). */
 int kh_events_in(int ring_fd, __u32 pid, __u32 reason);
+/* Sum over CPUs of one eg_would_deny entry (audit mode). */
+__u64 kh_would_deny(__u32 hook, __u32 reason);
+/* Reads every pending event of pid (0: any) with reason; counts those with
+ * and without the audit mark. */
+void kh_events_split(__u32 pid, __u32 reason, int *plain, int *audit);
 
 /* --- processes ------------------------------------------------------------ */
 

@@ -153,6 +153,7 @@ static const char *value_for(const char *arg)
 	    {"TIER", "cgroup"},
 	    {"N/tcp|udp", "8080/tcp"},
 	    {"NAME", "firecracker-host"},
+	    {"enforce|audit", "audit"},
 	};
 
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)

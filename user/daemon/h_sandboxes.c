@@ -90,9 +90,9 @@ static enum MHD_Result reply_streams(struct egd_call *c, json_t *out,
 /* --- PUT: install ------------------------------------------------------------ */
 
 static const char *const install_fields[] = {
-    "worker",  "generation",	 "activation",	"pod_uid", "substrate", "bridge_pid",
-    "vmm_pid", "bridge_sockets", "vmm_sockets", "vsock",   "ports",	"service_addrs",
-    NULL,
+    "worker",	  "generation",	   "activation",     "pod_uid",	    "substrate",
+    "bridge_pid", "vmm_pid",	   "bridge_sockets", "vmm_sockets", "vsock",
+    "ports",	  "service_addrs", "mode",	     NULL,
 };
 
 static int paths(json_t *o, const char *name, const char **out, size_t *n, char *why,
@@ -248,7 +248,7 @@ enum MHD_Result egd_h_sandbox_install(struct egd_call *c)
 	char why[256], err[EG_ERR_MAX] = "";
 	enum MHD_Result replied;
 	size_t naddrs = 0;
-	json_t *o;
+	json_t *o, *mode;
 	int rc;
 
 	memset(&spec, 0, sizeof(spec));
@@ -261,6 +261,14 @@ enum MHD_Result egd_h_sandbox_install(struct egd_call *c)
 	if (rc) {
 		json_decref(o);
 		return egd_reply_error(c, MHD_HTTP_BAD_REQUEST, "bad request", "%s", why);
+	}
+	/* "mode": the sandbox's own mode, written with the record (null or
+	 * absent: keep it); checked by the handle (-EINVAL: 400) */
+	mode = json_object_get(o, "mode");
+	if (mode && !json_is_null(mode) && !json_is_string(mode)) {
+		json_decref(o);
+		return egd_reply_error(c, MHD_HTTP_BAD_REQUEST, "bad request",
+				       "\"mode\": not a string (enforce, audit or inherit)");
 	}
 	memset(&rep, 0, sizeof(rep));
 	/* With the fleet on, only the signed selection in force may be
@@ -278,7 +286,9 @@ enum MHD_Result egd_h_sandbox_install(struct egd_call *c)
 					       "sandbox %s: %s", c->arg, why);
 		}
 	}
-	rc = eg_worker_install(c->d->worker, &spec, &rep, err, sizeof(err));
+	rc = eg_worker_install_mode(c->d->worker, &spec,
+				    mode && json_is_string(mode) ? json_string_value(mode) : NULL,
+				    &rep, err, sizeof(err));
 	if (c->d->fleet) {
 		pthread_mutex_unlock(eg_fleet_worker_lock(c->d->fleet));
 		if (!rc)

@@ -40,6 +40,7 @@ static const struct route routes[] = {
     {"DELETE", "/v1/keys/{}", egd_h_key_delete, EGD_ROLE_ADMIN},
     {"GET", "/v1/status", egd_h_status, EGD_ROLE_ADMIT},
     {"GET", "/v1/events", egd_h_events, EGD_ROLE_ADMIT},
+    {"PUT", "/v1/mode", egd_h_mode_put, EGD_ROLE_ADMIN},
     {"GET", "/metrics", egd_h_metrics, EGD_ROLE_ADMIT},
 };
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))

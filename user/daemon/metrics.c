@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
+#include <execgate/admin.h>
 #include "daemon/daemon.h"
 #include "daemon/events.h"
 #include "daemon/metrics.h"
@@ -38,6 +39,11 @@ void egd_metrics_verdict(struct egd_metrics *m, enum egd_op op, const struct eg_
 		b++;
 	BUMP(&m->lat_bucket[op][b], 1);
 	BUMP(&m->lat_sum_ns[op], ns);
+}
+
+void egd_metrics_mode_switched(struct egd_metrics *m, bool sandbox)
+{
+	BUMP(&m->mode_switches[sandbox ? 1 : 0], 1);
 }
 
 void egd_metrics_http(struct egd_metrics *m, unsigned status)
@@ -151,6 +157,42 @@ static void write_admissions(struct egd_metrics *m, FILE *out)
 	}
 }
 
+static void would_deny_line(const char *reason, const char *hook, unsigned long long n, void *ctx)
+{
+	fprintf(ctx, "execgate_would_deny_total{reason=\"%s\",hook=\"%s\"} %llu\n", reason, hook,
+		n);
+}
+
+/* The modes (docs/design.md, "Modes"): the global one, the sandboxes in
+ * each, the switches, and what audit let through. */
+static void write_modes(struct egd *d, FILE *out)
+{
+	char mode[8], err[EG_ERR_MAX];
+	unsigned switches = 0, enforce = 0, audit = 0;
+
+	if (eg_mode_get(d->cfg.pin_dir, mode, &switches, &enforce, &audit, err, sizeof(err)))
+		return; /* not loaded: no mode to report */
+	family(out, "execgate_mode", "gauge", "The global mode: 1 for the one in effect.");
+	fprintf(out, "execgate_mode{mode=\"enforce\"} %d\n", !strcmp(mode, "enforce"));
+	fprintf(out, "execgate_mode{mode=\"audit\"} %d\n", !strcmp(mode, "audit"));
+	family(out, "execgate_sandboxes_by_mode", "gauge",
+	       "Sandboxes whose decisions are made in each mode (their own, else the global).");
+	fprintf(out, "execgate_sandboxes_by_mode{mode=\"enforce\"} %u\n", enforce);
+	fprintf(out, "execgate_sandboxes_by_mode{mode=\"audit\"} %u\n", audit);
+	family(out, "execgate_mode_switches_total", "counter",
+	       "Switches of the global mode since the maps were made (any caller).");
+	fprintf(out, "execgate_mode_switches_total %u\n", switches);
+	family(out, "execgate_api_mode_switches_total", "counter",
+	       "PUT /v1/mode switches answered, by scope.");
+	fprintf(out, "execgate_api_mode_switches_total{scope=\"global\"} %llu\n",
+		(unsigned long long)d->metrics.mode_switches[0]);
+	fprintf(out, "execgate_api_mode_switches_total{scope=\"sandbox\"} %llu\n",
+		(unsigned long long)d->metrics.mode_switches[1]);
+	family(out, "execgate_would_deny_total", "counter",
+	       "Denials audit mode let through, by kernel reason and hook (eg_would_deny).");
+	eg_mode_would_deny(d->cfg.pin_dir, would_deny_line, out, err, sizeof(err));
+}
+
 static void write_kernel(struct egd *d, FILE *out)
 {
 	uint64_t c[EG_KREASON_MAX] = {0};
@@ -213,6 +255,7 @@ void egd_metrics_write(struct egd *d, FILE *out)
 	write_admissions(m, out);
 	write_cache(d, out);
 	write_kernel(d, out);
+	write_modes(d, out);
 
 	family(out, "execgate_http_responses_total", "counter", "HTTP answers by status code.");
 	for (unsigned i = 0; i <= EGD_HTTP_CODES; i++) {

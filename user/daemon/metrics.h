@@ -7,6 +7,7 @@
 #ifndef EXECGATE_DAEMON_METRICS_H
 #define EXECGATE_DAEMON_METRICS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <execgate/verdict.h>
@@ -42,6 +43,8 @@ struct egd_metrics {
 	/* Revocations of that kind that failed (a step refused, a stale
 	 * stream left): install/retire answered 500. */
 	uint64_t stream_revocation_errors[2];
+	/* PUT /v1/mode answered 200: [0] global, [1] a sandbox's */
+	uint64_t mode_switches[2];
 };
 
 void egd_metrics_verdict(struct egd_metrics *m, enum egd_op op, const struct eg_decision *d,
@@ -49,6 +52,7 @@ void egd_metrics_verdict(struct egd_metrics *m, enum egd_op op, const struct eg_
 void egd_metrics_http(struct egd_metrics *m, unsigned status);
 struct eg_stream_cuts;
 void egd_metrics_streams(struct egd_metrics *m, const struct eg_stream_cuts *s);
+void egd_metrics_mode_switched(struct egd_metrics *m, bool sandbox);
 /* The whole exposition (Prometheus text format 0.0.4). */
 void egd_metrics_write(struct egd *d, FILE *out);
 

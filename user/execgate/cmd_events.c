@@ -43,7 +43,8 @@ static void on_event(void *ctx, const void *data, size_t size)
 		 * event is always exactly one line. */
 		printf("%s pid %u (", t, ev->pid);
 		eg_cli_print_escaped(stdout, ev->comm, sizeof(ev->comm));
-		printf(") %s: %s sandbox %s epoch %llu ", eg_hook_name(ev->hook),
+		printf(") %s: %s%s sandbox %s epoch %llu ", eg_hook_name(ev->hook),
+		       ev->flags & EG_EVENT_AUDIT ? "audit would-" : "",
 		       eg_kreason_name(ev->reason), u, (unsigned long long)ev->epoch);
 		if (ev->path[0]) {
 			printf("path ");

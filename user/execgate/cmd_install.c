@@ -28,6 +28,9 @@ static const struct eg_opt install_opts[] = {
     EG_OPT_MANY("vmm-socket", "PATH",
 		"a Unix socket of the VMM (the bridge only); no symbolic link in the path"),
     EG_OPT_MANY("vsock", "CID:PORT", "an AF_VSOCK address of the VMM (the bridge only; LSM tier)"),
+    EG_OPT("mode", "enforce|audit",
+	   "this sandbox's own mode, written with the record (overrides the global one; "
+	   "inherit takes the global one; default: keep the record's)"),
     EG_OPT("json", NULL, "print the outcome as one JSON object (schema_version 2)"),
     EG_OPT_END,
 };
@@ -77,14 +80,20 @@ static int run_install(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	struct eg_cli_parse p;
 	struct eg_worker *w;
 	char err[EG_ERR_MAX], u[EG_UUID_TEXT_LEN];
-	const char *name, *val;
+	const char *name, *val, *mode = NULL;
 	int c, rc;
 
 	memset(&spec, 0, sizeof(spec));
 	eg_identity_opts_init(&id);
 	eg_cli_parse_init(&p, cmd, argc, argv);
 	while ((c = eg_cli_next_identity(&p, &id, &name, &val)) == 1) {
-		if (!strcmp(name, "bridge-pid") || !strcmp(name, "vmm-pid")) {
+		if (!strcmp(name, "mode")) {
+			if (strcmp(val, "enforce") && strcmp(val, "audit") &&
+			    strcmp(val, "inherit"))
+				return eg_cli_usage(&p, "--mode %s: not enforce, audit or inherit",
+						    val);
+			mode = val;
+		} else if (!strcmp(name, "bridge-pid") || !strcmp(name, "vmm-pid")) {
 			int pid;
 
 			if (eg_parse_pid(val, &pid))
@@ -122,7 +131,7 @@ static int run_install(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	eg_identity_opts_spec(&id, &spec);
 	if (eg_cli_worker_open_for(&p, &w, spec.sandbox))
 		return EG_EXIT_ERROR;
-	rc = eg_worker_install(w, &spec, &rep, err, sizeof(err));
+	rc = eg_worker_install_mode(w, &spec, mode, &rep, err, sizeof(err));
 	if (rc)
 		eg_cli_finish_cuts(w, NULL);
 	if (!rc && eg_worker_service_addrs(w, spec.sandbox, addrs, EG_WORKER_MAX_ENDPOINTS, &naddrs,
@@ -162,7 +171,8 @@ const struct eg_cli_cmd eg_cmd_install = {
     .args = "--sandbox UUID --worker UUID --generation N --activation N --bridge-pid PID\n"
 	    "       [--vmm-pid PID] [--bridge-socket PATH]... [--vmm-socket PATH]...\n"
 	    "       [--vsock CID:PORT]... [--pod-uid UUID] [--substrate NAME]\n"
-	    "       [--service-addr IP]... [--service-port PORT/tcp|udp]... [--json]",
+	    "       [--service-addr IP]... [--service-port PORT/tcp|udp]...\n"
+	    "       [--mode enforce|audit|inherit] [--json]",
     .about = "Installs the runtime record of the execution now running the sandbox here,\n"
 	     "and registers its endpoints. A newer generation replaces the record and kills\n"
 	     "every grant of the older one; an older one is refused (exit 6). Streams of\n"

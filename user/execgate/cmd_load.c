@@ -2,7 +2,9 @@
 /* execgate load: the tiers the kernel offers, attached and pinned, and the
  * report of what holds. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <execgate/admin.h>
 #include "execgate/commands.h"
 
@@ -14,6 +16,9 @@ static const struct eg_opt load_opts[] = {
 	   "fail (exit 5, nothing loaded) unless the kernel offers this tier: cgroup (Unix "
 	   "connects), lsm (VSOCK, inode endpoints, listener identity), tcp (ServicePort "
 	   "TCP/UDP) or full (all three)"),
+    EG_OPT("mode", "enforce|audit",
+	   "enforce (the default, also on a reload that does not name it) or audit: allow "
+	   "what would be denied and only count and report it (execgate mode switches later)"),
     EG_OPT("json", NULL, "print the report as one JSON object (schema_version 2)"),
     EG_OPT_END,
 };
@@ -21,8 +26,8 @@ static const struct eg_opt load_opts[] = {
 static int run_load(const struct eg_cli_cmd *cmd, int argc, char **argv)
 {
 	struct eg_cli_parse p;
-	const char *name, *val, *require = NULL, *cgroup = NULL;
-	char err[EG_ERR_MAX];
+	const char *name, *val, *require = NULL, *cgroup = NULL, *mode = "enforce";
+	char err[EG_ERR_MAX], who[64];
 	int c, rc;
 
 	eg_cli_parse_init(&p, cmd, argc, argv);
@@ -31,11 +36,15 @@ static int run_load(const struct eg_cli_cmd *cmd, int argc, char **argv)
 			cgroup = val;
 		else if (!strcmp(name, "require"))
 			require = val;
+		else if (!strcmp(name, "mode"))
+			mode = val;
 	}
 	if (c < 0)
 		return p.exit;
 	if (p.npos)
 		return eg_cli_usage(&p, "%s: unexpected argument", p.pos[0]);
+	if (strcmp(mode, "enforce") && strcmp(mode, "audit"))
+		return eg_cli_usage(&p, "--mode %s: not enforce or audit", mode);
 	rc = eg_namespaces_check(err, sizeof(err));
 	if (rc) {
 		eg_cli_err("%s", err);
@@ -48,6 +57,15 @@ static int run_load(const struct eg_cli_cmd *cmd, int argc, char **argv)
 		       : rc == -EINVAL	 ? EG_EXIT_USAGE
 					 : EG_EXIT_ERROR;
 	}
+	/* Right after the load: a fresh load has no records, so nothing is
+	 * decided before this; a reload keeps the pinned mode until here. */
+	snprintf(who, sizeof(who), "uid %u pid %d (execgate load --mode)", (unsigned)getuid(),
+		 (int)getpid());
+	rc = eg_mode_set(p.pin_dir, p.state_dir, NULL, mode, who, NULL, err, sizeof(err));
+	if (rc) {
+		eg_cli_err("loaded, but the mode was not set: %s", err);
+		return EG_EXIT_ERROR;
+	}
 	rc = eg_load_report(p.pin_dir, p.state_dir, stdout, p.json);
 	if (rc) {
 		eg_cli_err("report: %s", strerror(-rc));
@@ -58,7 +76,7 @@ static int run_load(const struct eg_cli_cmd *cmd, int argc, char **argv)
 
 const struct eg_cli_cmd eg_cmd_load = {
     .name = "load",
-    .args = "[--cgroup PATH] [--require cgroup|lsm|tcp|full] [--json]",
+    .args = "[--cgroup PATH] [--require cgroup|lsm|tcp|full] [--mode enforce|audit] [--json]",
     .about = "Probes which enforcement tiers the kernel offers, then loads, attaches and pins\n"
 	     "each one (adopting programs already pinned, with no moment unguarded). Keeps\n"
 	     "what it probed in <state-dir>/probe, for status. Prints the status report.",

@@ -10,6 +10,9 @@ static const struct eg_opt status_opts[] = {
     EG_OPT("require-root-attach", NULL,
 	   "exit 1 when a cgroup program is attached below the cgroup root (status warns "
 	   "either way)"),
+    EG_OPT("require-enforce", NULL,
+	   "exit 1 when audit decides anywhere: the global mode, or any sandbox's own mode "
+	   "(for health checks; the report reads audit (not enforced) either way)"),
     EG_OPT_END,
 };
 
@@ -18,12 +21,18 @@ static int run_status(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	struct eg_attach_info attach;
 	struct eg_cli_parse p;
 	const char *name, *val;
-	bool require_root = false;
+	bool require_root = false, require_enforce = false;
+	char mode[8], err[EG_ERR_MAX];
+	unsigned n_audit = 0;
 	int c, rc;
 
 	eg_cli_parse_init(&p, cmd, argc, argv);
-	while ((c = eg_cli_next(&p, &name, &val)) == 1)
-		require_root = true; /* --require-root-attach */
+	while ((c = eg_cli_next(&p, &name, &val)) == 1) {
+		if (!strcmp(name, "require-enforce"))
+			require_enforce = true;
+		else
+			require_root = true; /* --require-root-attach */
+	}
 	if (c < 0)
 		return p.exit;
 	if (p.npos)
@@ -37,17 +46,32 @@ static int run_status(const struct eg_cli_cmd *cmd, int argc, char **argv)
 		    attach.hook, attach.cgroup, attach.root);
 		return EG_EXIT_ERROR;
 	}
+	if (!rc && require_enforce) {
+		rc = eg_mode_get(p.pin_dir, mode, NULL, NULL, &n_audit, err, sizeof(err));
+		if (rc) {
+			eg_cli_err("%s (--require-enforce)", err);
+			return EG_EXIT_ERROR;
+		}
+		if (strcmp(mode, "enforce") || n_audit) {
+			eg_cli_err(
+			    "mode %s, %u sandbox%s in audit: not enforced (--require-enforce)",
+			    mode, n_audit, n_audit == 1 ? "" : "es");
+			return EG_EXIT_ERROR;
+		}
+	}
 	return eg_cli_exit_for(rc);
 }
 
 const struct eg_cli_cmd eg_cmd_status = {
     .name = "status",
-    .args = "[--json] [--require-root-attach]",
+    .args = "[--json] [--require-root-attach] [--require-enforce]",
     .about = "Tiers, programs, guarantees (held or not, and why), counters and map fill.\n"
 	     "Changes nothing: what the kernel offers is what load probed. Exit 0 when\n"
 	     "loaded, 7 when nothing is loaded at the pin dir (the report is printed).\n"
 	     "Warns (cgroup-not-root) when the cgroup programs are attached below the\n"
-	     "cgroup root; exit 1 for that only with --require-root-attach.",
+	     "cgroup root; exit 1 for that only with --require-root-attach. Under audit\n"
+	     "(global or any sandbox) each guarantee reads audit (not enforced); exit 1\n"
+	     "for that only with --require-enforce.",
     .opts = status_opts,
     .dirs = true,
     .run = run_status,

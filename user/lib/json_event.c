@@ -23,6 +23,8 @@ json_t *eg_json_event(const struct eg_event *e, int64_t wall_ns, const char *wor
 		      "epoch", (json_int_t)e->epoch);
 	if (!o)
 		return NULL;
+	/* audit mode let it through (docs/design.md, "Modes") */
+	json_object_set_new(o, "audit", json_boolean(e->flags & EG_EVENT_AUDIT));
 	if (e->path[0])
 		json_object_set_new(o, "path", eg_json_bytes(e->path, sizeof(e->path)));
 	if (e->vsock.cid || e->vsock.port)

@@ -8,24 +8,42 @@
 #include <bpf/bpf.h>
 #include "lib/worker.h"
 #include "loader/cut_intent.h"
+#include "loader/mode.h"
 #include "loader/view.h"
 
 int eg_worker_install(struct eg_worker *w, const struct eg_install_spec *spec,
 		      struct eg_install_report *rep, char *err, size_t err_size)
 {
+	return eg_worker_install_mode(w, spec, NULL, rep, err, err_size);
+}
+
+int eg_worker_install_mode(struct eg_worker *w, const struct eg_install_spec *spec,
+			   const char *mode_text, struct eg_install_report *rep, char *err,
+			   size_t err_size)
+{
+	__u32 m = 0;
+	int mode = -1;
 	struct eg_install_result res;
 	pthread_mutex_t *stripe;
 	int rc;
 
 	EG_WK_ERRBUF(err, err_size);
 	memset(rep, 0, sizeof(*rep));
+	if (mode_text) {
+		if (eg_mode_parse(mode_text, true, &m)) {
+			snprintf(err, err_size, "mode %s: not enforce, audit or inherit",
+				 mode_text);
+			return -EINVAL;
+		}
+		mode = (int)m;
+	}
 	stripe = eg_wk_stripe(w, spec->sandbox);
 	pthread_mutex_lock(stripe);
 	rc = eg_wk_write_begin(w, err, err_size);
 	if (!rc) {
 		rc = eg_wk_maps_enter(w, err, err_size);
 		if (!rc) {
-			rc = eg_install(&w->rt, spec, &res, err, err_size);
+			rc = eg_install_mode(&w->rt, spec, mode, &res, err, err_size);
 			eg_wk_maps_exit(w);
 		}
 		eg_wk_write_end(w);

@@ -13,6 +13,7 @@
 #include "loader/cgroup.h"
 #include "loader/kreason.h"
 #include "loader/maps.h"
+#include "loader/mode.h"
 #include "loader/pins.h"
 #include "loader/serving.h"
 #include "loader/tier_report.h"
@@ -69,10 +70,48 @@ static json_t *serving_json(const struct eg_probe_record *probed)
 	return json_pack("{s:o,s:o}", "probed_in", STR(probed->serving_by), "steps", steps);
 }
 
+/* Where audit decides (globally or for some sandbox), no guarantee is
+ * held: each reads "audit (not enforced)" (docs/design.md, "Modes"). */
+static bool audited(const struct eg_tier_report *r)
+{
+	return r->have_modes && eg_mode_census_audits(&r->modes);
+}
+
+static const char *guarantee_state(const struct eg_tier_report *r, const struct eg_guarantee *g)
+{
+	if (!g->held)
+		return "NOT HELD";
+	return audited(r) ? "audit (not enforced)" : "held";
+}
+
+/* Under audit the reason says so first; buf holds it when it does. */
+static const char *guarantee_reason(const struct eg_tier_report *r, const struct eg_guarantee *g,
+				    char *buf, size_t size)
+{
+	if (!g->held || !audited(r))
+		return g->reason;
+	if (r->modes.global == EG_MODE_AUDIT)
+		snprintf(buf, size, "audit (not enforced): the global mode is audit; %s",
+			 g->reason);
+	else
+		snprintf(buf, size, "audit (not enforced) for %u sandbox%s; %s", r->modes.audit,
+			 r->modes.audit == 1 ? "" : "es", g->reason);
+	return buf;
+}
+
+static const char *tier_mode(const struct eg_tier_report *r)
+{
+	if (!r->have_modes)
+		return "unknown";
+	if (r->modes.global == EG_MODE_AUDIT)
+		return "audit";
+	return r->modes.audit ? "enforce, some sandboxes audit" : "enforce";
+}
+
 static void print_text(FILE *f, const char *pin_dir, const struct eg_probe_record *probed,
 		       const struct eg_tier_report *r, bool full)
 {
-	char warn[4 * EG_PIN_PATH_MAX];
+	char warn[4 * EG_PIN_PATH_MAX], why[512];
 	const char *code;
 
 	fprintf(f, "pin dir %s: %s\n", pin_dir, r->loaded ? "loaded" : "not loaded");
@@ -87,6 +126,8 @@ static void print_text(FILE *f, const char *pin_dir, const struct eg_probe_recor
 			fprintf(f, " (%s)", st->why_not);
 		else if (!st->loaded && st->detail[0])
 			fprintf(f, " (%s)", st->detail);
+		if (st->loaded)
+			fprintf(f, ", mode %s", tier_mode(r));
 		fprintf(f, "\n");
 		for (size_t p = 0; p < st->nprogs; p++)
 			prog_text(f, &st->progs[p]);
@@ -101,10 +142,15 @@ static void print_text(FILE *f, const char *pin_dir, const struct eg_probe_recor
 				fprintf(f, "serving process (%s): %s refused: %s\n",
 					probed->serving_by, eg_serving_step_names[i],
 					probed->step_why[i]);
+	if (r->have_modes)
+		fprintf(f, "mode: %s (switched %u times); sandboxes: %u enforce, %u audit\n",
+			eg_mode_name(r->modes.global), r->modes.switches, r->modes.enforce,
+			r->modes.audit);
 	fprintf(f, "guarantees:\n");
 	for (size_t i = 0; i < r->ng; i++)
-		fprintf(f, "  %-8s %-30s %s\n           %s\n", r->g[i].held ? "held" : "NOT HELD",
-			r->g[i].name, r->g[i].summary, r->g[i].reason);
+		fprintf(f, "  %-8s %-30s %s\n           %s\n", guarantee_state(r, &r->g[i]),
+			r->g[i].name, r->g[i].summary,
+			guarantee_reason(r, &r->g[i], why, sizeof(why)));
 	if (!full)
 		return;
 	if (r->have_counters) {
@@ -112,6 +158,15 @@ static void print_text(FILE *f, const char *pin_dir, const struct eg_probe_recor
 		for (__u32 k = 0; k < EG_K_REASON_COUNT; k++)
 			fprintf(f, "  %-20s %llu\n", eg_kreason_name(k),
 				(unsigned long long)r->counters[k]);
+	}
+	if (r->have_would_deny) {
+		fprintf(f, "would-deny (audit let through):\n");
+		for (__u32 h = 0; h < EG_HOOK_SLOTS; h++)
+			for (__u32 k = 0; k < EG_K_REASON_COUNT; k++)
+				if (r->would_deny[h][k])
+					fprintf(f, "  %-20s %-24s %llu\n", eg_kreason_name(k),
+						eg_hook_name(h),
+						(unsigned long long)r->would_deny[h][k]);
 	}
 	if (r->loaded) {
 		fprintf(f, "maps:\n");
@@ -122,7 +177,7 @@ static void print_text(FILE *f, const char *pin_dir, const struct eg_probe_recor
 	}
 }
 
-static json_t *tier_json(const struct eg_tier_status *st, const char *name)
+static json_t *tier_json(const struct eg_tier_status *st, const char *name, const char *mode)
 {
 	json_t *progs = json_array();
 
@@ -138,21 +193,23 @@ static json_t *tier_json(const struct eg_tier_status *st, const char *name)
 			      STR(ps->target), "cgroup_id", (json_int_t)ps->target_id, "run_cnt",
 			      (json_int_t)ps->run_cnt, "run_time_ns", (json_int_t)ps->run_time_ns));
 	}
-	return json_pack("{s:o,s:b,s:b,s:o,s:o}", "name", STR(name), "offered", st->offered,
+	return json_pack("{s:o,s:b,s:b,s:o,s:o,s:o}", "name", STR(name), "offered", st->offered,
 			 "loaded", st->loaded, "why_not",
-			 STR(st->offered ? st->detail : st->why_not), "programs", progs);
+			 STR(st->offered ? st->detail : st->why_not), "programs", progs, "mode",
+			 st->loaded && mode ? STR(mode) : json_null());
 }
 
 /* The status document (docs/schema/status.schema.json). */
 static json_t *report_json(const char *pin_dir, const struct eg_probe_record *probed,
 			   const struct eg_tier_report *r, bool full)
 {
-	char warn[4 * EG_PIN_PATH_MAX];
+	char warn[4 * EG_PIN_PATH_MAX], why[512];
 	json_t *o, *tiers = json_array(), *warnings = json_array(), *g = json_array();
 	const char *code;
 
 	for (size_t i = 0; i < eg_tier_count; i++)
-		json_array_append_new(tiers, tier_json(&r->st[i], eg_tiers[i]->name));
+		json_array_append_new(tiers, tier_json(&r->st[i], eg_tiers[i]->name,
+						       r->have_modes ? tier_mode(r) : NULL));
 	code = eg_attach_warning(&r->attach, warn, sizeof(warn));
 	if (code)
 		json_array_append_new(
@@ -160,10 +217,11 @@ static json_t *report_json(const char *pin_dir, const struct eg_probe_record *pr
 					"hook", STR(r->attach.hook), "cgroup",
 					STR(r->attach.cgroup), "root", STR(r->attach.root)));
 	for (size_t i = 0; i < r->ng; i++)
-		json_array_append_new(g, json_pack("{s:o,s:b,s:o,s:o}", "name", STR(r->g[i].name),
-						   "held", r->g[i].held, "summary",
-						   STR(r->g[i].summary), "reason",
-						   STR(r->g[i].reason)));
+		json_array_append_new(
+		    g, json_pack("{s:o,s:b,s:b,s:o,s:o}", "name", STR(r->g[i].name), "held",
+				 r->g[i].held && !audited(r), "audit", r->g[i].held && audited(r),
+				 "summary", STR(r->g[i].summary), "reason",
+				 STR(guarantee_reason(r, &r->g[i], why, sizeof(why)))));
 	o = json_pack("{s:i,s:o,s:b,s:b,s:o,s:o,s:o,s:o}", "schema_version", EG_JSON_SCHEMA_VERSION,
 		      "pin_dir", STR(pin_dir), "loaded", r->loaded, "probed", probed->present,
 		      "tiers", tiers, "attach_root",
@@ -171,6 +229,25 @@ static json_t *report_json(const char *pin_dir, const struct eg_probe_record *pr
 		      : r->attach.point == EG_ATTACH_NOT_ROOT ? json_false()
 							      : json_null(),
 		      "warnings", warnings, "guarantees", g);
+	if (o && r->have_modes)
+		json_object_set_new(
+		    o, "mode",
+		    json_pack("{s:s,s:I,s:{s:I,s:I}}", "global", eg_mode_name(r->modes.global),
+			      "switches", (json_int_t)r->modes.switches, "sandboxes", "enforce",
+			      (json_int_t)r->modes.enforce, "audit", (json_int_t)r->modes.audit));
+	if (o && full && r->have_would_deny) {
+		json_t *w = json_array();
+
+		for (__u32 h = 0; h < EG_HOOK_SLOTS; h++)
+			for (__u32 k = 0; k < EG_K_REASON_COUNT; k++)
+				if (r->would_deny[h][k])
+					json_array_append_new(
+					    w,
+					    json_pack("{s:s,s:s,s:I}", "reason", eg_kreason_name(k),
+						      "hook", eg_hook_name(h), "count",
+						      (json_int_t)r->would_deny[h][k]));
+		json_object_set_new(o, "would_deny", w);
+	}
 	if (o) {
 		json_object_set_new(o, "cgroup_roots", roots_json(&r->roots));
 		json_object_set_new(o, "serving", serving_json(probed));

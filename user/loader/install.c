@@ -268,14 +268,14 @@ static int check_path(const char *role, const char *path, char *err, size_t err_
 	return 0;
 }
 
-static int install(struct eg_runtime *rt, const struct eg_install_spec *spec,
+static int install(struct eg_runtime *rt, const struct eg_install_spec *spec, int mode,
 		   struct eg_install_result *res, struct endpoint_plan *plan, size_t *np, char *err,
 		   size_t err_size)
 {
 	static char vsock_text[EG_WORKER_MAX_ENDPOINTS][32];
 	static char inet_text[EG_WORKER_MAX_ENDPOINTS][EG_INET_TEXT_MAX];
 	struct eg_exec_record nr;
-	bool moved;
+	bool moved, mode_only;
 	int rc;
 
 	memset(res, 0, sizeof(*res));
@@ -404,6 +404,12 @@ static int install(struct eg_runtime *rt, const struct eg_install_spec *spec,
 		return rc;
 	}
 	res->had_before = rc == 0;
+	/* A replacement keeps the sandbox's mode: an install never silently
+	 * moves it between audit and enforce (docs/design.md, "Modes"). */
+	if (mode >= 0)
+		nr.mode = (__u32)mode;
+	else
+		nr.mode = res->had_before ? res->before.mode : EG_MODE_INHERIT;
 	res->outcome = EG_INSTALLED_NEW;
 	if (res->had_before) {
 		rc = decide(&res->before, &nr, &res->outcome, err, err_size);
@@ -422,7 +428,9 @@ static int install(struct eg_runtime *rt, const struct eg_install_spec *spec,
 	 * until this call has cut (loader/cut_intent.h). */
 	moved = res->outcome == EG_INSTALLED_REPLACED || res->outcome == EG_INSTALLED_REACTIVATED;
 	nr.cut_pending = moved || (res->had_before && res->before.cut_pending);
-	if (res->outcome != EG_INSTALLED_UNCHANGED) {
+	/* Only the mode asked for differs: the same record with the new mode. */
+	mode_only = res->outcome == EG_INSTALLED_UNCHANGED && nr.mode != res->before.mode;
+	if (res->outcome != EG_INSTALLED_UNCHANGED || mode_only) {
 		rc = eg_record_write(&rt->maps, &nr);
 		if (rc == -E2BIG) {
 			/* A new sandbox and every slot taken: the kernel's E2BIG
@@ -439,7 +447,7 @@ static int install(struct eg_runtime *rt, const struct eg_install_spec *spec,
 			return rc;
 		}
 	}
-	res->after = res->outcome == EG_INSTALLED_UNCHANGED ? res->before : nr;
+	res->after = res->outcome == EG_INSTALLED_UNCHANGED && !mode_only ? res->before : nr;
 	for (size_t i = 0; i < (*np); i++) {
 		rc = write_endpoint(rt, &plan[i], nr.sandbox, res, err, err_size);
 		if (rc)
@@ -463,11 +471,21 @@ static int install(struct eg_runtime *rt, const struct eg_install_spec *spec,
 int eg_install(struct eg_runtime *rt, const struct eg_install_spec *spec,
 	       struct eg_install_result *res, char *err, size_t err_size)
 {
+	return eg_install_mode(rt, spec, -1, res, err, err_size);
+}
+
+int eg_install_mode(struct eg_runtime *rt, const struct eg_install_spec *spec, int mode,
+		    struct eg_install_result *res, char *err, size_t err_size)
+{
 	struct endpoint_plan plan[PLAN_MAX];
 	size_t np = 0;
 	int rc;
 
-	rc = install(rt, spec, res, plan, &np, err, err_size);
+	if (mode > EG_MODE_AUDIT) {
+		snprintf(err, err_size, "install: mode %d: not inherit, enforce or audit", mode);
+		return -EINVAL;
+	}
+	rc = install(rt, spec, mode, res, plan, &np, err, err_size);
 	for (size_t i = 0; i < np; i++)
 		if (plan[i].holds_fd)
 			close(plan[i].fd);

@@ -26,6 +26,8 @@ const char *const eg_map_names[EG_MAP__COUNT] = {
     [EG_MAP_INET_TAGS] = "eg_inet_tags",
     [EG_MAP_INET_NETNS] = "eg_inet_netns",
     [EG_MAP_INET_HINT] = "eg_inet_hint",
+    [EG_MAP_MODE] = "eg_mode",
+    [EG_MAP_WOULD_DENY] = "eg_would_deny",
 };
 
 void eg_maps_close(struct eg_maps *m)
@@ -122,6 +124,47 @@ int eg_counters_read(const struct eg_maps *m, __u64 out[EG_K_REASON_COUNT])
 			out[r] += slot.n[r];
 	}
 	return 0;
+}
+
+int eg_mode_read(const struct eg_maps *m, struct eg_mode_word *w)
+{
+	__u32 zero = 0;
+
+	return ret_errno(bpf_map_lookup_elem(m->fd[EG_MAP_MODE], &zero, w));
+}
+
+int eg_mode_write(const struct eg_maps *m, const struct eg_mode_word *w)
+{
+	__u32 zero = 0;
+
+	return ret_errno(bpf_map_update_elem(m->fd[EG_MAP_MODE], &zero, w, BPF_ANY));
+}
+
+int eg_would_deny_read(const struct eg_maps *m, __u64 out[EG_HOOK_SLOTS][EG_COUNTER_SLOTS])
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *vals;
+	int rc = 0;
+
+	if (ncpu <= 0)
+		return ncpu ? ncpu : -EINVAL;
+	vals = calloc((size_t)ncpu, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	memset(out, 0, sizeof(__u64) * EG_HOOK_SLOTS * EG_COUNTER_SLOTS);
+	for (__u32 h = 0; h < EG_HOOK_SLOTS && !rc; h++)
+		for (__u32 r = 0; r < EG_COUNTER_SLOTS; r++) {
+			__u32 key = EG_WOULD_DENY_KEY(h, r);
+
+			if (bpf_map_lookup_elem(m->fd[EG_MAP_WOULD_DENY], &key, vals)) {
+				rc = -errno;
+				break;
+			}
+			for (int c = 0; c < ncpu; c++)
+				out[h][r] += vals[c];
+		}
+	free(vals);
+	return rc;
 }
 
 int eg_map_fill(int fd, unsigned *entries, unsigned *max_entries)

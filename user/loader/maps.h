@@ -25,6 +25,9 @@ enum eg_map_id {
 	EG_MAP_INET_TAGS,
 	EG_MAP_INET_NETNS,
 	EG_MAP_INET_HINT,
+	/* modes (abi.h, Modes) */
+	EG_MAP_MODE,
+	EG_MAP_WOULD_DENY,
 	EG_MAP__COUNT,
 };
 
@@ -57,6 +60,14 @@ int eg_map_delete_counted(int fd, const void *key, unsigned *removed);
 
 /* Sum of the per-CPU counters, indexed by enum eg_kreason. */
 int eg_counters_read(const struct eg_maps *m, __u64 out[EG_K_REASON_COUNT]);
+
+/* The global mode word (enum eg_mode; 0 when never written) and its
+ * switch: one 8-byte update (abi.h, struct eg_mode_word). */
+int eg_mode_read(const struct eg_maps *m, struct eg_mode_word *w);
+int eg_mode_write(const struct eg_maps *m, const struct eg_mode_word *w);
+
+/* Would-deny counts summed over the CPUs: out[hook][reason]. */
+int eg_would_deny_read(const struct eg_maps *m, __u64 out[EG_HOOK_SLOTS][EG_COUNTER_SLOTS]);
 
 /* Entries in a hash map (walks the keys) and its capacity. */
 int eg_map_fill(int fd, unsigned *entries, unsigned *max_entries);

@@ -73,6 +73,12 @@ const char *eg_install_outcome_name(enum eg_install_outcome o);
  * and the record is published before the endpoints that point at it. */
 int eg_install(struct eg_runtime *rt, const struct eg_install_spec *spec,
 	       struct eg_install_result *res, char *err, size_t err_size);
+/* eg_install that also sets the record's mode (enum eg_mode) in the same
+ * record write; mode < 0 keeps the record's mode (EG_MODE_INHERIT for a
+ * new record), as eg_install does. An install whose record is unchanged
+ * writes nothing, its mode included: switch that with `execgate mode`. */
+int eg_install_mode(struct eg_runtime *rt, const struct eg_install_spec *spec, int mode,
+		    struct eg_install_result *res, char *err, size_t err_size);
 
 /* Marks the record RETIRED and moves its epoch: every endpoint of the
  * sandbox then denies, every grant of it is dead, and its streams are cut

@@ -13,6 +13,7 @@
 #include "loader/attach_root.h"
 #include "loader/cgroup.h"
 #include "loader/maps.h"
+#include "loader/mode.h"
 #include "loader/pins.h"
 #include "loader/serving.h"
 #include "loader/tier_report.h"
@@ -61,14 +62,20 @@ int eg_tier_report_collect(const char *pin_dir, const struct eg_probe_record *pr
 	eg_serving_apply(probed, rp->st, rp->g, rp->ng);
 	eg_attach_point_check(rp->st, eg_tier_count, &rp->attach);
 	eg_cgroup_roots(&rp->roots);
-	if (full && rp->loaded && !eg_maps_open(&maps, pin_dir, err, sizeof(err))) {
+	if (!rp->loaded || eg_maps_open(&maps, pin_dir, err, sizeof(err)))
+		return 0;
+	/* The modes are in every report: a guarantee under audit is not held
+	 * (docs/design.md, "Modes"). */
+	rp->have_modes = !eg_mode_census_read(&maps, &rp->modes);
+	if (full) {
 		rp->have_counters = !eg_counters_read(&maps, rp->counters);
+		rp->have_would_deny = !eg_would_deny_read(&maps, rp->would_deny);
 		for (int m = 0; m < EG_MAP__COUNT; m++)
 			if (m != EG_MAP_EVENTS && m != EG_MAP_SK_TAGS &&
 			    m != EG_MAP_LISTENER_TAGS && m != EG_MAP_COUNTERS &&
-			    m != EG_MAP_PATH_HINT)
+			    m != EG_MAP_PATH_HINT && m != EG_MAP_MODE && m != EG_MAP_WOULD_DENY)
 				eg_map_fill(maps.fd[m], &rp->fill[m], &rp->cap[m]);
-		eg_maps_close(&maps);
 	}
+	eg_maps_close(&maps);
 	return 0;
 }

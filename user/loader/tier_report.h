@@ -12,11 +12,13 @@
 #include "loader/attach_root.h"
 #include "loader/cgroup.h"
 #include "loader/maps.h"
+#include "loader/mode.h"
 #include "loader/tier.h"
 
 /* What the status report says (user/lib/report.c writes it): tiers,
  * programs, guarantees, where the cgroup programs are attached, the cgroup
- * roots, and with full the counters and map fill. */
+ * roots, the modes, and with full the counters, would-deny counts and map
+ * fill. */
 struct eg_tier_report {
 	struct eg_tier_status st[EG_TIER_MAX];
 	struct eg_guarantee g[EG_TIER_MAX_GUARANTEES];
@@ -27,6 +29,10 @@ struct eg_tier_report {
 	unsigned fill[EG_MAP__COUNT], cap[EG_MAP__COUNT];
 	struct eg_attach_check attach;
 	struct eg_cgroup_roots roots;
+	struct eg_mode_census modes; /* read whenever loaded */
+	bool have_modes;
+	__u64 would_deny[EG_HOOK_SLOTS][EG_COUNTER_SLOTS]; /* with full */
+	bool have_would_deny;
 };
 /* Fills *rp for pin_dir, offered tiers from probed. Reads pins and maps
  * only. 0, or a tier's negative errno. */
