@@ -57,7 +57,9 @@ int eg_etcd_put(struct eg_etcd *e, const char *key, const char *value, size_t va
 		int64_t *revision, char *err, size_t err_size);
 int eg_etcd_delete(struct eg_etcd *e, const char *key, bool prefix, int64_t *revision, char *err,
 		   size_t err_size);
-/* Compacts the history up to revision (tests and the soak force one). */
+/* Compacts the history up to revision (tests and the soak force one). 0
+ * also when the store was already compacted at or beyond revision (a
+ * retry on another member after a timeout lands there). */
 int eg_etcd_compact(struct eg_etcd *e, int64_t revision, char *err, size_t err_size);
 
 enum eg_etcd_event_type { EG_ETCD_PUT = 0, EG_ETCD_DELETE = 1 };
