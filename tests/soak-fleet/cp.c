@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The fleet soak's control plane: moves a sandbox to another worker by the
  * documented protocol (docs/fleet.md): start the new execution (stand-in
- * VMM, bridge), write the signed selection under the new worker and under
- * every worker that ran an older execution, let the new worker's node
- * manager install it (PUT, retried while 409 not-selected), wait for the
+ * VMM, bridge), write the signed selection under the new worker, let its
+ * node manager install it (PUT, retried while 409 not-selected), then
+ * write it under every worker that ran an older execution, wait for the
  * fence (user/fleet/ack.h's rule over the acks) or 135 s since the last
  * capability for the old execution, and only then issue capabilities for
  * the new one. Measures put -> ack (every worker written to) and put ->
@@ -429,7 +429,7 @@ int fs_move(struct fs_sandbox *s, int to)
 	int from = s->worker, st = 0, rc = 0;
 	struct fs_exec *x, *old;
 	char text[512], key[256], token[1024];
-	bool installed = false, kern = false;
+	bool kern = false;
 
 	prune(s);
 	old = &s->ex[s->n_ex - 1];
@@ -448,8 +448,38 @@ again:
 		old->put_ns = t_put; /* from here on the old execution is not selected */
 	s->ran_on[to] = true;
 	s->unfenced[from] = true;
+	/* Make before break: the new worker first, and its node manager's
+	 * install; only then the workers that ran older executions, which
+	 * retire theirs on reading it. A target that cannot take the move
+	 * leaves the old execution serving (docs/fleet.md, "Moving a
+	 * sandbox"). */
 	sel_key(to, s, key, sizeof(key));
 	put_timed(key, text, to, s);
+	while (install(s, x, &st)) {
+		int next;
+
+		if (fs.stop)
+			return -1;
+		if (fs_now_ns() - t_put <= 2000000000ULL) {
+			usleep(2000);
+			continue;
+		}
+		/* the target has not learned its selection in 2 s (cut off
+		 * etcd, or its daemon down): its node manager never installs
+		 * it, and the sandbox goes to another worker as a newer
+		 * execution */
+		fs_reap(x->bridge);
+		fs_reap(x->vmm);
+		x->bridge = x->vmm = 0;
+		x->put_ns = fs_now_ns();
+		bump(&phase()->aborted);
+		do
+			next = (int)fs_rand(FS_WORKERS);
+		while (next == to || next == from);
+		to = next;
+		gen++;
+		goto again;
+	}
 	for (int w = 0; w < FS_WORKERS; w++)
 		if (s->ran_on[w] && w != to) {
 			sel_key(w, s, key, sizeof(key));
@@ -468,38 +498,15 @@ again:
 			fs_record(phase(), phase()->kern_ms, &phase()->n_kern,
 				  (double)(now > done ? now - done : 0) / 1e6);
 		}
-		if (!installed && !install(s, x, &st))
-			installed = true;
-		if (!installed && fs_now_ns() - t_put > 2000000000ULL) {
-			int next;
-
-			/* the target has not learned its selection in 2 s (cut
-			 * off etcd): its node manager never installs it, and the
-			 * sandbox goes to another worker as a newer execution */
-			fs_reap(x->bridge);
-			fs_reap(x->vmm);
-			x->bridge = x->vmm = 0;
-			x->put_ns = fs_now_ns();
-			bump(&phase()->aborted);
-			do
-				next = (int)fs_rand(FS_WORKERS);
-			while (next == to || fs.w[next].cut);
-			to = next;
-			gen++;
-			goto again;
-		}
 		pthread_mutex_lock(&ack_lock);
 		f = fenced(s, gen);
 		pthread_mutex_unlock(&ack_lock);
-		if (f && installed) {
+		if (f) {
 			for (int w = 0; w < FS_WORKERS; w++)
 				s->unfenced[w] = false;
 			break;
 		}
 		if (fs_now_ns() > deadline) {
-			if (!installed)
-				fs_fail("s%d g%llu never installed on w%d (last %d)", s->idx,
-					(unsigned long long)gen, to, st);
 			rc = -1;
 			bump(&phase()->fence_timeouts);
 			break;

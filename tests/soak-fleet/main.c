@@ -175,6 +175,9 @@ static void one_op(void)
 			pthread_mutex_unlock(&cache_lock);
 			if (o == EG_ROUTE_REPAIRED || o == EG_ROUTE_LOST_RACE)
 				continue;
+			/* why the cache did not move: in the error line */
+			snprintf(last + strlen(last), sizeof(last) - strlen(last),
+				 " (route cache: %s)", eg_route_outcome_name(o));
 		}
 		if (res.rc == FS_OP_REFRESH || res.rc == FS_OP_DENY) {
 			struct timespec ts;
@@ -229,7 +232,7 @@ static void *mover_thread(void *arg)
 
 		do
 			to = (int)fs_rand(FS_WORKERS);
-		while (to == s->worker || fs.w[to].cut);
+		while (to == s->worker); /* a cut-off target aborts (cp.c) */
 		fs_move(s, to);
 		usleep(100000);
 	}
