@@ -155,11 +155,6 @@ int eg_audit_report(struct eg_audit *a, const char *pin_dir, const char *since, 
 		snprintf(err, err_size, "audit report: out of memory");
 		return -ENOMEM;
 	}
-	rc = kernel_json(o, pin_dir, err, err_size);
-	if (rc) {
-		json_decref(o);
-		return rc;
-	}
 	eg_json_rfc3339(now, t);
 	json_object_set_new(o, "source", json_string(source));
 	json_object_set_new(o, "worker_id", worker_id ? json_string(worker_id) : json_null());
@@ -171,6 +166,11 @@ int eg_audit_report(struct eg_audit *a, const char *pin_dir, const char *since, 
 		json_object_set_new(o, "since_time", json_string(t));
 	} else {
 		json_object_set_new(o, "since_time", json_null());
+	}
+	rc = kernel_json(o, pin_dir, err, err_size);
+	if (rc) {
+		json_decref(o);
+		return rc;
 	}
 	pthread_mutex_lock(&a->mu);
 	rows = rows_json(a, since_ns);
