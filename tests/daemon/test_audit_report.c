@@ -189,6 +189,37 @@ Test(daemon_audit_report, rows_counts_since_and_bad_queries)
 	assert_row(json_array_get(rows, 1), DD_SANDBOX2, comm, exe, 1);
 	dd_resp_free(&r);
 
+	/* the CLI asks the daemon that serves its pin dir: the same rows, and
+	 * the ring is not read behind the daemon's back */
+	{
+		static char out[65536];
+		json_t *cli;
+		int rc;
+
+		rc = kh_cli(out, sizeof(out), "audit-report", "--socket", dd.socket, "--json",
+			    "--since", "1h", NULL);
+		cr_assert_eq(rc, 0, "audit-report: exit %d: %s", rc, out);
+		cli = json_loads(out, JSON_DISABLE_EOF_CHECK, NULL);
+		cr_assert(json_is_object(cli), "%s", out);
+		cr_assert_str_eq(jstr(cli, "source"), "daemon");
+		rows = json_object_get(cli, "rows");
+		cr_assert_eq(json_array_size(rows), 2, "%s", out);
+		assert_row(json_array_get(rows, 0), DD_SANDBOX, comm, exe, 3);
+		assert_row(json_array_get(rows, 1), DD_SANDBOX2, comm, exe, 1);
+		json_decref(cli);
+		rc = kh_cli(out, sizeof(out), "audit-report", "--socket", dd.socket, NULL);
+		cr_assert_eq(rc, 0, "audit-report: exit %d: %s", rc, out);
+		cr_assert(strstr(out, "audit report from daemon, worker " DD_WORKER ", mode audit"),
+			  "%s", out);
+		/* a socket given that answers for another pin dir: refused */
+		rc = kh_run(out, sizeof(out), getenv("EXECGATE_BIN"), "audit-report", "--socket",
+			    dd.socket, "--pin-dir", "/sys/fs/bpf", "--state-dir", kh.state_dir,
+			    NULL);
+		cr_assert_eq(rc, 1, "another pin dir: exit %d: %s", rc, out);
+		cr_assert(strstr(out, "serves another pin dir than /sys/fs/bpf"), "%s", out);
+		wait_events(4);
+	}
+
 	bad_query("?since=abc", "since abc: not a duration");
 	bad_query("?since=10", "since 10: not a duration");
 	bad_query("?since=0s", "since 0s: not a duration");
