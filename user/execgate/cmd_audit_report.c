@@ -65,8 +65,15 @@ static int ask_daemon(const struct eg_cli_parse *p, const char *sock, bool sock_
 		*json = NULL;
 		return status == 503 ? EG_EXIT_NOT_FOUND : EG_EXIT_ERROR;
 	}
-	ours = json_is_string(json_object_get(doc, "pin_dir")) &&
-	       same_dir(json_string_value(json_object_get(doc, "pin_dir")), p->pin_dir);
+	if (!json_is_string(json_object_get(doc, "pin_dir"))) {
+		/* never read the ring behind a daemon that may be its reader */
+		eg_cli_err("execgated at %s: GET %s: not an audit report", sock, target);
+		json_decref(doc);
+		free(*json);
+		*json = NULL;
+		return EG_EXIT_ERROR;
+	}
+	ours = same_dir(json_string_value(json_object_get(doc, "pin_dir")), p->pin_dir);
 	json_decref(doc);
 	if (ours)
 		return 1;

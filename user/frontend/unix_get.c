@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include "frontend/unix_get.h"
 
@@ -89,6 +90,13 @@ int eg_unix_get(const char *path, const char *target, int timeout_ms, int *statu
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
+	{
+		/* a listener with a full backlog blocks connect(): not forever */
+		struct timeval tv = {.tv_sec = timeout_ms / 1000,
+				     .tv_usec = (timeout_ms % 1000) * 1000};
+
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	}
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
 		rc = -errno;
 		close(fd);

@@ -180,8 +180,8 @@ int eg_audit_report(struct eg_audit *a, const char *pin_dir, const char *since, 
 	json_object_set_new(o, "audit_events", json_integer((json_int_t)a->agg.events));
 	json_object_set_new(o, "rows_max", json_integer((json_int_t)a->agg.max_rows));
 	pthread_mutex_unlock(&a->mu);
-	if (!rows || !other || json_object_set_new(o, "rows", rows) ||
-	    json_object_set_new(o, "other", other) ||
+	/* set_new takes its reference even when it fails, and NULL fails */
+	if (json_object_set_new(o, "rows", rows) | json_object_set_new(o, "other", other) ||
 	    !(*json = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER))) {
 		json_decref(o);
 		snprintf(err, err_size, "audit report: out of memory");
