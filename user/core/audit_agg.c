@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sodium.h>
 #include "core/audit_agg.h"
 
 int eg_audit_agg_init(struct eg_audit_agg *a, size_t max_rows)
@@ -15,6 +16,9 @@ int eg_audit_agg_init(struct eg_audit_agg *a, size_t max_rows)
 	if (max_rows > EG_AUDIT_ROWS_LIMIT)
 		return -EINVAL;
 	a->max_rows = max_rows;
+	if (sodium_init() < 0)
+		return -EIO;
+	randombytes_buf(a->hash_key, sizeof(a->hash_key));
 	a->nslots = 16;
 	while (a->nslots < 2 * max_rows)
 		a->nslots <<= 1;
@@ -36,29 +40,42 @@ void eg_audit_agg_free(struct eg_audit_agg *a)
 	memset(a, 0, sizeof(*a));
 }
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
+/* SipHash under a key of this aggregate's own: the keys are the callers'
+ * bytes, and a table whose slots they could choose would turn every
+ * event's lookup into a walk of all the rows. */
+_Static_assert(sizeof(((struct eg_audit_agg *)0)->hash_key) == crypto_shorthash_KEYBYTES,
+	       "a SipHash key");
+
+static uint64_t key_hash(const struct eg_audit_agg *a, const struct eg_audit_key *k)
 {
-	const unsigned char *b = p;
+	static __thread unsigned char
+	    buf[2 * EG_AUDIT_NAME_MAX + EG_ID_BYTES + EG_AUDIT_COMM_LEN + 1 + EG_AUDIT_EXE_MAX];
+	unsigned char h[crypto_shorthash_BYTES];
+	size_t n = 0, len;
+	uint64_t v;
 
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ULL;
-	return h;
-}
-
-static uint64_t key_hash(const struct eg_audit_key *k)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	h = fnv(h, k->reason, strnlen(k->reason, sizeof(k->reason)));
-	h = fnv(h, "\0", 1);
-	h = fnv(h, k->hook, strnlen(k->hook, sizeof(k->hook)));
-	h = fnv(h, k->sandbox, sizeof(k->sandbox));
-	h = fnv(h, k->comm, sizeof(k->comm));
+	len = strnlen(k->reason, sizeof(k->reason));
+	memcpy(buf + n, k->reason, len);
+	n += len;
+	buf[n++] = '\0';
+	len = strnlen(k->hook, sizeof(k->hook));
+	memcpy(buf + n, k->hook, len);
+	n += len;
+	buf[n++] = '\0';
+	memcpy(buf + n, k->sandbox, sizeof(k->sandbox));
+	n += sizeof(k->sandbox);
+	memcpy(buf + n, k->comm, sizeof(k->comm));
+	n += sizeof(k->comm);
 	/* unknown and "" differ: the marker byte is outside the path */
-	h = fnv(h, k->exe ? "e" : "u", 1);
-	if (k->exe)
-		h = fnv(h, k->exe, strnlen(k->exe, EG_AUDIT_EXE_MAX - 1));
-	return h;
+	buf[n++] = k->exe ? 'e' : 'u';
+	if (k->exe) {
+		len = strnlen(k->exe, EG_AUDIT_EXE_MAX - 1);
+		memcpy(buf + n, k->exe, len);
+		n += len;
+	}
+	crypto_shorthash(h, buf, n, a->hash_key);
+	memcpy(&v, h, sizeof(v));
+	return v;
 }
 
 static bool key_eq(const struct eg_audit_key *a, const struct eg_audit_key *b)
@@ -83,7 +100,7 @@ static void seen(uint64_t *count, int64_t *first, int64_t *last, int64_t wall_ns
  * the executable's copy cannot be made. */
 static struct eg_audit_row *row_of(struct eg_audit_agg *a, const struct eg_audit_key *k)
 {
-	size_t mask = a->nslots - 1, i = (size_t)key_hash(k) & mask;
+	size_t mask = a->nslots - 1, i = (size_t)key_hash(a, k) & mask;
 	struct eg_audit_row *r;
 	char *exe = NULL;
 

@@ -44,11 +44,12 @@ struct eg_audit_agg {
 	uint32_t *slots; /* open addressing: row index + 1, 0 empty */
 	size_t nslots;	 /* a power of two, >= 2 * max_rows */
 	struct eg_audit_other other;
-	uint64_t events; /* every event added, folded or not */
+	uint64_t events;	    /* every event added, folded or not */
+	unsigned char hash_key[16]; /* crypto_shorthash_KEYBYTES, random */
 };
 
 /* max_rows 0: EG_AUDIT_ROWS_DEFAULT; more than EG_AUDIT_ROWS_LIMIT:
- * -EINVAL. 0 or -ENOMEM. */
+ * -EINVAL. 0, -ENOMEM, or -EIO when libsodium cannot start. */
 int eg_audit_agg_init(struct eg_audit_agg *a, size_t max_rows);
 void eg_audit_agg_free(struct eg_audit_agg *a);
 /* Folds one event at wall_ns into its row (made when there is room), else

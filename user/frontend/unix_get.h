@@ -10,7 +10,7 @@
 /* execgated's API socket unless its config says otherwise. */
 #define EG_DAEMON_DEFAULT_SOCKET "/run/execgate/api.sock"
 
-#define EG_UNIX_GET_MAX (64U << 20) /* a body beyond is refused (-EFBIG) */
+#define EG_UNIX_GET_MAX (128U << 20) /* a body beyond is refused (-EFBIG) */
 
 /* GET target (path and query) from the socket at path, within timeout_ms
  * for the connect and for each read. 0 with *status and *body (to free(),
