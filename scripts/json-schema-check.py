@@ -47,7 +47,7 @@ import jsonschema
 DOC_KINDS = [
     "verdict", "install-report", "retire-report", "forget-report", "list", "show",
     "key", "key-change", "event", "status", "signed-verdict", "error", "revoke-report",
-    "node-key", "mode-switch",
+    "node-key", "mode-switch", "audit",
 ]
 
 # Written to etcd by a worker, not printed: schema-checked examples only.
@@ -57,7 +57,7 @@ CLI_KIND = {
     "admit": "verdict", "check": "verdict", "install": "install-report",
     "retire": "retire-report", "forget": "forget-report", "list": "list", "show": "show",
     "keys": "key", "events": "event", "status": "status", "load": "status",
-    "probe": "status", "verdict": "signed-verdict",
+    "probe": "status", "verdict": "signed-verdict", "audit-report": "audit",
 }
 
 UUID_SEG = r"[^/]+"
@@ -75,6 +75,7 @@ API_ROUTES = [
     ("DELETE", r"/v1/keys/" + UUID_SEG, "key-change"),
     ("GET", r"/v1/status", "status"),
     ("PUT", r"/v1/mode", "mode-switch"),
+    ("GET", r"/v1/audit", "audit"),
 ]
 
 

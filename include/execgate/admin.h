@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #ifdef __cplusplus
@@ -103,6 +104,38 @@ int eg_mode_would_deny(const char *pin_dir,
 		       void (*fn)(const char *reason, const char *hook, unsigned long long n,
 				  void *ctx),
 		       void *ctx, char *err, size_t err_size);
+
+/* The rollout report (docs/operators.md, "Rolling enforcement out"): the
+ * would-deny events (EG_EVENT_AUDIT) folded into rows by reason, hook,
+ * sandbox, comm and executable, with counts and first/last seen times, at
+ * most max_rows of them (0: 4096; more go to one "other" row). Whoever
+ * consumes the eg_events ring feeds it: execgated for as long as it runs,
+ * or eg_audit_drain. Thread-safe. NULL on ENOMEM or a max_rows over 2^20. */
+struct eg_audit;
+struct eg_audit *eg_audit_new(size_t max_rows);
+void eg_audit_free(struct eg_audit *a);
+/* One eg_events ring record (as the ring hands it, size bytes): folded in
+ * when it is an audit event, ignored otherwise (1 folded, 0 ignored). The
+ * executable is read from /proc/<pid>/exe now; unknown when the process is
+ * gone or its pid was reused since the event. */
+int eg_audit_add(struct eg_audit *a, const void *record, size_t size);
+/* Consumes what is pending now in pin_dir's eg_events ring into a (the
+ * events are gone for any other reader). The number of records read, or a
+ * negative errno with err. */
+int eg_audit_drain(struct eg_audit *a, const char *pin_dir, char *err, size_t err_size);
+/* A duration "30s", "10m", "2h", "1d" in ns: 0, or -EINVAL. */
+int eg_audit_since_parse(const char *text, int64_t *ns);
+/* The report (docs/schema/audit.schema.json) as one line of JSON text, to
+ * free(): the rows last seen within since (NULL: all), the kernel's
+ * would-deny totals and dropped-event count, the global mode. source:
+ * "daemon" or "ring"; worker_id may be NULL. 0, or -EINVAL (since is not a
+ * duration), -ENOENT (nothing loaded) or another negative errno, with err. */
+int eg_audit_report(struct eg_audit *a, const char *pin_dir, const char *since, const char *source,
+		    const char *worker_id, char **json, char *err, size_t err_size);
+/* Writes a report document (eg_audit_report's, or GET /v1/audit's) as text:
+ * one row a line, the caller's bytes escaped. 0, or -EINVAL when json is
+ * not a report, with err. */
+int eg_audit_print(FILE *f, const char *json, char *err, size_t err_size);
 
 #ifdef __cplusplus
 }

@@ -154,6 +154,7 @@ static const char *value_for(const char *arg)
 	    {"N/tcp|udp", "8080/tcp"},
 	    {"NAME", "firecracker-host"},
 	    {"enforce|audit", "audit"},
+	    {"DURATION", "10m"},
 	};
 
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)

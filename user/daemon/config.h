@@ -9,9 +9,10 @@
 #include <sys/types.h>
 #include <linux/types.h>
 #include <execgate/execgate.h>
+#include "frontend/unix_get.h"
 
 #define EGD_DEFAULT_CONFIG     "/etc/execgate/execgated.conf"
-#define EGD_DEFAULT_SOCKET     "/run/execgate/api.sock"
+#define EGD_DEFAULT_SOCKET     EG_DAEMON_DEFAULT_SOCKET /* the CLI asks there too */
 #define EGD_PATH_MAX	       512
 #define EGD_SOCKET_MAX	       108 /* sizeof(sockaddr_un.sun_path) */
 #define EGD_ETCD_ENDPOINTS_MAX 1024

@@ -11,12 +11,16 @@
 
 struct MHD_Daemon;
 struct egd_events;
+struct eg_audit;
 struct eg_fleet_worker;
 
 struct egd {
 	struct egd_config cfg;
 	struct eg_worker *worker;
 	struct egd_events *events;
+	/* The rollout report's aggregate (execgate/admin.h), fed by the
+	 * events consumer, read by GET /v1/audit. */
+	struct eg_audit *audit;
 	struct egd_metrics metrics;
 	/* The fleet's worker side (fleetd/worker.h); NULL unless
 	 * etcd_endpoints is set. */

@@ -12,6 +12,7 @@
 #include <bpf/libbpf.h>
 #include <jansson.h>
 #include <microhttpd.h>
+#include <execgate/admin.h>
 #include "execgate/text.h"
 #include "daemon/daemon.h"
 #include "daemon/events.h"
@@ -101,6 +102,8 @@ static int on_event(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(struct eg_event))
 		return 0;
+	/* before the line: an event whose line cannot be made still counts */
+	eg_audit_add(ev->d->audit, data, size);
 	line = event_line(ev, data, &len);
 	if (!line)
 		return 0;

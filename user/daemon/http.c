@@ -41,6 +41,7 @@ static const struct route routes[] = {
     {"GET", "/v1/status", egd_h_status, EGD_ROLE_ADMIT},
     {"GET", "/v1/events", egd_h_events, EGD_ROLE_ADMIT},
     {"PUT", "/v1/mode", egd_h_mode_put, EGD_ROLE_ADMIN},
+    {"GET", "/v1/audit", egd_h_audit, EGD_ROLE_ADMIT},
     {"GET", "/metrics", egd_h_metrics, EGD_ROLE_ADMIT},
 };
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))

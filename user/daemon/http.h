@@ -69,5 +69,6 @@ enum MHD_Result egd_h_status(struct egd_call *c);
 enum MHD_Result egd_h_events(struct egd_call *c);
 enum MHD_Result egd_h_metrics(struct egd_call *c);
 enum MHD_Result egd_h_mode_put(struct egd_call *c);
+enum MHD_Result egd_h_audit(struct egd_call *c);
 
 #endif

@@ -457,6 +457,11 @@ int main(int argc, char **argv)
 		d.listen_fd = -1;
 		goto out;
 	}
+	d.audit = eg_audit_new(0);
+	if (!d.audit) {
+		egd_log(EGD_LOG_ERR, "audit report: out of memory");
+		goto stop;
+	}
 	if (egd_events_start(&d, err, sizeof(err)) || egd_http_start(&d, err, sizeof(err)) ||
 	    (d.fleet && eg_fleet_worker_start(d.fleet, err, sizeof(err)))) {
 		egd_log(EGD_LOG_ERR, "%s", err);
@@ -475,6 +480,7 @@ stop:
 	egd_events_stop(&d);
 	egd_http_stop(&d);
 	egd_events_free(&d);
+	eg_audit_free(d.audit);
 	unlink(d.cfg.socket);
 out:
 	if (d.listen_fd >= 0)

@@ -22,6 +22,6 @@ enum eg_exit {
 extern const struct eg_cli_cmd eg_cmd_check, eg_cmd_load, eg_cmd_unload, eg_cmd_status,
     eg_cmd_probe, eg_cmd_keys, eg_cmd_install, eg_cmd_retire, eg_cmd_forget, eg_cmd_list,
     eg_cmd_show, eg_cmd_admit, eg_cmd_revoke, eg_cmd_events, eg_cmd_node_key, eg_cmd_verdict,
-    eg_cmd_mode;
+    eg_cmd_mode, eg_cmd_audit_report;
 
 #endif
