@@ -345,7 +345,7 @@ __u64 kh_would_deny(__u32 hook, __u32 reason)
 }
 
 struct ev_split {
-	__u32 pid, reason;
+	__u32 pid, reason, hook; /* hook 0: any */
 	int plain, audit;
 };
 
@@ -354,7 +354,8 @@ static int ev_split_cb(void *ctx, void *data, size_t size)
 	struct ev_split *m = ctx;
 	const struct eg_event *ev = data;
 
-	if (size < sizeof(*ev) || ev->reason != m->reason || (m->pid && ev->pid != m->pid))
+	if (size < sizeof(*ev) || ev->reason != m->reason || (m->pid && ev->pid != m->pid) ||
+	    (m->hook && ev->hook != m->hook))
 		return 0;
 	if (ev->flags & EG_EVENT_AUDIT)
 		m->audit++;
@@ -365,7 +366,12 @@ static int ev_split_cb(void *ctx, void *data, size_t size)
 
 void kh_events_split(__u32 pid, __u32 reason, int *plain, int *audit)
 {
-	struct ev_split m = {.pid = pid, .reason = reason};
+	kh_events_split_hook(pid, reason, 0, plain, audit);
+}
+
+void kh_events_split_hook(__u32 pid, __u32 reason, __u32 hook, int *plain, int *audit)
+{
+	struct ev_split m = {.pid = pid, .reason = reason, .hook = hook};
 	struct ring_buffer *rb;
 
 	rb = ring_buffer__new(kh.maps.fd[EG_MAP_EVENTS], ev_split_cb, &m, NULL);

@@ -79,6 +79,8 @@ __u64 kh_would_deny(__u32 hook, __u32 reason);
 /* Reads every pending event of pid (0: any) with reason; counts those with
  * and without the audit mark. */
 void kh_events_split(__u32 pid, __u32 reason, int *plain, int *audit);
+/* kh_events_split() of one hook's events only (enum eg_hook). */
+void kh_events_split_hook(__u32 pid, __u32 reason, __u32 hook, int *plain, int *audit);
 
 /* --- processes ------------------------------------------------------------ */
 

@@ -19,6 +19,8 @@
 #include <criterion/criterion.h>
 #include "loader/cgroup.h"
 #include "loader/lsm_tier.h"
+#include "loader/maps.h"
+#include "loader/mode.h"
 #include "loader/pins.h"
 #include "loader/proc_id.h"
 #include "loader/tier.h"
@@ -509,7 +511,8 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-int lsm_env_count_events(struct lsm_env *e, __u32 pid, __u32 reason, __u32 hook)
+/* mark: -1 any event, else 1 only audit-marked ones, 0 only unmarked ones */
+static int count_events(struct lsm_env *e, __u32 pid, __u32 reason, __u32 hook, int mark)
 {
 	struct ring_buffer *rb;
 	int n = 0;
@@ -520,7 +523,42 @@ int lsm_env_count_events(struct lsm_env *e, __u32 pid, __u32 reason, __u32 hook)
 	ring_buffer__free(rb);
 	for (size_t i = 0; i < e->nevents; i++)
 		if (e->events[i].pid == pid && e->events[i].reason == reason &&
-		    e->events[i].hook == hook)
+		    e->events[i].hook == hook &&
+		    (mark < 0 || !!(e->events[i].flags & EG_EVENT_AUDIT) == mark))
 			n++;
 	return n;
+}
+
+int lsm_env_count_events(struct lsm_env *e, __u32 pid, __u32 reason, __u32 hook)
+{
+	return count_events(e, pid, reason, hook, -1);
+}
+
+int lsm_env_count_events_marked(struct lsm_env *e, __u32 pid, __u32 reason, __u32 hook, bool audit)
+{
+	return count_events(e, pid, reason, hook, audit ? 1 : 0);
+}
+
+__u64 lsm_env_would_deny(struct lsm_env *e, __u32 hook, __u32 reason)
+{
+	static __u64 c[EG_HOOK_SLOTS][EG_COUNTER_SLOTS];
+
+	cr_assert_lt(hook, EG_HOOK_SLOTS);
+	cr_assert_lt(reason, EG_COUNTER_SLOTS);
+	cr_assert_eq(eg_would_deny_read(&e->rt.maps, c), 0, "reading eg_would_deny");
+	return c[hook][reason];
+}
+
+void lsm_env_mode(struct lsm_env *e, const __u8 *sandbox, __u32 mode)
+{
+	char err[512];
+	__u32 before;
+	int rc;
+
+	if (sandbox)
+		rc = eg_mode_switch_sandbox(&e->rt, sandbox, mode, "test", &before, err,
+					    sizeof(err));
+	else
+		rc = eg_mode_switch_global(&e->rt, mode, "test", &before, err, sizeof(err));
+	cr_assert_eq(rc, 0, "mode %s: %s", eg_mode_name(mode), err);
 }

@@ -88,6 +88,17 @@ __u64 lsm_env_counter(struct lsm_env *e, __u32 reason);
  * far match (pid, reason, hook). */
 int lsm_env_count_events(struct lsm_env *e, __u32 pid, __u32 reason, __u32 hook);
 
+/* lsm_env_count_events(), of only the events with (audit) or without the
+ * EG_EVENT_AUDIT mark. */
+int lsm_env_count_events_marked(struct lsm_env *e, __u32 pid, __u32 reason, __u32 hook, bool audit);
+
+/* Sum over CPUs of the eg_would_deny entry (hook, reason): audit mode. */
+__u64 lsm_env_would_deny(struct lsm_env *e, __u32 hook, __u32 reason);
+
+/* Switches the global mode (sandbox NULL) or a sandbox's own mode (enum
+ * eg_mode), as `execgate mode` does; asserts success. */
+void lsm_env_mode(struct lsm_env *e, const __u8 *sandbox, __u32 mode);
+
 /* ---- agents ------------------------------------------------------------------ */
 
 /* Forks an agent (dies with the test); in_cgroup: moves it into the scratch
