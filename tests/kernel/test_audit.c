@@ -19,6 +19,7 @@
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include "core/ids.h"
+#include "execgate/admin.h"
 #include "harness.h"
 #include "loader/path_filter.h"
 
@@ -365,16 +366,22 @@ Test(audit, the_switch_to_enforce_under_a_connect_storm_never_mixes)
 	pid_t fc = kh_listener_start(vsock);
 	struct timespec half = {.tv_sec = 1, .tv_nsec = 0};
 	unsigned long ok, eperm;
+	char err[EG_ERR_MAX];
+	int rc;
 
 	kh_child_start(&bridge, true);
-	kh_loop_start(&a, vsock, 2.0, NULL, NULL);
-	kh_loop_start(&b, vsock, 2.0, NULL, NULL);
+	kh_loop_start(&a, vsock, 3.0, NULL, NULL);
+	kh_loop_start(&b, vsock, 3.0, NULL, NULL);
 	install_sb(bridge.pid, fc, kh_path("bridge.sock"), vsock, "7");
 	mode("audit", NULL);
 	kh_loop_go(&a);
 	kh_loop_go(&b);
 	nanosleep(&half, NULL);
-	mode("enforce", NULL);
+	/* the library's switch, in this process: an `execgate mode` process
+	 * can take longer to start under TCG than the storm lasts */
+	rc = eg_mode_set(kh.pin_dir, kh.state_dir, NULL, "enforce", "test_audit storm", NULL, err,
+			 sizeof(err));
+	cr_assert_eq(rc, 0, "eg_mode_set enforce: %s", err);
 	kh_loop_start(&after, vsock, 0.5, NULL, NULL);
 	kh_loop_go(&after);
 	ra = kh_loop_wait(&a);
