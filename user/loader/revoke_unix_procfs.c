@@ -87,7 +87,12 @@ static void scan_process(pid_t pid, int tags_fd, const struct eg_revoke_target *
 		}
 		if (!bpf_map_lookup_elem(tags_fd, &dup, &tag) && eg_unix_stale(t, &tag) &&
 		    !stopped(dup) && !fstat(dup, &st) && cut_once(cut, st.st_ino) == 1) {
-			if (!shutdown(dup, SHUT_RDWR) || errno == ENOTCONN)
+			/* Audit counts sockets here: a stream whose two
+			 * ends are tagged (the LSM tier) counts twice,
+			 * where the iterator counts it once. */
+			if (t->audit)
+				out->would_cut++;
+			else if (!shutdown(dup, SHUT_RDWR) || errno == ENOTCONN)
 				out->cut++;
 			else
 				out->unreachable++;
