@@ -232,3 +232,54 @@ Test(revoke_audit_tcp, an_enforce_switch_destroys_what_audit_left_at_the_next_re
 	cr_assert_eq(te_peer_state(&e, 0, 2000), -ECONNRESET, "guest end");
 	cr_assert_eq(te_send(&e, 0), -ECONNABORTED, "gateway end");
 }
+
+#define SANDBOX_B "5f0c2c1e-7a4b-4c1d-9e3f-0000000000da"
+
+/* The TCP revokers see every stale socket of a namespace, whichever
+ * sandbox's, and decide each by its own sandbox's mode: sandbox B audits,
+ * A enforces (global enforce). B's replacement leaves B's stream; A's
+ * replacement then destroys A's stream only, and counts nothing of B's. */
+/* guarantees: tcp-stream-revocation */
+Test(revoke_audit_tcp, an_enforced_sandbox_never_destroys_an_audited_sandboxs_stream)
+{
+	const struct mode_case enforce = {"enforce", "enforce", "", false};
+	char out[8192], tok[1024], seed[256], me[16];
+	struct te_env e;
+	int rc;
+
+	start_granted(&e, &enforce);
+	snprintf(me, sizeof(me), "%d", (int)getpid());
+	for (unsigned gen = 7; gen <= 8; gen++) {
+		char g[16];
+
+		snprintf(g, sizeof(g), "%u", gen);
+		rc = kh_cli(out, sizeof(out), "install", "--sandbox", SANDBOX_B, "--worker", WORKER,
+			    "--generation", g, "--activation", "1", "--bridge-pid", me,
+			    "--service-addr", TE_OTHER_ADDR, "--service-port", "7000/tcp", "--mode",
+			    "audit", "--json", NULL);
+		cli_ok("install B", rc, out);
+		if (gen == 8)
+			break;
+		snprintf(seed, sizeof(seed), "%s/%s.seed", kh.keys_dir, kh.kid);
+		rc = kh_issue(tok, sizeof(tok), "cap", "--key", seed, "--sandbox", SANDBOX_B,
+			      "--worker", WORKER, "--generation", "7", "--activation", "1",
+			      "--scope", "serviceport", "--port", "7000/tcp", "--ttl", "120", NULL);
+		cr_assert_eq(rc, 0, "execgate-issue cap: %s", tok);
+		tok[strcspn(tok, "\n")] = '\0';
+		cli_ok("admit B",
+		       kh_cli(out, sizeof(out), "admit", "--pid", te_gateway_pid(&e), tok, NULL),
+		       out);
+		connect_echo(&e, 0, TE_GUEST_ADDR); /* A's */
+		connect_echo(&e, 1, TE_OTHER_ADDR); /* B's */
+	}
+	cr_assert_eq(member(out, "tcp_cut"), 0, "B audits: %s", out);
+	cr_assert_eq(member(out, "would_cut"), 1, "B's stream: %s", out);
+
+	install(8, "", out, sizeof(out)); /* A, enforce */
+	cr_assert_eq(member(out, "tcp_cut"), 1, "A's stream only: %s", out);
+	cr_assert_eq(member(out, "would_cut"), 0, "B's is not A's to report: %s", out);
+	cr_assert_eq(te_peer_state(&e, 0, 2000), -ECONNRESET, "A's guest end");
+	cr_assert_eq(te_send(&e, 0), -ECONNABORTED, "A's gateway end");
+	cr_assert_eq(te_send(&e, 1), 0, "B's stream still sends");
+	cr_assert_eq(te_recv(&e, 1), 1, "and echoes");
+}
