@@ -5,7 +5,8 @@
  * socket as `ss -K` does: the peer gets a RST, the local end's next call
  * fails with ECONNABORTED. One record is written to the iterator per
  * destroyed socket (and per socket it could not destroy, with the error),
- * so userspace counts what was cut. Where the kfunc is missing,
+ * so userspace counts what was cut; a socket whose sandbox decides in audit
+ * is written, flagged, and left running. Where the kfunc is missing,
  * iter_tcp_find.bpf.c finds the same sockets for sock_diag. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -19,10 +20,12 @@ SEC("iter/tcp")
 int eg_iter_tcp_revoke(struct bpf_iter__tcp *ctx)
 {
 	struct sock_common *skc = ctx->sk_common;
-	struct eg_inet_tag *tag = eg_tcp_stale_tag(skc);
 	struct seq_file *seq = ctx->meta->seq;
-	struct eg_tcp_cut out;
+	struct eg_tcp_cut out = {};
+	struct eg_inet_tag *tag;
+	bool audit = false;
 
+	tag = eg_tcp_stale_tag(skc, &audit);
 	if (!tag)
 		return 0;
 	/* The record must fit before the socket is destroyed: a write that
@@ -31,8 +34,13 @@ int eg_iter_tcp_revoke(struct bpf_iter__tcp *ctx)
 	 * empty buffer. */
 	if (seq->count + sizeof(out) >= seq->size)
 		return 1;
-	out.rc = bpf_sock_destroy(skc);
 	out.port = tag->port;
+	__builtin_memcpy(out.sandbox, tag->sandbox, EG_ID_BYTES);
+	/* Audit: reported, not destroyed (docs/design.md §19). */
+	if (audit)
+		out.flags = EG_TCP_STALE_AUDIT;
+	else
+		out.rc = bpf_sock_destroy(skc);
 	bpf_seq_write(seq, &out, sizeof(out));
 	return 0;
 }

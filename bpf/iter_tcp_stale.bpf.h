@@ -9,8 +9,11 @@
 #include "execgate_common.bpf.h"
 
 /* The stale socket's tag, or NULL (not inet, no full socket, untagged,
- * current, or a raced record the next pass decides). */
-EG_INLINE struct eg_inet_tag *eg_tcp_stale_tag(struct sock_common *skc)
+ * current, or a raced record the next pass decides). *audit: its sandbox
+ * decides in audit (the record's own mode, else the global mode; a gone
+ * record takes the global one): the revokers leave it running and report
+ * it (docs/design.md §19). */
+EG_INLINE struct eg_inet_tag *eg_tcp_stale_tag(struct sock_common *skc, bool *audit)
 {
 	struct eg_record_snap rec;
 	struct eg_inet_tag *tag;
@@ -31,6 +34,7 @@ EG_INLINE struct eg_inet_tag *eg_tcp_stale_tag(struct sock_common *skc)
 		return NULL;
 	if (rc == EG_COPY_RACED)
 		return NULL; /* raced a delete and re-use: the next pass decides */
+	*audit = eg_decide_audit(rc == EG_COPY_OK ? rec.mode : EG_MODE_INHERIT);
 	return tag;
 }
 

@@ -214,6 +214,12 @@ struct eg_stream_cuts {
 	int error;
 	char error_text[256];
 	int unix_error, tcp_error; /* each kind's negative errno, or 0 */
+	/* Audit (the sandbox's effective mode at the revocation, docs/
+	 * design.md §19): the stale streams of the sandbox the revokers
+	 * found and left running, Unix and TCP together; the *_cut counts
+	 * are then 0 for it. Added in 1.2.0 in what was the struct's tail
+	 * padding: size and every other offset unchanged. */
+	unsigned would_cut;
 };
 
 struct eg_install_report {

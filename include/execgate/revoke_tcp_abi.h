@@ -6,11 +6,21 @@
 
 #include "execgate/abi.h"
 
-/* bpf/iter_tcp_revoke.bpf.c: one socket it destroyed (rc 0) or could not. */
+/* eg_tcp_cut.flags and eg_tcp_stale.flags: the socket's sandbox decides in
+ * audit (its record's own mode, else the global one): the socket is stale
+ * but left running, reported only (docs/design.md §19). */
+#define EG_TCP_STALE_AUDIT 1
+
+/* bpf/iter_tcp_revoke.bpf.c: one socket it destroyed (rc 0) or could not,
+ * or (flags EG_TCP_STALE_AUDIT, rc 0) left running. */
 struct eg_tcp_cut {
 	__s32 rc; /* bpf_sock_destroy's return */
-	__u32 port;
+	__u16 port;
+	__u8 flags;
+	__u8 pad;
+	__u8 sandbox[EG_ID_BYTES]; /* the socket's tag's */
 };
+EG_STATIC_ASSERT(sizeof(struct eg_tcp_cut) == 8 + EG_ID_BYTES, "eg_tcp_cut size");
 
 /* bpf/iter_tcp_find.bpf.c: one stale socket, as sock_diag names it
  * (struct inet_diag_sockid), for a SOCK_DESTROY request. */
@@ -22,8 +32,10 @@ struct eg_tcp_stale {
 	__u16 sport;   /* local port, network order */
 	__u16 dport;   /* remote port, network order */
 	__u8 family;   /* AF_INET, AF_INET6 */
-	__u8 pad[7];
+	__u8 flags;    /* EG_TCP_STALE_AUDIT: not to destroy, to report */
+	__u8 pad[6];
+	__u8 sandbox[EG_ID_BYTES]; /* the socket's tag's */
 };
-EG_STATIC_ASSERT(sizeof(struct eg_tcp_stale) == 56, "eg_tcp_stale size");
+EG_STATIC_ASSERT(sizeof(struct eg_tcp_stale) == 56 + EG_ID_BYTES, "eg_tcp_stale size");
 
 #endif

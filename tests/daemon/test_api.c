@@ -704,6 +704,7 @@ Test(daemon_api, status_and_metrics)
 	cr_expect(strstr(r.body, "execgate_map_entries{map=\"eg_records\"} 1"), "%s", r.body);
 	cr_expect(strstr(r.body, "execgate_token_cache_misses_total "), "%s", r.body);
 	cr_expect(strstr(r.body, "\nexecgate_streams_cut_total{kind=\"tcp\"} 0\n"), "%s", r.body);
+	cr_expect(strstr(r.body, "\nexecgate_streams_would_cut_total 0\n"), "%s", r.body);
 	cr_expect(strstr(r.body, "\nexecgate_streams_unreachable_total{kind=\"unix\"} 0\n"), "%s",
 		  r.body);
 	cr_expect(strstr(r.body, "execgate_admission_duration_seconds_bucket{op=\"check\","
@@ -858,24 +859,32 @@ static struct dd_resp install_vmm(unsigned gen, pid_t bridge, const char *vmm)
 }
 
 /* The "streams" member: every key of `execgate install/retire --json`, with
- * unix_cut as expected, nothing unreachable, no error. */
-static void expect_streams(const struct dd_resp *r, long long unix_cut, bool cut_ran)
+ * unix_cut and would_cut as expected, nothing unreachable, no error. */
+static void expect_streams_audit(const struct dd_resp *r, long long unix_cut, long long would_cut,
+				 bool cut_ran)
 {
 	json_t *s = json_object_get(r->json, "streams");
-	const char *const keys[] = {"unix_cut",	   "unix_unreachable", "tcp_cut", "tcp_unreachable",
-				    "unix_method", "tcp_method",       "error"};
+	const char *const keys[] = {
+	    "unix_cut",	 "unix_unreachable", "tcp_cut",	   "tcp_unreachable",
+	    "would_cut", "unix_method",	     "tcp_method", "error"};
 
 	cr_assert(json_is_object(s), "no streams object: %s", r->body);
 	cr_expect_eq(json_object_size(s), sizeof(keys) / sizeof(keys[0]), "%s", r->body);
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		cr_expect_not_null(json_object_get(s, keys[i]), "streams.%s: %s", keys[i], r->body);
 	cr_expect_eq(json_integer_value(json_object_get(s, "unix_cut")), unix_cut, "%s", r->body);
+	cr_expect_eq(json_integer_value(json_object_get(s, "would_cut")), would_cut, "%s", r->body);
 	cr_expect_eq(json_integer_value(json_object_get(s, "unix_unreachable")), 0, "%s", r->body);
 	cr_expect(json_is_null(json_object_get(s, "error")), "%s", r->body);
 	if (cut_ran)
 		cr_expect(json_is_string(json_object_get(s, "unix_method")), "%s", r->body);
 	else
 		cr_expect(json_is_null(json_object_get(s, "unix_method")), "%s", r->body);
+}
+
+static void expect_streams(const struct dd_resp *r, long long unix_cut, bool cut_ran)
+{
+	expect_streams_audit(r, unix_cut, 0, cut_ran);
 }
 
 /* PUT of a new generation and retire answer after the cut, say what they
@@ -954,6 +963,73 @@ Test(daemon_api, install_and_retire_report_the_streams_they_cut)
 			       " "),
 		     0);
 	cr_expect_eq(dd_metric("execgate_streams_unreachable_total{kind=\"unix\"}"
+			       " "),
+		     0);
+	close(conn);
+	close(acc);
+	close(sv[0]);
+	close(lfd);
+}
+
+/* The audit twin of install_and_retire_report_the_streams_they_cut
+ * (docs/design.md §19): with the sandbox in audit, generation 9 and retire
+ * cut nothing, report the stream in would_cut, log it naming the sandbox
+ * and count it in /metrics; the stream keeps carrying data both ways. */
+Test(daemon_api, in_audit_install_and_retire_report_the_streams_they_would_cut)
+{
+	const char *vmm = kh_path("vmm.sock");
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	int lfd = socket(AF_UNIX, SOCK_STREAM, 0), sv[2], conn, acc;
+	struct dd_resp r;
+	pid_t bridge;
+
+	signal(SIGPIPE, SIG_IGN);
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", vmm);
+	cr_assert_eq(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0, "bind %s: %m", vmm);
+	cr_assert_eq(listen(lfd, 8), 0);
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	bridge = fork();
+	cr_assert_geq(bridge, 0);
+	if (bridge == 0) {
+		close(sv[0]);
+		stream_bridge_main(sv[1], vmm);
+	}
+	close(sv[1]);
+	kh_track(bridge);
+
+	r = dd_req("PUT", "/v1/mode", "{\"mode\":\"audit\"}");
+	cr_assert_eq(r.status, 200, "PUT /v1/mode: %s", r.body);
+	dd_resp_free(&r);
+	r = install_vmm(8, bridge, vmm);
+	cr_assert_eq(r.status, 200, "install 8: %s", r.body);
+	dd_resp_free(&r);
+	conn = bridge_stream(sv[0]);
+	acc = accept(lfd, NULL, NULL);
+	cr_assert_geq(acc, 0, "accept: %m");
+	expect_alive(conn, acc);
+
+	r = install_vmm(9, bridge, vmm);
+	cr_assert_eq(r.status, 200, "install 9: %s", r.body);
+	expect_streams_audit(&r, 0, 1, true);
+	dd_resp_free(&r);
+	expect_alive(conn, acc);
+	cr_expect(dd_log_has("install: sandbox " DD_SANDBOX ": audit: would cut 1 stream(s) of a "
+			     "replaced execution (reason deny-stream-epoch)"),
+		  "install logs the stream it left, naming the sandbox");
+	cr_expect(dd_log_has("install: sandbox=" DD_SANDBOX " outcome=replaced generation=9 "
+			     "epoch=2 streams_cut=0 streams_unreachable=0 streams_would_cut=1"),
+		  "and counts it");
+
+	r = dd_req("POST", "/v1/sandboxes/" DD_SANDBOX "/retire", NULL);
+	cr_assert_eq(r.status, 200, "retire: %s", r.body);
+	expect_streams_audit(&r, 0, 1, true);
+	dd_resp_free(&r);
+	expect_alive(conn, acc);
+	cr_expect(dd_log_has("retire: sandbox " DD_SANDBOX ": audit: would cut 1 stream(s)"),
+		  "retire logs it");
+
+	cr_expect_eq(dd_metric("execgate_streams_would_cut_total "), 2);
+	cr_expect_eq(dd_metric("execgate_streams_cut_total{kind=\"unix\"}"
 			       " "),
 		     0);
 	close(conn);

@@ -49,6 +49,12 @@ static void holder_main(int ctl, const char *path)
 		} else if (cmd == 'w') {
 			for (int i = 0; i < n; i++)
 				reply += send(fds[i], "x", 1, MSG_NOSIGNAL) == 1;
+		} else if (cmd == 'r') {
+			for (int i = 0; i < n; i++) {
+				char b[8];
+
+				reply += recv(fds[i], b, sizeof(b), MSG_DONTWAIT) > 0;
+			}
 		} else if (cmd == 'e') {
 			for (int i = 0; i < n; i++)
 				reply += sh_end_cut(fds[i]);

@@ -18,7 +18,9 @@ struct sh_holder {
 /* Forks the holder (tracked for teardown) and moves it into kh.cgroup. */
 void sh_start(struct sh_holder *h, const char *path);
 /* 'c': connect one more stream (0 or -errno); 'w': how many held streams
- * still carry a byte out; 'e': how many are cut (EOF in, EPIPE out). */
+ * still carry a byte out; 'r': how many have a byte to read (the peer sent
+ * it before the command; not waited for); 'e': how many are cut (EOF in,
+ * EPIPE out). */
 int sh_cmd(struct sh_holder *h, char cmd);
 /* A listening Unix stream socket on path (in the calling process). */
 int sh_listen(const char *path);

@@ -61,10 +61,17 @@ enum MHD_Result egd_h_sandbox_show(struct egd_call *c)
 }
 
 /* Counts what install or retire cut, and logs a failed revocation (the
- * same cases `execgate install/retire` report on stderr and exit 8 for). */
+ * same cases `execgate install/retire` report on stderr and exit 8 for),
+ * and the streams audit left running, with the reason an enforce run
+ * would have cut them for (docs/design.md §19). */
 static void log_streams(struct egd_call *c, const char *op, const struct eg_stream_cuts *s)
 {
 	egd_metrics_streams(&c->d->metrics, s);
+	if (s->would_cut)
+		egd_log(EGD_LOG_NOTICE,
+			"%s: sandbox %s: audit: would cut %u stream(s) of a replaced execution "
+			"(reason deny-stream-epoch), left running",
+			op, c->arg, s->would_cut);
 	if (s->error)
 		egd_log(EGD_LOG_ERR, "%s: sandbox %s: stream revocation failed: %s", op, c->arg,
 			s->error_text);
@@ -307,10 +314,10 @@ enum MHD_Result egd_h_sandbox_install(struct egd_call *c)
 	log_streams(c, "install", &rep.streams);
 	egd_log(EGD_LOG_INFO,
 		"install: sandbox=%s outcome=%s generation=%llu epoch=%llu streams_cut=%u "
-		"streams_unreachable=%u",
+		"streams_unreachable=%u streams_would_cut=%u",
 		c->arg, rep.outcome_name, (unsigned long long)rep.after.generation,
 		(unsigned long long)rep.after.epoch, rep.streams.unix_cut + rep.streams.tcp_cut,
-		rep.streams.unix_unreachable + rep.streams.tcp_unreachable);
+		rep.streams.unix_unreachable + rep.streams.tcp_unreachable, rep.streams.would_cut);
 	rc = eg_worker_service_addrs(c->d->worker, spec.sandbox, addrs, EG_WORKER_MAX_ENDPOINTS,
 				     &naddrs, err, sizeof(err));
 	if (rc)
@@ -345,9 +352,11 @@ enum MHD_Result egd_h_sandbox_retire(struct egd_call *c)
 	if (c->d->fleet)
 		eg_fleet_worker_touch(c->d->fleet, id);
 	log_streams(c, "retire", &streams);
-	egd_log(EGD_LOG_INFO, "retire: sandbox=%s epoch=%llu streams_cut=%u streams_unreachable=%u",
+	egd_log(EGD_LOG_INFO,
+		"retire: sandbox=%s epoch=%llu streams_cut=%u streams_unreachable=%u "
+		"streams_would_cut=%u",
 		c->arg, (unsigned long long)after.epoch, streams.unix_cut + streams.tcp_cut,
-		streams.unix_unreachable + streams.tcp_unreachable);
+		streams.unix_unreachable + streams.tcp_unreachable, streams.would_cut);
 	rc = eg_worker_service_addrs(c->d->worker, id, addrs, EG_WORKER_MAX_ENDPOINTS, &naddrs, err,
 				     sizeof(err));
 	if (rc)
@@ -380,8 +389,8 @@ enum MHD_Result egd_h_sandbox_forget(struct egd_call *c)
 	if (c->d->fleet)
 		eg_fleet_worker_touch(c->d->fleet, id);
 	log_streams(c, "forget", &streams);
-	egd_log(EGD_LOG_INFO, "forget: sandbox=%s endpoints=%u streams_cut=%u", c->arg, endpoints,
-		streams.unix_cut + streams.tcp_cut);
+	egd_log(EGD_LOG_INFO, "forget: sandbox=%s endpoints=%u streams_cut=%u streams_would_cut=%u",
+		c->arg, endpoints, streams.unix_cut + streams.tcp_cut, streams.would_cut);
 	return egd_reply_json(c, MHD_HTTP_OK, eg_json_forget(id, endpoints, &streams));
 }
 

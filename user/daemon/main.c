@@ -259,10 +259,11 @@ static void cut_finished(const struct eg_cut_finished *c, void *ctx)
 	else
 		egd_log(EGD_LOG_NOTICE,
 			"sandbox %s: finished the stream cut of epoch %llu%s an interrupted writer "
-			"left: streams_cut=%u streams_unreachable=%u",
+			"left: streams_cut=%u streams_unreachable=%u streams_would_cut=%u",
 			u, (unsigned long long)c->epoch, c->retired ? " (retired)" : "",
 			c->streams.unix_cut + c->streams.tcp_cut,
-			c->streams.unix_unreachable + c->streams.tcp_unreachable);
+			c->streams.unix_unreachable + c->streams.tcp_unreachable,
+			c->streams.would_cut);
 }
 
 /* A writer killed between an epoch move and its cut (this daemon before a

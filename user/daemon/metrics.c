@@ -62,6 +62,7 @@ void egd_metrics_streams(struct egd_metrics *m, const struct eg_stream_cuts *s)
 	BUMP(&m->streams_cut[1], s->tcp_cut);
 	BUMP(&m->streams_unreachable[0], s->unix_unreachable);
 	BUMP(&m->streams_unreachable[1], s->tcp_unreachable);
+	BUMP(&m->streams_would_cut, s->would_cut);
 	BUMP(&m->stream_revocation_errors[0], s->unix_error != 0);
 	BUMP(&m->stream_revocation_errors[1], s->tcp_error != 0);
 }
@@ -282,6 +283,10 @@ void egd_metrics_write(struct egd *d, FILE *out)
 		"Established streams of a replaced or retired epoch that install or retire shut "
 		"down, by kind.",
 		m->streams_cut);
+	one(out, "execgate_streams_would_cut_total", "counter",
+	    "Stale streams of a replaced or retired epoch that install or retire found and "
+	    "left running because the sandbox decided in audit (Unix and TCP).",
+	    (unsigned long long)LOAD(&m->streams_would_cut));
 	by_kind(out, "execgate_streams_unreachable_total",
 		"Stale streams install or retire found but could not reach (the holder exited "
 		"or refused pidfd_getfd), by kind.",

@@ -40,6 +40,8 @@ struct egd_metrics {
 	/* Established streams install and retire cut (eg_stream_cuts), by
 	 * kind: [0] Unix, [1] TCP. */
 	uint64_t streams_cut[2], streams_unreachable[2];
+	/* Stale streams audit left running (eg_stream_cuts.would_cut). */
+	uint64_t streams_would_cut;
 	/* Revocations of that kind that failed (a step refused, a stale
 	 * stream left): install/retire answered 500. */
 	uint64_t stream_revocation_errors[2];

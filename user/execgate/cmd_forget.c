@@ -34,7 +34,7 @@ static int run_forget(const struct eg_cli_cmd *cmd, int argc, char **argv)
 		eg_cli_err("%s", err);
 		return eg_cli_exit_for(rc);
 	}
-	eg_cli_warn_streams(&streams);
+	eg_cli_warn_streams(sandbox, &streams);
 	if (p.json)
 		return eg_json_print(stdout, eg_json_forget(sandbox, endpoints, &streams))
 			   ? EG_EXIT_ERROR

@@ -145,7 +145,7 @@ static int run_install(const struct eg_cli_cmd *cmd, int argc, char **argv)
 		eg_cli_err("%s", err);
 		return rc == -ESTALE ? EG_EXIT_STALE : EG_EXIT_ERROR;
 	}
-	eg_cli_warn_streams(&rep.streams);
+	eg_cli_warn_streams(rep.after.sandbox, &rep.streams);
 	for (size_t i = 0; i < rep.n_warnings; i++)
 		eg_cli_err("warning: %s: %s", rep.warnings[i].code, rep.warnings[i].message);
 	if (p.json)

@@ -36,7 +36,7 @@ static int run_retire(const struct eg_cli_cmd *cmd, int argc, char **argv)
 		eg_cli_err("%s", err);
 		return eg_cli_exit_for(rc);
 	}
-	eg_cli_warn_streams(&streams);
+	eg_cli_warn_streams(sandbox, &streams);
 	if (p.json)
 		return eg_json_print(stdout, eg_json_retire(&after, addrs, naddrs, &streams))
 			   ? EG_EXIT_ERROR

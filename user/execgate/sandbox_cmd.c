@@ -12,14 +12,24 @@ void eg_cli_text_streams(const struct eg_stream_cuts *s)
 		return; /* the epoch stayed: nothing to cut */
 	printf("; streams: %u cut, %u unreachable", s->unix_cut + s->tcp_cut,
 	       s->unix_unreachable + s->tcp_unreachable);
+	if (s->would_cut) /* audit: found, left running (docs/design.md §19) */
+		printf(", %u would be cut (audit)", s->would_cut);
 }
 
 /* A failed revocation (a step refused, a stale stream left running): the
- * record change stands, the report is printed, and the exit is 8. */
-void eg_cli_warn_streams(const struct eg_stream_cuts *s)
+ * record change stands, the report is printed, and the exit is 8. Audit
+ * (docs/design.md §19): the streams left running, on stderr, with the
+ * sandbox and the reason an enforce cut would have had; not a failure. */
+void eg_cli_warn_streams(const uint8_t sandbox[EG_ID_BYTES], const struct eg_stream_cuts *s)
 {
+	char u[EG_UUID_TEXT_LEN];
+
 	if (s->error)
 		eg_cli_err("stream revocation failed: %s", s->error_text);
+	if (s->would_cut)
+		eg_cli_err("audit: sandbox %s: would cut %u stream(s) of a replaced execution "
+			   "(reason deny-stream-epoch); left running",
+			   eg_cli_uuid(sandbox, u), s->would_cut);
 }
 
 int eg_cli_streams_exit(const struct eg_stream_cuts *s)

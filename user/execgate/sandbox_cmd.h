@@ -21,7 +21,7 @@ int eg_cli_open_sandbox(struct eg_cli_parse *p, const struct eg_cli_cmd *cmd, in
  * streams_exit: 8 after a failed revocation (the record change stands),
  * else 0. */
 void eg_cli_text_streams(const struct eg_stream_cuts *s);
-void eg_cli_warn_streams(const struct eg_stream_cuts *s);
+void eg_cli_warn_streams(const uint8_t sandbox[EG_ID_BYTES], const struct eg_stream_cuts *s);
 int eg_cli_streams_exit(const struct eg_stream_cuts *s);
 
 /* A record on one line (no newline): list, and show's first line. */

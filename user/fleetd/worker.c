@@ -329,9 +329,10 @@ static void retire(struct eg_fleet_worker *d, const uint8_t sandbox[EG_ID_BYTES]
 		eg_fw_log(d, 3, "fleet: sandbox %s: stream revocation failed: %s", u,
 			  streams.error_text);
 	eg_fw_log(d, 5,
-		  "fleet: retired sandbox=%s (%s) epoch=%llu streams_cut=%u streams_unreachable=%u",
+		  "fleet: retired sandbox=%s (%s) epoch=%llu streams_cut=%u streams_unreachable=%u "
+		  "streams_would_cut=%u",
 		  u, why, (unsigned long long)after.epoch, streams.unix_cut + streams.tcp_cut,
-		  streams.unix_unreachable + streams.tcp_unreachable);
+		  streams.unix_unreachable + streams.tcp_unreachable, streams.would_cut);
 }
 
 void eg_fleet_worker_apply_selection(struct eg_fleet_worker *d, const char *key, const char *value,

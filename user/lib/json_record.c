@@ -107,12 +107,14 @@ json_t *eg_json_show(const struct eg_sandbox_info *info)
 
 json_t *eg_json_streams(const struct eg_stream_cuts *s)
 {
-	return json_pack("{s:I,s:I,s:I,s:I,s:o,s:o,s:o}", "unix_cut", (json_int_t)s->unix_cut,
+	/* would_cut: audit left them running (docs/design.md §19) */
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:o,s:o,s:o}", "unix_cut", (json_int_t)s->unix_cut,
 			 "unix_unreachable", (json_int_t)s->unix_unreachable, "tcp_cut",
 			 (json_int_t)s->tcp_cut, "tcp_unreachable", (json_int_t)s->tcp_unreachable,
-			 "unix_method", s->unix_method ? json_string(s->unix_method) : json_null(),
-			 "tcp_method", s->tcp_method ? json_string(s->tcp_method) : json_null(),
-			 "error", s->error ? json_string(s->error_text) : json_null());
+			 "would_cut", (json_int_t)s->would_cut, "unix_method",
+			 s->unix_method ? json_string(s->unix_method) : json_null(), "tcp_method",
+			 s->tcp_method ? json_string(s->tcp_method) : json_null(), "error",
+			 s->error ? json_string(s->error_text) : json_null());
 }
 
 json_t *eg_json_install(const struct eg_install_report *rep, const struct eg_inet_addr *addrs,

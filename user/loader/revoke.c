@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include "loader/maps.h"
+#include "loader/mode.h"
 #include "loader/revoke.h"
 #include "loader/runtime.h"
 
@@ -23,6 +25,7 @@ int eg_revoke_stale(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], __u6
 	memcpy(t.sandbox, sandbox, EG_ID_BYTES);
 	t.current_epoch = current_epoch;
 	t.retired = retired;
+	t.audit = eg_revoke_audits(rt, sandbox);
 	for (size_t i = 0; i < sizeof(revokers) / sizeof(revokers[0]); i++) {
 		const struct eg_revoker *r = revokers[i];
 		struct eg_revoke_count *c = &rep->kind[r->kind];
@@ -59,6 +62,30 @@ unsigned eg_revoke_total_cut(const struct eg_revoke_report *rep)
 	for (int k = 0; k < EG_REVOKE__COUNT; k++)
 		n += rep->kind[k].cut;
 	return n;
+}
+
+unsigned eg_revoke_total_would_cut(const struct eg_revoke_report *rep)
+{
+	unsigned n = 0;
+
+	for (int k = 0; k < EG_REVOKE__COUNT; k++)
+		n += rep->kind[k].would_cut;
+	return n;
+}
+
+bool eg_revoke_audits(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES])
+{
+	struct eg_mode_word w = {0};
+	struct eg_exec_record rec;
+
+	/* The record the writer just published carries the mode (an install
+	 * keeps the replaced record's unless it sets one). Forget cuts before
+	 * it deletes, so a record is there; without one, the global mode. */
+	if (!eg_record_read(&rt->maps, sandbox, &rec) && rec.mode != EG_MODE_INHERIT)
+		return rec.mode == EG_MODE_AUDIT;
+	if (rt->maps.fd[EG_MAP_MODE] < 0 || eg_mode_read(&rt->maps, &w))
+		return false;
+	return eg_mode_effective(w.mode) == EG_MODE_AUDIT;
 }
 
 unsigned eg_revoke_total_unreachable(const struct eg_revoke_report *rep)

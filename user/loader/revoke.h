@@ -27,16 +27,21 @@ enum eg_revoke_kind {
 };
 
 /* What is stale: a stream of sandbox whose tag's epoch is not
- * current_epoch, or every stream of it when retired. */
+ * current_epoch, or every stream of it when retired. audit: the sandbox's
+ * effective mode at the revocation is audit (its record's own mode, else
+ * the global one, docs/design.md §19): find and count the stale streams,
+ * cut none. */
 struct eg_revoke_target {
 	__u8 sandbox[EG_ID_BYTES];
 	__u64 current_epoch;
 	bool retired;
+	bool audit;
 };
 
 struct eg_revoke_count {
 	unsigned cut;	       /* stale streams stopped (both directions) */
 	unsigned unreachable;  /* stale streams seen but not stopped (holder gone, no access) */
+	unsigned would_cut;    /* audit: stale streams found and left running */
 	int error;	       /* 0, or the revoker's negative errno: counts may be short */
 	const char *method;    /* how they were found, e.g. "iter/task_file"; NULL: not run */
 	__u64 find_ns, cut_ns; /* wall time finding the holders, and cutting (bench) */
@@ -67,6 +72,10 @@ extern const struct eg_revoker eg_revoker_unix; /* revoke_unix.c */
 extern const struct eg_revoker eg_revoker_tcp;	/* revoke_tcp.c */
 
 /* Runs every revoker for (sandbox, current_epoch, retired) and fills rep.
+ * The mode is the sandbox's effective one, read here: its record's own
+ * mode (the record the caller just wrote), else the global mode; in audit
+ * the revokers count what they would cut in would_cut and cut nothing. A
+ * mode that cannot be read enforces (fails closed: the streams are cut).
  * Returns 0 when every revoker ran and left no stale stream it saw, else
  * the first negative errno (rep->err says which kind, what and why: a step
  * refused, or N streams left, -EPERM); the record change that called it
@@ -86,5 +95,10 @@ void eg_revoke_unix_force_procfs(bool on);
 /* Sum over kinds. */
 unsigned eg_revoke_total_cut(const struct eg_revoke_report *rep);
 unsigned eg_revoke_total_unreachable(const struct eg_revoke_report *rep);
+unsigned eg_revoke_total_would_cut(const struct eg_revoke_report *rep);
+
+/* Whether the revocation of sandbox runs in audit: its record's own mode,
+ * else the global mode; enforce when neither can be read. */
+bool eg_revoke_audits(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES]);
 
 #endif

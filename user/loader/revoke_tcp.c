@@ -67,8 +67,10 @@ static int netns_cookie(__u64 *cookie)
 }
 
 /* Creates the bpf_sock_destroy iterator in the calling thread's namespace
- * and reads it to the end. */
-static int run_iter(int link_fd, unsigned *cut, unsigned *failed)
+ * and reads it to the end. A socket its sandbox's audit mode left running
+ * counts as would-cut when it is the target's (another sandbox's is that
+ * sandbox's business: its own revocation reports it). */
+static int run_iter(int link_fd, struct eg_tcp_counts *c)
 {
 	static __thread struct eg_tcp_cut buf[4096];
 	ssize_t n;
@@ -78,8 +80,13 @@ static int run_iter(int link_fd, unsigned *cut, unsigned *failed)
 	if (fd < 0)
 		return -errno;
 	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		for (size_t i = 0; i < (size_t)n / sizeof(buf[0]); i++)
-			(*(buf[i].rc == 0 ? cut : failed))++;
+		for (size_t i = 0; i < (size_t)n / sizeof(buf[0]); i++) {
+			if (buf[i].flags & EG_TCP_STALE_AUDIT)
+				c->would_cut +=
+				    !memcmp(buf[i].sandbox, c->sandbox, sizeof(c->sandbox));
+			else
+				(*(buf[i].rc == 0 ? &c->cut : &c->failed))++;
+		}
 	if (n < 0)
 		rc = -errno;
 	close(fd);
@@ -87,9 +94,9 @@ static int run_iter(int link_fd, unsigned *cut, unsigned *failed)
 }
 
 /* The method, in the calling thread's namespace. */
-static int run_method(int link_fd, bool diag, unsigned *cut, unsigned *failed)
+static int run_method(int link_fd, bool diag, struct eg_tcp_counts *c)
 {
-	return diag ? eg_tcp_diag_cut(link_fd, cut, failed) : run_iter(link_fd, cut, failed);
+	return diag ? eg_tcp_diag_cut(link_fd, c) : run_iter(link_fd, c);
 }
 
 struct ns_job {
@@ -97,7 +104,7 @@ struct ns_job {
 	bool diag;
 	__u64 cookie; /* the namespace wanted */
 	__u32 tgid;   /* where it was last seen */
-	unsigned cut, failed;
+	struct eg_tcp_counts counts;
 	bool found;
 	int rc;
 	int enter_rc;	    /* first failure to enter or identify a namespace */
@@ -130,7 +137,7 @@ static bool try_ns(struct ns_job *j, int ns_fd)
 	if (c != j->cookie)
 		return false;
 	j->found = true;
-	j->rc = run_method(j->link_fd, j->diag, &j->cut, &j->failed);
+	j->rc = run_method(j->link_fd, j->diag, &j->counts);
 	return true;
 }
 
@@ -220,6 +227,7 @@ static int revoke_tcp(struct eg_runtime *rt, const struct eg_revoke_target *t,
 		      struct eg_revoke_count *out, char *err, size_t err_size)
 {
 	static struct ns_job jobs[MAX_NETNS];
+	struct eg_tcp_counts own_counts = {0};
 	int nsfd = rt->maps.fd[EG_MAP_INET_NETNS];
 	char pin[EG_PIN_PATH_MAX];
 	__u64 own, key = 0, next;
@@ -228,7 +236,6 @@ static int revoke_tcp(struct eg_runtime *rt, const struct eg_revoke_target *t,
 	int prog_fd, link_fd = -1, rc;
 	const char *m;
 
-	(void)t;
 	prog_fd = open_method(rt->pin_dir, &diag, pin, sizeof(pin));
 	if (prog_fd < 0) {
 		rc = prog_fd;
@@ -254,7 +261,11 @@ static int revoke_tcp(struct eg_runtime *rt, const struct eg_revoke_target *t,
 		snprintf(err, err_size, "SO_NETNS_COOKIE: %s", strerror(-rc));
 		goto out;
 	}
-	rc = run_method(link_fd, diag, &out->cut, &out->unreachable);
+	memcpy(own_counts.sandbox, t->sandbox, sizeof(own_counts.sandbox));
+	rc = run_method(link_fd, diag, &own_counts);
+	out->cut += own_counts.cut;
+	out->unreachable += own_counts.failed;
+	out->would_cut += own_counts.would_cut;
 	if (rc) {
 		snprintf(err, err_size, "%s: %s", m, strerror(-rc));
 		goto out;
@@ -272,6 +283,7 @@ static int revoke_tcp(struct eg_runtime *rt, const struct eg_revoke_target *t,
 		jobs[njobs].diag = diag;
 		jobs[njobs].cookie = key;
 		jobs[njobs].tgid = v.tgid;
+		memcpy(jobs[njobs].counts.sandbox, t->sandbox, sizeof(t->sandbox));
 		njobs++;
 	}
 	/* More namespaces than one pass visits: the rest are not cut this
@@ -296,8 +308,9 @@ static int revoke_tcp(struct eg_runtime *rt, const struct eg_revoke_target *t,
 			goto out;
 		}
 		pthread_join(th, NULL);
-		out->cut += jobs[i].cut;
-		out->unreachable += jobs[i].failed;
+		out->cut += jobs[i].counts.cut;
+		out->unreachable += jobs[i].counts.failed;
+		out->would_cut += jobs[i].counts.would_cut;
 		if (!jobs[i].found && jobs[i].enter_rc) {
 			/* Not entered: its streams may be alive. Keep it. */
 			if (!rc) {

@@ -136,7 +136,22 @@ static int diag_destroy(const struct eg_tcp_stale *s, size_t n, unsigned *cut, u
 	return rc ? rc : refused;
 }
 
-int eg_tcp_diag_cut(int find_link_fd, unsigned *cut, unsigned *failed)
+/* Moves the sockets to destroy to the front (the audit-flagged ones are
+ * counted when they are the target's, and dropped): how many remain. */
+static size_t keep_enforced(struct eg_tcp_stale *s, size_t n, struct eg_tcp_counts *c)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (s[i].flags & EG_TCP_STALE_AUDIT)
+			c->would_cut += !memcmp(s[i].sandbox, c->sandbox, sizeof(c->sandbox));
+		else
+			s[k++] = s[i];
+	}
+	return k;
+}
+
+int eg_tcp_diag_cut(int find_link_fd, struct eg_tcp_counts *c)
 {
 	size_t cap = 256 * sizeof(struct eg_tcp_stale), used = 0;
 	char *all = malloc(cap), *grown;
@@ -166,9 +181,13 @@ int eg_tcp_diag_cut(int find_link_fd, unsigned *cut, unsigned *failed)
 	if (n < 0)
 		rc = -errno;
 	close(fd);
-	if (!rc && used >= sizeof(struct eg_tcp_stale))
-		rc = diag_destroy((const struct eg_tcp_stale *)all,
-				  used / sizeof(struct eg_tcp_stale), cut, failed);
+	if (!rc && used >= sizeof(struct eg_tcp_stale)) {
+		size_t k = keep_enforced((struct eg_tcp_stale *)all,
+					 used / sizeof(struct eg_tcp_stale), c);
+
+		if (k)
+			rc = diag_destroy((const struct eg_tcp_stale *)all, k, &c->cut, &c->failed);
+	}
 out:
 	free(all);
 	return rc;

@@ -65,7 +65,11 @@ static int run_iter(const struct eg_revoke_target *t, struct eg_revoke_count *ou
 	rc = eg_unix_iter_read(true, &h, err, err_size);
 	out->find_ns = monotonic_ns() - t0;
 	t0 = monotonic_ns();
-	if (!rc)
+	/* Audit: the streams the cut below would take, counted the way it
+	 * counts them (one per stream, whatever its holders), none cut. */
+	if (!rc && t->audit)
+		out->would_cut = eg_unix_count_streams(&h);
+	else if (!rc)
 		rc = eg_unix_cut_streams(&h, out, err, err_size);
 	out->cut_ns = monotonic_ns() - t0;
 	free(h.v);

@@ -44,6 +44,10 @@ int eg_unix_iter_read(bool all, struct eg_unix_hits *h, char *err, size_t err_si
 int eg_unix_cut_streams(struct eg_unix_hits *h, struct eg_revoke_count *out, char *err,
 			size_t err_size);
 
+/* revoke_unix_cut.c: how many streams the hits are (both tagged ends and
+ * every holder of one stream count once): what a cut would take. */
+unsigned eg_unix_count_streams(struct eg_unix_hits *h);
+
 /* revoke_unix_procfs.c: every socket fd under /proc/PID/fd. */
 int eg_unix_revoke_procfs(const struct eg_revoke_target *t, int tags_fd,
 			  struct eg_revoke_count *out, char *err, size_t err_size);

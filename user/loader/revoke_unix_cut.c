@@ -245,6 +245,16 @@ static int cut_batch(struct try *tr, size_t n, const struct eg_revoke_hit *hits,
 	return rc;
 }
 
+unsigned eg_unix_count_streams(struct eg_unix_hits *h)
+{
+	unsigned n = 0;
+
+	qsort(h->v, h->n, sizeof(*h->v), hit_cmp);
+	for (size_t i = 0; i < h->n; i++)
+		n += !i || stream_key(&h->v[i]) != stream_key(&h->v[i - 1]);
+	return n;
+}
+
 int eg_unix_cut_streams(struct eg_unix_hits *h, struct eg_revoke_count *out, char *err,
 			size_t err_size)
 {

@@ -16,6 +16,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include <linux/unix_diag.h>
 #include "loader/revoke_unix.h"
 
 /* Shut down both ways already (an earlier cut, or the peer closed): the
@@ -47,6 +51,64 @@ static int cut_once(void **cut, ino_t ino)
 	if (!at || *at != k)
 		free(k);
 	return !at ? -ENOMEM : *at == k;
+}
+
+/* The inode of the other end of the Unix socket ino (sock_diag
+ * UNIX_DIAG_PEER, looked up in the calling thread's network namespace), or
+ * 0 when it has none or the lookup fails. */
+static ino_t peer_ino(ino_t ino)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct unix_diag_req req;
+	} m = {.nh = {.nlmsg_len = sizeof(m),
+		      .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+		      .nlmsg_flags = NLM_F_REQUEST},
+	       .req = {.sdiag_family = AF_UNIX,
+		       .udiag_states = ~0u,
+		       .udiag_ino = (__u32)ino,
+		       .udiag_show = UDIAG_SHOW_PEER,
+		       .udiag_cookie = {~0u, ~0u}}};
+	struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+	char buf[512];
+	struct nlmsghdr *nh = (struct nlmsghdr *)buf;
+	ino_t peer = 0;
+	ssize_t len;
+	int fd;
+
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (fd < 0)
+		return 0;
+	if (sendto(fd, &m, sizeof(m), 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0 ||
+	    (len = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) <= 0) {
+		close(fd);
+		return 0;
+	}
+	close(fd);
+	if (!NLMSG_OK(nh, (size_t)len) || nh->nlmsg_type != SOCK_DIAG_BY_FAMILY)
+		return 0;
+	{
+		struct unix_diag_msg *d = NLMSG_DATA(nh);
+		struct rtattr *a = (struct rtattr *)(d + 1);
+		int alen = (int)(nh->nlmsg_len - NLMSG_LENGTH(sizeof(*d)));
+
+		for (; RTA_OK(a, alen); a = RTA_NEXT(a, alen))
+			if (a->rta_type == UNIX_DIAG_PEER && RTA_PAYLOAD(a) >= sizeof(__u32))
+				peer = *(__u32 *)RTA_DATA(a);
+	}
+	return peer;
+}
+
+/* Audit: counts the stream of the stale socket ino once, whichever of its
+ * ends (both are tagged on the LSM tier) is met first: the peer is added
+ * to the set as if it had been counted. */
+static void count_stream(void **seen, ino_t ino, struct eg_revoke_count *out)
+{
+	ino_t peer = peer_ino(ino);
+
+	if (peer && cut_once(seen, peer) == 0)
+		return; /* the other end was counted */
+	out->would_cut++;
 }
 
 static void scan_process(pid_t pid, int tags_fd, const struct eg_revoke_target *t, void **cut,
@@ -87,7 +149,10 @@ static void scan_process(pid_t pid, int tags_fd, const struct eg_revoke_target *
 		}
 		if (!bpf_map_lookup_elem(tags_fd, &dup, &tag) && eg_unix_stale(t, &tag) &&
 		    !stopped(dup) && !fstat(dup, &st) && cut_once(cut, st.st_ino) == 1) {
-			if (!shutdown(dup, SHUT_RDWR) || errno == ENOTCONN)
+			/* Audit: one per stream, as the iterator counts. */
+			if (t->audit)
+				count_stream(cut, st.st_ino, out);
+			else if (!shutdown(dup, SHUT_RDWR) || errno == ENOTCONN)
 				out->cut++;
 			else
 				out->unreachable++;

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "loader/tier.h"
+#include "execgate/abi.h"
 
 /* <pin-dir>/links/<this>: the pinned iter/tcp revoker programs. The first
  * destroys with bpf_sock_destroy (6.5+); the second finds the stale
@@ -28,11 +29,20 @@ int eg_tcp_iter_probe(char *why, size_t why_size);
  * with why. */
 int eg_tcp_diag_probe(char *why, size_t why_size);
 
+/* What one pass of a TCP revoker did in one namespace. sandbox: the
+ * revocation's target; a stale socket of it that its mode (audit) left
+ * running counts in would_cut, another sandbox's in nothing. */
+struct eg_tcp_counts {
+	__u8 sandbox[EG_ID_BYTES];
+	unsigned cut, failed, would_cut;
+};
+
 /* In the calling thread's network namespace: runs the finder iterator
  * (a link of the EG_TCP_ITER_FIND_PIN program) and destroys every socket
- * it yields through sock_diag. Counts cut and refused; returns 0 or the
- * first -errno (counts may then be short). */
-int eg_tcp_diag_cut(int find_link_fd, unsigned *cut, unsigned *failed);
+ * it yields through sock_diag, except those flagged audit (counted, left).
+ * Counts cut and refused; returns 0 or the first -errno (counts may then
+ * be short). */
+int eg_tcp_diag_cut(int find_link_fd, struct eg_tcp_counts *c);
 
 /* Tests: revoke through sock_diag even where bpf_sock_destroy is pinned. */
 void eg_revoke_tcp_force_diag(bool on);

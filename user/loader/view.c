@@ -83,6 +83,7 @@ void eg_stream_cuts_of(const struct eg_revoke_report *r, struct eg_stream_cuts *
 						   : r->kind[EG_REVOKE_TCP].error;
 	out->unix_error = r->kind[EG_REVOKE_UNIX].error;
 	out->tcp_error = r->kind[EG_REVOKE_TCP].error;
+	out->would_cut = r->kind[EG_REVOKE_UNIX].would_cut + r->kind[EG_REVOKE_TCP].would_cut;
 	if (!out->error && r->err[0])
 		out->error = -EIO; /* the streams were cut, the intent not cleared */
 	snprintf(out->error_text, sizeof(out->error_text), "%s", r->err);
