@@ -20,7 +20,12 @@ int eg_mode_set(const char *pin_dir, const char *state_dir, const unsigned char 
 			 sandbox ? "enforce, audit or inherit" : "enforce or audit");
 		return -EINVAL;
 	}
-	rc = eg_runtime_open(&rt, pin_dir, state_dir, true, err, err_size);
+	/* The state dir's writer lock only for a sandbox's mode, a record's
+	 * read-modify-write that must not race an install. The global switch
+	 * is one map write: taking the lock there made `execgate load` wait,
+	 * without end, for any process holding it (the switch count of two
+	 * racing switches may lose one; the mode is the last one written). */
+	rc = eg_runtime_open(&rt, pin_dir, state_dir, sandbox != NULL, err, err_size);
 	if (rc)
 		return rc;
 	if (sandbox)
