@@ -13,20 +13,6 @@
 
 TestSuite(daemon_mode, .init = dd_setup, .fini = dd_teardown, .timeout = 90);
 
-static bool log_has(const char *needle)
-{
-	static char buf[262144];
-	FILE *f = fopen(dd.log, "r");
-	size_t n = 0;
-
-	if (f) {
-		n = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-	}
-	buf[n] = '\0';
-	return strstr(buf, needle) != NULL;
-}
-
 static bool metrics_has(const char *line)
 {
 	struct dd_resp r = dd_req("GET", "/metrics", NULL);
@@ -82,7 +68,7 @@ Test(daemon_mode, put_mode_switches_logs_counts_and_the_kernel_follows)
 	cr_assert_str_eq(dd_str(&r, "before"), "enforce");
 	cr_assert_str_eq(dd_str(&r, "global"), "audit");
 	dd_resp_free(&r);
-	cr_assert(log_has("mode: global enforce -> audit, by uid 0 pid "), "logged with who");
+	cr_assert(dd_log_has("mode: global enforce -> audit, by uid 0 pid "), "logged with who");
 	cr_assert_eq(kh_child_connect(&client, bsock, NULL, NULL), 0, "audit, no grant");
 	cr_assert(metrics_has("execgate_mode{mode=\"audit\"} 1\n"));
 	cr_assert(metrics_has("execgate_sandboxes_by_mode{mode=\"audit\"} 1\n"));
@@ -99,7 +85,7 @@ Test(daemon_mode, put_mode_switches_logs_counts_and_the_kernel_follows)
 	dd_resp_free(&r);
 	cr_assert_eq(kh_child_connect(&client, bsock, NULL, NULL), -EPERM, "sandbox enforced");
 	cr_assert(metrics_has("execgate_api_mode_switches_total{scope=\"sandbox\"} 1\n"));
-	cr_assert(log_has("mode: sandbox " DD_SANDBOX " inherit -> enforce, by uid 0 pid "));
+	cr_assert(dd_log_has("mode: sandbox " DD_SANDBOX " inherit -> enforce, by uid 0 pid "));
 
 	/* the install member: written with the record; a bad word is a 400
 	 * that names it, and nothing is written */

@@ -154,20 +154,6 @@ static void granted_stream(struct te_env *e)
 	cr_assert_eq(te_recv(e, 0), 1, "the admitted stream echoes");
 }
 
-static bool log_has(const char *needle)
-{
-	static char buf[262144];
-	FILE *f = fopen(dd.log, "r");
-	size_t n = 0;
-
-	if (f) {
-		n = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-	}
-	buf[n] = '\0';
-	return strstr(buf, needle) != NULL;
-}
-
 /* Reads the event stream on fd until a line holding needle arrives (or ms
  * pass); the line, parsed. */
 static json_t *event_line(int fd, const char *needle, int ms)
@@ -346,7 +332,7 @@ Test(daemon_tcp, install_warns_about_endpoints_no_tier_enforces)
 	cr_expect(strstr(r.body, "\"code\":\"vsock-not-enforced\""), "%s", r.body);
 	cr_expect(strstr(r.body, "\"code\":\"ports-without-service-addrs\""), "%s", r.body);
 	dd_resp_free(&r);
-	cr_expect(log_has("vsock-not-enforced"), "the warning is logged");
+	cr_expect(dd_log_has("vsock-not-enforced"), "the warning is logged");
 
 	/* CID 2 is the host: refused, as the CLI refuses it. */
 	snprintf(body, sizeof(body),
@@ -406,7 +392,7 @@ Test(daemon_restrict, setns_refused_is_not_held_and_install_fails, .init = setup
 	dd_resp_free(&r);
 	rc = kh_cli(out, sizeof(out), "status", NULL);
 	cr_expect(strstr(out, "NOT HELD tcp-stream-revocation"), "CLI status: %s", out);
-	cr_expect(log_has("serving process: setns-net refused"), "start-up logs the refusal");
+	cr_expect(dd_log_has("serving process: setns-net refused"), "start-up logs the refusal");
 
 	granted_stream(&e);
 	r = install(8);
@@ -424,7 +410,7 @@ Test(daemon_restrict, setns_refused_is_not_held_and_install_fails, .init = setup
 	cr_expect_eq(dd_metric("execgate_stream_revocation_errors_total{kind=\"tcp\"}"
 			       " "),
 		     1);
-	cr_expect(log_has("install: sandbox " DD_SANDBOX ": stream revocation failed"),
+	cr_expect(dd_log_has("install: sandbox " DD_SANDBOX ": stream revocation failed"),
 		  "the failure is logged");
 
 	/* The CLI under the same filter: exit 8, the reason on stderr. */
