@@ -634,6 +634,59 @@ Test(daemon_fleet, restart_refuses_an_older_replay)
 }
 
 /* guarantees: none */
+/* A daemon killed after it stored a selection that replaces its record,
+ * but before it retired that record: the restart loads the selection as
+ * already judged, and must still retire the record, and ack that. */
+Test(daemon_fleet, restart_retires_what_a_killed_daemon_left_active)
+{
+	struct kh_child bridge, granted;
+	const char *sock = kh_path("bridge.sock");
+	char text9[512], key[256], err[EG_ERR_MAX], path[400], line[700], t8[1024];
+	int64_t rev = 0;
+	struct dd_resp r;
+	char *body;
+	json_t *ack;
+
+	start_with_keyset();
+	selected_and_installed(&bridge, sock);
+	json_decref(wait_ack(DD_SANDBOX, "active", 8, 10000));
+	cr_assert_eq(dd_stop(SIGKILL), 128 + SIGKILL);
+
+	/* what the killed daemon had done: the move to worker B is in the
+	 * store and in its own stored selections, the record is still
+	 * generation 8, active */
+	selection(kh.kid, DD_SANDBOX, DD_WORKER_B, 9, 0, text9, sizeof(text9));
+	sel_key(DD_WORKER, DD_SANDBOX, key, sizeof(key));
+	cr_assert_eq(eg_etcd_put(cli, key, text9, strlen(text9), &rev, err, sizeof(err)), 0, "%s",
+		     err);
+	snprintf(path, sizeof(path), "%s/fleet/selections/%s", kh.state_dir, DD_SANDBOX);
+	snprintf(line, sizeof(line), "%lld %s\n", (long long)rev, text9);
+	{
+		FILE *fp = fopen(path, "w");
+
+		cr_assert_not_null(fp, "%s: %s", path, strerror(errno));
+		cr_assert_geq(fputs(line, fp), 0);
+		cr_assert_eq(fclose(fp), 0);
+	}
+
+	dd_start();
+	ack = wait_ack(DD_SANDBOX, "retired", 9, 10000);
+	cr_assert_not_null(ack, "the restart left generation 8 active under a selection of B");
+	json_decref(ack);
+	cr_assert_str_eq(record_state(DD_SANDBOX, NULL), "retired");
+	kh_cap(t8, sizeof(t8), DD_SANDBOX, DD_WORKER, 8, 1, 120, 0);
+	kh_child_start(&granted, true);
+	body = dd_admit_body(t8, "file.read", granted.pid);
+	r = dd_req("POST", "/v1/admit", body);
+	free(body);
+	cr_assert_str_neq(dd_str(&r, "verdict") ?: "", "allow", "%s", r.body);
+	dd_resp_free(&r);
+	cr_assert_eq(kh_child_connect(&granted, sock, NULL, NULL), -EPERM);
+	kh_child_stop(&granted);
+	kh_child_stop(&bridge);
+}
+
+/* guarantees: none */
 Test(daemon_fleet, compaction_then_reconcile)
 {
 	char err[EG_ERR_MAX], k[128];

@@ -335,6 +335,22 @@ static void retire(struct eg_fleet_worker *d, const uint8_t sandbox[EG_ID_BYTES]
 		  streams.unix_unreachable + streams.tcp_unreachable, streams.would_cut);
 }
 
+/* Retires the local record when the selection in force does not name it;
+ * true when it did. Idempotent: a retired or matching record is left. */
+static bool enforce(struct eg_fleet_worker *d, const struct eg_fw_sel *s)
+{
+	struct eg_fleet_local local;
+
+	local_of(d, s->sandbox, &local);
+	if (eg_fleet_decide(d->self, &s->sel, &local) != EG_FLEET_RETIRE)
+		return false;
+	retire(d, s->sandbox,
+	       memcmp(s->sel.worker, d->self, EG_ID_BYTES)
+		   ? "the selection names another worker"
+		   : "the selection names another execution");
+	return true;
+}
+
 void eg_fleet_worker_apply_selection(struct eg_fleet_worker *d, const char *key, const char *value,
 				     size_t len, int64_t rev)
 {
@@ -344,7 +360,6 @@ void eg_fleet_worker_apply_selection(struct eg_fleet_worker *d, const char *key,
 	uint8_t id[EG_ID_BYTES], raw[EG_SEL_LEN];
 	struct eg_fw_sel *s;
 	struct eg_selection sel;
-	struct eg_fleet_local local;
 	struct eg_keyset *ks;
 	enum eg_sel_err serr;
 	enum eg_fleet_order order;
@@ -370,8 +385,17 @@ void eg_fleet_worker_apply_selection(struct eg_fleet_worker *d, const char *key,
 	}
 	/* Each write of a key is judged once: a reconcile reading the same
 	 * write again neither applies nor counts it twice. */
-	if (rev <= s->seen_rev)
+	if (rev <= s->seen_rev) {
+		/* Judged before, but enforced again: a daemon killed between
+		 * storing a selection and retiring the record it replaces
+		 * loads that selection as judged, and this is where its
+		 * record is retired (and acked) after the restart. */
+		if (s->has_sel && enforce(d, s)) {
+			s->ack_dirty = true;
+			pthread_cond_signal(&f->wake);
+		}
 		goto out;
+	}
 	prev_seen = s->seen_rev;
 	s->seen_rev = rev;
 	serr = eg_sel_text_to_bin(value, len, raw);
@@ -432,12 +456,7 @@ void eg_fleet_worker_apply_selection(struct eg_fleet_worker *d, const char *key,
 			  u, text, (unsigned long long)sel.generation, sel.activation,
 			  (long long)rev);
 	}
-	local_of(d, id, &local);
-	if (eg_fleet_decide(d->self, &s->sel, &local) == EG_FLEET_RETIRE)
-		retire(d, id,
-		       memcmp(s->sel.worker, d->self, EG_ID_BYTES)
-			   ? "the selection names another worker"
-			   : "the selection names another execution");
+	enforce(d, s);
 	s->ack_dirty = true;
 	pthread_cond_signal(&f->wake);
 out:
