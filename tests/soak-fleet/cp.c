@@ -326,6 +326,18 @@ static bool fenced(struct fs_sandbox *s, uint64_t gen)
 	return true;
 }
 
+/* Whether the fence for gen waits on a worker that is cut off etcd: its
+ * ack cannot reach the store, even when it has retired already. */
+static bool held_by_cut(struct fs_sandbox *s, uint64_t gen)
+{
+	for (int w = 0; w < FS_WORKERS; w++)
+		if (s->unfenced[w] && w != s->ex[s->n_ex - 1].worker && fs.w[w].cut &&
+		    (!have_ack[w][s->idx] ||
+		     !eg_ack_fenced(&acks[w][s->idx], fs.w[w].id, s->id, gen)))
+			return true;
+	return false;
+}
+
 static bool kernel_enforced(int worker, struct fs_sandbox *s, uint64_t gen)
 {
 	struct eg_exec_record r;
@@ -429,7 +441,7 @@ int fs_move(struct fs_sandbox *s, int to)
 	int from = s->worker, st = 0, rc = 0;
 	struct fs_exec *x, *old;
 	char text[512], key[256], token[1024];
-	bool kern = false;
+	bool kern = false, held;
 
 	prune(s);
 	old = &s->ex[s->n_ex - 1];
@@ -500,7 +512,16 @@ again:
 		}
 		pthread_mutex_lock(&ack_lock);
 		f = fenced(s, gen);
+		held = !f && held_by_cut(s, gen);
 		pthread_mutex_unlock(&ack_lock);
+		if (held && s->held_to != UINT64_MAX) {
+			/* the errors of operations on s from here to the
+			 * fence are the cut's (main.c, one_op) */
+			pthread_mutex_lock(&s->lock);
+			s->held_from = fs_now_ns();
+			s->held_to = UINT64_MAX;
+			pthread_mutex_unlock(&s->lock);
+		}
 		if (f) {
 			for (int w = 0; w < FS_WORKERS; w++)
 				s->unfenced[w] = false;
@@ -521,6 +542,8 @@ again:
 	if (fs_cap(s, to, gen, token, sizeof(token)))
 		fs_fail("execgate-issue cap: %s", token);
 	pthread_mutex_lock(&s->lock);
+	if (s->held_to == UINT64_MAX)
+		s->held_to = fs_now_ns();
 	snprintf(s->old_token, sizeof(s->old_token), "%s", s->token);
 	s->old_worker = from;
 	s->old_gen = s->gen;

@@ -76,11 +76,14 @@ struct fs_sandbox {
 	bool unfenced[FS_WORKERS];
 	struct fs_exec ex[64];
 	size_t n_ex;
+	/* CLOCK_MONOTONIC ns: a fence waited on a worker cut off etcd from
+	 * held_from to held_to (UINT64_MAX while it still waits); 0: never */
+	uint64_t held_from, held_to;
 };
 
 struct fs_phase {
 	char name[48];
-	uint64_t ops, ok, errors, retries, safety, probes, probe_refused, window;
+	uint64_t ops, ok, errors, held, retries, safety, probes, probe_refused, window;
 	uint64_t drops, cuts_expected, moves, fence_timeouts, refused_docs;
 	uint64_t aborted, uncut, open_failed;
 	double seconds;
@@ -88,6 +91,7 @@ struct fs_phase {
 	double *ack_ms, *kern_ms;
 	size_t n_ack, n_kern;
 	char note[512];
+	char first_error[3][200]; /* the phase's first errors, for the report */
 };
 
 struct fs {

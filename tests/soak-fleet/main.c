@@ -90,6 +90,7 @@ static void one_op(void)
 	unsigned long long n = __atomic_add_fetch(&op_seq, 1, __ATOMIC_RELAXED);
 	char line[64], last[160] = "";
 	unsigned tries = 0;
+	bool held;
 
 	snprintf(line, sizeof(line), "op %llu", n);
 	bump(&p->ops, 1);
@@ -204,9 +205,26 @@ static void one_op(void)
 		bump(&p->ops, (uint64_t)-1); /* cut short by the end of the run: not counted */
 		return;
 	}
-	bump(&p->errors, 1);
-	fprintf(stderr, "soak-fleet: error: s%d op %llu after %u tries: %s\n", s->idx, n, tries,
-		last);
+	/* Held by the cut: a fence waited, during this operation, on a
+	 * worker cut off etcd. The old execution is refused (that worker
+	 * learned the move before the cut, or anyway the new worker does
+	 * not answer the old capability), and the control plane issues no
+	 * capability for the new one until the fence: the operation has
+	 * none that any execution answers. Counted apart, and named. */
+	pthread_mutex_lock(&s->lock);
+	held = s->held_from && s->held_from <= fs_now_ns() && s->held_to >= issue;
+	pthread_mutex_unlock(&s->lock);
+	bump(held ? &p->held : &p->errors, 1);
+	pthread_mutex_lock(&fs.lock);
+	for (int i = 0; i < 3 && !held; i++)
+		if (!p->first_error[i][0]) {
+			snprintf(p->first_error[i], sizeof(p->first_error[i]),
+				 "s%d op %llu after %u tries: %.150s", s->idx, n, tries, last);
+			break;
+		}
+	pthread_mutex_unlock(&fs.lock);
+	fprintf(stderr, "soak-fleet: %s: s%d op %llu after %u tries: %s\n",
+		held ? "held by the cut" : "error", s->idx, n, tries, last);
 }
 
 static void *fe_thread(void *arg)
@@ -410,9 +428,10 @@ static bool report(void)
 	bool bad = false;
 	char a[64], k[64];
 
-	printf("\n%-18s %6s %8s %6s %7s %6s %6s %5s %5s %5s %5s %7s %6s %23s %23s\n", "phase",
-	       "secs", "ops", "errors", "retries", "safety", "probes", "drops", "cuts", "moves",
-	       "abort", "fence-t", "window", "put->ack p50/p99/max ms", "put->kernel p50/p99/max");
+	printf("\n%-18s %6s %8s %6s %4s %7s %6s %6s %5s %5s %5s %5s %7s %6s %23s %23s\n", "phase",
+	       "secs", "ops", "errors", "held", "retries", "safety", "probes", "drops", "cuts",
+	       "moves", "abort", "fence-t", "window", "put->ack p50/p99/max ms",
+	       "put->kernel p50/p99/max");
 	for (int i = 0; i <= fs.n_ph; i++) {
 		struct fs_phase *p = i < fs.n_ph ? &fs.ph[i] : &all;
 
@@ -420,6 +439,7 @@ static bool report(void)
 			all.seconds += p->seconds;
 			all.ops += p->ops;
 			all.errors += p->errors;
+			all.held += p->held;
 			all.retries += p->retries;
 			all.safety += p->safety;
 			all.probes += p->probes;
@@ -443,30 +463,39 @@ static bool report(void)
 			pct(kern, all.n_kern, k, sizeof(k));
 		}
 		printf(
-		    "%-18s %6.1f %8llu %6llu %7llu %6llu %6llu %5llu %5llu %5llu %5llu %7llu %6llu "
-		    "%23s %23s\n",
+		    "%-18s %6.1f %8llu %6llu %4llu %7llu %6llu %6llu %5llu %5llu %5llu %5llu %7llu "
+		    "%6llu %23s %23s\n",
 		    p->name, p->seconds, (unsigned long long)p->ops, (unsigned long long)p->errors,
-		    (unsigned long long)p->retries, (unsigned long long)p->safety,
-		    (unsigned long long)p->probes, (unsigned long long)p->drops,
-		    (unsigned long long)p->cuts_expected, (unsigned long long)p->moves,
-		    (unsigned long long)p->aborted, (unsigned long long)p->fence_timeouts,
-		    (unsigned long long)p->window, a, k);
+		    (unsigned long long)p->held, (unsigned long long)p->retries,
+		    (unsigned long long)p->safety, (unsigned long long)p->probes,
+		    (unsigned long long)p->drops, (unsigned long long)p->cuts_expected,
+		    (unsigned long long)p->moves, (unsigned long long)p->aborted,
+		    (unsigned long long)p->fence_timeouts, (unsigned long long)p->window, a, k);
 	}
-	printf("(errors: operations unanswered after the retries (3 s); safety: answers by an "
-	       "execution other than the selected one the capability named, plus probes of the "
-	       "old capability answered after the fence; drops: streams cut while selected; "
-	       "cuts: streams cut after their execution was replaced; abort: moves whose target "
-	       "had not learned its selection in 2 s, sent elsewhere; fence-t: fences that "
-	       "waited out 135 s; window: answers by the execution the capability named, issued "
-	       "after the put that replaced it and before the fence; propagation samples: put->ack "
-	       "%zu, put->kernel %zu)\n",
-	       all.n_ack, all.n_kern);
+	printf(
+	    "(errors: operations unanswered after the retries (3 s); held: the same, while "
+	    "the sandbox's fence waited on a worker cut off etcd (its ack cannot reach the "
+	    "store, and the new execution's capability waits for the fence); safety: answers by an "
+	    "execution other than the selected one the capability named, plus probes of the "
+	    "old capability answered after the fence; drops: streams cut while selected; "
+	    "cuts: streams cut after their execution was replaced; abort: moves whose target "
+	    "had not learned its selection in 2 s, sent elsewhere; fence-t: fences that "
+	    "waited out 135 s; window: answers by the execution the capability named, issued "
+	    "after the put that replaced it and before the fence; propagation samples: put->ack "
+	    "%zu, put->kernel %zu)\n",
+	    all.n_ack, all.n_kern);
 	for (int i = 0; i < fs.n_ph; i++)
 		if (fs.ph[i].note[0])
 			printf("%s: %s\n", fs.ph[i].name, fs.ph[i].note);
-	printf("error rate: %.6f%% (%llu of %llu); target <= 0.0002%%\n",
+	for (int i = 0; i < fs.n_ph; i++)
+		for (int j = 0; j < 3 && fs.ph[i].first_error[j][0]; j++)
+			printf("%s: error: %s\n", fs.ph[i].name, fs.ph[i].first_error[j]);
+	printf("error rate: %.6f%% (%llu of %llu); target <= 0.0002%%; with the %llu held by the "
+	       "cut: %.6f%%\n",
 	       all.ops ? 100.0 * (double)all.errors / (double)all.ops : 0.0,
-	       (unsigned long long)all.errors, (unsigned long long)all.ops);
+	       (unsigned long long)all.errors, (unsigned long long)all.ops,
+	       (unsigned long long)all.held,
+	       all.ops ? 100.0 * (double)(all.errors + all.held) / (double)all.ops : 0.0);
 	if (all.open_failed)
 		printf("streams that could not be opened (10 s of tries): %llu\n",
 		       (unsigned long long)all.open_failed);
