@@ -493,7 +493,9 @@ void fs_cleanup(void)
 			fclose(f);
 			usleep(50000);
 		}
-		if (w->loaded) {
+		/* also a daemon that pinned but had not answered yet (a
+		 * signal during set-up): its pin dir exists */
+		if (w->loaded || (w->pin[0] && !access(w->pin, F_OK))) {
 			const char *argv[] = {bin,	     "unload", "--pin-dir", w->pin,
 					      "--state-dir", w->state, NULL};
 
