@@ -650,6 +650,15 @@ Test(daemon_fleet, restart_retires_what_a_killed_daemon_left_active)
 	start_with_keyset();
 	selected_and_installed(&bridge, sock);
 	json_decref(wait_ack(DD_SANDBOX, "active", 8, 10000));
+	/* a process granted generation 8: it connects before the kill */
+	kh_cap(t8, sizeof(t8), DD_SANDBOX, DD_WORKER, 8, 1, 120, 0);
+	kh_child_start(&granted, true);
+	body = dd_admit_body(t8, "file.read", granted.pid);
+	r = dd_req("POST", "/v1/admit", body);
+	free(body);
+	cr_assert_str_eq(dd_str(&r, "verdict"), "allow", "%s", r.body);
+	dd_resp_free(&r);
+	cr_assert_eq(kh_child_connect(&granted, sock, NULL, NULL), 0);
 	cr_assert_eq(dd_stop(SIGKILL), 128 + SIGKILL);
 
 	/* what the killed daemon had done: the move to worker B is in the
@@ -674,14 +683,14 @@ Test(daemon_fleet, restart_retires_what_a_killed_daemon_left_active)
 	cr_assert_not_null(ack, "the restart left generation 8 active under a selection of B");
 	json_decref(ack);
 	cr_assert_str_eq(record_state(DD_SANDBOX, NULL), "retired");
-	kh_cap(t8, sizeof(t8), DD_SANDBOX, DD_WORKER, 8, 1, 120, 0);
-	kh_child_start(&granted, true);
+	/* its grant died with the record's epoch; a new admit is refused */
+	cr_assert_eq(kh_child_connect(&granted, sock, NULL, NULL), -EPERM,
+		     "a process granted generation 8 still connects after the restart");
 	body = dd_admit_body(t8, "file.read", granted.pid);
 	r = dd_req("POST", "/v1/admit", body);
 	free(body);
 	cr_assert_str_neq(dd_str(&r, "verdict") ?: "", "allow", "%s", r.body);
 	dd_resp_free(&r);
-	cr_assert_eq(kh_child_connect(&granted, sock, NULL, NULL), -EPERM);
 	kh_child_stop(&granted);
 	kh_child_stop(&bridge);
 }
