@@ -92,8 +92,32 @@ flatten() {
 	python3 - "$1" "$2" <<'PY'
 import json, os, sys
 host_only = set(os.environ.get("EXECGATE_VM_HOST_ONLY", "").split())
+
+def repaired(text):
+    # Criterion writes assertion messages into its JSON unescaped: a
+    # message quoting a string ("audit_events") breaks the document.
+    # Each message is one line inside a "messages" array: re-quote it.
+    out, inside = [], False
+    for line in text.split("\n"):
+        s = line.strip()
+        if inside and s.startswith("]"):
+            inside = False
+        elif inside and s.startswith('"'):
+            comma = s.endswith(",")
+            body = s[1:-2] if comma else s[1:-1]
+            line = line[: len(line) - len(line.lstrip())] + json.dumps(body) + ("," if comma else "")
+        if s.startswith('"messages": [') and not s.endswith("]"):
+            inside = True
+        out.append(line)
+    return "\n".join(out)
+
+
 with open(sys.argv[1], encoding="utf-8", errors="replace") as f:
-    doc = json.loads(f.read(), strict=False)
+    text = f.read()
+try:
+    doc = json.loads(text, strict=False)
+except ValueError:
+    doc = json.loads(repaired(text), strict=False)
 for suite in doc.get("test_suites", []):
     for t in suite.get("tests", []):
         msgs = t.get("messages") or []
