@@ -92,6 +92,9 @@ struct fs_phase {
 	size_t n_ack, n_kern;
 	char note[512];
 	char first_error[3][200]; /* the phase's first errors, for the report */
+	/* CPU seconds used in the phase (processes alive at both ends) and
+	 * the etcd members' largest db file at its end, MiB */
+	double cpu_etcd, cpu_daemons, cpu_soak, etcd_db_mib;
 };
 
 struct fs {

@@ -21,6 +21,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <jansson.h>
 #include "client/route_cache.h"
@@ -349,12 +351,86 @@ static void sleep_s(double s)
 		usleep(50000);
 }
 
+/* utime + stime of pid, seconds; 0 when it is gone */
+static double cpu_of(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ut, st;
+	FILE *f;
+	size_t n;
+
+	if (pid <= 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* fields after the comm's closing parenthesis: 14 and 15 are
+	 * utime and stime */
+	p = strrchr(buf, ')');
+	if (!p ||
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return 0;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* What the run costs where, per phase: the slowdown of a long run shows
+ * which part grows (docs/bench/2026-12-04-soak-fleet-704k.md). */
+struct cost {
+	double etcd[EG_TEST_ETCD_MAX], daemons[FS_WORKERS], soak;
+	pid_t etcd_pid[EG_TEST_ETCD_MAX], daemon_pid[FS_WORKERS];
+};
+
+static void cost_take(struct cost *u)
+{
+	struct rusage ru;
+
+	for (size_t i = 0; i < fs.etcd.n; i++) {
+		u->etcd_pid[i] = fs.etcd.m[i].pid;
+		u->etcd[i] = cpu_of(u->etcd_pid[i]);
+	}
+	for (int i = 0; i < FS_WORKERS; i++) {
+		u->daemon_pid[i] = fs.w[i].daemon;
+		u->daemons[i] = cpu_of(u->daemon_pid[i]);
+	}
+	getrusage(RUSAGE_SELF, &ru);
+	u->soak = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+		  (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+static void cost_charge(struct fs_phase *p, const struct cost *a, const struct cost *b)
+{
+	for (size_t i = 0; i < fs.etcd.n; i++) {
+		char db[400];
+		struct stat st;
+
+		if (a->etcd_pid[i] && a->etcd_pid[i] == b->etcd_pid[i])
+			p->cpu_etcd += b->etcd[i] - a->etcd[i];
+		snprintf(db, sizeof(db), "%s/%s.data/member/snap/db", fs.etcd.dir,
+			 fs.etcd.m[i].name);
+		if (!stat(db, &st) && (double)st.st_size / 1048576.0 > p->etcd_db_mib)
+			p->etcd_db_mib = (double)st.st_size / 1048576.0;
+	}
+	for (int i = 0; i < FS_WORKERS; i++)
+		if (a->daemon_pid[i] && a->daemon_pid[i] == b->daemon_pid[i])
+			p->cpu_daemons += b->daemons[i] - a->daemons[i];
+	p->cpu_soak = b->soak - a->soak;
+}
+
 static void begin(const char *name)
 {
 	uint64_t now = fs_now_ns();
 	static uint64_t started;
+	static struct cost before;
+	struct cost u;
 
+	cost_take(&u);
 	pthread_mutex_lock(&fs.lock);
+	if (fs.n_ph)
+		cost_charge(&fs.ph[fs.cur_ph], &before, &u);
+	before = u;
 	if (fs.n_ph)
 		fs.ph[fs.cur_ph].seconds = (double)(now - started) / 1e9;
 	started = now;
@@ -487,6 +563,13 @@ static bool report(void)
 	for (int i = 0; i < fs.n_ph; i++)
 		if (fs.ph[i].note[0])
 			printf("%s: %s\n", fs.ph[i].name, fs.ph[i].note);
+	for (int i = 0; i < fs.n_ph; i++)
+		if (fs.ph[i].seconds > 0)
+			printf("%s: CPU seconds a second: etcd members %.2f, execgated %.2f, "
+			       "soak %.2f; etcd db %.1f MiB\n",
+			       fs.ph[i].name, fs.ph[i].cpu_etcd / fs.ph[i].seconds,
+			       fs.ph[i].cpu_daemons / fs.ph[i].seconds,
+			       fs.ph[i].cpu_soak / fs.ph[i].seconds, fs.ph[i].etcd_db_mib);
 	for (int i = 0; i < fs.n_ph; i++)
 		for (int j = 0; j < 3 && fs.ph[i].first_error[j][0]; j++)
 			printf("%s: error: %s\n", fs.ph[i].name, fs.ph[i].first_error[j]);
