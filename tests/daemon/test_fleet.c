@@ -279,6 +279,23 @@ static void selected_and_installed(struct kh_child *bridge, const char *sock)
 	dd_resp_free(&r);
 }
 
+/* A process admitted with a capability for generation 8 (left in t8),
+ * connected to sock. */
+static void granted_connects(struct kh_child *granted, const char *sock, char *t8, size_t size)
+{
+	struct dd_resp r;
+	char *body;
+
+	kh_cap(t8, size, DD_SANDBOX, DD_WORKER, 8, 1, 120, 0);
+	kh_child_start(granted, true);
+	body = dd_admit_body(t8, "file.read", granted->pid);
+	r = dd_req("POST", "/v1/admit", body);
+	free(body);
+	cr_assert_str_eq(dd_str(&r, "verdict"), "allow", "%s", r.body);
+	dd_resp_free(&r);
+	cr_assert_eq(kh_child_connect(granted, sock, NULL, NULL), 0);
+}
+
 Test(daemon_fleet, put_must_match_the_selection)
 {
 	struct kh_child bridge;
@@ -338,7 +355,6 @@ Test(daemon_fleet, selection_for_another_worker_retires_and_cuts)
 	const char *sock = kh_path("bridge.sock");
 	char t8[1024];
 	struct dd_resp r;
-	char *body;
 	json_t *ack;
 
 	start_with_keyset();
@@ -351,14 +367,7 @@ Test(daemon_fleet, selection_for_another_worker_retires_and_cuts)
 	r = dd_install(DD_SANDBOX, 8, 1, bridge.pid, sock);
 	cr_assert_eq(r.status, 200, "%s", r.body);
 	dd_resp_free(&r);
-	kh_cap(t8, sizeof(t8), DD_SANDBOX, DD_WORKER, 8, 1, 120, 0);
-	kh_child_start(&granted, true);
-	body = dd_admit_body(t8, "file.read", granted.pid);
-	r = dd_req("POST", "/v1/admit", body);
-	free(body);
-	cr_assert_str_eq(dd_str(&r, "verdict"), "allow", "%s", r.body);
-	dd_resp_free(&r);
-	cr_assert_eq(kh_child_connect(&granted, sock, NULL, NULL), 0);
+	granted_connects(&granted, sock, t8, sizeof(t8));
 
 	/* a move: generation 9 on worker B, written under this worker too */
 	publish(DD_SANDBOX, DD_WORKER_B, 9, 0);
@@ -651,14 +660,7 @@ Test(daemon_fleet, restart_retires_what_a_killed_daemon_left_active)
 	selected_and_installed(&bridge, sock);
 	json_decref(wait_ack(DD_SANDBOX, "active", 8, 10000));
 	/* a process granted generation 8: it connects before the kill */
-	kh_cap(t8, sizeof(t8), DD_SANDBOX, DD_WORKER, 8, 1, 120, 0);
-	kh_child_start(&granted, true);
-	body = dd_admit_body(t8, "file.read", granted.pid);
-	r = dd_req("POST", "/v1/admit", body);
-	free(body);
-	cr_assert_str_eq(dd_str(&r, "verdict"), "allow", "%s", r.body);
-	dd_resp_free(&r);
-	cr_assert_eq(kh_child_connect(&granted, sock, NULL, NULL), 0);
+	granted_connects(&granted, sock, t8, sizeof(t8));
 	cr_assert_eq(dd_stop(SIGKILL), 128 + SIGKILL);
 
 	/* what the killed daemon had done: the move to worker B is in the
