@@ -305,6 +305,10 @@ struct eg_sandbox_info {
 	struct eg_inet_addr service_addrs[EG_WORKER_MAX_ENDPOINTS];
 	size_t n_service_addrs;
 };
+/* The record of sandbox alone: one map lookup, where eg_worker_show also
+ * walks the endpoint and grant maps to count. -ENOENT when there is none. */
+int eg_worker_record(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES],
+		     struct eg_runtime_record *out, char *err, size_t err_size);
 /* -ENOENT when the sandbox has no record. */
 int eg_worker_show(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES],
 		   struct eg_sandbox_info *out, char *err, size_t err_size);

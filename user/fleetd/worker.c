@@ -276,19 +276,21 @@ void eg_fleet_worker_touch_all(struct eg_fleet_worker *d)
 static void local_of(struct eg_fleet_worker *d, const uint8_t sandbox[EG_ID_BYTES],
 		     struct eg_fleet_local *l)
 {
-	struct eg_sandbox_info info;
+	struct eg_runtime_record rec;
 	char err[EG_ERR_MAX];
 
 	memset(l, 0, sizeof(*l));
-	if (eg_worker_show(d->worker, sandbox, &info, err, sizeof(err)))
+	/* the record alone: this runs at every selection read and every ack,
+	 * and counting endpoints and grants walks whole maps */
+	if (eg_worker_record(d->worker, sandbox, &rec, err, sizeof(err)))
 		return;
 	l->has_record = true;
-	l->retired = info.record.retired;
-	memcpy(l->worker, info.record.worker, EG_ID_BYTES);
-	memcpy(l->pod_uid, info.record.pod_uid, EG_ID_BYTES);
-	l->generation = info.record.generation;
-	l->activation = info.record.activation;
-	l->epoch = info.record.epoch;
+	l->retired = rec.retired;
+	memcpy(l->worker, rec.worker, EG_ID_BYTES);
+	memcpy(l->pod_uid, rec.pod_uid, EG_ID_BYTES);
+	l->generation = rec.generation;
+	l->activation = rec.activation;
+	l->epoch = rec.epoch;
 }
 
 static int add_key(const char *kid, const uint8_t pk[32], void *ctx)

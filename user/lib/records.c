@@ -239,6 +239,31 @@ static int service_addrs_locked(struct eg_worker *w, const uint8_t sandbox[EG_ID
 	return rc;
 }
 
+int eg_worker_record(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES],
+		     struct eg_runtime_record *out, char *err, size_t err_size)
+{
+	struct eg_exec_record rec;
+	char s[EG_UUID_TEXT_LEN];
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	memset(&rec, 0, sizeof(rec));
+	EG_WK_ERRBUF(err, err_size);
+	rc = eg_wk_maps_enter(w, err, err_size);
+	if (rc)
+		return rc;
+	rc = eg_record_read(&w->rt.maps, sandbox, &rec);
+	eg_wk_maps_exit(w);
+	if (rc) {
+		eg_uuid_format(sandbox, s);
+		snprintf(err, err_size, "sandbox %s: %s", s,
+			 rc == -ENOENT ? "no runtime record" : strerror(-rc));
+		return rc;
+	}
+	eg_runtime_record_of(&rec, out);
+	return 0;
+}
+
 int eg_worker_show(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES],
 		   struct eg_sandbox_info *out, char *err, size_t err_size)
 {
