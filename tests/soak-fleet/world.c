@@ -454,6 +454,8 @@ void fs_cleanup(void)
 	if (cleaned || getpid() != owner)
 		return;
 	cleaned = true;
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
 	fs.stop = 1;
 	usleep(300000); /* threads see stop (they poll it every 200 ms at most) */
 	for (int i = 0; i < FS_WORKERS; i++)
@@ -516,6 +518,10 @@ void fs_cleanup(void)
 static void on_signal(int sig)
 {
 	(void)sig;
+	/* a second signal (timeout(1) forwards the one it got) must not cut
+	 * the clean-up short: it would leave pins and cgroups behind */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
 	exit(1);
 }
 

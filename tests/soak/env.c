@@ -426,6 +426,10 @@ static void sweep_stale(const char *cg_root)
 static void on_signal(int sig)
 {
 	(void)sig;
+	/* a second signal must not cut the clean-up short */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
 	exit(130); /* atexit: soak_cleanup */
 }
 
