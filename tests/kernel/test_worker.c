@@ -247,6 +247,7 @@ Test(worker, forget_removes_a_retired_sandbox_and_its_endpoints)
 	struct eg_install_spec spec;
 	struct eg_install_report rep;
 	struct eg_sandbox_info info;
+	struct eg_runtime_record alone;
 	struct eg_worker *w;
 	struct kh_child other;
 	unsigned endpoints = 0;
@@ -260,6 +261,15 @@ Test(worker, forget_removes_a_retired_sandbox_and_its_endpoints)
 	cr_assert_eq(eg_worker_show(w, spec.sandbox, &info, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(info.record.generation, 3);
 	cr_assert_geq(info.n_endpoints, 1);
+	/* The record alone (the fleet watcher's read) is the one show reports. */
+	cr_assert_eq(eg_worker_record(w, spec.sandbox, &alone, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(memcmp(alone.sandbox, spec.sandbox, EG_ID_BYTES), 0);
+	cr_assert_eq(alone.generation, info.record.generation);
+	cr_assert_eq(alone.activation, info.record.activation);
+	cr_assert_eq(alone.epoch, info.record.epoch);
+	cr_assert_eq(alone.bridge.tgid, info.record.bridge.tgid);
+	cr_assert_eq(alone.n_ports, info.record.n_ports);
+	cr_assert(!alone.retired && !alone.cut_pending);
 	/* The library refuses what the CLI refuses: a control character. */
 	spec.bridge_sockets[0] = "/tmp/evil\nsandbox 0 allow";
 	cr_assert_eq(eg_worker_install(w, &spec, &rep, err, sizeof(err)), -EINVAL);
@@ -273,6 +283,8 @@ Test(worker, forget_removes_a_retired_sandbox_and_its_endpoints)
 	cr_assert_eq(eg_worker_forget(w, spec.sandbox, &endpoints, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(endpoints, info.n_endpoints);
 	cr_assert_eq(eg_worker_show(w, spec.sandbox, &info, err, sizeof(err)), -ENOENT);
+	cr_assert_eq(eg_worker_record(w, spec.sandbox, &alone, err, sizeof(err)), -ENOENT);
+	cr_assert(strstr(err, "no runtime record"), "%s", err);
 	cr_assert_eq(eg_worker_forget(w, spec.sandbox, &endpoints, err, sizeof(err)), -ENOENT);
 	/* Forgotten: the path is unregistered again and passes untouched. */
 	cr_assert_eq(kh_child_connect(&other, bsock, NULL, NULL), 0, "unregistered");
