@@ -61,7 +61,7 @@ int eg_mode_switch_global(struct eg_runtime *rt, __u32 mode, const char *who, __
 		snprintf(err, err_size, "map eg_mode: writing: %s", strerror(-rc));
 		return rc;
 	}
-	eg_log(EG_LOG_INFO, "mode: global %s -> %s (switch %u), by %s", eg_mode_name(*before),
+	eg_log(EG_LOG_INFO, "mode: global %s -> %s (switch %u), by %s\n", eg_mode_name(*before),
 	       eg_mode_name(mode), w.switches, who ? who : "unknown");
 	return 0;
 }
@@ -93,7 +93,7 @@ int eg_mode_switch_sandbox(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES
 			 strerror(-rc));
 		return rc;
 	}
-	eg_log(EG_LOG_INFO, "mode: sandbox %s %s -> %s, by %s", s, eg_mode_name(*before),
+	eg_log(EG_LOG_INFO, "mode: sandbox %s %s -> %s, by %s\n", s, eg_mode_name(*before),
 	       eg_mode_name(mode), who ? who : "unknown");
 	return 0;
 }
