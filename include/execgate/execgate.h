@@ -309,6 +309,12 @@ struct eg_sandbox_info {
  * walks the endpoint and grant maps to count. -ENOENT when there is none. */
 int eg_worker_record(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES],
 		     struct eg_runtime_record *out, char *err, size_t err_size);
+/* The mode the kernel decides sandbox's connections in, as the hooks read
+ * it: the sandbox's own, else the global one (also when the sandbox has no
+ * record). "enforce" or "audit" into mode (8 bytes are enough). 0 or a
+ * negative errno with err. */
+int eg_worker_mode(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES], char *mode,
+		   size_t mode_size, char *err, size_t err_size);
 /* -ENOENT when the sandbox has no record. */
 int eg_worker_show(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES],
 		   struct eg_sandbox_info *out, char *err, size_t err_size);

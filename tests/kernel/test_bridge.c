@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <linux/vm_sockets.h>
 #include <criterion/criterion.h>
+#include "execgate/admin.h"
 #include "execgate/connect.h"
 #include "execgate/execgate.h"
 #include "harness.h"
@@ -1023,6 +1024,80 @@ Test(bridge, bridge_forwards_for_an_admitted_client_and_cuts_streams_on_retire)
 	cr_assert_lt(send(fd, "late\n", 5, MSG_NOSIGNAL), 0);
 	close(fd);
 	close(fd2);
+	bridge_stop(bridge, bsock);
+	eg_worker_close(w);
+}
+
+/* The audit twin of the retire case above: under the sandbox's audit mode
+ * the bridge's lease reports the revoked lease once and keeps forwarding
+ * (so do retire's revoker and the LSM tier's lease, each in its own
+ * tests); the switch to enforce cuts the stream at the next check. */
+/* guarantees: none */
+Test(bridge, audit_mode_reports_the_revoked_lease_and_keeps_the_stream)
+{
+	PATHS;
+	struct listener fc = listener_start(vsock, FIRECRACKER, NULL, 0);
+	struct eg_worker *w;
+	struct eg_runtime_record after;
+	struct client cl;
+	char log[16384], tok[512], err[EG_ERR_MAX], want[256], mode[8];
+	__u8 sb[EG_ID_BYTES];
+	long long cut_ms;
+	pid_t bridge;
+	int fd;
+
+	kh_keys();
+	w = open_worker();
+	bridge = bridge_start(bsock, vsock);
+	cr_assert(wait_log("listening on", 5000, log, sizeof(log)), "bridge log: %s", log);
+	install(w, bridge, fc.pid, bsock, vsock, 8);
+	cr_assert_eq(eg_uuid_from_text(SANDBOX, sb), 0);
+	cr_assert_eq(eg_worker_mode(w, sb, mode, sizeof(mode), err, sizeof(err)), 0, "%s", err);
+	cr_assert_str_eq(mode, "enforce");
+	cr_assert_eq(eg_mode_set(kh.pin_dir, kh.state_dir, sb, "audit", "test_bridge", NULL, err,
+				 sizeof(err)),
+		     0, "%s", err);
+	cr_assert_eq(eg_worker_mode(w, sb, mode, sizeof(mode), err, sizeof(err)), 0, "%s", err);
+	cr_assert_str_eq(mode, "audit");
+
+	client_start(&cl);
+	kh_cap(tok, sizeof(tok), SANDBOX, WORKER, 8, 1, 120, 0);
+	cr_assert_eq(admit(w, cl.pid, tok).d.verdict, EG_ALLOW);
+	fd = client_connect(&cl, bsock);
+	cr_assert_geq(fd, 0, "admitted client: %s", strerror(-fd));
+	fd_recv_exact(fd, GREETING);
+	cr_assert_eq(send(fd, "ping\n", 5, MSG_NOSIGNAL), 5);
+	fd_recv_exact(fd, "ping\n");
+
+	/* Retire: enforce would cut (the retire case above); audit reports. */
+	cr_assert_eq(eg_worker_retire(w, sb, &after, err, sizeof(err)), 0, "%s", err);
+	snprintf(
+	    want, sizeof(want),
+	    "connection 1: would be revoked (audit, not enforced): connect %s: sandbox " SANDBOX
+	    ": retired (epoch 2)",
+	    vsock);
+	cr_assert(wait_log(want, 2000, log, sizeof(log)), "%s", log);
+	/* Several lease checks later the stream still carries bytes both ways,
+	 * and the report was made once. */
+	usleep(300 * 1000); /* three of the bridge's lease checks */
+	cr_assert_eq(send(fd, "pong\n", 5, MSG_NOSIGNAL), 5);
+	fd_recv_exact(fd, "pong\n");
+	read_log(log, sizeof(log));
+	cr_assert_eq(strstr(strstr(log, want) + 1, want), NULL, "reported twice: %s", log);
+	cr_assert_null(strstr(log, "connection 1: revoked"), "%s", log);
+
+	/* Enforce: the next lease check cuts it. */
+	cr_assert_eq(eg_mode_set(kh.pin_dir, kh.state_dir, sb, "enforce", "test_bridge", NULL, err,
+				 sizeof(err)),
+		     0, "%s", err);
+	cut_ms = wait_eof(fd, 2000);
+	cr_log_info("enforce -> stream cut in %lld ms", cut_ms);
+	cr_assert_lt(cut_ms, 1000, "the lease is checked every 100 ms");
+	snprintf(want, sizeof(want),
+		 "connection 1: revoked: connect %s: sandbox " SANDBOX ": retired (epoch 2)",
+		 vsock);
+	cr_assert(wait_log(want, 2000, log, sizeof(log)), "%s", log);
+	close(fd);
 	bridge_stop(bridge, bsock);
 	eg_worker_close(w);
 }

@@ -82,6 +82,27 @@ static int pump(struct pipe_dir *d, short rev_from)
 	return 0;
 }
 
+/* The lease failed (why: err). In audit, the sandbox's mode as the hooks
+ * read it, a stream lease reports and keeps the stream (docs/design.md,
+ * "Modes: enforce and audit"): logged once, true. Enforce, or a mode that
+ * cannot be read: false, and the caller cuts. A switch to enforce is seen
+ * at the next check. */
+static bool lease_audited(struct stream *s, const char *why, bool *reported)
+{
+	char mode[8], err[EG_ERR_MAX];
+
+	if (eg_worker_mode(s->b->w, s->b->sandbox, mode, sizeof(mode), err, sizeof(err))) {
+		egb_log("connection %lu: %s; cutting it as in enforce", s->id, err);
+		return false;
+	}
+	if (strcmp(mode, "audit"))
+		return false;
+	if (!*reported)
+		egb_log("connection %lu: would be revoked (audit, not enforced): %s", s->id, why);
+	*reported = true;
+	return true;
+}
+
 static void forward(struct stream *s)
 {
 	struct pipe_dir *up = calloc(1, sizeof(*up)), *down = calloc(1, sizeof(*down));
@@ -89,6 +110,7 @@ static void forward(struct stream *s)
 	long long next_check = now_ms() + EGB_LEASE_CHECK_MS;
 	char err[EG_ERR_MAX];
 	const char *end = "closed";
+	bool audit_reported = false;
 
 	if (!up || !down) {
 		egb_log("connection %lu: closed: out of memory", s->id);
@@ -126,7 +148,8 @@ static void forward(struct stream *s)
 			break;
 		}
 		if (now_ms() >= next_check) {
-			if (eg_conn_lease_check(s->b->w, s->vmm, err, sizeof(err))) {
+			if (eg_conn_lease_check(s->b->w, s->vmm, err, sizeof(err)) &&
+			    !lease_audited(s, err, &audit_reported)) {
 				egb_log("connection %lu: revoked: %s", s->id, err);
 				end = NULL;
 				break;
