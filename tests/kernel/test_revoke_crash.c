@@ -9,7 +9,9 @@
  * retried retire, forget, and the next CLI call that opens the worker.
  * Cut means what test_revoke.c asserts: EOF on receive and EPIPE on send,
  * at both ends. The daemon's start-up finishes them too
- * (tests/daemon/test_restart.c). */
+ * (tests/daemon/test_restart.c). Each finisher has an audit twin (the last
+ * test): the sandbox audits, so the same finisher counts the streams it
+ * would cut, cuts none and clears the intent. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,6 +20,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <criterion/criterion.h>
+#include <criterion/parameterized.h>
 #include "core/ids.h"
 #include "harness.h"
 #include "loader/fault.h"
@@ -253,5 +256,102 @@ Test(revoke_crash, other_fault_names_change_nothing)
 	cr_assert(strstr(out, "\"outcome\":\"replaced\""), "%s", out);
 	cr_assert_eq(json_int(out, "unix_cut"), NSTREAMS, "%s", out);
 	assert_cut(&w);
+	world_stop(&w);
+}
+
+/* The audit twins of the finishers above (docs/design.md §19, "The rule":
+ * a pending cut is finished against the record in the map, in its mode). */
+enum finisher { F_INSTALL, F_RETIRE, F_FORGET, F_LIST, F_REFUSED, N_FINISHERS };
+
+static const char *const finisher_names[N_FINISHERS] = {"a retried install", "a retried retire",
+							"forget", "the next CLI call",
+							"an install refused as stale"};
+
+ParameterizedTestParameters(revoke_crash, every_finisher_has_an_audit_twin)
+{
+	static int f[N_FINISHERS];
+
+	for (int i = 0; i < N_FINISHERS; i++)
+		f[i] = i;
+	return cr_make_param_array(int, f, N_FINISHERS);
+}
+
+/* guarantees: unix-stream-revocation */
+ParameterizedTest(int *f, revoke_crash, every_finisher_has_an_audit_twin)
+{
+	const char *name = finisher_names[*f];
+	bool retire_first = *f == F_RETIRE || *f == F_FORGET;
+	struct eg_exec_record rec;
+	struct world w;
+	char out[4096], note[256];
+	int rc;
+
+	cr_log_info("audit, finished by %s", name);
+	world_start(&w);
+	rc = kh_cli(out, sizeof(out), "mode", "audit", "--sandbox", SANDBOX, NULL);
+	cr_assert_eq(rc, 0, "mode audit: %s", out);
+	rc = retire_first ? retire("epoch-moved", out, sizeof(out))
+			  : install(&w, 8, "epoch-moved", out, sizeof(out));
+	cr_assert_eq(rc, EG_FAULT_EXIT, "the writer died at the crash point: exit %d: %s", rc, out);
+	cr_assert_eq(eg_record_read(&kh.maps, w.sb, &rec), 0);
+	cr_assert_neq(rec.cut_pending, 0, "the intent to cut is in the record");
+
+	snprintf(note, sizeof(note),
+		 "sandbox " SANDBOX ": finished the stream cut of epoch 2%s that an interrupted "
+		 "writer left: 0 cut, 0 unreachable, %d would be cut (audit, left running)",
+		 retire_first ? " (retired)" : "", NSTREAMS);
+	switch ((enum finisher) * f) {
+	case F_INSTALL:
+		rc = install(&w, 8, NULL, out, sizeof(out));
+		cr_assert_eq(rc, 0, "retried install: %s", out);
+		cr_assert(strstr(out, "\"outcome\":\"unchanged\""), "unchanged: %s", out);
+		cr_assert_eq(json_int(out, "unix_cut"), 0, "%s", out);
+		cr_assert_eq(json_int(out, "would_cut"), NSTREAMS, "%s", out);
+		break;
+	case F_RETIRE:
+		rc = retire(NULL, out, sizeof(out));
+		cr_assert_eq(rc, 0, "retried retire: %s", out);
+		cr_assert(strstr(out, "streams: 0 cut, 0 unreachable, 3 would be cut (audit)"),
+			  "%s", out);
+		break;
+	case F_FORGET:
+		rc = kh_cli(out, sizeof(out), "forget", "--sandbox", SANDBOX, "--json", NULL);
+		cr_assert_eq(rc, 0, "forget: %s", out);
+		cr_assert_eq(json_int(out, "unix_cut"), 0, "%s", out);
+		cr_assert_eq(json_int(out, "would_cut"), NSTREAMS, "%s", out);
+		cr_assert_eq(eg_record_read(&kh.maps, w.sb, &rec), -ENOENT, "record forgotten");
+		break;
+	case F_LIST:
+		rc = kh_cli(out, sizeof(out), "list", NULL);
+		cr_assert_eq(rc, 0, "list: %s", out);
+		cr_assert(strstr(out, note), "list says what it finished: %s", out);
+		break;
+	case F_REFUSED:
+		rc = install(&w, 7, NULL, out, sizeof(out));
+		cr_assert_eq(rc, 6, "generation 7 is stale: %s", out);
+		cr_assert(strstr(out, note), "the refused install still finished: %s", out);
+		break;
+	case N_FINISHERS:
+		break;
+	}
+	if (*f == F_FORGET && sh_lease_loaded()) {
+		/* Nothing was cut, but the sandbox's own mode went with its
+		 * record: the LSM tier's lease now decides the stale streams
+		 * in the global mode, enforce, and refuses their I/O. */
+		cr_assert_eq(sh_cmd(&w.h, 'w'), 0,
+			     "forget: the lease enforces once the record "
+			     "and its audit mode are gone");
+	} else {
+		/* Nothing cut: every stream still carries data both ways (the
+		 * LSM tier's lease, where loaded, audits too). */
+		cr_assert_eq(sh_cmd(&w.h, 'w'), NSTREAMS, "%s: audit left every stream running",
+			     name);
+		for (int i = 0; i < NSTREAMS; i++)
+			cr_assert_eq(send(w.acc[i], "y", 1, MSG_NOSIGNAL), 1,
+				     "accepted end %d sends", i);
+	}
+	/* The intent is done. */
+	if (eg_record_read(&kh.maps, w.sb, &rec) == 0)
+		cr_assert_eq(rec.cut_pending, 0, "%s: the intent is cleared", name);
 	world_stop(&w);
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -140,17 +141,22 @@ int eg_cli_next_identity(struct eg_cli_parse *p, struct eg_identity_opts *id, co
 
 static void cut_finished(const struct eg_cut_finished *c, void *ctx)
 {
-	char u[EG_UUID_TEXT_LEN];
+	char u[EG_UUID_TEXT_LEN], audit[64] = "";
 
 	(void)ctx;
 	eg_uuid_to_text(c->sandbox, u);
 	if (c->streams.error)
 		return; /* eg_cli_worker_open_for prints the error */
+	/* In audit the cut is decided, not made: say how many were left
+	 * running, as install and retire do (sandbox_cmd.c). */
+	if (c->streams.would_cut)
+		snprintf(audit, sizeof(audit), ", %u would be cut (audit, left running)",
+			 c->streams.would_cut);
 	eg_cli_err("sandbox %s: finished the stream cut of epoch %llu%s that an interrupted "
-		   "writer left: %u cut, %u unreachable",
+		   "writer left: %u cut, %u unreachable%s",
 		   u, (unsigned long long)c->epoch, c->retired ? " (retired)" : "",
 		   c->streams.unix_cut + c->streams.tcp_cut,
-		   c->streams.unix_unreachable + c->streams.tcp_unreachable);
+		   c->streams.unix_unreachable + c->streams.tcp_unreachable, audit);
 }
 
 int eg_cli_worker_open_for(const struct eg_cli_parse *p, struct eg_worker **w, const uint8_t *own)
