@@ -82,7 +82,7 @@ static int pump(struct pipe_dir *d, short rev_from)
 	return 0;
 }
 
-/* The lease failed (why: err). In audit, the sandbox's mode as the hooks
+/* The lease failed (why says how). In audit, the sandbox's mode as the hooks
  * read it, a stream lease reports and keeps the stream (docs/design.md,
  * "Modes: enforce and audit"): logged once, true. Enforce, or a mode that
  * cannot be read: false, and the caller cuts. A switch to enforce is seen

@@ -239,29 +239,44 @@ static int service_addrs_locked(struct eg_worker *w, const uint8_t sandbox[EG_ID
 	return rc;
 }
 
-int eg_worker_record(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES],
-		     struct eg_runtime_record *out, char *err, size_t err_size)
+/* The record of sandbox into out and, with info, the counts show adds:
+ * one maps read-lock for all of it. */
+static int record_read(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES],
+		       struct eg_runtime_record *out, struct eg_sandbox_info *info, char *err,
+		       size_t err_size)
 {
 	struct eg_exec_record rec;
 	char s[EG_UUID_TEXT_LEN];
 	int rc;
 
-	memset(out, 0, sizeof(*out));
 	memset(&rec, 0, sizeof(rec));
 	EG_WK_ERRBUF(err, err_size);
 	rc = eg_wk_maps_enter(w, err, err_size);
 	if (rc)
 		return rc;
 	rc = eg_record_read(&w->rt.maps, sandbox, &rec);
+	if (!rc && info)
+		rc = eg_endpoints_count(&w->rt, sandbox, &info->n_endpoints);
+	if (!rc && info)
+		rc = eg_grants_count(&w->rt, sandbox, &info->n_grants);
+	if (!rc && info)
+		rc = service_addrs_locked(w, sandbox, info->service_addrs, EG_WORKER_MAX_ENDPOINTS,
+					  &info->n_service_addrs);
 	eg_wk_maps_exit(w);
+	eg_runtime_record_of(&rec, out);
 	if (rc) {
 		eg_uuid_format(sandbox, s);
 		snprintf(err, err_size, "sandbox %s: %s", s,
 			 rc == -ENOENT ? "no runtime record" : strerror(-rc));
-		return rc;
 	}
-	eg_runtime_record_of(&rec, out);
-	return 0;
+	return rc;
+}
+
+int eg_worker_record(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES],
+		     struct eg_runtime_record *out, char *err, size_t err_size)
+{
+	memset(out, 0, sizeof(*out));
+	return record_read(w, sandbox, out, NULL, err, err_size);
 }
 
 int eg_worker_mode(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES], char *mode,
@@ -300,32 +315,8 @@ int eg_worker_mode(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES], char
 int eg_worker_show(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES],
 		   struct eg_sandbox_info *out, char *err, size_t err_size)
 {
-	struct eg_exec_record rec;
-	char s[EG_UUID_TEXT_LEN];
-	int rc;
-
 	memset(out, 0, sizeof(*out));
-	memset(&rec, 0, sizeof(rec));
-	EG_WK_ERRBUF(err, err_size);
-	rc = eg_wk_maps_enter(w, err, err_size);
-	if (rc)
-		return rc;
-	rc = eg_record_read(&w->rt.maps, sandbox, &rec);
-	if (!rc)
-		rc = eg_endpoints_count(&w->rt, sandbox, &out->n_endpoints);
-	if (!rc)
-		rc = eg_grants_count(&w->rt, sandbox, &out->n_grants);
-	if (!rc)
-		rc = service_addrs_locked(w, sandbox, out->service_addrs, EG_WORKER_MAX_ENDPOINTS,
-					  &out->n_service_addrs);
-	eg_wk_maps_exit(w);
-	eg_runtime_record_of(&rec, &out->record);
-	if (rc) {
-		eg_uuid_format(sandbox, s);
-		snprintf(err, err_size, "sandbox %s: %s", s,
-			 rc == -ENOENT ? "no runtime record" : strerror(-rc));
-	}
-	return rc;
+	return record_read(w, sandbox, &out->record, out, err, err_size);
 }
 
 int eg_worker_service_addrs(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES],
