@@ -140,7 +140,9 @@ cp "$root/boot/vmlinuz-$ver" "$work/out/vmlinuz"
 cp "$root/boot/initrd.img-$ver" "$work/out/initrd.img"
 rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/*_Packages
 log "mke2fs -d (3G, sparse)"
-mke2fs -q -t ext4 -L systest-root -d "$root" "$work/out/root.img" 3G
+# stdout is the cache directory alone: mke2fs says "Creating regular file"
+# there, -q or not, when the image does not exist yet.
+mke2fs -q -t ext4 -L systest-root -d "$root" "$work/out/root.img" 3G >&2
 rm -rf "$out"
 mv "$work/out" "$out"
 touch "$out/.complete"
