@@ -194,6 +194,64 @@ Test(cgroup_cli, killed_loader_and_reload_leave_no_gap)
 		  "%s", json);
 }
 
+/* The audit twin of the reload case above: under audit, re-loads with
+ * --mode audit never leave a moment in which the stranger is refused (or
+ * the bridge is), and every connect enforce would have refused is counted
+ * as a would-deny. */
+/* guarantees: none */
+Test(cgroup_cli, reload_in_audit_never_refuses_and_counts_every_would_deny)
+{
+	const char *bsock = kh_path("bridge.sock"), *vsock = kh_path("fc.sock");
+	struct kh_child bridge;
+	struct kh_loop other, brg;
+	struct kh_loop_result ro, rb;
+	struct eg_exec_record rec;
+	__u8 sb[EG_ID_BYTES];
+	__u64 before;
+	char out[4096];
+	pid_t fc = kh_listener_start(vsock);
+	int rc;
+
+	kh_child_start(&bridge, true);
+	cr_assert_eq(kh_child_listen(&bridge, bsock), 0);
+	install("7", bridge.pid, fc, bsock, vsock);
+	rc = kh_cli(out, sizeof(out), "mode", "audit", NULL);
+	cr_assert_eq(rc, 0, "mode audit: %s", out);
+	before = kh_would_deny(EG_HOOK_CONNECT_UNIX, EG_K_DENY_NOT_BRIDGE);
+
+	kh_loop_start(&other, vsock, 1.5, NULL, NULL);
+	kh_loop_start(&brg, vsock, 1.5, NULL, NULL);
+	cr_assert_eq(eg_uuid_parse(S, sb), 0);
+	cr_assert_eq(eg_record_read(&kh.maps, sb, &rec), 0);
+	rec.bridge = kh_proc_id(brg.pid);
+	cr_assert_eq(eg_record_write(&kh.maps, &rec), 0);
+	kh_loop_go(&other);
+	kh_loop_go(&brg);
+	for (int i = 0; i < 3; i++) {
+		rc = kh_cli(out, sizeof(out), "load", "--cgroup", kh.cgroup, "--mode", "audit",
+			    NULL);
+		cr_assert_eq(rc, 0, "re-load %d: %s", i, out);
+	}
+	ro = kh_loop_wait(&other);
+	rb = kh_loop_wait(&brg);
+	cr_assert_gt(ro.ok, 0, "the stranger connected");
+	cr_assert_eq(ro.eperm + ro.other, 0, "the stranger was refused %lu times (errno %d)",
+		     ro.eperm + ro.other, ro.other_errno);
+	cr_assert_gt(rb.ok, 0, "the bridge connected");
+	cr_assert_eq(rb.eperm + rb.other, 0, "the bridge was refused %lu times (errno %d)",
+		     rb.eperm + rb.other, rb.other_errno);
+	/* Each of the stranger's connects passed the path hook as a would-deny
+	 * (on the LSM tier a second hook counts its own as well). */
+	cr_assert_geq(
+	    kh_would_deny(EG_HOOK_CONNECT_UNIX, EG_K_DENY_NOT_BRIDGE) - before, ro.ok,
+	    "would-deny %llu for %lu connects",
+	    (unsigned long long)(kh_would_deny(EG_HOOK_CONNECT_UNIX, EG_K_DENY_NOT_BRIDGE) -
+				 before),
+	    ro.ok);
+	rc = kh_cli(out, sizeof(out), "status", "--require-enforce", NULL);
+	cr_assert_neq(rc, 0, "status --require-enforce under audit: %s", out);
+}
+
 /* guarantees: none */
 Test(cgroup_cli, bpftool_dump_shows_named_fields)
 {
