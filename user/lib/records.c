@@ -282,29 +282,18 @@ int eg_worker_record(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES],
 int eg_worker_mode(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES], char *mode,
 		   size_t mode_size, char *err, size_t err_size)
 {
-	struct eg_mode_word word = {0};
-	struct eg_exec_record rec;
 	char s[EG_UUID_TEXT_LEN];
 	bool audit = false;
 	int rc;
 
 	EG_WK_ERRBUF(err, err_size);
-	eg_uuid_format(sandbox, s);
 	rc = eg_wk_maps_enter(w, err, err_size);
 	if (rc)
 		return rc;
-	/* The rule the hooks apply (bpf/execgate_common.bpf.h,
-	 * eg_decide_audit): the record's own mode, else the global word; any
-	 * value but audit enforces. No record (forgotten): the global one. */
-	rc = eg_record_read(&w->rt.maps, sandbox, &rec);
-	if (!rc && rec.mode != EG_MODE_INHERIT) {
-		audit = rec.mode == EG_MODE_AUDIT;
-	} else if (!rc || rc == -ENOENT) {
-		rc = eg_mode_read(&w->rt.maps, &word);
-		audit = eg_mode_effective(word.mode) == EG_MODE_AUDIT;
-	}
+	rc = eg_mode_of_sandbox(&w->rt.maps, sandbox, &audit);
 	eg_wk_maps_exit(w);
 	if (rc) {
+		eg_uuid_format(sandbox, s);
 		snprintf(err, err_size, "sandbox %s: reading its mode: %s", s, strerror(-rc));
 		return rc;
 	}

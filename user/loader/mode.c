@@ -38,6 +38,26 @@ __u32 eg_mode_effective(__u32 global_word_mode)
 	return global_word_mode == EG_MODE_AUDIT ? EG_MODE_AUDIT : EG_MODE_ENFORCE;
 }
 
+int eg_mode_of_sandbox(const struct eg_maps *m, const __u8 sandbox[EG_ID_BYTES], bool *audit)
+{
+	struct eg_mode_word w = {0};
+	struct eg_exec_record rec;
+	int rc = eg_record_read(m, sandbox, &rec);
+
+	if (!rc && rec.mode != EG_MODE_INHERIT) {
+		*audit = rec.mode == EG_MODE_AUDIT;
+		return 0;
+	}
+	if (rc && rc != -ENOENT)
+		return rc;
+	if (m->fd[EG_MAP_MODE] < 0)
+		return -EBADF;
+	rc = eg_mode_read(m, &w);
+	if (!rc)
+		*audit = eg_mode_effective(w.mode) == EG_MODE_AUDIT;
+	return rc;
+}
+
 int eg_mode_switch_global(struct eg_runtime *rt, __u32 mode, const char *who, __u32 *before,
 			  char *err, size_t err_size)
 {

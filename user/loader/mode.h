@@ -14,6 +14,11 @@ int eg_mode_parse(const char *text, bool inherit, __u32 *mode);
 /* The mode a decision without its own record takes: only EG_MODE_AUDIT
  * audits (a word never written enforces). */
 __u32 eg_mode_effective(__u32 global_word_mode);
+/* The mode sandbox's decisions take, by the hooks' rule
+ * (bpf/execgate_common.bpf.h, eg_decide_audit): its record's own mode,
+ * else the global word (also when it has no record). 0 and *audit, or the
+ * negative errno of a map read that failed (callers then enforce). */
+int eg_mode_of_sandbox(const struct eg_maps *m, const __u8 sandbox[EG_ID_BYTES], bool *audit);
 
 /* Sets the global mode (one 8-byte write that also counts the switch) and
  * logs it with who. *before: the mode it replaced. */

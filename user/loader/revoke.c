@@ -75,17 +75,13 @@ unsigned eg_revoke_total_would_cut(const struct eg_revoke_report *rep)
 
 bool eg_revoke_audits(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES])
 {
-	struct eg_mode_word w = {0};
-	struct eg_exec_record rec;
+	bool audit = false;
 
 	/* The record the writer just published carries the mode (an install
 	 * keeps the replaced record's unless it sets one). Forget cuts before
-	 * it deletes, so a record is there; without one, the global mode. */
-	if (!eg_record_read(&rt->maps, sandbox, &rec) && rec.mode != EG_MODE_INHERIT)
-		return rec.mode == EG_MODE_AUDIT;
-	if (rt->maps.fd[EG_MAP_MODE] < 0 || eg_mode_read(&rt->maps, &w))
-		return false;
-	return eg_mode_effective(w.mode) == EG_MODE_AUDIT;
+	 * it deletes, so a record is there; without one, the global mode. A
+	 * mode that cannot be read enforces. */
+	return !eg_mode_of_sandbox(&rt->maps, sandbox, &audit) && audit;
 }
 
 unsigned eg_revoke_total_unreachable(const struct eg_revoke_report *rep)
