@@ -125,18 +125,47 @@ static unsigned link_id(const char *json, unsigned *prog_id)
 	return link;
 }
 
+/* Connect loops for 1.5 s on vsock, a stranger's (*ro) and the registered
+ * bridge's (*rb: the second loop child becomes the record's bridge), while
+ * `execgate load` runs three times (with --mode mode, unless NULL). */
+static void loops_across_reloads(const char *vsock, const char *mode, struct kh_loop_result *ro,
+				 struct kh_loop_result *rb)
+{
+	struct kh_loop other, brg;
+	struct eg_exec_record rec;
+	__u8 sb[EG_ID_BYTES];
+	char out[4096];
+	int rc;
+
+	kh_loop_start(&other, vsock, 1.5, NULL, NULL);
+	kh_loop_start(&brg, vsock, 1.5, NULL, NULL);
+	cr_assert_eq(eg_uuid_parse(S, sb), 0);
+	cr_assert_eq(eg_record_read(&kh.maps, sb, &rec), 0);
+	rec.bridge = kh_proc_id(brg.pid);
+	cr_assert_eq(eg_record_write(&kh.maps, &rec), 0);
+	kh_loop_go(&other);
+	kh_loop_go(&brg);
+	for (int i = 0; i < 3; i++) {
+		if (mode)
+			rc = kh_cli(out, sizeof(out), "load", "--cgroup", kh.cgroup, "--mode", mode,
+				    NULL);
+		else
+			rc = kh_cli(out, sizeof(out), "load", "--cgroup", kh.cgroup, NULL);
+		cr_assert_eq(rc, 0, "re-load %d: %s", i, out);
+	}
+	*ro = kh_loop_wait(&other);
+	*rb = kh_loop_wait(&brg);
+}
+
 /* guarantees: unix-survives-loader-exit */
 Test(cgroup_cli, killed_loader_and_reload_leave_no_gap)
 {
 	const char *bsock = kh_path("bridge.sock"), *vsock = kh_path("fc.sock");
 	struct kh_child bridge;
-	struct kh_loop other, brg;
 	struct kh_loop_result ro, rb;
 	static char json[16384];
 	unsigned link1, link2, prog1, prog2;
-	char out[4096];
 	pid_t fc = kh_listener_start(vsock), loader;
-	int rc;
 
 	kh_child_start(&bridge, true);
 	cr_assert_eq(kh_child_listen(&bridge, bsock), 0);
@@ -158,26 +187,7 @@ Test(cgroup_cli, killed_loader_and_reload_leave_no_gap)
 
 	/* Connect loops across a re-load: the stranger must never get in and
 	 * the bridge must never be turned away. */
-	kh_loop_start(&other, vsock, 1.5, NULL, NULL);
-	kh_loop_start(&brg, vsock, 1.5, NULL, NULL);
-	{
-		struct eg_exec_record rec;
-		__u8 sb[EG_ID_BYTES];
-
-		/* The second loop child becomes the registered bridge. */
-		cr_assert_eq(eg_uuid_parse(S, sb), 0);
-		cr_assert_eq(eg_record_read(&kh.maps, sb, &rec), 0);
-		rec.bridge = kh_proc_id(brg.pid);
-		cr_assert_eq(eg_record_write(&kh.maps, &rec), 0);
-	}
-	kh_loop_go(&other);
-	kh_loop_go(&brg);
-	for (int i = 0; i < 3; i++) {
-		rc = kh_cli(out, sizeof(out), "load", "--cgroup", kh.cgroup, NULL);
-		cr_assert_eq(rc, 0, "re-load %d: %s", i, out);
-	}
-	ro = kh_loop_wait(&other);
-	rb = kh_loop_wait(&brg);
+	loops_across_reloads(vsock, NULL, &ro, &rb);
 	cr_assert_gt(ro.eperm, 0, "the stranger tried");
 	cr_assert_eq(ro.ok, 0, "the stranger got in %lu times", ro.ok);
 	cr_assert_eq(ro.other, 0, "stranger: errno %d", ro.other_errno);
@@ -203,10 +213,7 @@ Test(cgroup_cli, reload_in_audit_never_refuses_and_counts_every_would_deny)
 {
 	const char *bsock = kh_path("bridge.sock"), *vsock = kh_path("fc.sock");
 	struct kh_child bridge;
-	struct kh_loop other, brg;
 	struct kh_loop_result ro, rb;
-	struct eg_exec_record rec;
-	__u8 sb[EG_ID_BYTES];
 	__u64 before;
 	char out[4096];
 	pid_t fc = kh_listener_start(vsock);
@@ -219,21 +226,7 @@ Test(cgroup_cli, reload_in_audit_never_refuses_and_counts_every_would_deny)
 	cr_assert_eq(rc, 0, "mode audit: %s", out);
 	before = kh_would_deny(EG_HOOK_CONNECT_UNIX, EG_K_DENY_NOT_BRIDGE);
 
-	kh_loop_start(&other, vsock, 1.5, NULL, NULL);
-	kh_loop_start(&brg, vsock, 1.5, NULL, NULL);
-	cr_assert_eq(eg_uuid_parse(S, sb), 0);
-	cr_assert_eq(eg_record_read(&kh.maps, sb, &rec), 0);
-	rec.bridge = kh_proc_id(brg.pid);
-	cr_assert_eq(eg_record_write(&kh.maps, &rec), 0);
-	kh_loop_go(&other);
-	kh_loop_go(&brg);
-	for (int i = 0; i < 3; i++) {
-		rc = kh_cli(out, sizeof(out), "load", "--cgroup", kh.cgroup, "--mode", "audit",
-			    NULL);
-		cr_assert_eq(rc, 0, "re-load %d: %s", i, out);
-	}
-	ro = kh_loop_wait(&other);
-	rb = kh_loop_wait(&brg);
+	loops_across_reloads(vsock, "audit", &ro, &rb);
 	cr_assert_gt(ro.ok, 0, "the stranger connected");
 	cr_assert_eq(ro.eperm + ro.other, 0, "the stranger was refused %lu times (errno %d)",
 		     ro.eperm + ro.other, ro.other_errno);
