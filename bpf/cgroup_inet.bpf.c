@@ -17,11 +17,27 @@
 
 #define EG_IPPROTO_TCP 6
 
-static __always_inline void note_netns(void *ctx, __u32 tgid)
+/* Records the namespace of an admitted connect for the revoker
+ * (user/loader/revoke_tcp.c). The common case, the process already recorded
+ * there connecting again, is one lookup and a store of the time: an update
+ * would take an element from the preallocated map's free list, link it
+ * under the bucket lock and free the old one, on every admitted connect
+ * (docs/bench/2026-12-04-allowed-path.md). The store is of last_ns alone,
+ * which nothing decides on: should the revoker delete the entry meanwhile
+ * and the element be re-used for another namespace, that one's tgid, the
+ * field the revoker enters by, is untouched. Another process takes the
+ * update, as before. */
+static __always_inline void note_netns(void *ctx, __u32 tgid, __u64 now_ns)
 {
-	struct eg_inet_netns v = {.tgid = tgid, .last_ns = bpf_ktime_get_boot_ns()};
+	struct eg_inet_netns v = {.tgid = tgid, .last_ns = now_ns};
 	__u64 cookie = bpf_get_netns_cookie(ctx);
+	struct eg_inet_netns *cur;
 
+	cur = bpf_map_lookup_elem(&eg_inet_netns, &cookie);
+	if (cur && cur->tgid == tgid) {
+		cur->last_ns = now_ns;
+		return;
+	}
 	bpf_map_update_elem(&eg_inet_netns, &cookie, &v, BPF_ANY);
 }
 
@@ -34,6 +50,7 @@ static __always_inline int inet_check(struct bpf_sock_addr *ctx, const struct eg
 	struct eg_proc_id caller;
 	__u16 port = bpf_ntohs((__u16)ctx->user_port);
 	__u8 proto = (__u8)ctx->protocol;
+	__u64 now_ns;
 	__u32 reason;
 	bool audit;
 	int rc;
@@ -56,14 +73,15 @@ static __always_inline int inet_check(struct bpf_sock_addr *ctx, const struct eg
 		reason = EG_K_DENY_NO_TASK;
 		goto deny;
 	}
-	reason = eg_inet_verdict(&ep, port, proto, &caller, bpf_ktime_get_boot_ns(), &rec);
+	now_ns = bpf_ktime_get_boot_ns();
+	reason = eg_inet_verdict(&ep, port, proto, &caller, now_ns, &rec);
 	if (eg_reason_allows(reason)) {
 		if (tag && !eg_inet_tag_socket(ctx->sk, &rec, port, proto)) {
 			reason = EG_K_DENY_NO_TAG;
 			goto deny;
 		}
 		eg_count(reason);
-		note_netns(ctx, caller.tgid);
+		note_netns(ctx, caller.tgid, now_ns);
 		return SOCK_ALLOW;
 	}
 deny:
