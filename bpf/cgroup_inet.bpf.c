@@ -76,7 +76,7 @@ static __always_inline int inet_check(struct bpf_sock_addr *ctx, const struct eg
 	now_ns = bpf_ktime_get_boot_ns();
 	reason = eg_inet_verdict(&ep, port, proto, &caller, now_ns, &rec);
 	if (eg_reason_allows(reason)) {
-		if (tag && !eg_inet_tag_socket(ctx->sk, &rec, port, proto)) {
+		if (tag && !eg_inet_tag_socket(ctx, &rec, port, proto)) {
 			reason = EG_K_DENY_NO_TAG;
 			goto deny;
 		}
@@ -171,13 +171,15 @@ int eg_sockops(struct bpf_sock_ops *skops)
 	struct eg_inet_tag init, *tag;
 	struct eg_inet_key k;
 	struct bpf_sock *sk;
+	__u64 cookie;
 
 	if (skops->op != BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB)
 		return 1;
 	sk = skops->sk;
 	if (!sk)
 		return 1;
-	tag = bpf_sk_storage_get(&eg_inet_tags, sk, NULL, 0);
+	cookie = bpf_get_socket_cookie(skops);
+	tag = bpf_map_lookup_elem(&eg_inet_tags, &cookie);
 	if (tag) {
 		if (tag->state == EG_INET_CONNECTING)
 			tag->state = EG_INET_ESTABLISHED;
@@ -210,7 +212,23 @@ int eg_sockops(struct bpf_sock_ops *skops)
 	init.port = (__u16)bpf_ntohl(skops->remote_port);
 	init.proto = EG_IPPROTO_TCP;
 	init.state = EG_INET_UNADMITTED;
-	bpf_sk_storage_get(&eg_inet_tags, sk, &init, BPF_SK_STORAGE_GET_F_CREATE);
+	/* A full map leaves this stream untagged, as it would be without
+	 * sockops; status shows the map's fill. */
+	bpf_map_update_elem(&eg_inet_tags, &cookie, &init, BPF_NOEXIST);
+	return 1;
+}
+
+/* A tag lives as long as its socket: deleted here when the socket is
+ * released (close() of its last file, inet sockets only). Attached before
+ * the hooks that tag, to the same cgroup, so it sees every socket they see
+ * (a socket's cgroup is the one it was created in). A socket never tagged
+ * costs one lookup that misses. */
+SEC("cgroup/sock_release")
+int eg_inet_release(struct bpf_sock *sk)
+{
+	__u64 cookie = bpf_get_socket_cookie(sk);
+
+	bpf_map_delete_elem(&eg_inet_tags, &cookie);
 	return 1;
 }
 

@@ -96,17 +96,19 @@ EG_INLINE __u32 eg_inet_verdict(const struct eg_endpoint_snap *ep, __u16 port, _
 	return EG_K_ALLOW_GRANT;
 }
 
-/* Tags sk with the execution and ServicePort it was admitted to; a new tag
- * is created from a complete value. A datagram socket that connects again
- * gets its tag rewritten. False when there is no tag (as eg_tag_socket()):
- * the caller denies. */
-EG_INLINE bool eg_inet_tag_socket(void *sk, const struct eg_record_snap *rec, __u16 port,
-				  __u8 proto)
+/* Tags the socket of ctx (a sock_addr context) with the execution and
+ * ServicePort it was admitted to, under its cookie: one insert of a
+ * complete value into the preallocated eg_inet_tags. A datagram socket that
+ * connects again has its tag replaced whole (an update swaps in a new
+ * element, so a reader sees the old value or the new one). False when the
+ * map is full: the caller denies (EG_K_DENY_NO_TAG), since an untagged
+ * stream would escape revocation. */
+EG_INLINE bool eg_inet_tag_socket(struct bpf_sock_addr *ctx, const struct eg_record_snap *rec,
+				  __u16 port, __u8 proto)
 {
-	struct eg_inet_tag init, *tag;
+	__u64 cookie = bpf_get_socket_cookie(ctx);
+	struct eg_inet_tag init;
 
-	if (!sk)
-		return false;
 	__builtin_memcpy(init.sandbox, rec->sandbox, EG_ID_BYTES);
 	init.epoch = rec->epoch;
 	init.generation = rec->generation;
@@ -114,14 +116,7 @@ EG_INLINE bool eg_inet_tag_socket(void *sk, const struct eg_record_snap *rec, __
 	init.proto = proto;
 	init.state = EG_INET_CONNECTING;
 	init.pad = 0;
-	tag = bpf_sk_storage_get(&eg_inet_tags, sk, &init, BPF_SK_STORAGE_GET_F_CREATE);
-	if (!tag)
-		return false;
-	if (tag->epoch == init.epoch && tag->generation == init.generation && tag->port == port &&
-	    tag->proto == proto && eg_id_eq(tag->sandbox, init.sandbox))
-		return true;
-	*tag = init;
-	return true;
+	return bpf_map_update_elem(&eg_inet_tags, &cookie, &init, BPF_ANY) == 0;
 }
 
 #endif

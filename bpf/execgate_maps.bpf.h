@@ -172,11 +172,17 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } eg_service_grants SEC(".maps");
 
-/* admitted inet socket -> the execution it was admitted to */
+/* admitted inet socket, by its cookie -> the execution it was admitted to.
+ * Preallocated, unlike the maps above: tagging is an insert on every
+ * admitted connect, and a preallocated element is taken from a free list
+ * instead of allocated (abi.h, struct eg_inet_tag: why the cookie). An
+ * element deleted while a reader holds it may be re-used for another
+ * cookie; the only deleter is the socket's own release, so such a reader
+ * is deciding about a socket that is being closed. */
 struct {
-	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EG_MAX_INET_TAGS);
+	__type(key, __u64);
 	__type(value, struct eg_inet_tag);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } eg_inet_tags SEC(".maps");

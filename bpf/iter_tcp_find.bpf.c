@@ -18,14 +18,13 @@ int eg_iter_tcp_find(struct bpf_iter__tcp *ctx)
 {
 	struct sock_common *skc = ctx->sk_common;
 	struct eg_tcp_stale out = {};
-	struct eg_inet_tag *tag;
+	struct eg_inet_tag tag;
 	bool audit = false;
 
-	tag = eg_tcp_stale_tag(skc, &audit);
-	if (!tag)
+	if (!eg_tcp_stale_tag(skc, &tag, &audit))
 		return 0;
 	out.flags = audit ? EG_TCP_STALE_AUDIT : 0;
-	__builtin_memcpy(out.sandbox, tag->sandbox, EG_ID_BYTES);
+	__builtin_memcpy(out.sandbox, tag.sandbox, EG_ID_BYTES);
 	out.family = skc->skc_family;
 	out.ifindex = skc->skc_bound_dev_if;
 	out.sport = bpf_htons(skc->skc_num);

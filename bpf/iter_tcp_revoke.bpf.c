@@ -22,11 +22,10 @@ int eg_iter_tcp_revoke(struct bpf_iter__tcp *ctx)
 	struct sock_common *skc = ctx->sk_common;
 	struct seq_file *seq = ctx->meta->seq;
 	struct eg_tcp_cut out = {};
-	struct eg_inet_tag *tag;
+	struct eg_inet_tag tag;
 	bool audit = false;
 
-	tag = eg_tcp_stale_tag(skc, &audit);
-	if (!tag)
+	if (!eg_tcp_stale_tag(skc, &tag, &audit))
 		return 0;
 	/* The record must fit before the socket is destroyed: a write that
 	 * overflowed would lose the count of a cut already made. Returning 1
@@ -34,8 +33,8 @@ int eg_iter_tcp_revoke(struct bpf_iter__tcp *ctx)
 	 * empty buffer. */
 	if (seq->count + sizeof(out) >= seq->size)
 		return 1;
-	out.port = tag->port;
-	__builtin_memcpy(out.sandbox, tag->sandbox, EG_ID_BYTES);
+	out.port = tag.port;
+	__builtin_memcpy(out.sandbox, tag.sandbox, EG_ID_BYTES);
 	/* Audit: reported, not destroyed (docs/design.md §19). */
 	if (audit)
 		out.flags = EG_TCP_STALE_AUDIT;

@@ -8,34 +8,43 @@
 
 #include "execgate_common.bpf.h"
 
-/* The stale socket's tag, or NULL (not inet, no full socket, untagged,
- * current, or a raced record the next pass decides). *audit: its sandbox
- * decides in audit (the record's own mode, else the global mode; a gone
- * record takes the global one): the revokers leave it running and report
- * it (docs/design.md §19). */
-EG_INLINE struct eg_inet_tag *eg_tcp_stale_tag(struct sock_common *skc, bool *audit)
+/* Whether skc is stale; then *out is a copy of its tag. False: not inet,
+ * no full socket, untagged, current, or a raced record the next pass
+ * decides. *audit: its sandbox decides in audit (the record's own mode,
+ * else the global mode; a gone record takes the global one): the revokers
+ * leave it running and report it (docs/design.md §19).
+ *
+ * The tag is found by the socket's cookie, read from the socket rather
+ * than through bpf_get_socket_cookie(), which would give a cookie to every
+ * socket the iterator walks: a socket without one was never tagged. */
+EG_INLINE bool eg_tcp_stale_tag(struct sock_common *skc, struct eg_inet_tag *out, bool *audit)
 {
 	struct eg_record_snap rec;
 	struct eg_inet_tag *tag;
 	struct tcp_sock *tp;
+	__u64 cookie;
 	int rc;
 
 	if (!skc || (skc->skc_family != 2 && skc->skc_family != 10))
-		return NULL; /* AF_INET, AF_INET6 */
+		return false; /* AF_INET, AF_INET6 */
 	tp = bpf_skc_to_tcp_sock(skc);
 	if (!tp)
-		return NULL; /* request and TIME_WAIT sockets carry no storage */
-	tag = bpf_sk_storage_get(&eg_inet_tags, (struct sock *)tp, NULL, 0);
+		return false; /* request and TIME_WAIT sockets: no longer streams */
+	cookie = BPF_CORE_READ(skc, skc_cookie.counter);
+	if (!cookie)
+		return false;
+	tag = bpf_map_lookup_elem(&eg_inet_tags, &cookie);
 	if (!tag)
-		return NULL;
-	rc = eg_record_copy(tag->sandbox, &rec);
-	if (rc == EG_COPY_OK && rec.state == EG_RECORD_ACTIVE && rec.epoch == tag->epoch &&
-	    rec.generation == tag->generation)
-		return NULL;
+		return false;
+	*out = *tag;
+	rc = eg_record_copy(out->sandbox, &rec);
+	if (rc == EG_COPY_OK && rec.state == EG_RECORD_ACTIVE && rec.epoch == out->epoch &&
+	    rec.generation == out->generation)
+		return false;
 	if (rc == EG_COPY_RACED)
-		return NULL; /* raced a delete and re-use: the next pass decides */
+		return false; /* raced a delete and re-use: the next pass decides */
 	*audit = eg_decide_audit(rc == EG_COPY_OK ? rec.mode : EG_MODE_INHERIT);
-	return tag;
+	return true;
 }
 
 #endif

@@ -333,6 +333,7 @@ EG_STATIC_ASSERT(sizeof(struct eg_mode_word) == 8, "eg_mode_word size");
 #define EG_MAX_INET_ENDPOINTS 16384
 #define EG_MAX_SERVICE_GRANTS 131072
 #define EG_MAX_INET_NETNS     4096
+#define EG_MAX_INET_TAGS      131072 /* admitted inet sockets open at once */
 
 enum eg_inet_hook {
 	EG_HOOK_CONNECT4 = 6, /* enum eg_hook continues here: append only */
@@ -391,8 +392,14 @@ enum eg_inet_tag_state {
 	EG_INET_UNADMITTED = 3,
 };
 
-/* sk_storage eg_inet_tags: the execution an inet socket was admitted to.
- * Created whole by the connect check; sockops only moves state. */
+/* map eg_inet_tags, socket cookie -> the execution an inet socket was
+ * admitted to. Created whole by the connect check; sockops only moves
+ * state; the cgroup sock_release program deletes it when the socket is
+ * released. Keyed by SO_COOKIE (bpf_get_socket_cookie()), which the kernel
+ * never hands out twice within a boot, so an entry can name no other socket
+ * than its own; a preallocated hash insert costs less than creating
+ * socket-local storage (docs/bench/2026-12-04-allowed-path.md). A full map
+ * denies the connect (EG_K_DENY_NO_TAG); `execgate status` shows its fill. */
 struct eg_inet_tag {
 	__u8 sandbox[EG_ID_BYTES];
 	__u64 epoch;

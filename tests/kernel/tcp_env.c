@@ -35,6 +35,8 @@ enum op {
 	OP_TAG,
 	OP_PEER_STATE,
 	OP_UDP_COUNT,
+	OP_COOKIE,
+	OP_CLOSE,
 };
 
 struct te_msg {
@@ -344,15 +346,33 @@ static struct te_reply gw_do(const struct te_msg *m)
 		break;
 	}
 	case OP_TAG: {
+		socklen_t clen = sizeof(__u64);
 		struct eg_inet_tag tag;
+		__u64 cookie;
 
-		r.rc = bpf_map_lookup_elem(m->map_fd, &fd, &tag) ? -errno : 0;
+		/* eg_inet_tags is keyed by the socket's cookie */
+		if (getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &clen)) {
+			r.rc = -errno;
+			break;
+		}
+		r.rc = bpf_map_lookup_elem(m->map_fd, &cookie, &tag) ? -errno : 0;
 		if (!r.rc) {
 			r.epoch = tag.epoch;
 			r.state = tag.state;
 		}
 		break;
 	}
+	case OP_COOKIE: {
+		socklen_t clen = sizeof(r.epoch);
+
+		r.rc = getsockopt(fd, SOL_SOCKET, SO_COOKIE, &r.epoch, &clen) ? -errno : 0;
+		break;
+	}
+	case OP_CLOSE:
+		r.rc = fd >= 0 && !close(fd) ? 0 : -EBADF;
+		if (fd >= 0)
+			gw_fd[m->slot] = -1;
+		break;
 	default:
 		r.rc = -EINVAL;
 	}
@@ -501,6 +521,22 @@ int te_tag(struct te_env *e, int slot, int map_fd, unsigned long long *epoch, in
 	if (state)
 		*state = r.state;
 	return r.rc;
+}
+
+int te_cookie(struct te_env *e, int slot, unsigned long long *cookie)
+{
+	struct te_msg m = msg(OP_COOKIE, slot, NULL, 0);
+	struct te_reply r = call(e->gw_ctl, &m);
+
+	*cookie = r.epoch;
+	return r.rc;
+}
+
+int te_close(struct te_env *e, int slot)
+{
+	struct te_msg m = msg(OP_CLOSE, slot, NULL, 0);
+
+	return call(e->gw_ctl, &m).rc;
 }
 
 int te_peer_state(struct te_env *e, int k, int wait_ms)

@@ -39,8 +39,13 @@ int te_recv(struct te_env *e, int slot); /* >0 bytes, 0 EOF, -errno; 2 s timeout
 int te_sendto(struct te_env *e, const char *addr, int port); /* unconnected UDP */
 /* Sends one byte on each of [first, first + n); returns how many failed. */
 int te_send_many(struct te_env *e, int first, int n);
-/* Gateway's TCP socket in slot: has it an eg_inet_tags entry, and its epoch. */
+/* Gateway's TCP socket in slot: has it an eg_inet_tags entry (looked up by
+ * the socket's cookie), and its epoch. */
 int te_tag(struct te_env *e, int slot, int map_fd, unsigned long long *epoch, int *state);
+/* The SO_COOKIE of the gateway's socket in slot (eg_inet_tags' key). */
+int te_cookie(struct te_env *e, int slot, unsigned long long *cookie);
+/* Closes the gateway's socket in slot. */
+int te_close(struct te_env *e, int slot);
 
 /* Guest side: the state of its k-th accepted TCP connection (0-based):
  * 1 open, 0 EOF, -errno when its last read failed, -ENOENT not accepted

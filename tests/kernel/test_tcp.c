@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 #include <criterion/criterion.h>
 #include "core/ids.h"
 #include "harness.h"
@@ -322,6 +323,80 @@ Test(tcp, install_of_a_new_generation_destroys_stale_streams_in_the_gateway_netn
 	cr_assert_eq(te_send(&e, 1), 0);
 	cr_assert_eq(te_recv(&e, 1), 1);
 	cr_assert_eq(te_peer_state(&e, 1, 0), 1);
+}
+
+/* eg_inet_tags is keyed by the socket's cookie and preallocated: the tag
+ * an admitted connect inserts is deleted by the cgroup sock_release
+ * program when the socket is closed, so the map holds open sockets only. */
+/* guarantees: tcp-stream-revocation */
+Test(tcp, a_tag_lives_as_long_as_its_socket)
+{
+	int tags_fd = kh.maps.fd[EG_MAP_INET_TAGS], state;
+	unsigned long long epoch, cookie;
+	struct eg_inet_tag tag;
+	__u64 key;
+	struct te_env e;
+
+	start_granted(&e);
+	cr_assert_eq(te_connect(&e, 0, TE_GUEST_ADDR, TE_TCP_PORT, false), 0);
+	cr_assert_eq(te_send(&e, 0), 0);
+	cr_assert_eq(te_recv(&e, 0), 1);
+	cr_assert_eq(te_tag(&e, 0, tags_fd, &epoch, &state), 0, "admitted stream has no tag");
+	cr_assert_eq(state, EG_INET_ESTABLISHED);
+	cr_assert_eq(te_cookie(&e, 0, &cookie), 0);
+	key = cookie;
+	cr_assert_eq(bpf_map_lookup_elem(tags_fd, &key, &tag), 0, "no tag under cookie %llu",
+		     cookie);
+	cr_assert_eq(tag.port, TE_TCP_PORT);
+	cr_assert_eq(te_close(&e, 0), 0);
+	cr_assert_eq(bpf_map_lookup_elem(tags_fd, &key, &tag), -ENOENT,
+		     "the tag of closed socket %llu is still in eg_inet_tags", cookie);
+}
+
+/* A full eg_inet_tags denies an admitted connect (deny-no-tag: an untagged
+ * stream would escape revocation), status shows the map full, and one
+ * released tag makes room again. The map is filled with cookies no socket
+ * has (the kernel counts cookies up from 1). */
+/* guarantees: tcp-stream-revocation */
+Test(tcp, a_full_tag_map_denies_the_connect_until_a_tag_is_released)
+{
+	int tags_fd = kh.maps.fd[EG_MAP_INET_TAGS];
+	struct eg_inet_tag fake = {.state = EG_INET_CONNECTING};
+	char out[16384], want[128];
+	unsigned filled = 0;
+	__u64 key, before;
+	struct te_env e;
+
+	start_granted(&e);
+	for (key = 1ULL << 62;; key++) {
+		if (!bpf_map_update_elem(tags_fd, &key, &fake, BPF_NOEXIST)) {
+			filled++;
+			continue;
+		}
+		cr_assert_eq(errno, E2BIG, "filling eg_inet_tags: %s", strerror(errno));
+		break;
+	}
+	cr_assert_eq(filled, EG_MAX_INET_TAGS, "eg_inet_tags held %u entries before the fill",
+		     EG_MAX_INET_TAGS - filled);
+	kh_cli(out, sizeof(out), "status", NULL);
+	snprintf(want, sizeof(want), "%-20s %u / %u", "eg_inet_tags", EG_MAX_INET_TAGS,
+		 EG_MAX_INET_TAGS);
+	cr_assert(strstr(out, want), "status does not show a full eg_inet_tags: %s", out);
+
+	before = kh_counter(EG_K_DENY_NO_TAG);
+	cr_assert_eq(te_connect(&e, 0, TE_GUEST_ADDR, TE_TCP_PORT, false), -EPERM,
+		     "an admitted connect passed untagged");
+	cr_assert_eq(kh_counter(EG_K_DENY_NO_TAG), before + 1);
+	cr_assert_geq(kh_events((__u32)e.gateway, EG_K_DENY_NO_TAG), 1, "no denial event");
+	/* Unregistered addresses need no tag. */
+	cr_assert_eq(te_connect(&e, 1, TE_OTHER_ADDR, TE_TCP_PORT, false), 0);
+
+	key = 1ULL << 62;
+	cr_assert_eq(bpf_map_delete_elem(tags_fd, &key), 0);
+	cr_assert_eq(te_connect(&e, 0, TE_GUEST_ADDR, TE_TCP_PORT, false), 0);
+	cr_assert_eq(te_tag(&e, 0, tags_fd, NULL, NULL), 0, "admitted stream has no tag");
+	cr_assert_eq(te_send(&e, 0), 0);
+	cr_assert_eq(te_recv(&e, 0), 1);
 }
 
 /* guarantees: tcp-stream-revocation */

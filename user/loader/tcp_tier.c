@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The TCP / ServicePort tier: bpf/cgroup_inet.bpf.c on connect4, connect6,
- * sendmsg4, sendmsg6 and sockops of one cgroup (and its descendants), plus
+ * sendmsg4, sendmsg6, sockops and sock_release (which deletes eg_inet_tags
+ * entries) of one cgroup (and its descendants), plus
  * the stream revokers, loaded here and pinned as programs so that a
  * revocation only creates an iterator (user/loader/revoke_tcp.c):
  * bpf/iter_tcp_revoke.bpf.c (<pin-dir>/links/tcp_iter_revoke) where
@@ -25,13 +26,16 @@
 #include "loader/tier.h"
 #include "loader/tier_link.h"
 
-enum tcp_prog { P_CONNECT4, P_CONNECT6, P_SENDMSG4, P_SENDMSG6, P_SOCKOPS, P__COUNT };
+/* Attached in this order: the collector of eg_inet_tags first, so that no
+ * tag is ever made without the program that deletes it in place. */
+enum tcp_prog { P_RELEASE, P_CONNECT4, P_CONNECT6, P_SENDMSG4, P_SENDMSG6, P_SOCKOPS, P__COUNT };
 
 static const struct {
 	const char *pin;
 	const char *hook;
 	enum bpf_attach_type type;
 } tcp_progs[P__COUNT] = {
+    [P_RELEASE] = {"tcp_sock_release", "sock_release", BPF_CGROUP_INET_SOCK_RELEASE},
     [P_CONNECT4] = {"tcp_connect4", "connect4", BPF_CGROUP_INET4_CONNECT},
     [P_CONNECT6] = {"tcp_connect6", "connect6", BPF_CGROUP_INET6_CONNECT},
     [P_SENDMSG4] = {"tcp_sendmsg4", "sendmsg4", BPF_CGROUP_UDP4_SENDMSG},
@@ -42,6 +46,8 @@ static const struct {
 static struct bpf_program *skel_prog(struct cgroup_inet *s, enum tcp_prog i)
 {
 	switch (i) {
+	case P_RELEASE:
+		return s->progs.eg_inet_release;
 	case P_CONNECT4:
 		return s->progs.eg_connect4;
 	case P_CONNECT6:
@@ -90,7 +96,8 @@ static int tcp_probe(const struct eg_tier_ctx *ctx, char *why, size_t why_size)
 	cgroup_inet__destroy(skel);
 	if (rc)
 		snprintf(probe_why, sizeof(probe_why),
-			 "loading the connect4/6, sendmsg4/6 and sockops programs failed: %s",
+			 "loading the connect4/6, sendmsg4/6, sockops and sock_release programs "
+			 "failed: %s",
 			 strerror(-rc));
 	probe_cached = rc ? -EOPNOTSUPP : 0;
 done:
@@ -414,7 +421,8 @@ static void tcp_guarantees(const struct eg_tier_status *st, struct eg_guarantee 
 
 	if (held)
 		snprintf(
-		    on, sizeof(on), "connect4/6, sendmsg4/6, sockops links %u..%u on cgroup %.280s",
+		    on, sizeof(on),
+		    "sock_release, connect4/6, sendmsg4/6, sockops links %u..%u on cgroup %.260s",
 		    st->progs[0].link_id, st->progs[P__COUNT - 1].link_id, st->progs[0].target);
 	else
 		eg_tier_not_held_reason(st, on, sizeof(on));
@@ -451,8 +459,9 @@ static void tcp_guarantees(const struct eg_tier_status *st, struct eg_guarantee 
 
 const struct eg_tier_ops eg_tier_tcp = {
     .name = "tcp",
-    .summary = "cgroup connect4/6, sendmsg4/6, sockops + iter/tcp (bpf_sock_destroy or "
-	       "sock_diag): ServicePort TCP/UDP from one cgroup, stream revocation",
+    .summary =
+	"cgroup connect4/6, sendmsg4/6, sockops, sock_release + iter/tcp (bpf_sock_destroy or "
+	"sock_diag): ServicePort TCP/UDP from one cgroup, stream revocation",
     .probe = tcp_probe,
     .load = tcp_load,
     .unload = tcp_unload,
