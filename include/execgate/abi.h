@@ -227,10 +227,11 @@ enum eg_kreason {
 	/* Not a verdict: a denial event the ring buffer had no room for
 	 * (the verdict itself was counted under its own reason). */
 	EG_K_EVENT_DROPPED = 13,
-	/* Admitted, but the socket's lease tag could not be created (its
-	 * socket-local storage: an allocation failure, or the socket's
-	 * net.core.optmem_max used up). Denied: a stream without its tag would
-	 * escape the epoch lease and revocation. */
+	/* Admitted, but the socket's lease tag could not be created (Unix,
+	 * VSOCK: its socket-local storage, an allocation failure or the
+	 * socket's net.core.optmem_max used up; TCP/UDP: eg_inet_tags full).
+	 * Denied: a stream without its tag would escape the epoch lease and
+	 * revocation. */
 	EG_K_DENY_NO_TAG = 14,
 	EG_K_REASON_COUNT = 15,
 };
@@ -333,7 +334,12 @@ EG_STATIC_ASSERT(sizeof(struct eg_mode_word) == 8, "eg_mode_word size");
 #define EG_MAX_INET_ENDPOINTS 16384
 #define EG_MAX_SERVICE_GRANTS 131072
 #define EG_MAX_INET_NETNS     4096
-#define EG_MAX_INET_TAGS      131072 /* admitted inet sockets open at once */
+/* Admitted inet sockets open at once. The capacity is the bucket count,
+ * which costs every tag insert its cache misses: 16 384 to 131 072 moved
+ * the allowed connect4 from ~455 to ~585 ns (docs/bench/
+ * 2026-12-04-allowed-path.md); 65 536 is for "tens of thousands of live
+ * streams" on a worker. */
+#define EG_MAX_INET_TAGS 65536
 
 enum eg_inet_hook {
 	EG_HOOK_CONNECT4 = 6, /* enum eg_hook continues here: append only */

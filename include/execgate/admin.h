@@ -29,6 +29,14 @@ int eg_namespaces_check(char *err, size_t err_size);
  * another negative errno, with err. */
 int eg_load(const char *pin_dir, const char *state_dir, const char *cgroup, const char *require,
 	    char *err, size_t err_size);
+/* eg_load, with the capacity of the TCP tier's socket tag map
+ * (eg_inet_tags: admitted inet sockets open at once, 1024..1048576; 0: the
+ * pinned map's, else 65536). A larger map costs every admitted connect
+ * more (docs/operators.md §2). -EINVAL for a capacity out of range; -EEXIST
+ * when the map is pinned with another capacity: it changes only after
+ * eg_unload. */
+int eg_load_sized(const char *pin_dir, const char *state_dir, const char *cgroup,
+		  const char *require, unsigned inet_tags, char *err, size_t err_size);
 /* Detaches every program and removes the pins at pin_dir. 0 or a negative
  * errno with err. */
 int eg_unload(const char *pin_dir, char *err, size_t err_size);

@@ -108,11 +108,14 @@ int dd_connect(void)
 	return fd;
 }
 
-void dd_start(void)
+const char *dd_bin(void)
+{
+	return daemon_bin();
+}
+
+void dd_write_config(void)
 {
 	FILE *f = fopen(dd.config, "w");
-	int status, fd;
-	pid_t pid;
 
 	cr_assert_not_null(f, "config %s", dd.config);
 	fprintf(f,
@@ -123,6 +126,14 @@ void dd_start(void)
 		kh.pin_dir, kh.state_dir, kh.cgroup, dd.socket, dd.worker ? dd.worker : DD_WORKER,
 		DD_ADMIT_GID, DD_ADMIN_GID, dd.extra);
 	fclose(f);
+}
+
+void dd_start(void)
+{
+	int status, fd;
+	pid_t pid;
+
+	dd_write_config();
 	pid = fork();
 	cr_assert_geq(pid, 0, "fork");
 	if (pid == 0) {

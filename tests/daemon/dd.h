@@ -43,6 +43,10 @@ void dd_teardown(void);
 /* Writes the config (plus dd.extra) and starts the daemon; waits until its
  * socket answers. */
 void dd_start(void);
+/* The config dd_start would write, written; and the daemon's binary: for a
+ * start the test expects to fail. */
+void dd_write_config(void);
+const char *dd_bin(void);
 /* SIGTERM (or SIGKILL) and reap; returns the exit status (128+sig when
  * killed). */
 int dd_stop(int sig);

@@ -746,6 +746,9 @@ Test(daemon_api, status_and_metrics)
 	snprintf(out, sizeof(out), "\nexecgate_map_max_entries{map=\"eg_inet_netns\"} %u\n",
 		 EG_MAX_INET_NETNS);
 	cr_expect(strstr(r.body, out), "%s", r.body);
+	snprintf(out, sizeof(out), "\nexecgate_map_max_entries{map=\"eg_inet_tags\"} %u\n",
+		 EG_MAX_INET_TAGS);
+	cr_expect(strstr(r.body, out), "%s", r.body);
 	f = fopen(file, "w");
 	fwrite(r.body, 1, r.body_len, f);
 	fclose(f);

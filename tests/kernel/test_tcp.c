@@ -399,6 +399,46 @@ Test(tcp, a_full_tag_map_denies_the_connect_until_a_tag_is_released)
 	cr_assert_eq(te_recv(&e, 0), 1);
 }
 
+/* The tag map's capacity is the operator's (load --inet-tags): a reload
+ * without the flag keeps the pinned map's, one with another capacity is
+ * refused with the reason and leaves the pins as they were, and only a
+ * load after an unload changes it. */
+/* guarantees: none */
+Test(tcp, load_inet_tags_sizes_the_tag_map_and_a_reload_keeps_it)
+{
+	char out[16384], want[128];
+	int rc;
+
+	tcp_tier_or_skip();
+	snprintf(want, sizeof(want), "%-20s 0 / %u", "eg_inet_tags", EG_MAX_INET_TAGS);
+	kh_cli(out, sizeof(out), "status", NULL);
+	cr_assert(strstr(out, want), "default capacity not in status: %s", out);
+
+	rc = kh_cli(out, sizeof(out), "load", "--cgroup", kh.cgroup, "--inet-tags", "16384", NULL);
+	cr_assert_eq(rc, 1, "resize while pinned: exit %d: %s", rc, out);
+	cr_assert(strstr(out, "eg_inet_tags holds 65536") && strstr(out, "execgate unload"), "%s",
+		  out);
+	kh_cli(out, sizeof(out), "status", NULL);
+	cr_assert(strstr(out, want), "a refused resize changed the map: %s", out);
+	rc = kh_cli(out, sizeof(out), "load", "--cgroup", kh.cgroup, "--inet-tags", "1000", NULL);
+	cr_assert_eq(rc, 2, "below the minimum: exit %d: %s", rc, out);
+	cr_assert(strstr(out, "--inet-tags 1000: not a number from 1024 to 1048576"), "%s", out);
+
+	rc = kh_cli(out, sizeof(out), "unload", NULL);
+	cr_assert_eq(rc, 0, "unload: %s", out);
+	rc = kh_cli(out, sizeof(out), "load", "--cgroup", kh.cgroup, "--inet-tags", "16384", NULL);
+	cr_assert_eq(rc, 0, "load --inet-tags 16384: exit %d: %s", rc, out);
+	snprintf(want, sizeof(want), "%-20s 0 / 16384", "eg_inet_tags");
+	kh_cli(out, sizeof(out), "status", NULL);
+	cr_assert(strstr(out, want), "status: %s", out);
+	rc = kh_cli(out, sizeof(out), "load", "--cgroup", kh.cgroup, NULL);
+	cr_assert_eq(rc, 0, "reload without --inet-tags: exit %d: %s", rc, out);
+	kh_cli(out, sizeof(out), "status", NULL);
+	cr_assert(strstr(out, want), "a reload did not keep the pinned capacity: %s", out);
+	rc = kh_cli(out, sizeof(out), "load", "--cgroup", kh.cgroup, "--inet-tags", "16384", NULL);
+	cr_assert_eq(rc, 0, "reload naming the pinned capacity: exit %d: %s", rc, out);
+}
+
 /* guarantees: tcp-stream-revocation */
 Test(tcp, retire_destroys_every_stream_of_the_sandbox)
 {

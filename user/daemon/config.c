@@ -166,6 +166,17 @@ static void show_uint(const struct key *k, const struct egd_config *c, FILE *f)
 	fprintf(f, "%s = %u\n", k->name, *(const unsigned *)FIELD(c, k));
 }
 
+/* A number whose 0 means unset (k->unset says what that means). */
+static void show_uint_or_unset(const struct key *k, const struct egd_config *c, FILE *f)
+{
+	unsigned v = *(const unsigned *)FIELD(c, k);
+
+	if (v)
+		show_uint(k, c, f);
+	else
+		fprintf(f, "%s = (%s)\n", k->name, k->unset);
+}
+
 /* URL[,URL...]: http:// or https://, a host, an optional port, no path,
  * no user info, at most 8 (user/fleet/etcd.h opens them again and says
  * which one it refuses; this is the config's own one-line error). */
@@ -264,6 +275,11 @@ static const struct key keys[] = {
      "none: load what the kernel offers",
      "refuse to start (exit 5, nothing loaded) unless the kernel offers that tier; full "
      "is every tier (cgroup, lsm and tcp), as execgate load --require"},
+    {"inet_tags", set_uint, show_uint_or_unset, F(inet_tags), 1024, 1048576, NULL, NULL,
+     "the pinned map's, else 65536",
+     "capacity of eg_inet_tags, the tcp tier's socket tags: admitted TCP/UDP sockets open "
+     "at once. A larger map costs every admitted connect more; a full one denies "
+     "(deny-no-tag). Changes only after execgate unload, as execgate load --inet-tags"},
     PATH(socket, EGD_DEFAULT_SOCKET, NULL,
 	 "the API socket. Anyone may connect; every request is authorized by the caller's "
 	 "SO_PEERCRED credentials"),

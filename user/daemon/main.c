@@ -386,8 +386,9 @@ int main(int argc, char **argv)
 	}
 	/* the state dir: where status finds what this load probed; without
 	 * it, GET /v1/status would say "not probed" */
-	rc = eg_load(d.cfg.pin_dir, d.cfg.state_dir, d.cfg.cgroup[0] ? d.cfg.cgroup : NULL,
-		     d.cfg.require[0] ? d.cfg.require : NULL, err, sizeof(err));
+	rc = eg_load_sized(d.cfg.pin_dir, d.cfg.state_dir, d.cfg.cgroup[0] ? d.cfg.cgroup : NULL,
+			   d.cfg.require[0] ? d.cfg.require : NULL, d.cfg.inet_tags, err,
+			   sizeof(err));
 	if (rc) {
 		egd_log(EGD_LOG_ERR, "load: %s", err);
 		exit_code = rc == -EOPNOTSUPP ? EXIT_UNSUPPORTED : EXIT_ERROR;

@@ -2,6 +2,7 @@
 /* execgate load: the tiers the kernel offers, attached and pinned, and the
  * report of what holds. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,6 +20,10 @@ static const struct eg_opt load_opts[] = {
     EG_OPT("mode", "enforce|audit",
 	   "enforce (the default, also on a reload that does not name it) or audit: allow "
 	   "what would be denied and only count and report it (execgate mode switches later)"),
+    EG_OPT("inet-tags", "N",
+	   "capacity of eg_inet_tags, the tcp tier's tags: admitted TCP/UDP sockets open at "
+	   "once, 1024 to 1048576 (default: the pinned map's, else 65536). Larger costs every "
+	   "admitted connect more; a full map denies (deny-no-tag). Changes only after an unload"),
     EG_OPT("json", NULL, "print the report as one JSON object (schema_version 2)"),
     EG_OPT_END,
 };
@@ -27,7 +32,9 @@ static int run_load(const struct eg_cli_cmd *cmd, int argc, char **argv)
 {
 	struct eg_cli_parse p;
 	const char *name, *val, *require = NULL, *cgroup = NULL, *mode = "enforce";
+	const char *inet_val = NULL;
 	char err[EG_ERR_MAX], who[64];
+	uint64_t inet_tags = 0;
 	int c, rc;
 
 	eg_cli_parse_init(&p, cmd, argc, argv);
@@ -38,6 +45,8 @@ static int run_load(const struct eg_cli_cmd *cmd, int argc, char **argv)
 			require = val;
 		else if (!strcmp(name, "mode"))
 			mode = val;
+		else if (!strcmp(name, "inet-tags"))
+			inet_val = val;
 	}
 	if (c < 0)
 		return p.exit;
@@ -45,12 +54,17 @@ static int run_load(const struct eg_cli_cmd *cmd, int argc, char **argv)
 		return eg_cli_usage(&p, "%s: unexpected argument", p.pos[0]);
 	if (strcmp(mode, "enforce") && strcmp(mode, "audit"))
 		return eg_cli_usage(&p, "--mode %s: not enforce or audit", mode);
+	if (inet_val && (eg_cli_parse_u64(inet_val, UINT32_MAX, &inet_tags) || inet_tags < 1024 ||
+			 inet_tags > 1048576))
+		return eg_cli_usage(&p, "--inet-tags %s: not a number from 1024 to 1048576",
+				    inet_val);
 	rc = eg_namespaces_check(err, sizeof(err));
 	if (rc) {
 		eg_cli_err("%s", err);
 		return EG_EXIT_ERROR;
 	}
-	rc = eg_load(p.pin_dir, p.state_dir, cgroup, require, err, sizeof(err));
+	rc = eg_load_sized(p.pin_dir, p.state_dir, cgroup, require, (unsigned)inet_tags, err,
+			   sizeof(err));
 	if (rc) {
 		eg_cli_err("%s", err);
 		return rc == -EOPNOTSUPP ? EG_EXIT_UNSUPPORTED
@@ -76,7 +90,8 @@ static int run_load(const struct eg_cli_cmd *cmd, int argc, char **argv)
 
 const struct eg_cli_cmd eg_cmd_load = {
     .name = "load",
-    .args = "[--cgroup PATH] [--require cgroup|lsm|tcp|full] [--mode enforce|audit] [--json]",
+    .args = "[--cgroup PATH] [--require cgroup|lsm|tcp|full] [--mode enforce|audit]\n"
+	    "       [--inet-tags N] [--json]",
     .about = "Probes which enforcement tiers the kernel offers, then loads, attaches and pins\n"
 	     "each one (adopting programs already pinned, with no moment unguarded). Keeps\n"
 	     "what it probed in <state-dir>/probe, for status. Prints the status report.",

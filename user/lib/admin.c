@@ -23,13 +23,26 @@ int eg_namespaces_check(char *err, size_t err_size)
 	return eg_proc_check_namespaces(err, err_size);
 }
 
+int eg_load_sized(const char *pin_dir, const char *state_dir, const char *cgroup,
+		  const char *require, unsigned inet_tags, char *err, size_t err_size)
+{
+	struct eg_tier_ctx ctx = {.pin_dir = pin_dir,
+				  .cgroup_path = cgroup,
+				  .state_dir = state_dir,
+				  .inet_tags = inet_tags};
+
+	if (inet_tags && (inet_tags < EG_INET_TAGS_MIN || inet_tags > EG_INET_TAGS_MAX)) {
+		snprintf(err, err_size, "inet tags %u: not between %u and %u", inet_tags,
+			 EG_INET_TAGS_MIN, EG_INET_TAGS_MAX);
+		return -EINVAL;
+	}
+	return eg_tiers_load(&ctx, require, err, err_size);
+}
+
 int eg_load(const char *pin_dir, const char *state_dir, const char *cgroup, const char *require,
 	    char *err, size_t err_size)
 {
-	struct eg_tier_ctx ctx = {
-	    .pin_dir = pin_dir, .cgroup_path = cgroup, .state_dir = state_dir};
-
-	return eg_tiers_load(&ctx, require, err, err_size);
+	return eg_load_sized(pin_dir, state_dir, cgroup, require, 0, err, err_size);
 }
 
 int eg_unload(const char *pin_dir, char *err, size_t err_size)

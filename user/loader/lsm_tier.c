@@ -173,7 +173,7 @@ static int lsm_load(const struct eg_tier_ctx *ctx, char *err, size_t err_size)
 		return rc;
 	}
 	skel->rodata->eg_lsm_unix_connect = eg_lsm_unix_connect_needed(ctx);
-	rc = eg_tier_prepare_pins(skel->obj, "lsm", ctx->pin_dir, err, err_size);
+	rc = eg_tier_prepare_pins(skel->obj, "lsm", ctx, err, err_size);
 	if (rc)
 		goto out;
 	rc = lsm__load(skel);

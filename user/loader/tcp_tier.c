@@ -179,7 +179,7 @@ static int load_iter_kfunc(const struct eg_tier_ctx *ctx, char *err, size_t err_
 		snprintf(err, err_size, "tcp tier: opening the iter/tcp object: %s", strerror(-rc));
 		return rc;
 	}
-	rc = eg_tier_prepare_pins(skel->obj, "tcp", ctx->pin_dir, err, err_size);
+	rc = eg_tier_prepare_pins(skel->obj, "tcp", ctx, err, err_size);
 	if (rc)
 		goto out;
 	rc = iter_tcp_revoke__load(skel);
@@ -207,6 +207,11 @@ static int load_iter_find(const struct eg_tier_ctx *ctx, char *err, size_t err_s
 	if (!skel) {
 		rc = -errno;
 		snprintf(err, err_size, "tcp tier: opening the iter/tcp finder: %s", strerror(-rc));
+		return rc;
+	}
+	rc = eg_tier_prepare_pins(skel->obj, "tcp", ctx, err, err_size);
+	if (rc) {
+		iter_tcp_find__destroy(skel);
 		return rc;
 	}
 	/* A kernel that refuses iterators offers no fallback: the tier loads
@@ -249,7 +254,7 @@ static int tcp_load(const struct eg_tier_ctx *ctx, char *err, size_t err_size)
 		snprintf(err, err_size, "tcp tier: opening the BPF object: %s", strerror(-rc));
 		goto out;
 	}
-	rc = eg_tier_prepare_pins(skel->obj, "tcp", ctx->pin_dir, err, err_size);
+	rc = eg_tier_prepare_pins(skel->obj, "tcp", ctx, err, err_size);
 	if (rc)
 		goto out;
 	rc = cgroup_inet__load(skel);

@@ -68,10 +68,60 @@ void eg_tier_load_error(char *err, size_t err_size, const char *tier, const char
 		 rc == -EINVAL ? " (incompatible pins from another build? execgate unload)" : "");
 }
 
-int eg_tier_prepare_pins(struct bpf_object *obj, const char *tier, const char *pin_dir, char *err,
-			 size_t err_size)
+/* The capacity of obj's eg_inet_tags (abi.h): what ctx asks for, else the
+ * pinned map's, else the object's own (EG_MAX_INET_TAGS). Every object
+ * declares the map (execgate_maps.bpf.h), so every one is sized alike. */
+static int size_inet_tags(struct bpf_object *obj, const char *tier, const struct eg_tier_ctx *ctx,
+			  char *err, size_t err_size)
 {
+	struct bpf_map *map = bpf_object__find_map_by_name(obj, "eg_inet_tags");
+	unsigned want = ctx->inet_tags, pinned = 0;
+	struct bpf_map_info info;
+	__u32 len = sizeof(info);
+	const char *pin;
+	int fd, rc;
+
+	if (!map)
+		return 0;
+	if (want && (want < EG_INET_TAGS_MIN || want > EG_INET_TAGS_MAX)) {
+		snprintf(err, err_size, "inet tags %u: not between %u and %u", want,
+			 EG_INET_TAGS_MIN, EG_INET_TAGS_MAX);
+		return -EINVAL;
+	}
+	pin = bpf_map__pin_path(map);
+	fd = pin ? bpf_obj_get(pin) : -1;
+	if (fd >= 0) {
+		memset(&info, 0, sizeof(info));
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) &&
+		    info.type == (__u32)bpf_map__type(map))
+			pinned = info.max_entries;
+		close(fd);
+	}
+	if (want && pinned && want != pinned) {
+		snprintf(err, err_size,
+			 "%s tier: inet tags %u: %s holds %u; the capacity changes only with "
+			 "`execgate unload` first (every tag goes with the map)",
+			 tier, want, pin, pinned);
+		return -EEXIST;
+	}
+	rc = bpf_map__set_max_entries(map, want	    ? want
+					   : pinned ? pinned
+						    : bpf_map__max_entries(map));
+	if (rc)
+		snprintf(err, err_size, "%s tier: sizing eg_inet_tags: %s", tier, strerror(-rc));
+	return rc;
+}
+
+int eg_tier_prepare_pins(struct bpf_object *obj, const char *tier, const struct eg_tier_ctx *ctx,
+			 char *err, size_t err_size)
+{
+	const char *pin_dir = ctx->pin_dir;
 	struct bpf_map *map;
+	int rc;
+
+	rc = size_inet_tags(obj, tier, ctx, err, err_size);
+	if (rc)
+		return rc;
 
 	bpf_object__for_each_map(map, obj)
 	{

@@ -37,7 +37,13 @@ struct eg_tier_ctx {
 	 * (tests) makes status() probe, which loads programs and creates a
 	 * scratch cgroup. */
 	const struct eg_probe_record *probed;
+	/* load: the capacity of eg_inet_tags (EG_INET_TAGS_MIN..MAX). 0: the
+	 * pinned map's, else EG_MAX_INET_TAGS. */
+	unsigned inet_tags;
 };
+
+#define EG_INET_TAGS_MIN 1024u
+#define EG_INET_TAGS_MAX 1048576u
 
 #define EG_TIER_MAX_PROGS      8
 #define EG_TIER_MAX_GUARANTEES 32
@@ -153,17 +159,18 @@ void eg_tier_not_held_reason(const struct eg_tier_status *st, char *out, size_t 
 /* err for a failed skeleton load of the tier's BPF object; -EINVAL mostly
  * means pinned maps another build created. */
 void eg_tier_load_error(char *err, size_t err_size, const char *tier, const char *pin_dir, int rc);
-/* Before a load, two steps. Every map of obj already pinned must have the
- * layout obj declares (what libbpf checks when it reuses a pin, but it says
- * so only in its debug output, after it may have created and pinned the
- * object's other maps): -EEXIST with err naming the first map that
- * differs, and nothing created. Then the socket tag maps not pinned yet are
- * created outside the loader's memory cgroup (tag_maps.h); where that is
- * not possible the load creates them as before, so it never fails the
- * load. */
+/* Before a load, three steps, for every object opened with pin_root_path
+ * ctx->pin_dir. eg_inet_tags gets the capacity ctx asks for, or the pinned
+ * map's when ctx asks for none; asked for one other than the pinned map's:
+ * -EEXIST with err (a capacity changes only with an unload). Every map of
+ * obj already pinned must have the layout obj declares (what libbpf checks when it reuses a pin,
+ * but it says so only in its debug output, after it may have created and pinned the object's other
+ * maps): -EEXIST with err naming the first map that differs, and nothing created. Then the socket
+ * tag maps not pinned yet are created outside the loader's memory cgroup (tag_maps.h); where that
+ * is not possible the load creates them as before, so it never fails the load. */
 struct bpf_object;
-int eg_tier_prepare_pins(struct bpf_object *obj, const char *tier, const char *pin_dir, char *err,
-			 size_t err_size);
+int eg_tier_prepare_pins(struct bpf_object *obj, const char *tier, const struct eg_tier_ctx *ctx,
+			 char *err, size_t err_size);
 
 /* Types prog, a program of an object from bpf/ whose section is
  * "cgroup/connect_unix", as a sock_addr program on BPF_CGROUP_UNIX_CONNECT

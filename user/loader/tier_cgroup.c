@@ -132,7 +132,7 @@ static int cgroup_load(const struct eg_tier_ctx *ctx, char *err, size_t err_size
 		goto out;
 	}
 	eg_prog_type_unix_connect(skel->progs.eg_connect_unix);
-	rc = eg_tier_prepare_pins(skel->obj, "cgroup", ctx->pin_dir, err, err_size);
+	rc = eg_tier_prepare_pins(skel->obj, "cgroup", ctx, err, err_size);
 	if (rc)
 		goto out;
 	rc = cgroup_connect_unix__load(skel);
