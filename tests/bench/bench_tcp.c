@@ -472,7 +472,8 @@ int main(void)
 	struct bpf_link *elink;
 	struct eg_tier_ctx ctx;
 	char root[400], err[768];
-	int p1[2], p2[2], stats_fd, cgfd, rc;
+	int p1[2], p2[2], stats_fd, cgfd, rc, release_fd;
+	__u64 rel_cnt0, rel_ns0, rel_cnt1, rel_ns1;
 	double c[4], rounds[4][ROUNDS], lat[2];
 	unsigned gen = 1;
 	pid_t guest_pid;
@@ -559,6 +560,8 @@ int main(void)
 	 * production: bpf_stats charges the first program of a shared array
 	 * 40-65 ns more than the second (bench_kernel.c). The tier's program
 	 * in cg_on, the empty one in cg_empty, in interleaved rounds. */
+	release_fd = prog_fd_of_link("tcp_sock_release");
+	prog_stats(release_fd, &rel_cnt0, &rel_ns0);
 	for (int r = 0; r < ROUNDS; r++) {
 		double got[4];
 
@@ -579,6 +582,15 @@ int main(void)
 	printf("  allowed      %7.0f ns   empty %5.0f ns   ratio %.2fx (grant path + socket tag; "
 	       "target <= 450 ns; eg_inet_tags %u entries)\n",
 	       c[2], c[3], c[3] > 0 ? c[2] / c[3] : 0, inet_tags_capacity());
+	/* What the tag costs at close: the collector runs on every inet
+	 * socket released in the cgroup, tagged (a delete) or not (a miss). */
+	prog_stats(release_fd, &rel_cnt1, &rel_ns1);
+	printf("  sock_release %7.0f ns per run over %llu closes of the same sockets (the tag's "
+	       "collector: a delete, or a miss for the unregistered ones)\n",
+	       rel_cnt1 > rel_cnt0 ? (double)(rel_ns1 - rel_ns0) / (double)(rel_cnt1 - rel_cnt0)
+				   : 0,
+	       (unsigned long long)(rel_cnt1 - rel_cnt0));
+	close(release_fd);
 	close(stats_fd);
 
 	/* latency: the tier's programs only (the empty links are gone) */
