@@ -339,7 +339,7 @@ EG_STATIC_ASSERT(sizeof(struct eg_mode_word) == 8, "eg_mode_word size");
  * the allowed connect4 from ~455 to ~585 ns (docs/bench/
  * 2026-12-04-allowed-path.md); 65 536 is for "tens of thousands of live
  * streams" on a worker. */
-#define EG_MAX_INET_TAGS 65536
+#define EG_MAX_INET_TAGS EG_INET_TAGS_DEFAULT
 
 enum eg_inet_hook {
 	EG_HOOK_CONNECT4 = 6, /* enum eg_hook continues here: append only */

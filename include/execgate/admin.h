@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <execgate/sizes.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -30,11 +31,10 @@ int eg_namespaces_check(char *err, size_t err_size);
 int eg_load(const char *pin_dir, const char *state_dir, const char *cgroup, const char *require,
 	    char *err, size_t err_size);
 /* eg_load, with the capacity of the TCP tier's socket tag map
- * (eg_inet_tags: admitted inet sockets open at once, 1024..1048576; 0: the
- * pinned map's, else 65536). A larger map costs every admitted connect
- * more (docs/operators.md §2). -EINVAL for a capacity out of range; -EEXIST
- * when the map is pinned with another capacity: it changes only after
- * eg_unload. */
+ * (eg_inet_tags: admitted inet sockets open at once, EG_INET_TAGS_MIN..MAX
+ * of execgate/sizes.h; 0: the pinned map's, else EG_INET_TAGS_DEFAULT). A larger map costs every
+ * admitted connect more (docs/operators.md §2). -EINVAL for a capacity out of range; -EEXIST when
+ * the map is pinned with another capacity: it changes only after eg_unload. */
 int eg_load_sized(const char *pin_dir, const char *state_dir, const char *cgroup,
 		  const char *require, unsigned inet_tags, char *err, size_t err_size);
 /* Detaches every program and removes the pins at pin_dir. 0 or a negative

@@ -18,5 +18,12 @@
 #define EG_KID_TEXT_LEN 17
 /* A worker-signed verdict's text form (base64url, unpadded) and the NUL. */
 #define EG_SIGNED_VERDICT_TEXT_MAX 256
+/* The capacity of the tcp tier's socket tag map, eg_inet_tags: admitted
+ * inet sockets open at once. The default is abi.h's; load --inet-tags and
+ * execgated's inet_tags take MIN..MAX (docs/operators.md). Plain numbers:
+ * the front ends print them in their help. */
+#define EG_INET_TAGS_DEFAULT 65536
+#define EG_INET_TAGS_MIN     1024
+#define EG_INET_TAGS_MAX     1048576
 
 #endif

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <criterion/criterion.h>
+#include <execgate/admin.h>
 #include "core/ids.h"
 #include "harness.h"
 #include "loader/revoke.h"
@@ -423,6 +424,18 @@ Test(tcp, load_inet_tags_sizes_the_tag_map_and_a_reload_keeps_it)
 	rc = kh_cli(out, sizeof(out), "load", "--cgroup", kh.cgroup, "--inet-tags", "1000", NULL);
 	cr_assert_eq(rc, 2, "below the minimum: exit %d: %s", rc, out);
 	cr_assert(strstr(out, "--inet-tags 1000: not a number from 1024 to 1048576"), "%s", out);
+	/* The library's own check, for callers other than the CLI: before
+	 * anything is probed or loaded. */
+	{
+		char err[512] = "";
+
+		rc = eg_load_sized(kh.pin_dir, kh.state_dir, kh.cgroup, NULL, EG_INET_TAGS_MAX + 1,
+				   err, sizeof(err));
+		cr_assert_eq(rc, -EINVAL, "eg_load_sized(%u): %d %s", EG_INET_TAGS_MAX + 1, rc,
+			     err);
+		cr_assert(strstr(err, "inet tags 1048577: not between 1024 and 1048576"), "%s",
+			  err);
+	}
 
 	rc = kh_cli(out, sizeof(out), "unload", NULL);
 	cr_assert_eq(rc, 0, "unload: %s", out);

@@ -9,6 +9,9 @@
 #include <execgate/admin.h>
 #include "execgate/commands.h"
 
+#define STR(x)	STR_(x)
+#define STR_(x) #x
+
 static const struct eg_opt load_opts[] = {
     EG_OPT("cgroup", "PATH",
 	   "the cgroup v2 directory whose processes the cgroup tier checks "
@@ -20,10 +23,13 @@ static const struct eg_opt load_opts[] = {
     EG_OPT("mode", "enforce|audit",
 	   "enforce (the default, also on a reload that does not name it) or audit: allow "
 	   "what would be denied and only count and report it (execgate mode switches later)"),
+    /* clang-format off */
     EG_OPT("inet-tags", "N",
 	   "capacity of eg_inet_tags, the tcp tier's tags: admitted TCP/UDP sockets open at "
-	   "once, 1024 to 1048576 (default: the pinned map's, else 65536). Larger costs every "
-	   "admitted connect more; a full map denies (deny-no-tag). Changes only after an unload"),
+	   "once, " STR(EG_INET_TAGS_MIN) " to " STR(EG_INET_TAGS_MAX) " (default: the pinned "
+	   "map's, else " STR(EG_INET_TAGS_DEFAULT) "). Larger costs every admitted connect "
+	   "more; a full map denies (deny-no-tag). Changes only after an unload"),
+    /* clang-format on */
     EG_OPT("json", NULL, "print the report as one JSON object (schema_version 2)"),
     EG_OPT_END,
 };
@@ -54,10 +60,10 @@ static int run_load(const struct eg_cli_cmd *cmd, int argc, char **argv)
 		return eg_cli_usage(&p, "%s: unexpected argument", p.pos[0]);
 	if (strcmp(mode, "enforce") && strcmp(mode, "audit"))
 		return eg_cli_usage(&p, "--mode %s: not enforce or audit", mode);
-	if (inet_val && (eg_cli_parse_u64(inet_val, UINT32_MAX, &inet_tags) || inet_tags < 1024 ||
-			 inet_tags > 1048576))
-		return eg_cli_usage(&p, "--inet-tags %s: not a number from 1024 to 1048576",
-				    inet_val);
+	if (inet_val && (eg_cli_parse_u64(inet_val, UINT32_MAX, &inet_tags) ||
+			 inet_tags < EG_INET_TAGS_MIN || inet_tags > EG_INET_TAGS_MAX))
+		return eg_cli_usage(&p, "--inet-tags %s: not a number from %u to %u", inet_val,
+				    EG_INET_TAGS_MIN, EG_INET_TAGS_MAX);
 	rc = eg_namespaces_check(err, sizeof(err));
 	if (rc) {
 		eg_cli_err("%s", err);

@@ -31,11 +31,6 @@ int eg_load_sized(const char *pin_dir, const char *state_dir, const char *cgroup
 				  .state_dir = state_dir,
 				  .inet_tags = inet_tags};
 
-	if (inet_tags && (inet_tags < EG_INET_TAGS_MIN || inet_tags > EG_INET_TAGS_MAX)) {
-		snprintf(err, err_size, "inet tags %u: not between %u and %u", inet_tags,
-			 EG_INET_TAGS_MIN, EG_INET_TAGS_MAX);
-		return -EINVAL;
-	}
 	return eg_tiers_load(&ctx, require, err, err_size);
 }
 

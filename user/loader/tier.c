@@ -83,11 +83,6 @@ static int size_inet_tags(struct bpf_object *obj, const char *tier, const struct
 
 	if (!map)
 		return 0;
-	if (want && (want < EG_INET_TAGS_MIN || want > EG_INET_TAGS_MAX)) {
-		snprintf(err, err_size, "inet tags %u: not between %u and %u", want,
-			 EG_INET_TAGS_MIN, EG_INET_TAGS_MAX);
-		return -EINVAL;
-	}
 	pin = bpf_map__pin_path(map);
 	fd = pin ? bpf_obj_get(pin) : -1;
 	if (fd >= 0) {

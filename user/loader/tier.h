@@ -37,13 +37,10 @@ struct eg_tier_ctx {
 	 * (tests) makes status() probe, which loads programs and creates a
 	 * scratch cgroup. */
 	const struct eg_probe_record *probed;
-	/* load: the capacity of eg_inet_tags (EG_INET_TAGS_MIN..MAX). 0: the
-	 * pinned map's, else EG_MAX_INET_TAGS. */
+	/* load: the capacity of eg_inet_tags (EG_INET_TAGS_MIN..MAX, sizes.h;
+	 * eg_tiers_load checks it). 0: the pinned map's, else EG_MAX_INET_TAGS. */
 	unsigned inet_tags;
 };
-
-#define EG_INET_TAGS_MIN 1024u
-#define EG_INET_TAGS_MAX 1048576u
 
 #define EG_TIER_MAX_PROGS      8
 #define EG_TIER_MAX_GUARANTEES 32

@@ -26,6 +26,12 @@ int eg_tiers_load(const struct eg_tier_ctx *ctx, const char *require, char *err,
 			 require);
 		return -EINVAL;
 	}
+	if (ctx->inet_tags &&
+	    (ctx->inet_tags < EG_INET_TAGS_MIN || ctx->inet_tags > EG_INET_TAGS_MAX)) {
+		snprintf(err, err_size, "inet tags %u: not between %u and %u", ctx->inet_tags,
+			 EG_INET_TAGS_MIN, EG_INET_TAGS_MAX);
+		return -EINVAL;
+	}
 	/* A cgroup that is not there is the operator's typo, not a kernel
 	 * without the tier: the cgroup probe would fail on it and the load
 	 * would say "not offered". */
