@@ -290,6 +290,14 @@ static void gw_put(int slot, int fd)
 	gw_fd[slot] = fd;
 }
 
+/* fd's SO_COOKIE, eg_inet_tags' key: 0 or -errno. */
+static int sock_cookie(int fd, unsigned long long *out)
+{
+	socklen_t len = sizeof(*out);
+
+	return getsockopt(fd, SOL_SOCKET, SO_COOKIE, out, &len) ? -errno : 0;
+}
+
 static struct te_reply gw_do(const struct te_msg *m)
 {
 	struct te_reply r = {0};
@@ -346,15 +354,12 @@ static struct te_reply gw_do(const struct te_msg *m)
 		break;
 	}
 	case OP_TAG: {
-		socklen_t clen = sizeof(__u64);
 		struct eg_inet_tag tag;
-		__u64 cookie;
+		unsigned long long cookie;
 
-		/* eg_inet_tags is keyed by the socket's cookie */
-		if (getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &clen)) {
-			r.rc = -errno;
+		r.rc = sock_cookie(fd, &cookie);
+		if (r.rc)
 			break;
-		}
 		r.rc = bpf_map_lookup_elem(m->map_fd, &cookie, &tag) ? -errno : 0;
 		if (!r.rc) {
 			r.epoch = tag.epoch;
@@ -362,12 +367,9 @@ static struct te_reply gw_do(const struct te_msg *m)
 		}
 		break;
 	}
-	case OP_COOKIE: {
-		socklen_t clen = sizeof(r.epoch);
-
-		r.rc = getsockopt(fd, SOL_SOCKET, SO_COOKIE, &r.epoch, &clen) ? -errno : 0;
+	case OP_COOKIE:
+		r.rc = sock_cookie(fd, &r.epoch);
 		break;
-	}
 	case OP_CLOSE:
 		r.rc = fd >= 0 && !close(fd) ? 0 : -EBADF;
 		if (fd >= 0)
