@@ -56,9 +56,12 @@ demo_cleanup() {
 	rm -rf "$TMP"
 }
 
+# wait_socket PATH [TENTHS [LOG]]: waits up to TENTHS/10 s (5 s) for a
+# listener; on failure, prints LOG's last lines (why it never bound).
 wait_socket() {
-	for _ in $(seq 50); do [ -S "$1" ] && return 0; sleep 0.1; done
+	for _ in $(seq "${2:-50}"); do [ -S "$1" ] && return 0; sleep 0.1; done
 	echo "demo-two-workers: $1 did not appear" >&2
+	[ -n "${3:-}" ] && tail -n 5 "$3" | sed 's/^/demo-two-workers:   /' >&2
 	return 1
 }
 # bridge W VMM_SOCKET [as-pid PID]: starts execgate-bridge for S on worker W,
@@ -73,7 +76,8 @@ bridge() {
 		"$ACTOR" as-pid "$4" --cgroup "${CGW[$w]}" -- "$BRIDGE" "${args[@]}" \
 			>"$TMP/$w/as-pid.out" 2>>"$TMP/$w/bridge.log" &
 		PIDS+=("$!")
-		wait_socket "$TMP/$w/bridge.sock"
+		# as-pid may wait up to 5 s for a pid another fork holds for a moment
+		wait_socket "$TMP/$w/bridge.sock" 100 "$TMP/$w/bridge.log"
 		BPID=$4
 		say "   as-pid: $(head -n1 "$TMP/$w/as-pid.out")"
 	else
@@ -84,7 +88,7 @@ bridge() {
 		) 2>>"$TMP/$w/bridge.log" &
 		BPID=$!
 		PIDS+=("$BPID")
-		wait_socket "$TMP/$w/bridge.sock"
+		wait_socket "$TMP/$w/bridge.sock" 50 "$TMP/$w/bridge.log"
 	fi
 }
 firecracker() { # firecracker W NAME: the stand-in on $TMP/W/NAME.vsock. Sets FPID.

@@ -226,8 +226,9 @@ static pid_t bridge_start(struct tw_worker *w, pid_t as_pid, pid_t *as_parent)
 		*as_parent = spawn(aargs, NULL, as_out, w->log);
 		pid = as_pid;
 	}
-	cr_assert(wait_for(w->bridge, NULL, 5000), "%s did not appear: %s", w->bridge,
-		  slurp(w->log));
+	/* as-pid waits up to 5 s for a pid another fork holds for a moment */
+	cr_assert(wait_for(w->bridge, NULL, as_pid ? 10000 : 5000), "%s did not appear: %s",
+		  w->bridge, slurp(w->log));
 	return pid;
 }
 

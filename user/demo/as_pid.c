@@ -4,7 +4,10 @@
  *   execgate-demo as-pid PID [--cgroup CG] -- PROG ARGS...
  *
  * Writes PID-1 to /proc/sys/kernel/ns_last_pid and forks, until the child
- * gets PID (other processes on the host fork too: a few tries). The child
+ * gets PID. Other processes on the host fork too: one that forks between
+ * the write and our fork takes PID, and the next tries find it in use. Such
+ * a process (another test's short-lived helper) gives it back soon, so a
+ * PID in use is waited for, up to AS_PID_WAIT_MS, not failed at once. The child
  * joins CG and exec()s PROG: the same pid, and whatever start time the
  * kernel gives it now, which is not the old one. Prints "pid PID (after N
  * tries)", then waits for the child and exits with its status; the child
@@ -19,9 +22,10 @@
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include "demo/demo.h"
 
-#define AS_PID_TRIES 500
+#define AS_PID_WAIT_MS 5000
 /* Held while steering ns_last_pid, as tests/kernel/test_pid_reuse.c does:
  * two steerers at once would take each other's pid. */
 #define AS_PID_LOCK "/tmp/execgate-ns_last_pid.lock"
@@ -32,6 +36,19 @@ static void forward(int sig)
 {
 	if (child > 0)
 		kill(child, sig);
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static bool pid_in_use(pid_t pid)
+{
+	return kill(pid, 0) == 0 || errno != ESRCH;
 }
 
 static int set_last_pid(pid_t last)
@@ -52,8 +69,9 @@ int egd_as_pid(int argc, char **argv)
 {
 	const char *cg = egd_opt(argc, argv, "cgroup");
 	char **prog = NULL;
+	long long deadline;
 	pid_t want;
-	int status, i, rc, lock;
+	int status, i, rc, lock, tries = 0;
 
 	for (i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "--")) {
@@ -64,22 +82,26 @@ int egd_as_pid(int argc, char **argv)
 		fprintf(stderr, "usage: execgate-demo as-pid PID [--cgroup CG] -- PROG ARGS...\n");
 		return 2;
 	}
-	if (kill(want, 0) == 0 || errno != ESRCH) {
-		fprintf(stderr, "execgate-demo: as-pid: pid %d is still in use\n", (int)want);
-		return 1;
-	}
 	lock = open(AS_PID_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (lock < 0 || flock(lock, LOCK_EX)) {
 		fprintf(stderr, "execgate-demo: as-pid: %s: %s\n", AS_PID_LOCK, strerror(errno));
 		return 1;
 	}
-	for (i = 1; i <= AS_PID_TRIES; i++) {
+	deadline = now_ms() + AS_PID_WAIT_MS;
+	for (;;) {
+		if (pid_in_use(want)) {
+			if (now_ms() >= deadline)
+				break;
+			usleep(10000);
+			continue;
+		}
 		rc = set_last_pid(want - 1);
 		if (rc) {
 			fprintf(stderr, "execgate-demo: as-pid: /proc/sys/kernel/ns_last_pid: %s\n",
 				strerror(-rc));
 			return 1;
 		}
+		tries++;
 		child = fork();
 		if (child < 0)
 			return 1;
@@ -101,14 +123,18 @@ int egd_as_pid(int argc, char **argv)
 			break;
 		waitpid(child, NULL, 0);
 		child = 0;
+		if (now_ms() >= deadline)
+			break;
 	}
 	close(lock);
 	if (child != want) {
-		fprintf(stderr, "execgate-demo: as-pid: pid %d not obtained in %d tries\n",
-			(int)want, AS_PID_TRIES);
+		fprintf(stderr,
+			"execgate-demo: as-pid: pid %d not obtained in %d ms (%d forks; %s)\n",
+			(int)want, AS_PID_WAIT_MS, tries,
+			pid_in_use(want) ? "another process holds it" : "other forks took it");
 		return 1;
 	}
-	printf("pid %d (after %d tries)\n", (int)want, i);
+	printf("pid %d (after %d tries)\n", (int)want, tries);
 	fflush(stdout);
 	signal(SIGTERM, forward);
 	signal(SIGINT, forward);
