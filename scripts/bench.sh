@@ -24,6 +24,11 @@ echo
 echo "== kernel: where the socket tag's time goes (perf) =="
 BUILD="$BUILD" ./scripts/profile-tag.sh
 
+# The rest of the allowed path, the checks before the tag, by kernel function.
+echo
+echo "== kernel: where the checks before the tag go (perf) =="
+BUILD="$BUILD" ./scripts/profile-tag.sh checks
+
 # install/retire -> every stale Unix stream stopped, 1 / 100 / 10 000 streams.
 if [ -x "$BUILD/bench-revoke" ]; then
 	echo
