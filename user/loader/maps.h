@@ -69,7 +69,10 @@ int eg_mode_write(const struct eg_maps *m, const struct eg_mode_word *w);
 /* Would-deny counts summed over the CPUs: out[hook][reason]. */
 int eg_would_deny_read(const struct eg_maps *m, __u64 out[EG_HOOK_SLOTS][EG_COUNTER_SLOTS]);
 
-/* Entries in a hash map (walks the keys) and its capacity. */
+/* Entries in a hash map and its capacity. The entries are counted bucket by
+ * bucket (BPF_MAP_LOOKUP_BATCH), each element once: under churn, within the
+ * inserts and deletes made during the walk, and never above the capacity.
+ * A map of another type has 0 entries. */
 int eg_map_fill(int fd, unsigned *entries, unsigned *max_entries);
 
 #endif
