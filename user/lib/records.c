@@ -335,39 +335,34 @@ struct list_buf {
 	size_t n, cap;
 };
 
+static int list_one(const void *key, const void *value, void *arg)
+{
+	struct list_buf *b = arg;
+
+	(void)key;
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 64;
+		struct eg_runtime_record *r = realloc(b->recs, cap * sizeof(*r));
+
+		if (!r)
+			return -ENOMEM;
+		b->recs = r;
+		b->cap = cap;
+	}
+	eg_runtime_record_of(value, &b->recs[b->n++]);
+	return 0;
+}
+
+/* Each record once, as it was when its bucket was read (eg_map_walk()): a
+ * sandbox forgotten or installed meanwhile is listed or not. */
 static int list_locked(struct eg_worker *w, struct list_buf *b, char *err, size_t err_size)
 {
-	int fd = w->rt.maps.fd[EG_MAP_RECORDS];
-	struct eg_sandbox_key key, next;
-	struct eg_exec_record rec;
-	bool have = false;
-	int rc;
+	int rc = eg_map_walk(w->rt.maps.fd[EG_MAP_RECORDS], BPF_F_LOCK, list_one, b);
 
-	while (!bpf_map_get_next_key(fd, have ? &key : NULL, &next)) {
-		key = next;
-		have = true;
-		rc = eg_record_read(&w->rt.maps, key.id, &rec);
-		if (rc == -ENOENT)
-			continue; /* forgotten while we walked */
-		if (rc) {
-			if (err && err_size)
-				snprintf(err, err_size, "map eg_records: %s", strerror(-rc));
-			return rc;
-		}
-		if (b->n == b->cap) {
-			size_t cap = b->cap ? 2 * b->cap : 64;
-			struct eg_runtime_record *r = realloc(b->recs, cap * sizeof(*r));
-
-			if (!r) {
-				snprintf(err, err_size, "map eg_records: out of memory");
-				return -ENOMEM;
-			}
-			b->recs = r;
-			b->cap = cap;
-		}
-		eg_runtime_record_of(&rec, &b->recs[b->n++]);
-	}
-	return 0;
+	if (rc && err && err_size)
+		snprintf(err, err_size, "map eg_records: %s",
+			 rc == -ENOMEM ? "out of memory" : strerror(-rc));
+	return rc;
 }
 
 int eg_worker_list(struct eg_worker *w, int (*fn)(const struct eg_runtime_record *rec, void *ctx),

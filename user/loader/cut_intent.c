@@ -35,62 +35,30 @@ int eg_cut_finish(struct eg_runtime *rt, struct eg_exec_record *rec, struct eg_r
 	return 0;
 }
 
-#define SCAN_BATCH 256
+struct pending_scan {
+	struct eg_sandbox_key *out;
+	size_t max, *n;
+};
 
-static void note(const struct eg_sandbox_key *key, const struct eg_exec_record *rec,
-		 struct eg_sandbox_key *out, size_t max, size_t *n)
+static int note(const void *key, const void *value, void *arg)
 {
+	const struct eg_exec_record *rec = value;
+	struct pending_scan *p = arg;
+
 	if (!rec->cut_pending)
-		return;
-	if (*n < max)
-		out[*n] = *key;
-	(*n)++;
-}
-
-/* One key at a time: kernels or maps without batch lookups. */
-static int scan_by_key(int fd, struct eg_sandbox_key *out, size_t max, size_t *n)
-{
-	struct eg_sandbox_key key, next;
-	struct eg_exec_record rec;
-	bool have = false;
-
-	*n = 0;
-	while (!bpf_map_get_next_key(fd, have ? &key : NULL, &next)) {
-		key = next;
-		have = true;
-		if (bpf_map_lookup_elem_flags(fd, &key, &rec, BPF_F_LOCK)) {
-			if (errno == ENOENT)
-				continue; /* forgotten while we walked */
-			return -errno;
-		}
-		note(&key, &rec, out, max, n);
-	}
-	return errno == ENOENT ? 0 : -errno;
+		return 0;
+	if (*p->n < p->max)
+		memcpy(&p->out[*p->n], key, sizeof(*p->out));
+	(*p->n)++;
+	return 0;
 }
 
 int eg_cut_pending_list(struct eg_runtime *rt, struct eg_sandbox_key *out, size_t max, size_t *n)
 {
-	static __thread struct eg_sandbox_key keys[SCAN_BATCH];
-	static __thread struct eg_exec_record vals[SCAN_BATCH];
-	LIBBPF_OPTS(bpf_map_batch_opts, opts, .elem_flags = BPF_F_LOCK);
-	int fd = rt->maps.fd[EG_MAP_RECORDS];
-	__u32 batch = 0, count;
-	bool first = true;
-	int rc;
+	struct pending_scan p = {.out = out, .max = max, .n = n};
 
 	/* Every CLI call runs this: a batch read keeps it to a few syscalls
 	 * with all 16 384 records present. */
 	*n = 0;
-	for (;;) {
-		count = SCAN_BATCH;
-		rc = bpf_map_lookup_batch(fd, first ? NULL : &batch, &batch, keys, vals, &count,
-					  &opts);
-		if (rc && errno != ENOENT)
-			return first ? scan_by_key(fd, out, max, n) : -errno;
-		for (__u32 i = 0; i < count; i++)
-			note(&keys[i], &vals[i], out, max, n);
-		if (rc)
-			return 0; /* ENOENT: the last batch */
-		first = false;
-	}
+	return eg_map_walk(rt->maps.fd[EG_MAP_RECORDS], BPF_F_LOCK, note, &p);
 }

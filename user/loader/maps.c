@@ -167,35 +167,28 @@ int eg_would_deny_read(const struct eg_maps *m, __u64 out[EG_HOOK_SLOTS][EG_COUN
 	return rc;
 }
 
-/* Entries per lookup_batch call: 2048 elements of the largest value
+/* Elements per lookup_batch call: 2048 elements of the largest value
  * (eg_endpoints, 108 + 24 bytes) is a 270 KiB buffer. A bucket holding
  * more elements than that fails with ENOSPC, and the chunk doubles. */
-#define EG_FILL_CHUNK 2048
+#define EG_WALK_CHUNK 2048
 
-int eg_map_fill(int fd, unsigned *entries, unsigned *max_entries)
+int eg_map_walk(int fd, __u64 elem_flags, eg_map_walk_fn fn, void *arg)
 {
+	LIBBPF_OPTS(bpf_map_batch_opts, opts, .elem_flags = elem_flags);
 	struct bpf_map_info info;
-	__u32 len = sizeof(info), chunk = EG_FILL_CHUNK, n;
+	__u32 len = sizeof(info), chunk = EG_WALK_CHUNK, n, batch = 0;
 	void *keys = NULL, *vals = NULL, *grown;
-	__u32 in_batch = 0, out_batch = 0;
-	unsigned long long total = 0;
 	bool first = true;
 	int rc;
 
 	memset(&info, 0, sizeof(info));
 	if (bpf_obj_get_info_by_fd(fd, &info, &len))
 		return -errno;
-	*max_entries = info.max_entries;
-	*entries = 0;
-	if (info.type != BPF_MAP_TYPE_HASH)
-		return 0;
-	/* Not a get_next_key walk: given a key deleted since the last call, that
-	 * starts over from the first bucket, so a walk of a map with sockets or
-	 * grants coming and going counted some entries twice or more (a
-	 * 65 536-entry tag map holding 60 000 read as 115 873). A batch walks
-	 * by bucket index and copies each bucket at once: every element is
-	 * counted at most once, and the count is within the churn of the walk.
-	 * The batch position of a hash map is a u32 bucket index. */
+	/* Not get_next_key: given a key deleted since the previous call, that
+	 * starts over from the first bucket, and a walk of a map whose entries
+	 * come and go met some of them twice or more (a 65 536-entry tag map
+	 * holding 60 000 was counted as 115 873). A batch goes by bucket index
+	 * (a u32 for a hash map) and copies each bucket at once. */
 	for (;;) {
 		grown = realloc(keys, (size_t)chunk * info.key_size);
 		if (!grown) {
@@ -210,28 +203,62 @@ int eg_map_fill(int fd, unsigned *entries, unsigned *max_entries)
 		}
 		vals = grown;
 		n = chunk;
-		rc = bpf_map_lookup_batch(fd, first ? NULL : &in_batch, &out_batch, keys, vals, &n,
-					  NULL);
+		rc = bpf_map_lookup_batch(fd, first ? NULL : &batch, &batch, keys, vals, &n, &opts);
 		if (rc == -ENOSPC && chunk < info.max_entries) {
 			chunk *= 2; /* one bucket holds more than a chunk */
 			continue;
 		}
 		if (rc && rc != -ENOENT)
 			goto cleanup;
-		total += n;
+		for (__u32 i = 0; i < n; i++) {
+			int stop = fn((const char *)keys + (size_t)i * info.key_size,
+				      (const char *)vals + (size_t)i * info.value_size, arg);
+
+			if (stop) {
+				rc = stop;
+				goto cleanup;
+			}
+		}
 		if (rc == -ENOENT)
 			break; /* that was the last bucket */
-		in_batch = out_batch;
 		first = false;
 	}
 	rc = 0;
-	/* Churn during the walk can add a bucket's new element after another's
-	 * was counted and deleted; never report more than the map can hold. */
-	*entries = total > info.max_entries ? info.max_entries : (unsigned)total;
 cleanup:
 	free(keys);
 	free(vals);
 	return rc;
+}
+
+static int count_one(const void *key, const void *value, void *arg)
+{
+	(void)key;
+	(void)value;
+	++*(unsigned long long *)arg;
+	return 0;
+}
+
+int eg_map_fill(int fd, unsigned *entries, unsigned *max_entries)
+{
+	struct bpf_map_info info;
+	unsigned long long total = 0;
+	__u32 len = sizeof(info);
+	int rc;
+
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	*max_entries = info.max_entries;
+	*entries = 0;
+	if (info.type != BPF_MAP_TYPE_HASH)
+		return 0;
+	rc = eg_map_walk(fd, 0, count_one, &total);
+	if (rc)
+		return rc;
+	/* Churn during the walk can add a bucket's new element after another's
+	 * was counted and deleted; never report more than the map can hold. */
+	*entries = total > info.max_entries ? info.max_entries : (unsigned)total;
+	return 0;
 }
 
 int eg_map_delete_counted(int fd, const void *key, unsigned *removed)

@@ -118,12 +118,22 @@ int eg_mode_switch_sandbox(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES
 	return 0;
 }
 
+static int census_one(const void *key, const void *value, void *arg)
+{
+	const struct eg_exec_record *rec = value;
+	struct eg_mode_census *out = arg;
+
+	(void)key;
+	if ((rec->mode == EG_MODE_INHERIT ? out->global : rec->mode) == EG_MODE_AUDIT)
+		out->audit++;
+	else
+		out->enforce++;
+	return 0;
+}
+
 int eg_mode_census_read(const struct eg_maps *m, struct eg_mode_census *out)
 {
-	struct eg_sandbox_key key, next;
-	struct eg_exec_record rec;
 	struct eg_mode_word w;
-	void *cur = NULL;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -132,17 +142,9 @@ int eg_mode_census_read(const struct eg_maps *m, struct eg_mode_census *out)
 		return rc;
 	out->global = eg_mode_effective(w.mode);
 	out->switches = w.switches;
-	while (!bpf_map_get_next_key(m->fd[EG_MAP_RECORDS], cur, &next)) {
-		key = next;
-		cur = &key;
-		if (bpf_map_lookup_elem_flags(m->fd[EG_MAP_RECORDS], &key, &rec, BPF_F_LOCK))
-			continue; /* deleted meanwhile */
-		if ((rec.mode == EG_MODE_INHERIT ? out->global : rec.mode) == EG_MODE_AUDIT)
-			out->audit++;
-		else
-			out->enforce++;
-	}
-	return errno == ENOENT ? 0 : -errno;
+	/* each record once (a get_next_key walk met some twice when one was
+	 * forgotten meanwhile) */
+	return eg_map_walk(m->fd[EG_MAP_RECORDS], BPF_F_LOCK, census_one, out);
 }
 
 bool eg_mode_census_audits(const struct eg_mode_census *c)
