@@ -358,6 +358,12 @@ int eg_worker_keys_remove(struct eg_worker *w, const char *kid, char *err, size_
 /* Re-reads <state_dir>/keys and flushes the cache; -errno (and the previous
  * set stays) only when the directory cannot be read. */
 int eg_worker_keys_reload(struct eg_worker *w, char *err, size_t err_size);
+/* eg_worker_keys_reload, but the set is swapped in and the cache flushed
+ * only when the directory holds other keys than memory (*changed says so);
+ * the warnings of files that do not load are updated either way. For a
+ * watcher of the directory: a change written through this handle is in
+ * memory already, and re-verifying every cached token for it buys nothing. */
+int eg_worker_keys_sync(struct eg_worker *w, bool *changed, char *err, size_t err_size);
 /* Replaces the whole key set with exactly the n public keys of pks (1 to
  * 64, each passing the key-set loader's checks), as one transaction: the
  * key files of <state_dir>/keys that are not among them go first, then the

@@ -321,6 +321,31 @@ Test(daemon_keys, every_reload_flushes_the_token_cache)
 	check_is(t8, "allow", "ok", 0);
 }
 
+/* A key the API wrote is in memory when the PUT answers; the directory
+ * watcher then sees the same write, re-reads the directory, finds the same
+ * keys and keeps the cache. It used to flush it once more, ~50 ms after the
+ * PUT, and a token cached in between lost its entry (a test that admitted
+ * twice right after adding its key saw the second admit miss the cache).
+ * A key that does change behind the daemon still flushes it: above. */
+Test(daemon_keys, the_watcher_keeps_the_cache_for_the_daemons_own_key_write)
+{
+	char t8[1024];
+	long long before;
+
+	before = dd_metric("execgate_key_reloads_total{result=\"ok\"} ");
+	dd_keys();
+	sandbox_world();
+	kh_cap(t8, sizeof(t8), DD_SANDBOX, DD_WORKER, 8, 1, 120, 0);
+	check_is(t8, "allow", "ok", 0);
+	check_is(t8, "allow", "ok", 1);
+	wait_reloads(before + 1); /* the watcher's re-read of the PUT's file */
+	dd_settled_key_reloads();
+	check_is(t8, "allow", "ok", 1);
+	cr_expect(dd_log_has("keys: reloaded (key directory changed), the same keys, token cache "
+			     "kept"),
+		  "no log line for the watcher's re-read");
+}
+
 TestSuite(daemon_notify, .init = dd_setup, .fini = dd_teardown, .timeout = 60);
 
 /* The next datagram on fd, or "" after ms. */

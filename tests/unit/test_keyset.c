@@ -134,6 +134,39 @@ Test(keyset, add_remove_bump_generation)
 	cr_assert_eq(ks.n, 1);
 }
 
+/* What the daemon's directory watcher asks before it flushes the token
+ * cache: the same keys in any order and generation, nothing else. */
+Test(keyset, same_keys_ignores_order_and_generation)
+{
+	struct eg_keyset x, y;
+	struct test_key a, b, c;
+
+	test_key(&a, 1);
+	test_key(&b, 2);
+	test_key(&c, 3);
+	eg_keyset_init(&x);
+	eg_keyset_init(&y);
+	cr_assert(eg_keyset_same_keys(&x, &y), "two empty sets");
+	cr_assert_eq(eg_keyset_add(&x, a.pk, NULL), EG_KEY_OK);
+	cr_assert_eq(eg_keyset_add(&x, b.pk, NULL), EG_KEY_OK);
+	cr_assert_eq(eg_keyset_add(&y, b.pk, NULL), EG_KEY_OK);
+	cr_assert_not(eg_keyset_same_keys(&x, &y), "a missing");
+	cr_assert_not(eg_keyset_same_keys(&y, &x), "a extra");
+	cr_assert_eq(eg_keyset_add(&y, a.pk, NULL), EG_KEY_OK);
+	cr_assert(eg_keyset_same_keys(&x, &y), "b, a against a, b");
+	cr_assert_eq(eg_keyset_add(&y, c.pk, NULL), EG_KEY_OK);
+	cr_assert_eq(eg_keyset_remove(&y, a.kid), EG_KEY_OK);
+	cr_assert_neq(x.generation, y.generation);
+	cr_assert_not(eg_keyset_same_keys(&x, &y), "a replaced by c, same count");
+	cr_assert_eq(eg_keyset_remove(&y, c.kid), EG_KEY_OK);
+	cr_assert_eq(eg_keyset_add(&y, a.pk, NULL), EG_KEY_OK);
+	cr_assert(eg_keyset_same_keys(&x, &y), "the same keys at another generation");
+	/* a kid that matches with another key behind it (only a corrupt set
+	 * can hold one: ids are hashes of their keys) is not the same key */
+	y.keys[0].pk[0] ^= 1;
+	cr_assert_not(eg_keyset_same_keys(&x, &y), "same ids, another key");
+}
+
 Test(keyset, is_bounded)
 {
 	struct eg_keyset ks;

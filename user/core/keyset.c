@@ -210,3 +210,18 @@ const struct eg_key *eg_keyset_find(const struct eg_keyset *ks, const uint8_t ki
 
 	return i < 0 ? NULL : &ks->keys[i];
 }
+
+bool eg_keyset_same_keys(const struct eg_keyset *a, const struct eg_keyset *b)
+{
+	if (a->n != b->n)
+		return false;
+	/* no key twice in a set (EG_KEY_DUPLICATE): equal counts and each of
+	 * a's in b is the same set, in any order */
+	for (size_t i = 0; i < a->n; i++) {
+		const struct eg_key *k = eg_keyset_find(b, a->keys[i].kid);
+
+		if (!k || sodium_memcmp(k->pk, a->keys[i].pk, sizeof(k->pk)))
+			return false;
+	}
+	return true;
+}

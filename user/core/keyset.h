@@ -5,6 +5,7 @@
 #define EXECGATE_CORE_KEYSET_H
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sodium.h>
@@ -66,6 +67,8 @@ enum eg_key_err eg_keyset_add(struct eg_keyset *ks, const uint8_t pk[crypto_sign
 			      uint8_t kid_out[EG_KEY_ID_LEN]);
 enum eg_key_err eg_keyset_remove(struct eg_keyset *ks, const uint8_t kid[EG_KEY_ID_LEN]);
 const struct eg_key *eg_keyset_find(const struct eg_keyset *ks, const uint8_t kid[EG_KEY_ID_LEN]);
+/* Whether a and b hold the same keys, in any order (generations aside). */
+bool eg_keyset_same_keys(const struct eg_keyset *a, const struct eg_keyset *b);
 
 /* The contents of a public key file, in the typed form of core/key_file.h
  * ("execgate-ed25519-public-v1 <64 hex>\n"), decoded and checked with

@@ -155,10 +155,18 @@ static void warn_attach_point(const struct egd_config *c)
 			EG_WARN_CGROUP_NOT_ROOT, a.hook, a.cgroup, a.root, a.root);
 }
 
-static void reload_keys(struct egd *d, const char *why)
+/* SIGHUP reloads and flushes the token cache whatever the directory holds
+ * (the operator asked for it); a change seen in the key directory reloads
+ * only when its keys differ from memory, since this daemon's own key
+ * writes (the API's, the fleet's key sets) land there too and are in
+ * memory already: flushing again would only make every cached token pay
+ * its Ed25519 verify once more. */
+static void reload_keys(struct egd *d, const char *why, bool always)
 {
 	char err[EG_ERR_MAX] = "";
-	int rc = eg_worker_keys_reload(d->worker, err, sizeof(err));
+	bool changed = true;
+	int rc = always ? eg_worker_keys_reload(d->worker, err, sizeof(err))
+			: eg_worker_keys_sync(d->worker, &changed, err, sizeof(err));
 
 	if (rc) {
 		__atomic_fetch_add(&d->metrics.key_reload_errors, 1, __ATOMIC_RELAXED);
@@ -167,7 +175,10 @@ static void reload_keys(struct egd *d, const char *why)
 		return;
 	}
 	__atomic_fetch_add(&d->metrics.key_reloads, 1, __ATOMIC_RELAXED);
-	egd_log(EGD_LOG_INFO, "keys: reloaded (%s), token cache flushed", why);
+	if (changed)
+		egd_log(EGD_LOG_INFO, "keys: reloaded (%s), token cache flushed", why);
+	else
+		egd_log(EGD_LOG_INFO, "keys: reloaded (%s), the same keys, token cache kept", why);
 	/* A file that does not load is skipped (not trusted) and named,
 	 * one line each. */
 	for (char *line = err; *line;) {
@@ -305,7 +316,7 @@ static void serve(struct egd *d, int sfd, int ifd)
 			if (read(sfd, &si, sizeof(si)) != sizeof(si))
 				continue;
 			if (si.ssi_signo == SIGHUP) {
-				reload_keys(d, "SIGHUP");
+				reload_keys(d, "SIGHUP", true);
 				reprobe_serving(d);
 				continue;
 			}
@@ -317,7 +328,7 @@ static void serve(struct egd *d, int sfd, int ifd)
 			 * first, then reload once. */
 			usleep(50000);
 			drain(ifd);
-			reload_keys(d, "key directory changed");
+			reload_keys(d, "key directory changed", false);
 		}
 	}
 }

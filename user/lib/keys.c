@@ -73,6 +73,34 @@ int eg_worker_keys_reload(struct eg_worker *w, char *err, size_t err_size)
 	return 0;
 }
 
+int eg_worker_keys_sync(struct eg_worker *w, bool *changed, char *err, size_t err_size)
+{
+	char warn[EG_ERR_MAX] = "";
+	struct eg_keyset *next;
+	bool same;
+	int rc;
+
+	EG_WK_ERRBUF(err, err_size);
+	*changed = false;
+	rc = load_next(w, &next, warn, sizeof(warn), err, err_size);
+	if (rc)
+		return rc;
+	pthread_rwlock_wrlock(&w->keys_lock);
+	same = eg_keyset_same_keys(w->keys, next);
+	if (same) /* the files that did not load may have changed */
+		snprintf(w->key_warnings, sizeof(w->key_warnings), "%s", warn);
+	pthread_rwlock_unlock(&w->keys_lock);
+	if (same) {
+		sodium_memzero(next, sizeof(*next));
+		free(next);
+	} else {
+		swap_in(w, next, warn);
+		*changed = true;
+	}
+	snprintf(err, err_size, "%s", warn);
+	return 0;
+}
+
 static bool has_kid(const struct eg_keyset *ks, const char *kid_text)
 {
 	uint8_t kid[EG_KEY_ID_LEN];
