@@ -184,6 +184,8 @@ int eg_map_walk(int fd, __u64 elem_flags, eg_map_walk_fn fn, void *arg)
 	memset(&info, 0, sizeof(info));
 	if (bpf_obj_get_info_by_fd(fd, &info, &len))
 		return -errno;
+	if (info.type != BPF_MAP_TYPE_HASH)
+		return -EINVAL; /* a per-CPU value would not fit the buffers */
 	/* Not get_next_key: given a key deleted since the previous call, that
 	 * starts over from the first bucket, and a walk of a map whose entries
 	 * come and go met some of them twice or more (a 65 536-entry tag map

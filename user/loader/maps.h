@@ -69,10 +69,11 @@ int eg_mode_write(const struct eg_maps *m, const struct eg_mode_word *w);
 /* Would-deny counts summed over the CPUs: out[hook][reason]. */
 int eg_would_deny_read(const struct eg_maps *m, __u64 out[EG_HOOK_SLOTS][EG_COUNTER_SLOTS]);
 
-/* Every element of hash map fd, bucket by bucket (BPF_MAP_LOOKUP_BATCH;
- * elem_flags 0 or BPF_F_LOCK, for values with a bpf_spin_lock): fn sees
- * each element at most once, as it was when its bucket was read. One
- * inserted or deleted during the walk may or may not be seen. A non-zero
+/* Every element of hash map fd (BPF_MAP_TYPE_HASH; -EINVAL for another
+ * type), bucket by bucket (BPF_MAP_LOOKUP_BATCH; elem_flags 0 or
+ * BPF_F_LOCK, for values with a bpf_spin_lock): fn sees each element at
+ * most once, as it was when its bucket was read. One inserted or deleted
+ * during the walk may or may not be seen. A non-zero
  * return of fn stops the walk and is returned; else 0 or a negative errno. */
 typedef int (*eg_map_walk_fn)(const void *key, const void *value, void *arg);
 int eg_map_walk(int fd, __u64 elem_flags, eg_map_walk_fn fn, void *arg);
