@@ -20,7 +20,10 @@
  *   sock sparse  sock cached after 1 ms idle (what an occasional caller pays
  *                when the daemon's vCPU has gone to sleep). Then 1, 2, 4 and 16 concurrent clients
  * (threads, each with its own connection) for fresh and cached tokens: throughput and median
- * latency, and the bare server's round trips per second beside them. Targets (printed, not
+ * latency, and the bare server's round trips per second beside them, in CONC_ROUNDS rounds
+ * over all the levels: each figure is the median of its rounds, and each ratio between two
+ * levels the median of the ratios within one round (a 2-vCPU host's throughput at one level
+ * moved by 3x from run to run). Targets (printed, not
  * asserted): sock fresh <= 1.3x lib fresh; sock cached <= 0.5x raw; throughput grows from 1
  * to 2 clients; sock cached <= 1.5x bare rtt; sock fresh <= bare rtt + 1.1x lib fresh;
  * throughput with 4 and with 16 clients >= 0.9x that with 2, fresh and cached. BENCH_ROUNDS
@@ -56,7 +59,8 @@
 /* Tokens spread over this many sandboxes: the handle serialises calls on
  * one sandbox (a lock stripe), and a worker admits for many at once. */
 #define NSANDBOXES  8
-#define CONC_FRESH  3000 /* fresh admits per concurrency level */
+#define CONC_FRESH  3000 /* fresh admits per concurrency level and round */
+#define CONC_ROUNDS 3
 #define CONC_CACHED 20000
 #define WARMUP	    50
 #define BLOCK	    25 /* back-to-back samples of one kind */
@@ -564,6 +568,12 @@ int main(void)
 	char err[EG_ERR_MAX], root[400], keytext[EG_KEY_FILE_LINE_MAX], kid[EG_KID_TEXT_LEN];
 	double *s[S__COUNT], med[S__COUNT], tput[3][NLEVELS], lat[3][NLEVELS];
 	double scpu[3][NLEVELS], ccpu[3][NLEVELS], busy[3][NLEVELS];
+	/* per kind (fresh, cached, bare), level and round; ratio[k][l][a]:
+	 * level l over level a, the median of the rounds' own ratios */
+	static double rt[3][NLEVELS][CONC_ROUNDS], rl[3][NLEVELS][CONC_ROUNDS];
+	static double rs[3][NLEVELS][CONC_ROUNDS], rc[3][NLEVELS][CONC_ROUNDS];
+	static double rb[3][NLEVELS][CONC_ROUNDS], ratio[3][NLEVELS][NLEVELS];
+	static double by_round[3][NLEVELS][CONC_ROUNDS];
 	struct eg_subject self = {.pidfd = -1, .known = NULL};
 	struct eg_process me;
 	double t0;
@@ -625,8 +635,8 @@ int main(void)
 		die("SIGHUP", strerror(errno));
 	usleep(300000);
 
-	make_tokens(NCACHED + 2 * (rounds + WARMUP) + NLEVELS * CONC_FRESH + 64, sk, sandbox,
-		    worker);
+	make_tokens(NCACHED + 2 * (rounds + WARMUP) + NLEVELS * CONC_FRESH * CONC_ROUNDS + 64, sk,
+		    sandbox, worker);
 	atomic_store(&next_fresh, NCACHED);
 	self.pid = getpid();
 	self.pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
@@ -756,14 +766,33 @@ int main(void)
 		die("raw verify failed", NULL);
 	ns = rounds;
 
-	for (size_t l = 0; l < NLEVELS; l++) {
-		tput[0][l] = concurrent(levels[l], false, true, CONC_FRESH, &lat[0][l], &scpu[0][l],
-					&ccpu[0][l], &busy[0][l]);
-		tput[1][l] = concurrent(levels[l], false, false, CONC_CACHED, &lat[1][l],
-					&scpu[1][l], &ccpu[1][l], &busy[1][l]);
-		tput[2][l] = concurrent(levels[l], true, false, CONC_CACHED, &lat[2][l],
-					&scpu[2][l], &ccpu[2][l], &busy[2][l]);
-	}
+	for (int r = 0; r < CONC_ROUNDS; r++)
+		for (size_t l = 0; l < NLEVELS; l++)
+			for (int k = 0; k < 3; k++)
+				rt[k][l][r] = concurrent(
+				    levels[l], k == 2, k == 0, k == 0 ? CONC_FRESH : CONC_CACHED,
+				    &rl[k][l][r], &rs[k][l][r], &rc[k][l][r], &rb[k][l][r]);
+	for (int k = 0; k < 3; k++)
+		for (size_t l = 0; l < NLEVELS; l++) {
+			double q[CONC_ROUNDS];
+
+			/* ratios first: median() sorts its argument */
+			for (size_t a = 0; a < NLEVELS; a++) {
+				for (int r = 0; r < CONC_ROUNDS; r++)
+					q[r] = rt[k][l][r] / rt[k][a][r];
+				if (a == 1) /* over 2 clients, round by round */
+					memcpy(by_round[k][l], q, sizeof(q));
+				ratio[k][l][a] = median(q, CONC_ROUNDS);
+			}
+		}
+	for (int k = 0; k < 3; k++)
+		for (size_t l = 0; l < NLEVELS; l++) {
+			tput[k][l] = median(rt[k][l], CONC_ROUNDS);
+			lat[k][l] = median(rl[k][l], CONC_ROUNDS);
+			scpu[k][l] = median(rs[k][l], CONC_ROUNDS);
+			ccpu[k][l] = median(rc[k][l], CONC_ROUNDS);
+			busy[k][l] = median(rb[k][l], CONC_ROUNDS);
+		}
 
 	printf("bench-daemon: %zu rounds (blocks of %d of one kind), one keep-alive client; "
 	       "libsodium %s, "
@@ -801,8 +830,8 @@ int main(void)
 	       med[S_SOCK_FRESH] / med[S_LIB_FRESH]);
 	printf("sock cached / raw verify = %.3f (median)  target <= 0.5\n",
 	       med[S_SOCK_CACHED] / med[S_RAW]);
-	printf("throughput 2 / 1 clients = %.2f fresh, %.2f cached  target > 1\n",
-	       tput[0][1] / tput[0][0], tput[1][1] / tput[1][0]);
+	printf("throughput 2 / 1 clients = %.2f fresh, %.2f cached  target > 1\n", ratio[0][1][0],
+	       ratio[1][1][0]);
 	printf("(what the socket adds: sock check - lib check = %.0f ns; the floor, an answer\n"
 	       " without a verdict, is %.0f ns = %.2fx a raw verify; a cached admit after 1 ms of\n"
 	       " idle, sock sparse, is %.2fx a raw verify)\n",
@@ -818,10 +847,22 @@ int main(void)
 	       med[S_BARE] + 1.1 * med[S_LIB_FRESH]);
 	printf("throughput 4 / 2 clients = %.2f fresh, %.2f cached  target >= 0.9 "
 	       "(bare server %.2f)\n",
-	       tput[0][2] / tput[0][1], tput[1][2] / tput[1][1], tput[2][2] / tput[2][1]);
+	       ratio[0][2][1], ratio[1][2][1], ratio[2][2][1]);
 	printf("throughput 16 / 2 clients = %.2f fresh, %.2f cached  target >= 0.9 "
 	       "(bare server %.2f)\n",
-	       tput[0][3] / tput[0][1], tput[1][3] / tput[1][1], tput[2][3] / tput[2][1]);
+	       ratio[0][3][1], ratio[1][3][1], ratio[2][3][1]);
+	printf("(throughput: medians of %d rounds over all the levels; ratios: the median of the "
+	       "rounds' own)\n",
+	       CONC_ROUNDS);
+	for (size_t l = 2; l < NLEVELS; l++) {
+		printf("%d / 2 clients, round by round:", levels[l]);
+		for (int k = 0; k < 3; k++) {
+			printf("%s", k == 0 ? " fresh" : k == 1 ? "; cached" : "; bare");
+			for (int r = 0; r < CONC_ROUNDS; r++)
+				printf(" %.2f", by_round[k][l][r]);
+		}
+		printf("\n");
+	}
 
 	for (int k = 0; k < S__COUNT; k++)
 		free(s[k]);
