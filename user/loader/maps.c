@@ -167,69 +167,94 @@ int eg_would_deny_read(const struct eg_maps *m, __u64 out[EG_HOOK_SLOTS][EG_COUN
 	return rc;
 }
 
-/* Elements per lookup_batch call: 2048 elements of the largest value
- * (eg_endpoints, 108 + 24 bytes) is a 270 KiB buffer. A bucket holding
- * more elements than that fails with ENOSPC, and the chunk doubles. */
-#define EG_WALK_CHUNK 2048
+/* The buffers of one lookup_batch call: 64 KiB of keys and values, which
+ * for the record map (16 + 176 bytes an element) is 341 records a call, for
+ * the tag map (8 + 40) 1 365 tags. Every CLI call and the daemon's cut
+ * check walk the records, so this is allocated each time: small. */
+#define EG_WALK_BYTES (64u << 10)
 
-int eg_map_walk(int fd, __u64 elem_flags, eg_map_walk_fn fn, void *arg)
+static int grow(void **keys, void **vals, __u32 chunk, const struct bpf_map_info *info)
+{
+	void *k = realloc(*keys, (size_t)chunk * info->key_size), *v;
+
+	if (!k)
+		return -ENOMEM;
+	*keys = k;
+	v = realloc(*vals, (size_t)chunk * info->value_size);
+	if (!v)
+		return -ENOMEM;
+	*vals = v;
+	return 0;
+}
+
+/* eg_map_walk, with the map's info already read. */
+static int walk(int fd, const struct bpf_map_info *info, __u64 elem_flags, eg_map_walk_fn fn,
+		void *arg)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts, .elem_flags = elem_flags);
-	struct bpf_map_info info;
-	__u32 len = sizeof(info), chunk = EG_WALK_CHUNK, n, batch = 0;
-	void *keys = NULL, *vals = NULL, *grown;
+	__u32 chunk = EG_WALK_BYTES / (info->key_size + info->value_size), n, batch = 0;
+	void *keys = NULL, *vals = NULL;
 	bool first = true;
 	int rc;
 
-	memset(&info, 0, sizeof(info));
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		return -errno;
-	if (info.type != BPF_MAP_TYPE_HASH)
+	if (info->type != BPF_MAP_TYPE_HASH)
 		return -EINVAL; /* a per-CPU value would not fit the buffers */
+	if (chunk > info->max_entries)
+		chunk = info->max_entries;
+	if (!chunk)
+		chunk = 1;
 	/* Not get_next_key: given a key deleted since the previous call, that
 	 * starts over from the first bucket, and a walk of a map whose entries
 	 * come and go met some of them twice or more (a 65 536-entry tag map
 	 * holding 60 000 was counted as 115 873). A batch goes by bucket index
 	 * (a u32 for a hash map) and copies each bucket at once. */
-	for (;;) {
-		grown = realloc(keys, (size_t)chunk * info.key_size);
-		if (!grown) {
-			rc = -ENOMEM;
-			goto cleanup;
-		}
-		keys = grown;
-		grown = realloc(vals, (size_t)chunk * info.value_size);
-		if (!grown) {
-			rc = -ENOMEM;
-			goto cleanup;
-		}
-		vals = grown;
+	rc = grow(&keys, &vals, chunk, info);
+	while (!rc) {
 		n = chunk;
 		rc = bpf_map_lookup_batch(fd, first ? NULL : &batch, &batch, keys, vals, &n, &opts);
-		if (rc == -ENOSPC && chunk < info.max_entries) {
-			chunk *= 2; /* one bucket holds more than a chunk */
+		if (rc == -ENOSPC && chunk < info->max_entries) {
+			/* one bucket holds more elements than a chunk */
+			chunk = chunk * 2 < info->max_entries ? chunk * 2 : info->max_entries;
+			rc = grow(&keys, &vals, chunk, info);
 			continue;
 		}
 		if (rc && rc != -ENOENT)
-			goto cleanup;
+			break;
 		for (__u32 i = 0; i < n; i++) {
-			int stop = fn((const char *)keys + (size_t)i * info.key_size,
-				      (const char *)vals + (size_t)i * info.value_size, arg);
+			int stop = fn((const char *)keys + (size_t)i * info->key_size,
+				      (const char *)vals + (size_t)i * info->value_size, arg);
 
 			if (stop) {
 				rc = stop;
 				goto cleanup;
 			}
 		}
-		if (rc == -ENOENT)
-			break; /* that was the last bucket */
+		if (rc == -ENOENT) {
+			rc = 0; /* that was the last bucket */
+			break;
+		}
 		first = false;
 	}
-	rc = 0;
 cleanup:
 	free(keys);
 	free(vals);
 	return rc;
+}
+
+static int map_info(int fd, struct bpf_map_info *info)
+{
+	__u32 len = sizeof(*info);
+
+	memset(info, 0, sizeof(*info));
+	return bpf_obj_get_info_by_fd(fd, info, &len) ? -errno : 0;
+}
+
+int eg_map_walk(int fd, __u64 elem_flags, eg_map_walk_fn fn, void *arg)
+{
+	struct bpf_map_info info;
+	int rc = map_info(fd, &info);
+
+	return rc ? rc : walk(fd, &info, elem_flags, fn, arg);
 }
 
 static int count_one(const void *key, const void *value, void *arg)
@@ -244,17 +269,15 @@ int eg_map_fill(int fd, unsigned *entries, unsigned *max_entries)
 {
 	struct bpf_map_info info;
 	unsigned long long total = 0;
-	__u32 len = sizeof(info);
-	int rc;
+	int rc = map_info(fd, &info);
 
-	memset(&info, 0, sizeof(info));
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		return -errno;
+	if (rc)
+		return rc;
 	*max_entries = info.max_entries;
 	*entries = 0;
 	if (info.type != BPF_MAP_TYPE_HASH)
 		return 0;
-	rc = eg_map_walk(fd, 0, count_one, &total);
+	rc = walk(fd, &info, 0, count_one, &total);
 	if (rc)
 		return rc;
 	/* Churn during the walk can add a bucket's new element after another's
