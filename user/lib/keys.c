@@ -42,63 +42,60 @@ static int load_next(struct eg_worker *w, struct eg_keyset **out, char *warn, si
 	return 0;
 }
 
-static void swap_in(struct eg_worker *w, struct eg_keyset *next, const char *warn)
+/* Swaps next in and flushes the token cache; with only_if_changed, and
+ * next holding the same keys as memory, keeps the set and the cache (and
+ * takes next's warnings). One write-lock section: the keys compared are
+ * the keys replaced. Consumes next; true when it was swapped in. */
+static bool swap_in(struct eg_worker *w, struct eg_keyset *next, const char *warn,
+		    bool only_if_changed)
 {
-	struct eg_keyset *old;
+	struct eg_keyset *old = next;
+	bool swap;
 
 	pthread_rwlock_wrlock(&w->keys_lock);
-	old = w->keys;
-	w->keys = next;
+	swap = !only_if_changed || !eg_keyset_same_keys(w->keys, next);
+	if (swap) {
+		old = w->keys;
+		w->keys = next;
+		pthread_mutex_lock(&w->cache_lock);
+		eg_token_cache_flush(w->cache);
+		pthread_mutex_unlock(&w->cache_lock);
+	}
 	snprintf(w->key_warnings, sizeof(w->key_warnings), "%s", warn);
-	pthread_mutex_lock(&w->cache_lock);
-	eg_token_cache_flush(w->cache);
-	pthread_mutex_unlock(&w->cache_lock);
 	pthread_rwlock_unlock(&w->keys_lock);
 	sodium_memzero(old, sizeof(*old));
 	free(old);
+	return swap;
 }
 
-int eg_worker_keys_reload(struct eg_worker *w, char *err, size_t err_size)
+static int reload(struct eg_worker *w, bool only_if_changed, bool *changed, char *err,
+		  size_t err_size)
 {
 	char warn[EG_ERR_MAX] = "";
 	struct eg_keyset *next;
 	int rc;
 
-	EG_WK_ERRBUF(err, err_size);
-	rc = load_next(w, &next, warn, sizeof(warn), err, err_size);
-	if (rc)
-		return rc;
-	swap_in(w, next, warn);
-	snprintf(err, err_size, "%s", warn);
-	return 0;
-}
-
-int eg_worker_keys_sync(struct eg_worker *w, bool *changed, char *err, size_t err_size)
-{
-	char warn[EG_ERR_MAX] = "";
-	struct eg_keyset *next;
-	bool same;
-	int rc;
-
-	EG_WK_ERRBUF(err, err_size);
 	*changed = false;
 	rc = load_next(w, &next, warn, sizeof(warn), err, err_size);
 	if (rc)
 		return rc;
-	pthread_rwlock_wrlock(&w->keys_lock);
-	same = eg_keyset_same_keys(w->keys, next);
-	if (same) /* the files that did not load may have changed */
-		snprintf(w->key_warnings, sizeof(w->key_warnings), "%s", warn);
-	pthread_rwlock_unlock(&w->keys_lock);
-	if (same) {
-		sodium_memzero(next, sizeof(*next));
-		free(next);
-	} else {
-		swap_in(w, next, warn);
-		*changed = true;
-	}
+	*changed = swap_in(w, next, warn, only_if_changed);
 	snprintf(err, err_size, "%s", warn);
 	return 0;
+}
+
+int eg_worker_keys_reload(struct eg_worker *w, char *err, size_t err_size)
+{
+	bool changed;
+
+	EG_WK_ERRBUF(err, err_size);
+	return reload(w, false, &changed, err, err_size);
+}
+
+int eg_worker_keys_sync(struct eg_worker *w, bool *changed, char *err, size_t err_size)
+{
+	EG_WK_ERRBUF(err, err_size);
+	return reload(w, true, changed, err, err_size);
 }
 
 static bool has_kid(const struct eg_keyset *ks, const char *kid_text)
@@ -139,7 +136,7 @@ static int add_locked(struct eg_worker *w, int stored, const char *kid, char *er
 			eg_keystore_remove(w->state_dir, kid, scratch, sizeof(scratch));
 		return rc;
 	}
-	swap_in(w, next, warn);
+	swap_in(w, next, warn, false);
 	snprintf(err, err_size, "%s", warn);
 	return stored == -EEXIST ? 1 : 0;
 }
@@ -231,7 +228,7 @@ static int remove_locked(struct eg_worker *w, const char *kid_text, char *err, s
 		snprintf(warn, sizeof(warn), "%s: kept the other keys held", load_err);
 	}
 	eg_keyset_remove(next, kid); /* EG_KEY_NOT_FOUND: not loaded, fine */
-	swap_in(w, next, warn);
+	swap_in(w, next, warn, false);
 	if (disk && disk != -ENOENT) {
 		snprintf(err, err_size,
 			 "key %s: withdrawn from memory, but its file stays: %s (it is trusted "
@@ -297,7 +294,7 @@ static int replace_locked(struct eg_worker *w, const uint8_t (*pks)[32], size_t 
 	/* Swapped in even when the directory could not be made to match:
 	 * every withdrawn key leaves memory now (a key that could not be
 	 * written is trusted until the next reload, which reads the disk). */
-	swap_in(w, next, "");
+	swap_in(w, next, "", false);
 	if (rc)
 		return rc;
 	return eg_keystore_version_write(w->state_dir, version, err, err_size);
