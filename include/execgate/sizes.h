@@ -26,4 +26,9 @@
 #define EG_INET_TAGS_MIN     1024
 #define EG_INET_TAGS_MAX     1048576
 
+/* One of the sizes above as a string literal, for help text built at
+ * compile time: EG_SIZE_TEXT(EG_INET_TAGS_MAX) is "1048576". */
+#define EG_SIZE_TEXT(x)	 EG_SIZE_TEXT_(x)
+#define EG_SIZE_TEXT_(x) #x
+
 #endif

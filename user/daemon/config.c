@@ -251,8 +251,6 @@ static int set_prefix(const struct key *k, struct egd_config *c, const char *v, 
 }
 
 #define F(field) offsetof(struct egd_config, field), sizeof(((struct egd_config *)0)->field)
-#define STR(x)	 STR_(x)
-#define STR_(x)	 #x
 /* clang-format off */
 #define PATH(name, def, unset, doc) \
 	{#name, set_path, show_text, F(name), 0, 0, "absolute path", def, unset, doc}
@@ -279,7 +277,7 @@ static const struct key keys[] = {
      "refuse to start (exit 5, nothing loaded) unless the kernel offers that tier; full "
      "is every tier (cgroup, lsm and tcp), as execgate load --require"},
     {"inet_tags", set_uint, show_uint_or_unset, F(inet_tags), EG_INET_TAGS_MIN, EG_INET_TAGS_MAX,
-     NULL, NULL, "the pinned map's, else " STR(EG_INET_TAGS_DEFAULT),
+     NULL, NULL, "the pinned map's, else " EG_SIZE_TEXT(EG_INET_TAGS_DEFAULT),
      "capacity of eg_inet_tags, the tcp tier's socket tags: admitted TCP/UDP sockets open "
      "at once. A larger map costs every admitted connect more; a full one denies "
      "(deny-no-tag). Changes only after execgate unload, as execgate load --inet-tags"},

@@ -9,9 +9,6 @@
 #include <execgate/admin.h>
 #include "execgate/commands.h"
 
-#define STR(x)	STR_(x)
-#define STR_(x) #x
-
 static const struct eg_opt load_opts[] = {
     EG_OPT("cgroup", "PATH",
 	   "the cgroup v2 directory whose processes the cgroup tier checks "
@@ -26,8 +23,8 @@ static const struct eg_opt load_opts[] = {
     /* clang-format off */
     EG_OPT("inet-tags", "N",
 	   "capacity of eg_inet_tags, the tcp tier's tags: admitted TCP/UDP sockets open at "
-	   "once, " STR(EG_INET_TAGS_MIN) " to " STR(EG_INET_TAGS_MAX) " (default: the pinned "
-	   "map's, else " STR(EG_INET_TAGS_DEFAULT) "). Larger costs every admitted connect "
+	   "once, " EG_SIZE_TEXT(EG_INET_TAGS_MIN) " to " EG_SIZE_TEXT(EG_INET_TAGS_MAX) " (default: the pinned "
+	   "map's, else " EG_SIZE_TEXT(EG_INET_TAGS_DEFAULT) "). Larger costs every admitted connect "
 	   "more; a full map denies (deny-no-tag). Changes only after an unload"),
     /* clang-format on */
     EG_OPT("json", NULL, "print the report as one JSON object (schema_version 2)"),
