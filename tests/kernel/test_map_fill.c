@@ -38,15 +38,49 @@ static int fill_map(void)
 	return fd;
 }
 
+static int count_cb(const void *key, const void *value, void *arg)
+{
+	(void)key;
+	(void)value;
+	++*(int *)arg;
+	return 0;
+}
+
 /* guarantees: none */
 Test(map_fill, a_quiet_map_is_counted_exactly)
 {
 	unsigned entries = 1, cap = 0;
-	int fd = fill_map();
+	int fd = fill_map(), seen = 0;
 
 	cr_assert_eq(eg_map_fill(fd, &entries, &cap), 0);
 	cr_expect_eq(entries, FILL_HELD, "entries %u, want %u", entries, FILL_HELD);
 	cr_expect_eq(cap, FILL_CAP);
+	cr_assert_eq(eg_map_walk(fd, 0, count_cb, &seen), 0);
+	cr_expect_eq(seen, FILL_HELD, "the walk saw %d elements", seen);
+	close(fd);
+}
+
+/* An array has no entries to count (its capacity is all there), and the
+ * walker refuses anything but a plain hash: a per-CPU value would overrun
+ * its buffers. */
+/* guarantees: none */
+Test(map_fill, another_map_type_has_no_fill_and_is_not_walked)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o);
+	unsigned entries = 1, cap = 0;
+	int fd, seen = 0;
+
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "eg_fill_arr", 4, 8, 16, &o);
+	cr_assert_geq(fd, 0, "bpf_map_create: %s", strerror(errno));
+	cr_expect_eq(eg_map_fill(fd, &entries, &cap), 0);
+	cr_expect_eq(entries, 0);
+	cr_expect_eq(cap, 16);
+	cr_expect_eq(eg_map_walk(fd, 0, count_cb, &seen), -EINVAL);
+	cr_expect_eq(seen, 0);
+	close(fd);
+	fd = bpf_map_create(BPF_MAP_TYPE_PERCPU_HASH, "eg_fill_pcpu", 8, 8, 16, &o);
+	cr_assert_geq(fd, 0, "bpf_map_create: %s", strerror(errno));
+	cr_expect_eq(eg_map_walk(fd, 0, count_cb, &seen), -EINVAL);
 	close(fd);
 }
 
