@@ -30,7 +30,12 @@
  *  13  12, then a delete of the same key: insert plus what a collector
  *      (cgroup sock_release, lsm/sk_free_security) pays per socket
  *  14  13 on a 4 096-entry map: whether the cost is the big table's cold
- *      buckets (262 144 entries span 4 MB of buckets and 16 MB of elements) */
+ *      buckets (262 144 entries span 4 MB of buckets and 16 MB of elements)
+ * A boot clock without the clocksource read:
+ *  15  bpf_ktime_get_coarse_ns() plus a boot-minus-monotonic offset read
+ *      from an ARRAY word, which a program on the suspend_resume tracepoint
+ *      would keep current (CLOCK_MONOTONIC stops in suspend; docs/design.md
+ *      §15) */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "execgate/abi.h"
@@ -131,6 +136,16 @@ int eg_connect_unix_touch(struct bpf_sock_addr *ctx)
 		return 0; /* never */
 	if (EG_TOUCH == 10 && bpf_jiffies64() == 1)
 		return 0; /* never */
+	if (EG_TOUCH == 15) {
+		/* the boot clock as a coarse read plus a boot-minus-monotonic
+		 * word kept by a program on suspend/resume: one inlined ARRAY
+		 * load and one 8-byte read beside the coarse clock */
+		__u32 zero = 0;
+		__u64 *off = bpf_map_lookup_elem(&touch_words, &zero);
+
+		if (off && bpf_ktime_get_coarse_ns() + *(volatile __u64 *)off == 1)
+			return 0; /* never */
+	}
 	if (EG_TOUCH == 11 && bpf_get_socket_cookie(ctx) == 0)
 		return 0; /* never: cookies start at 1 */
 #if EG_TOUCH == 12 || EG_TOUCH == 13 || EG_TOUCH == 14

@@ -31,7 +31,7 @@ $(BUILD)/bpf-steps/cgroup_connect_unix_onelookup.bpf.o: bpf/bench/cgroup_connect
 EG_STEP_OBJS += $(BUILD)/bpf-steps/cgroup_connect_unix_onelookup.bpf.o
 
 # The memory-touch probes (bpf/bench/connect_unix_touch.bpf.c), same place.
-EG_BENCH_TOUCHES := 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14
+EG_BENCH_TOUCHES := 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15
 EG_TOUCH_OBJS := $(foreach n,$(EG_BENCH_TOUCHES),$(BUILD)/bpf-steps/connect_unix_touch$(n).bpf.o)
 
 $(BUILD)/bpf-steps/connect_unix_touch%.bpf.o: bpf/bench/connect_unix_touch.bpf.c $(BENCH_BPF_DEPS) | $(DEPS_STAMP)
