@@ -73,7 +73,7 @@ static __always_inline int inet_check(struct bpf_sock_addr *ctx, const struct eg
 		reason = EG_K_DENY_NO_TASK;
 		goto deny;
 	}
-	now_ns = bpf_ktime_get_boot_ns();
+	now_ns = eg_grant_clock_ns();
 	reason = eg_inet_verdict(&ep, port, proto, &caller, now_ns, &rec);
 	if (eg_reason_allows(reason)) {
 		if (tag && !eg_inet_tag_socket(ctx, &rec, port, proto)) {

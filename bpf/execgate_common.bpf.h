@@ -191,12 +191,32 @@ EG_INLINE __u32 eg_record_verdict(const struct eg_endpoint_snap *ep, struct eg_r
 	return ep->role == EG_ROLE_BRIDGE ? 0 : EG_K_DENY_INCONSISTENT;
 }
 
+/* Now, in CLOCK_BOOTTIME as grants' expiry_ns, for an expiry check
+ * (abi.h, struct eg_clock_word): the coarse monotonic clock plus the boot
+ * offset eg_clock keeps, read as one word; CLOCK_BOOTTIME itself while
+ * nothing keeps it. Up to one tick behind CLOCK_BOOTTIME: a grant ends at
+ * its expiry or within the tick after it. */
+EG_INLINE __u64 eg_grant_clock_ns(void)
+{
+#ifdef EG_GRANT_CLOCK_BOOTTIME_ONLY /* a program type without the coarse clock */
+	return bpf_ktime_get_boot_ns();
+#else
+	struct eg_clock_word *c;
+	__u32 zero = 0;
+	__u64 w;
+
+	c = bpf_map_lookup_elem(&eg_clock, &zero);
+	w = c ? *(volatile __u64 *)&c->word : 0; /* once */
+	if (w & EG_CLOCK_KEPT)
+		return bpf_ktime_get_coarse_ns() + (w & ~EG_CLOCK_KEPT);
+	return bpf_ktime_get_boot_ns();
+#endif
+}
+
 /* The caller half, after eg_record_verdict() returned 0: a VMM socket
  * admits the record's bridge, a bridge socket a live grant. Returns an enum
- * eg_kreason. The clock (CLOCK_BOOTTIME, as grants' expiry_ns) is read only
- * for a grant that passed its epoch check, the one check that needs it: a
- * read costs ~85-150 ns in this hook on the dev host (clocksource tsc;
- * bench-kernel's touch rows), more than the grant lookup. */
+ * eg_kreason. The clock is read only for a grant that passed its epoch
+ * check, the one check that needs it. */
 EG_INLINE __u32 eg_caller_verdict(const struct eg_endpoint_snap *ep,
 				  const struct eg_proc_id *caller, const struct eg_record_snap *rec)
 {
@@ -215,7 +235,7 @@ EG_INLINE __u32 eg_caller_verdict(const struct eg_endpoint_snap *ep,
 		return EG_K_DENY_INCONSISTENT;
 	if (grant.epoch != rec->epoch || grant.generation != rec->generation)
 		return EG_K_DENY_GRANT_EPOCH;
-	if (bpf_ktime_get_boot_ns() >= grant.expiry_ns)
+	if (eg_grant_clock_ns() >= grant.expiry_ns)
 		return EG_K_DENY_GRANT_EXPIRED;
 	return EG_K_ALLOW_GRANT;
 }

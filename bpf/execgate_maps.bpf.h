@@ -18,6 +18,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "execgate/abi.h"
+#include "execgate_clock.bpf.h"
 
 /* sandbox -> current execution */
 struct {

@@ -29,6 +29,10 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
+/* 6.1 does not offer bpf_ktime_get_coarse_ns() to LSM programs (the
+ * verifier: "unknown func bpf_ktime_get_coarse_ns#160"), so grants
+ * expire here by CLOCK_BOOTTIME read in the hook (execgate_common.bpf.h). */
+#define EG_GRANT_CLOCK_BOOTTIME_ONLY
 #include "execgate_unix_path.bpf.h"
 
 #define AF_UNIX	 1

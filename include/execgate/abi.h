@@ -313,6 +313,31 @@ struct eg_mode_word {
 };
 EG_STATIC_ASSERT(sizeof(struct eg_mode_word) == 8, "eg_mode_word size");
 
+/* ---- The grant clock (docs/design.md §15) ----
+ * Grants expire in CLOCK_BOOTTIME, which counts the time the host spent
+ * suspended. Reading it costs a clocksource read (~35 ns in a connect hook
+ * here); the coarse CLOCK_MONOTONIC costs ~2 ns but stops while suspended.
+ * The two differ by the kernel's boot offset, which moves only at resume,
+ * when the kernel adds the time asleep. map eg_clock: an ARRAY of one
+ * struct eg_clock_word holding that offset, kept by
+ * bpf/clock_resume.bpf.c on the power:suspend_resume tracepoint, which the
+ * kernel fires at every step of a suspend and a resume; the step that
+ * thaws user space comes after every addition, so no process runs on a
+ * stale offset. The program computes the offset itself (CLOCK_BOOTTIME
+ * read after CLOCK_MONOTONIC: never smaller than the true offset, so a
+ * grant never outlives its expiry for it), and the loader runs it once
+ * (BPF_PROG_TEST_RUN) after attaching it. Hooks read the word once, one
+ * aligned 8-byte load: with EG_CLOCK_KEPT set, now = coarse CLOCK_MONOTONIC
+ * + the offset, up to one scheduler tick behind CLOCK_BOOTTIME; without it
+ * (the program is not attached: an older loader, a kernel without the
+ * tracepoint) the hooks read CLOCK_BOOTTIME itself. */
+#define EG_CLOCK_KEPT (1ULL << 63)
+
+struct eg_clock_word {
+	__u64 word; /* EG_CLOCK_KEPT | (CLOCK_BOOTTIME - CLOCK_MONOTONIC) ns, or 0 */
+};
+EG_STATIC_ASSERT(sizeof(struct eg_clock_word) == 8, "eg_clock_word size");
+
 /* map eg_would_deny: a PERCPU_ARRAY of __u64, the denials audit mode let
  * through, keyed by EG_WOULD_DENY_KEY(hook, reason); a count is the sum
  * over the CPUs. Only the audit path touches it. */

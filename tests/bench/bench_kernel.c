@@ -55,6 +55,7 @@
 #include "cgroup_connect_unix_empty.skel.h"
 #include "core/ids.h"
 #include "loader/cgroup.h"
+#include "loader/clock.h"
 #include "loader/path_filter.h"
 #include "loader/pins.h"
 #include "loader/proc_id.h"
@@ -750,6 +751,10 @@ int main(void)
 		fprintf(stderr, "bench-kernel: %s\n", err);
 		return 1;
 	}
+	/* As load does: the grant clock kept by its tracepoint program
+	 * (loader/clock.h), so the hooks measured are the ones a worker runs. */
+	if (eg_clock_keep(pin_dir, err, sizeof(err)))
+		fprintf(stderr, "bench-kernel: %s\n", err);
 	/* The empty program on the same cgroup: both run on every connect. */
 	empty = cgroup_connect_unix_empty__open();
 	eg_prog_type_unix_connect(empty->progs.eg_connect_unix_empty);

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "core/ids.h"
+#include "loader/clock.h"
 #include "loader/cgroup.h"
 #include "loader/pins.h"
 #include "loader/revoke.h"
@@ -210,6 +211,10 @@ int main(void)
 		fprintf(stderr, "bench-revoke: %s\n", err);
 		return 1;
 	}
+	/* As load does: the grant clock kept by its tracepoint program
+	 * (loader/clock.h), so the hooks measured are the ones a worker runs. */
+	if (eg_clock_keep(pin_dir, err, sizeof(err)))
+		fprintf(stderr, "bench-revoke: %s\n", err);
 	/* As `load` does: the iterator is loaded and pinned once, here. */
 	t_prep = now_ms();
 	rc = eg_revoke_unix_prepare(pin_dir);

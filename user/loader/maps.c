@@ -28,6 +28,7 @@ const char *const eg_map_names[EG_MAP__COUNT] = {
     [EG_MAP_INET_HINT] = "eg_inet_hint",
     [EG_MAP_MODE] = "eg_mode",
     [EG_MAP_WOULD_DENY] = "eg_would_deny",
+    [EG_MAP_CLOCK] = "eg_clock",
 };
 
 void eg_maps_close(struct eg_maps *m)

@@ -28,6 +28,8 @@ enum eg_map_id {
 	/* modes (abi.h, Modes) */
 	EG_MAP_MODE,
 	EG_MAP_WOULD_DENY,
+	/* the grant clock's boot offset (abi.h, struct eg_clock_word) */
+	EG_MAP_CLOCK,
 	EG_MAP__COUNT,
 };
 

@@ -17,6 +17,7 @@
 /* links/<name> of the Unix stream revoker's iterator (revoke_unix.c): made
  * by the first revocation, removed with the maps. */
 #define EG_PIN_REVOKE_UNIX_ITER "revoke_unix_iter"
+#define EG_PIN_CLOCK_RESUME	"clock_resume" /* loader/clock.h */
 
 /* Makes pin_dir and pin_dir/links exist on bpffs. When the nearest existing
  * ancestor is not bpffs and is the standard mount point /sys/fs/bpf, mounts
@@ -32,7 +33,8 @@ int eg_pin_path(char *out, size_t size, const char *pin_dir, const char *name);
 int eg_link_pin_path(char *out, size_t size, const char *pin_dir, const char *name);
 
 /* Removes the map pins this build knows, the revoker's iterator link, the
- * links directory and pin_dir itself when empty. Missing pins are fine. */
+ * grant clock's link, the links directory and pin_dir itself when empty.
+ * Missing pins are fine. */
 int eg_pins_remove_maps(const char *pin_dir);
 
 #endif

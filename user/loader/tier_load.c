@@ -6,6 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "loader/cgroup.h"
+#include "loader/clock.h"
+#include "loader/log.h"
 #include "loader/pins.h"
 #include "loader/revoke.h"
 #include "loader/tier.h"
@@ -71,6 +73,14 @@ int eg_tiers_load(const struct eg_tier_ctx *ctx, const char *require, char *err,
 	}
 	/* Best effort: where it fails, the first cut loads it (or uses procfs). */
 	eg_revoke_unix_prepare(ctx->pin_dir);
+	/* Best effort too: where it fails, grants expire by CLOCK_BOOTTIME
+	 * read in the hook, as exactly, ~35 ns dearer (loader/clock.h). */
+	{
+		char why[2 * EG_PIN_PATH_MAX];
+
+		if (eg_clock_keep(ctx->pin_dir, why, sizeof(why)))
+			eg_log(EG_LOG_WARN, "%s", why);
+	}
 	/* Written last, so status never reads offered tiers that a failed
 	 * load did not reach; a stale record from an earlier load of this
 	 * boot still describes the same kernel. */
