@@ -108,6 +108,41 @@ static const char *tier_mode(const struct eg_tier_report *r)
 	return r->modes.audit ? "enforce, some sandboxes audit" : "enforce";
 }
 
+/* Which clock decides grant expiry in the hooks (loader/clock.h). */
+static const char *clock_source(const struct eg_clock_state *c)
+{
+	return c->kept ? "coarse monotonic + boot offset" : "boot";
+}
+
+/* The cgroup and tcp tiers' hooks; the LSM programs always read
+ * CLOCK_BOOTTIME (bpf/lsm.bpf.c says why). */
+static void clock_text(FILE *f, const struct eg_clock_state *c)
+{
+	if (!c->kept)
+		fprintf(f, "grant clock (cgroup, tcp): CLOCK_BOOTTIME read in each hook (%s)\n",
+			c->why);
+	else if (c->attached)
+		fprintf(f,
+			"grant clock (cgroup, tcp): coarse CLOCK_MONOTONIC + boot offset %llu ns, "
+			"kept across suspend by links/" EG_PIN_CLOCK_RESUME "\n",
+			(unsigned long long)c->offset_ns);
+	else
+		fprintf(
+		    f,
+		    "warning: grant-clock-unkept: the cgroup and tcp hooks add boot offset %llu "
+		    "ns, which nothing keeps (%s): after a suspend, their grants outlive their "
+		    "expiry by the time asleep; run execgate load\n",
+		    (unsigned long long)c->offset_ns, c->why);
+}
+
+static json_t *clock_json(const struct eg_clock_state *c)
+{
+	return json_pack("{s:s,s:b,s:b,s:o,s:o}", "source", clock_source(c), "kept", c->kept,
+			 "kept_by_link", c->attached, "boot_offset_ns",
+			 c->kept ? json_integer((json_int_t)c->offset_ns) : json_null(), "why",
+			 c->kept && c->attached ? json_null() : STR(c->why));
+}
+
 static void print_text(FILE *f, const char *pin_dir, const struct eg_probe_record *probed,
 		       const struct eg_tier_report *r, bool full)
 {
@@ -146,6 +181,8 @@ static void print_text(FILE *f, const char *pin_dir, const struct eg_probe_recor
 		fprintf(f, "mode: %s (switched %u times); sandboxes: %u enforce, %u audit\n",
 			eg_mode_name(r->modes.global), r->modes.switches, r->modes.enforce,
 			r->modes.audit);
+	if (r->have_clock)
+		clock_text(f, &r->clock);
 	fprintf(f, "guarantees:\n");
 	for (size_t i = 0; i < r->ng; i++)
 		fprintf(f, "  %-8s %-30s %s\n           %s\n", guarantee_state(r, &r->g[i]),
@@ -248,6 +285,8 @@ static json_t *report_json(const char *pin_dir, const struct eg_probe_record *pr
 						      (json_int_t)r->would_deny[h][k]));
 		json_object_set_new(o, "would_deny", w);
 	}
+	if (o && r->have_clock)
+		json_object_set_new(o, "grant_clock", clock_json(&r->clock));
 	if (o) {
 		json_object_set_new(o, "cgroup_roots", roots_json(&r->roots));
 		json_object_set_new(o, "serving", serving_json(probed));

@@ -67,13 +67,16 @@ int eg_tier_report_collect(const char *pin_dir, const struct eg_probe_record *pr
 	/* The modes are in every report: a guarantee under audit is not held
 	 * (docs/design.md, "Modes"). */
 	rp->have_modes = !eg_mode_census_read(&maps, &rp->modes);
+	eg_clock_state_read(&maps, pin_dir, &rp->clock);
+	rp->have_clock = rp->clock.read;
 	if (full) {
 		rp->have_counters = !eg_counters_read(&maps, rp->counters);
 		rp->have_would_deny = !eg_would_deny_read(&maps, rp->would_deny);
 		for (int m = 0; m < EG_MAP__COUNT; m++)
 			if (m != EG_MAP_EVENTS && m != EG_MAP_SK_TAGS &&
 			    m != EG_MAP_LISTENER_TAGS && m != EG_MAP_COUNTERS &&
-			    m != EG_MAP_PATH_HINT && m != EG_MAP_MODE && m != EG_MAP_WOULD_DENY)
+			    m != EG_MAP_PATH_HINT && m != EG_MAP_MODE && m != EG_MAP_WOULD_DENY &&
+			    m != EG_MAP_CLOCK)
 				eg_map_fill(maps.fd[m], &rp->fill[m], &rp->cap[m]);
 	}
 	eg_maps_close(&maps);

@@ -11,6 +11,7 @@
 #include "execgate/abi.h"
 #include "loader/attach_root.h"
 #include "loader/cgroup.h"
+#include "loader/clock.h"
 #include "loader/maps.h"
 #include "loader/mode.h"
 #include "loader/tier.h"
@@ -33,6 +34,8 @@ struct eg_tier_report {
 	bool have_modes;
 	__u64 would_deny[EG_HOOK_SLOTS][EG_COUNTER_SLOTS]; /* with full */
 	bool have_would_deny;
+	struct eg_clock_state clock; /* read whenever loaded */
+	bool have_clock;
 };
 /* Fills *rp for pin_dir, offered tiers from probed. Reads pins and maps
  * only. 0, or a tier's negative errno. */
