@@ -29,9 +29,10 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
-/* 6.1 does not offer bpf_ktime_get_coarse_ns() to LSM programs (the
- * verifier: "unknown func bpf_ktime_get_coarse_ns#160"), so grants
- * expire here by CLOCK_BOOTTIME read in the hook (execgate_common.bpf.h). */
+/* Neither 6.1 nor 6.12 offers bpf_ktime_get_coarse_ns() to LSM programs
+ * (their verifiers: "unknown func bpf_ktime_get_coarse_ns#160", "program of
+ * this type cannot use helper"), so grants expire here by CLOCK_BOOTTIME
+ * read in the hook (execgate_common.bpf.h, eg_grant_clock_ns). */
 #define EG_GRANT_CLOCK_BOOTTIME_ONLY
 #include "execgate_unix_path.bpf.h"
 

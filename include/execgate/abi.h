@@ -326,8 +326,10 @@ EG_STATIC_ASSERT(sizeof(struct eg_mode_word) == 8, "eg_mode_word size");
  * stale offset. The program computes the offset itself (CLOCK_BOOTTIME
  * read after CLOCK_MONOTONIC: never smaller than the true offset, so a
  * grant never outlives its expiry for it), and the loader runs it once
- * (BPF_PROG_TEST_RUN) after attaching it. Hooks read the word once, one
- * aligned 8-byte load: with EG_CLOCK_KEPT set, now = coarse CLOCK_MONOTONIC
+ * (BPF_PROG_TEST_RUN) after attaching it. The cgroup and tcp tiers' hooks
+ * read the word once, one aligned 8-byte load (the LSM programs cannot
+ * read the coarse clock; they read CLOCK_BOOTTIME): with EG_CLOCK_KEPT
+ * set, now = coarse CLOCK_MONOTONIC
  * + the offset, up to one scheduler tick behind CLOCK_BOOTTIME; without it
  * (the program is not attached: an older loader, a kernel without the
  * tracepoint) the hooks read CLOCK_BOOTTIME itself. */
