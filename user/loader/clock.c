@@ -37,16 +37,6 @@ int eg_clock_word_read(const struct eg_maps *m, __u64 *word)
 	return 0;
 }
 
-int eg_clock_word_write(const struct eg_maps *m, __u64 word)
-{
-	struct eg_clock_word w = {.word = word};
-	__u32 zero = 0;
-
-	if (m->fd[EG_MAP_CLOCK] < 0)
-		return -EBADF;
-	return bpf_map_update_elem(m->fd[EG_MAP_CLOCK], &zero, &w, BPF_ANY) ? -errno : 0;
-}
-
 static int word_fd_write(int fd, __u64 word)
 {
 	struct eg_clock_word w = {.word = word};
@@ -55,13 +45,9 @@ static int word_fd_write(int fd, __u64 word)
 	return bpf_map_update_elem(fd, &zero, &w, BPF_ANY) ? -errno : 0;
 }
 
-static __u32 map_id_of(int fd)
+int eg_clock_word_write(const struct eg_maps *m, __u64 word)
 {
-	struct bpf_map_info info;
-	__u32 len = sizeof(info);
-
-	memset(&info, 0, sizeof(info));
-	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+	return m->fd[EG_MAP_CLOCK] < 0 ? -EBADF : word_fd_write(m->fd[EG_MAP_CLOCK], word);
 }
 
 /* Whether link lfd is a suspend_resume raw tracepoint link whose program
@@ -182,7 +168,7 @@ int eg_clock_keep(const char *pin_dir, char *err, size_t err_size)
 		snprintf(err, err_size, "map %s: %s", map_pin, strerror(-rc));
 		return rc;
 	}
-	id = map_id_of(cfd);
+	id = eg_map_kernel_id(cfd);
 	lfd = bpf_obj_get(pin);
 	if (lfd >= 0) {
 		rc = link_keeps(lfd, id, &pfd, why, sizeof(why));
@@ -254,8 +240,8 @@ void eg_clock_state_read(const struct eg_maps *m, const char *pin_dir, struct eg
 	if (lfd < 0) {
 		snprintf(st->why, sizeof(st->why), "no link %s", pin);
 	} else {
-		st->attached = !link_keeps(lfd, map_id_of(m->fd[EG_MAP_CLOCK]), NULL, st->why,
-					   sizeof(st->why));
+		st->attached = !link_keeps(lfd, eg_map_kernel_id(m->fd[EG_MAP_CLOCK]), NULL,
+					   st->why, sizeof(st->why));
 		close(lfd);
 	}
 	if (!st->kept && st->attached)

@@ -74,6 +74,15 @@ static int ret_errno(int rc)
 	return rc ? -errno : 0;
 }
 
+__u32 eg_map_kernel_id(int fd)
+{
+	struct bpf_map_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
 int eg_record_read(const struct eg_maps *m, const __u8 sandbox[EG_ID_BYTES],
 		   struct eg_exec_record *out)
 {

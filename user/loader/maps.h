@@ -71,6 +71,10 @@ int eg_mode_write(const struct eg_maps *m, const struct eg_mode_word *w);
 /* Would-deny counts summed over the CPUs: out[hook][reason]. */
 int eg_would_deny_read(const struct eg_maps *m, __u64 out[EG_HOOK_SLOTS][EG_COUNTER_SLOTS]);
 
+/* The kernel's id of map fd (what a program's map_ids list), 0 when its
+ * info cannot be read. */
+__u32 eg_map_kernel_id(int fd);
+
 /* Every element of hash map fd (BPF_MAP_TYPE_HASH; -EINVAL for another
  * type), bucket by bucket (BPF_MAP_LOOKUP_BATCH; elem_flags 0 or
  * BPF_F_LOCK, for values with a bpf_spin_lock): fn sees each element at

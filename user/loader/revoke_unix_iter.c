@@ -23,6 +23,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "loader/log.h"
+#include "loader/maps.h"
 #include "loader/pins.h"
 #include "loader/revoke_unix.h"
 #include "loader/runtime.h"
@@ -52,13 +53,6 @@ static int map_info_of(int fd, struct bpf_map_info *info)
 
 	memset(info, 0, sizeof(*info));
 	return bpf_obj_get_info_by_fd(fd, info, &len) ? -errno : 0;
-}
-
-static __u32 map_id_of(int fd)
-{
-	struct bpf_map_info info;
-
-	return map_info_of(fd, &info) ? 0 : info.id;
 }
 
 void eg_unix_iter_drop(void)
@@ -185,7 +179,7 @@ int eg_unix_iter_load(int tags_fd, const char *pin)
 int eg_unix_iter_ensure(struct eg_runtime *rt, int tags_fd)
 {
 	char pin[EG_PIN_PATH_MAX];
-	__u32 id = map_id_of(tags_fd);
+	__u32 id = eg_map_kernel_id(tags_fd);
 	bool have_pin = !eg_link_pin_path(pin, sizeof(pin), rt->pin_dir, EG_PIN_REVOKE_UNIX_ITER);
 	int lfd, rc;
 
