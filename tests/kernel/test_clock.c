@@ -4,9 +4,10 @@
  * it once; the connect hook decides expiry by that word; the program puts
  * the kernel's true offset back whatever the word held; a keeper that
  * cannot be attached leaves the word cleared; status says which clock
- * decides. A real suspend cannot be tested here (a TCG guest does not wake
- * from one); the test sets the word as the program would after a resume
- * from a long sleep, and runs the program as the tracepoint would. */
+ * decides, and warns when the word says kept with no keeper. A real
+ * suspend cannot be tested here (a TCG guest does not wake from one); the
+ * test sets the word as the program would after a resume from a long
+ * sleep, and runs the program as the tracepoint would. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,7 +196,7 @@ Test(clock, the_hook_decides_expiry_by_the_kept_offset)
 }
 
 /* guarantees: none */
-Test(clock, a_keeper_that_cannot_be_pinned_leaves_the_word_cleared)
+Test(clock, a_lost_keeper_is_reported_and_a_failed_keep_clears_the_word)
 {
 	char pin[EG_PIN_PATH_MAX], err[1024] = "", out[65536];
 	struct eg_clock_state st;
@@ -205,6 +206,22 @@ Test(clock, a_keeper_that_cannot_be_pinned_leaves_the_word_cleared)
 
 	cr_assert_eq(eg_link_pin_path(pin, sizeof(pin), kh.pin_dir, EG_PIN_CLOCK_RESUME), 0);
 	cr_assert_eq(unlink(pin), 0, "%s: %s", pin, strerror(errno));
+	/* The pin held the only reference: the link is gone, the word still
+	 * says kept. Status warns; nothing else may notice until a resume. */
+	eg_clock_state_read(&kh.maps, kh.pin_dir, &st);
+	cr_assert(st.read && st.kept && !st.attached, "kept %d attached %d", st.kept, st.attached);
+	rc = kh_cli(out, sizeof(out), "status", NULL);
+	cr_assert_eq(rc, 0, "status: exit %d: %s", rc, out);
+	cr_assert(strstr(out, "warning: grant-clock-unkept: "), "no warning in: %s", out);
+	rc = kh_cli(out, sizeof(out), "status", "--json", NULL);
+	cr_assert_eq(rc, 0, "status --json: exit %d: %s", rc, out);
+	doc = json_loads(out, 0, &jerr);
+	cr_assert_not_null(doc, "status --json: %s", jerr.text);
+	gc = json_object_get(doc, "grant_clock");
+	cr_assert(json_is_true(json_object_get(gc, "kept")));
+	cr_assert(json_is_false(json_object_get(gc, "kept_by_link")));
+	cr_assert(json_is_string(json_object_get(gc, "why")));
+	json_decref(doc);
 	/* Something the loader cannot replace where the link goes: a
 	 * directory (bpffs has them). */
 	cr_assert_eq(mkdir(pin, 0700), 0, "mkdir %s: %s", pin, strerror(errno));
