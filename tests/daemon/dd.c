@@ -43,7 +43,6 @@ static const char *daemon_bin(void)
 
 void dd_setup(void)
 {
-	char root[400];
 	unsigned n = dd_seq++;
 	struct rlimit rl;
 
@@ -60,16 +59,9 @@ void dd_setup(void)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	snprintf(kh.dir, sizeof(kh.dir), "/tmp/egd-%d-%u", (int)getpid(), n);
-	snprintf(kh.state_dir, sizeof(kh.state_dir), "%s/state", kh.dir);
-	snprintf(kh.keys_dir, sizeof(kh.keys_dir), "%s/issuer", kh.dir);
-	snprintf(kh.pin_dir, sizeof(kh.pin_dir), "/sys/fs/bpf/egd-%d-%u", (int)getpid(), n);
-	cr_assert_eq(mkdir(kh.dir, 0755), 0, "mkdir %s: %s", kh.dir, strerror(errno));
-	cr_assert_eq(mkdir(kh.keys_dir, 0700), 0, "mkdir %s", kh.keys_dir);
-	cr_assert_eq(eg_cgroup2_root(root, sizeof(root)), 0, "no cgroup v2 mount");
-	snprintf(kh.cgroup, sizeof(kh.cgroup), "%s/egd-%d-%u", root, (int)getpid(), n);
-	cr_assert_eq(mkdir(kh.cgroup, 0755), 0, "mkdir %s: %s", kh.cgroup, strerror(errno));
-	kh.cgroup_made = true;
+	kh_scratch_make("egd", n);
+	/* mkdtemp made it 0700: the daemon's clients include dropped users */
+	cr_assert_eq(chmod(kh.dir, 0755), 0, "chmod %s: %s", kh.dir, strerror(errno));
 	snprintf(dd.config, sizeof(dd.config), "%s/execgated.conf", kh.dir);
 	snprintf(dd.socket, sizeof(dd.socket), "%s/api.sock", kh.dir);
 	snprintf(dd.log, sizeof(dd.log), "%s/execgated.log", kh.dir);

@@ -3,8 +3,8 @@
  * (tests/kernel/harness.h: scratch dirs, cgroup, issuer keys, tokens,
  * children in the cgroup, teardown on failure).
  *
- * dd_setup() makes the scratch world with /sys/fs/bpf/egd-<pid>-<n> and
- * /tmp/egd-<pid>-<n>, writes a config and starts a real execgated, which
+ * dd_setup() makes the scratch world with /sys/fs/bpf/egd-<pid>-<n>-<6
+ * random> and /tmp/ of the same name, writes a config and starts a real execgated, which
  * loads the programs itself; dd_teardown() stops it, then kh_teardown()
  * unloads and removes everything. Requests go over the daemon's socket as
  * raw HTTP/1.1 bytes, so the tests see exactly what a client sees. */

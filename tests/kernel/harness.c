@@ -222,9 +222,31 @@ void kh_setup(void)
 	kh_setup_requiring("cgroup");
 }
 
+void kh_scratch_make(const char *prefix, unsigned n)
+{
+	char root[400], *name;
+
+	/* mkdtemp, not the pid alone: a run killed before its teardown
+	 * leaves /tmp/<prefix>-<pid>-<n>, and a later run that gets the same
+	 * pid must not trip on it. The pin dir and cgroup take the same
+	 * unique name. */
+	snprintf(kh.dir, sizeof(kh.dir), "/tmp/%s-%d-%u-XXXXXX", prefix, (int)getpid(), n);
+	cr_assert_not_null(mkdtemp(kh.dir), "mkdtemp %s: %s", kh.dir, strerror(errno));
+	name = strrchr(kh.dir, '/') + 1;
+	snprintf(kh.state_dir, sizeof(kh.state_dir), "%s/state", kh.dir);
+	snprintf(kh.keys_dir, sizeof(kh.keys_dir), "%s/issuer", kh.dir);
+	snprintf(kh.pin_dir, sizeof(kh.pin_dir), "/sys/fs/bpf/%s", name);
+	cr_assert_eq(mkdir(kh.keys_dir, 0700), 0, "mkdir %s", kh.keys_dir);
+	cr_assert_eq(eg_cgroup2_root(root, sizeof(root)), 0,
+		     "no cgroup v2 mount in /proc/self/mountinfo");
+	snprintf(kh.cgroup, sizeof(kh.cgroup), "%s/%s", root, name);
+	cr_assert_eq(mkdir(kh.cgroup, 0755), 0, "mkdir %s: %s", kh.cgroup, strerror(errno));
+	kh.cgroup_made = true;
+}
+
 void kh_setup_requiring(const char *tier)
 {
-	char root[400], out[4096], err[512];
+	char out[4096], err[512];
 	unsigned n = kh_seq++;
 	int rc;
 
@@ -233,18 +255,7 @@ void kh_setup_requiring(const char *tier)
 	if (geteuid() != 0)
 		kh_not_offered(KH_NEED_ROOT, "not running as root");
 	kh_json_log_open();
-	snprintf(kh.dir, sizeof(kh.dir), "/tmp/egk-%d-%u", (int)getpid(), n);
-	snprintf(kh.state_dir, sizeof(kh.state_dir), "%s/state", kh.dir);
-	snprintf(kh.keys_dir, sizeof(kh.keys_dir), "%s/issuer", kh.dir);
-	snprintf(kh.pin_dir, sizeof(kh.pin_dir), "/sys/fs/bpf/egk-%d-%u", (int)getpid(), n);
-	cr_assert_eq(mkdir(kh.dir, 0700), 0, "mkdir %s: %s", kh.dir, strerror(errno));
-	cr_assert_eq(mkdir(kh.keys_dir, 0700), 0, "mkdir %s", kh.keys_dir);
-
-	rc = eg_cgroup2_root(root, sizeof(root));
-	cr_assert_eq(rc, 0, "no cgroup v2 mount in /proc/self/mountinfo");
-	snprintf(kh.cgroup, sizeof(kh.cgroup), "%s/egk-%d-%u", root, (int)getpid(), n);
-	cr_assert_eq(mkdir(kh.cgroup, 0755), 0, "mkdir %s: %s", kh.cgroup, strerror(errno));
-	kh.cgroup_made = true;
+	kh_scratch_make("egk", n);
 
 	/* Without a tier, the NULL in place of "--require" ends the list. */
 	rc = kh_cli(out, sizeof(out), "load", "--cgroup", kh.cgroup, tier ? "--require" : NULL,

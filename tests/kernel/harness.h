@@ -2,8 +2,9 @@
 /* Kernel-test harness: one scratch world per test.
  *
  * kh_setup() creates a scratch cgroup under the cgroup v2 mount (found in
- * /proc/self/mountinfo), a pin dir /sys/fs/bpf/egk-<pid>-<n>, a scratch
- * directory /tmp/egk-<pid>-<n> (state dir, socket files, issuer keys), and
+ * /proc/self/mountinfo), a pin dir /sys/fs/bpf/egk-<pid>-<n>-<6 random>, a
+ * scratch directory /tmp/ of the same name (state dir, socket files, issuer
+ * keys), and
  * runs `execgate load --cgroup <scratch>` into them. kh_teardown() (a
  * Criterion .fini, so it runs after failed tests too) kills every process
  * the test started, unloads, removes pins, the cgroup and the directory.
@@ -43,6 +44,10 @@ struct kh_env {
 extern struct kh_env kh;
 
 void kh_setup(void);
+/* The scratch directory (mkdtemp /tmp/<prefix>-<pid>-<n>-XXXXXX, with its
+ * issuer dir), and a pin dir and cgroup of the same name: kh_setup's, and
+ * the daemon tests'. */
+void kh_scratch_make(const char *prefix, unsigned n);
 /* kh_setup, but execgate load requires tier (NULL: none; each test checks
  * the tier it needs, as the tcp suite does on 6.1, which has no
  * connect_unix). kh_setup requires "cgroup". */
