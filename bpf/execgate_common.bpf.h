@@ -217,13 +217,15 @@ EG_INLINE __u64 eg_grant_clock_ns(void)
  * admits the record's bridge, a bridge socket a live grant. Returns an enum
  * eg_kreason. The clock is read only for a grant that passed its epoch
  * check, the one check that needs it. */
-EG_INLINE __u32 eg_caller_verdict(const struct eg_endpoint_snap *ep,
-				  const struct eg_proc_id *caller, const struct eg_record_snap *rec)
+EG_INLINE __u32 eg_caller_verdict_until(const struct eg_endpoint_snap *ep,
+					const struct eg_proc_id *caller,
+					const struct eg_record_snap *rec, __u64 *until)
 {
 	struct eg_grant_key gkey;
 	struct eg_grant_snap grant;
 	int rc;
 
+	*until = EG_ADMIT_NO_EXPIRY;
 	if (ep->role == EG_ROLE_VMM)
 		return eg_proc_eq(caller, &rec->bridge) ? EG_K_ALLOW_BRIDGE : EG_K_DENY_NOT_BRIDGE;
 	gkey.proc = *caller;
@@ -237,7 +239,17 @@ EG_INLINE __u32 eg_caller_verdict(const struct eg_endpoint_snap *ep,
 		return EG_K_DENY_GRANT_EPOCH;
 	if (eg_grant_clock_ns() >= grant.expiry_ns)
 		return EG_K_DENY_GRANT_EXPIRED;
+	*until = grant.expiry_ns;
 	return EG_K_ALLOW_GRANT;
+}
+
+/* The same, for a caller that does not keep the allow's end. */
+EG_INLINE __u32 eg_caller_verdict(const struct eg_endpoint_snap *ep,
+				  const struct eg_proc_id *caller, const struct eg_record_snap *rec)
+{
+	__u64 until;
+
+	return eg_caller_verdict_until(ep, caller, rec, &until);
 }
 
 /* The endpoint verdict, independent of the hook. ep is a registered
@@ -384,26 +396,39 @@ EG_INLINE bool eg_deny_or_audit(__u32 hook, __u32 reason, __u32 record_mode,
  * measured by bench-kernel; the loader creates the map outside any memory
  * cgroup, user/loader/tag_maps.h, so no memcg charge); it is the price of a
  * tag that the stream leases and userspace can read. */
-EG_INLINE bool eg_tag_socket(void *sk, const struct eg_record_snap *rec, __u32 role)
+EG_INLINE void eg_sk_tag_of(const struct eg_record_snap *rec, __u32 role, struct eg_sk_tag *t)
 {
-	struct eg_sk_tag init, *tag;
+	__builtin_memcpy(t->sandbox, rec->sandbox, EG_ID_BYTES);
+	t->epoch = rec->epoch;
+	t->generation = rec->generation;
+	t->activation = rec->activation;
+	t->role = role;
+}
+
+/* eg_tag_socket() with the tag already made (the admission cache's hit). */
+EG_INLINE bool eg_tag_socket_as(void *sk, const struct eg_sk_tag *init)
+{
+	struct eg_sk_tag *tag;
 
 	if (!sk)
 		return false;
-	__builtin_memcpy(init.sandbox, rec->sandbox, EG_ID_BYTES);
-	init.epoch = rec->epoch;
-	init.generation = rec->generation;
-	init.activation = rec->activation;
-	init.role = role;
-	tag = bpf_sk_storage_get(&eg_sk_tags, sk, &init, BPF_SK_STORAGE_GET_F_CREATE);
+	tag = bpf_sk_storage_get(&eg_sk_tags, sk, (void *)init, BPF_SK_STORAGE_GET_F_CREATE);
 	if (!tag)
 		return false;
-	if (tag->epoch == init.epoch && tag->generation == init.generation &&
-	    tag->activation == init.activation && tag->role == init.role &&
-	    eg_id_eq(tag->sandbox, init.sandbox))
+	if (tag->epoch == init->epoch && tag->generation == init->generation &&
+	    tag->activation == init->activation && tag->role == init->role &&
+	    eg_id_eq(tag->sandbox, init->sandbox))
 		return true; /* just created (or already this execution) */
-	*tag = init;
+	*tag = *init;
 	return true;
+}
+
+EG_INLINE bool eg_tag_socket(void *sk, const struct eg_record_snap *rec, __u32 role)
+{
+	struct eg_sk_tag init;
+
+	eg_sk_tag_of(rec, role, &init);
+	return eg_tag_socket_as(sk, &init);
 }
 
 #endif

@@ -197,4 +197,33 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } eg_inet_netns SEC(".maps");
 
+/* ---- The admission cache (abi.h, "The admission cache") ---- */
+/* (path hash, tgid, length) -> an allow the full checks made */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, EG_ADMIT_CACHE_SIZE);
+	__uint(map_flags, BPF_F_NO_COMMON_LRU); /* per-CPU lists: no shared lock on insert */
+	__type(key, struct eg_admit_key);
+	__type(value, struct eg_admit_entry);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} eg_admit_cache SEC(".maps");
+
+/* sandbox stripe -> generation (abi.h, eg_admit_stripe) */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, EG_ADMIT_STRIPES);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} eg_admit_gen SEC(".maps");
+
+/* one entry under construction per CPU: too big for the program's stack */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct eg_admit_entry);
+} eg_admit_scratch SEC(".maps");
+
 #endif

@@ -108,31 +108,32 @@ EG_INLINE bool eg_path_hinted(const struct eg_path_filter_key *fk)
 	return !w || ((*w >> (bit & 63)) & 1);
 }
 
-/* The pre-filter every Unix path hook runs: false means no registered path
+/* The filter lookup behind a set hint bit: false means no registered path
  * has this filter key, and the connect is unregistered. */
-EG_INLINE bool eg_path_may_be_registered(const struct eg_path_filter_key *fk)
+EG_INLINE bool eg_path_filtered(const struct eg_path_filter_key *fk)
 {
-	return eg_path_hinted(fk) && bpf_map_lookup_elem(&eg_path_filter, fk);
+	return bpf_map_lookup_elem(&eg_path_filter, fk);
 }
 
-/* After a filter hit: the exact endpoint, keyed by the NUL-padded path, in
- * one lookup. eg_endpoint_copy() looks the key up a second time to notice a
- * delete + re-use of the element; for a path endpoint that is not needed
- * (docs/operators.md "Consistency"): the loader never deletes path
- * endpoints and writes them only in place, so an element is re-used only
- * after somebody else deleted its path, and while the path is deleted it is
+/* The pre-filter every Unix path hook runs: the two above. */
+EG_INLINE bool eg_path_may_be_registered(const struct eg_path_filter_key *fk)
+{
+	return eg_path_hinted(fk) && eg_path_filtered(fk);
+}
+
+/* After a filter hit: the exact endpoint, keyed by the NUL-padded path
+ * (eg_path_key_load()), in one lookup. eg_endpoint_copy() looks the key up a second time to notice
+ * a delete + re-use of the element; for a path endpoint that is not needed (docs/operators.md
+ * "Consistency"): the loader never deletes path endpoints and writes them only in place, so an
+ * element is re-used only after somebody else deleted its path, and while the path is deleted it is
  * unregistered, i.e. allowed for everyone. A reader that raced such a
  * delete + re-use may decide as if the path were registered to a mix of the
  * old and new values; whatever that decision is, it is no more permissive
  * than "unregistered", which was the state at an instant of the race. */
-EG_INLINE int eg_unix_endpoint_copy(const __u8 *p, __u32 len, struct eg_path_key *key,
-				    struct eg_endpoint_snap *ep)
+EG_INLINE int eg_unix_endpoint_copy(const struct eg_path_key *key, struct eg_endpoint_snap *ep)
 {
 	struct eg_endpoint *v;
 
-	if (len > EG_UNIX_PATH_MAX)
-		return EG_COPY_MISSING;
-	eg_path_key_load(p, len, key);
 	v = bpf_map_lookup_elem(&eg_endpoints, key);
 	if (!v)
 		return EG_COPY_MISSING;
@@ -141,6 +142,18 @@ EG_INLINE int eg_unix_endpoint_copy(const __u8 *p, __u32 len, struct eg_path_key
 	__builtin_memcpy(ep->sandbox, v->sandbox, EG_ID_BYTES);
 	bpf_spin_unlock(&v->lock);
 	return EG_COPY_OK;
+}
+
+/* Whether the path still names the endpoint *ep was copied from: the
+ * admission cache's check that no re-pointing slipped in before its
+ * generation word was read (execgate_admit_cache.bpf.h). */
+EG_INLINE bool eg_unix_endpoint_still(const struct eg_path_key *key,
+				      const struct eg_endpoint_snap *ep)
+{
+	struct eg_endpoint_snap now;
+
+	return eg_unix_endpoint_copy(key, &now) == EG_COPY_OK && now.role == ep->role &&
+	       eg_id_eq(now.sandbox, ep->sandbox);
 }
 
 #endif

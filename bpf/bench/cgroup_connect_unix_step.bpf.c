@@ -3,7 +3,13 @@
  * of the allowed and unregistered paths (tests/bench/bench_kernel.c; built
  * by scripts/make/speed.mk with -DEG_STOP_AFTER=N, never loaded by the
  * loader). Build N is bpf/cgroup_connect_unix.bpf.c itself, allowing right
- * after step N (enum eg_step).
+ * after step N (enum eg_step). Build EG_STEP_COUNT + 1 stops nowhere: it is
+ * the whole program with every connect a miss of the admission cache.
+ *
+ * Every build misses the cache: the lookup runs (its cost is step 4's) and
+ * its answer is dropped, so the steps after it measure the full checks,
+ * and the last build the full checks, the tag and the cache insert that a
+ * first connect pays. The real object is the row after them.
  *
  * Each step ends with one call in the program's body. The production
  * headers are included first, so their include guards keep the program
@@ -18,15 +24,18 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include "execgate_unix_path.bpf.h"
+#include "execgate_admit_cache.bpf.h"
 
 enum eg_step {
 	EG_STEP_PATH = 1,     /* addrlen + path scan (length, filter key) */
-	EG_STEP_FILTER = 2,   /* hint bitmap + eg_path_filter */
-	EG_STEP_ENDPOINT = 3, /* exact endpoint: key build, lookup, locked copy */
-	EG_STEP_RECORD = 4,   /* record: lookup, locked copy, consistency checks */
-	EG_STEP_IDENTITY = 5, /* the caller's eg_proc_id */
-	EG_STEP_GRANT = 6,    /* grant: lookup, locked copy, checks, verdict */
-	EG_STEP_COUNT = 7,    /* reason counter; the full program adds the tag */
+	EG_STEP_HINT = 2,     /* hint bitmap */
+	EG_STEP_IDENTITY = 3, /* the path's key words, the caller's eg_proc_id */
+	EG_STEP_CACHE = 4,    /* admission cache: hash, lookup, checks (then a miss) */
+	EG_STEP_FILTER = 5,   /* eg_path_filter */
+	EG_STEP_ENDPOINT = 6, /* exact endpoint: lookup, locked copy */
+	EG_STEP_RECORD = 7,   /* generation word; record: lookup, locked copy, checks */
+	EG_STEP_GRANT = 8,    /* grant: lookup, locked copy, checks, verdict */
+	EG_STEP_COUNT = 9,    /* reason counter; the full program adds the tag */
 };
 
 /* Keeps what a step computed alive past its early return. */
@@ -48,27 +57,11 @@ volatile __u64 eg_step_sink;
 		eg_step_len;                                                                       \
 	})
 
-#define eg_path_may_be_registered(fk)                                                              \
+#define eg_path_hinted(fk)                                                                         \
 	({                                                                                         \
-		bool eg_step_may = (eg_path_may_be_registered)(fk);                                \
-		EG_STOP(EG_STEP_FILTER, eg_step_may);                                              \
-		eg_step_may;                                                                       \
-	})
-
-#define eg_unix_endpoint_copy(p, len, key, ep)                                                     \
-	({                                                                                         \
-		int eg_step_rc = (eg_unix_endpoint_copy)(p, len, key, ep);                         \
-		if (eg_step_rc == EG_COPY_OK)                                                      \
-			EG_STOP(EG_STEP_ENDPOINT, (ep)->role);                                     \
-		eg_step_rc;                                                                        \
-	})
-
-#define eg_record_verdict(ep, rec)                                                                 \
-	({                                                                                         \
-		__u32 eg_step_reason = (eg_record_verdict)(ep, rec);                               \
-		if (!eg_step_reason)                                                               \
-			EG_STOP(EG_STEP_RECORD, (rec)->epoch);                                     \
-		eg_step_reason;                                                                    \
+		bool eg_step_hinted = (eg_path_hinted)(fk);                                        \
+		EG_STOP(EG_STEP_HINT, eg_step_hinted);                                             \
+		eg_step_hinted;                                                                    \
 	})
 
 #define eg_current_proc(id)                                                                        \
@@ -79,14 +72,46 @@ volatile __u64 eg_step_sink;
 		eg_step_ok;                                                                        \
 	})
 
-#define eg_caller_verdict(ep, caller, rec)                                                         \
+/* Every build misses: the real program's later rows are measured. */
+#define eg_admit_hit(k, path, caller, tag)                                                         \
 	({                                                                                         \
-		__u32 eg_step_reason = (eg_caller_verdict)(ep, caller, rec);                       \
+		bool eg_step_hit = (eg_admit_hit)(k, path, caller, tag);                           \
+		EG_STOP(EG_STEP_CACHE, eg_step_hit ^ (k)->path_hash);                              \
+		eg_step_sink = eg_step_hit;                                                        \
+		false;                                                                             \
+	})
+
+#define eg_path_filtered(fk)                                                                       \
+	({                                                                                         \
+		bool eg_step_may = (eg_path_filtered)(fk);                                         \
+		EG_STOP(EG_STEP_FILTER, eg_step_may);                                              \
+		eg_step_may;                                                                       \
+	})
+
+#define eg_unix_endpoint_copy(key, ep)                                                             \
+	({                                                                                         \
+		int eg_step_rc = (eg_unix_endpoint_copy)(key, ep);                                 \
+		if (eg_step_rc == EG_COPY_OK)                                                      \
+			EG_STOP(EG_STEP_ENDPOINT, (ep)->role);                                     \
+		eg_step_rc;                                                                        \
+	})
+
+#define eg_record_verdict(ep, rec)                                                                 \
+	({                                                                                         \
+		__u32 eg_step_reason = (eg_record_verdict)(ep, rec);                               \
+		if (!eg_step_reason)                                                               \
+			EG_STOP(EG_STEP_RECORD, (rec)->epoch ^ gen);                               \
+		eg_step_reason;                                                                    \
+	})
+
+#define eg_caller_verdict_until(ep, caller, rec, until)                                            \
+	({                                                                                         \
+		__u32 eg_step_reason = (eg_caller_verdict_until)(ep, caller, rec, until);          \
 		EG_STOP(EG_STEP_GRANT, eg_step_reason);                                            \
 		eg_step_reason;                                                                    \
 	})
 
-/* The real program counts after the tag; step 7 counts, then stops. */
+/* The real program counts after the tag; step 9 counts, then stops. */
 #define eg_reason_allows(reason)                                                                   \
 	({                                                                                         \
 		bool eg_step_allows = (eg_reason_allows)(reason);                                  \

@@ -340,6 +340,64 @@ struct eg_clock_word {
 };
 EG_STATIC_ASSERT(sizeof(struct eg_clock_word) == 8, "eg_clock_word size");
 
+/* ---- The admission cache (docs/design.md §20) ----
+ * A process that connects to the same registered Unix path again, while
+ * nothing that decided its first connect has changed, is allowed by one
+ * lookup instead of the endpoint, record and grant checks.
+ *
+ * map eg_admit_cache: an LRU hash, (path hash, tgid, path length) -> the
+ * allow the full checks made, written by the connect_unix program only, on
+ * an allowed connect. An entry is used only when the whole path, the whole
+ * caller identity and its generation word match, and its expiry is ahead
+ * of the grant clock; anything else is a miss, and a miss runs the full
+ * checks. Losing an entry (eviction, a full map) costs one full check and
+ * never changes a verdict, so an LRU map is right here, unlike for tags.
+ *
+ * map eg_admit_gen: EG_ADMIT_STRIPES generation words, mmapable. The
+ * loader adds one to the word of a sandbox's stripe (eg_admit_stripe())
+ * after every change that can turn an allow of that sandbox into a denial:
+ * a record written or removed, an endpoint re-pointed or removed, a grant
+ * narrowed or removed. The connect program reads the word before it reads
+ * the state it decides on and stores it in the entry; an entry whose word
+ * has moved since is stale. Userspace adds with an atomic add on the
+ * mapping, so concurrent writers never lose a step. A write that is not
+ * the loader's moves no word; EG_ADMIT_TTL_NS bounds how long it goes
+ * unseen. */
+#define EG_ADMIT_STRIPES_LOG2 12
+#define EG_ADMIT_STRIPES      (1u << EG_ADMIT_STRIPES_LOG2)
+#define EG_ADMIT_CACHE_SIZE   65536
+#define EG_ADMIT_NO_EXPIRY    (~0ULL) /* the bridge at a VMM socket: no grant */
+/* An entry lives at most this long, whatever its grant: a map edited
+ * behind the loader's back (bpftool, an older execgate still running
+ * during an upgrade), which moves no word, is seen by then. */
+#define EG_ADMIT_TTL_NS 1000000000ULL
+
+/* The stripe of a sandbox id: the loader and BPF must agree. */
+static inline __attribute__((always_inline)) __u32 eg_admit_stripe(const __u8 sandbox[16])
+{
+	const __u64 *w = (const __u64 *)sandbox; /* 8-byte aligned in every ABI struct */
+	__u64 h = (w[0] ^ (w[1] * 0xc2b2ae3d27d4eb4fULL)) * 0x9e3779b97f4a7c15ULL;
+
+	return (__u32)(h >> (64 - EG_ADMIT_STRIPES_LOG2));
+}
+
+struct eg_admit_key {
+	__u64 path_hash; /* a fold of the NUL-padded path; collisions only miss */
+	__u32 tgid;
+	__u32 len; /* path length */
+};
+EG_STATIC_ASSERT(sizeof(struct eg_admit_key) == 16, "eg_admit_key size");
+
+struct eg_admit_entry {
+	__u64 gen;	 /* eg_admit_gen[eg_admit_stripe(tag.sandbox)] before the checks */
+	__u64 expiry_ns; /* grant clock: the grant's expiry or insert + EG_ADMIT_TTL_NS, earlier */
+	struct eg_proc_id proc;
+	struct eg_sk_tag tag; /* what the socket is tagged with; tag.role is the endpoint's */
+	char path[EG_UNIX_PATH_MAX]; /* NUL padded, as struct eg_path_key */
+	__u32 pad;
+};
+EG_STATIC_ASSERT(sizeof(struct eg_admit_entry) == 192, "eg_admit_entry size");
+
 /* map eg_would_deny: a PERCPU_ARRAY of __u64, the denials audit mode let
  * through, keyed by EG_WOULD_DENY_KEY(hook, reason); a count is the sum
  * over the CPUs. Only the audit path touches it. */

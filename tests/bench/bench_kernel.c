@@ -342,58 +342,28 @@ static void fill(long have, long n)
 
 /* ---- per-step breakdown ---------------------------------------------------- */
 
-#define STEP_BUILDS   7			/* enum eg_step: EG_STEP_PATH .. EG_STEP_COUNT */
-#define STEP_WHOLE    (STEP_BUILDS + 1) /* the real object */
-#define STEP_UNLOCKED (STEP_BUILDS + 2) /* the whole program unlocked */
-#define STEP_ONE      (STEP_BUILDS + 3) /* a collapsed layout's allowed path */
-#define STEP_ROWS     STEP_ONE
-#define STEP_ROUNDS   3
+#define STEP_BUILDS 10		      /* enum eg_step's 9, and the miss-every-time build */
+#define STEP_WHOLE  (STEP_BUILDS + 1) /* the real object: admission cache hits */
+#define STEP_ROWS   STEP_WHOLE
+#define STEP_ROUNDS 3
 
 static const char *const step_names[STEP_ROWS] = {
     "path read + scan",
-    "pre-filter (hint, filter)",
-    "endpoint (key, lookup, copy)",
-    "record (lookup, copy)",
-    "caller identity",
+    "hint bit",
+    "path key + caller identity",
+    "admission cache lookup",
+    "filter lookup",
+    "endpoint (lookup, copy)",
+    "gen word + record",
     "grant (lookup, copy), verdict",
     "reason counter",
-    "socket tag = whole program",
-    "whole program, copies unlocked",
-    "one-lookup layout + cookie tag",
+    "tag + insert = a cache miss",
+    "whole program = a cache hit",
 };
 
-/* The sandbox the benchmark registers: the one-lookup probe's grant names it. */
-static __u8 own_sandbox[EG_ID_BYTES];
-
-/* The one-lookup probe's grant for this process
- * (bpf/bench/cgroup_connect_unix_onelookup.bpf.c, struct onelookup_*). */
-static void onelookup_grant(struct bpf_object *obj)
-{
-	struct {
-		__u8 sandbox[EG_ID_BYTES];
-		__u32 tgid, pad;
-	} key = {0};
-	struct {
-		struct eg_proc_id proc;
-		__u64 epoch, generation, expiry_ns;
-	} val = {0};
-	struct bpf_map *m = bpf_object__find_map_by_name(obj, "onelookup_grants");
-	char err[256];
-
-	memcpy(key.sandbox, own_sandbox, EG_ID_BYTES);
-	key.tgid = (__u32)getpid();
-	if (eg_proc_identify(getpid(), &val.proc, err, sizeof(err)))
-		die(err, ESRCH);
-	val.epoch = val.generation = 1;
-	val.expiry_ns = eg_boottime_ns() + 3600ULL * 1000000000ULL;
-	if (!m || bpf_map__update_elem(m, &key, sizeof(key), &val, sizeof(val), BPF_ANY))
-		die("the one-lookup probe's grant", errno);
-}
-
-/* A step build (1..STEP_BUILDS), the real object (STEP_WHOLE), the
- * unlocked build (STEP_UNLOCKED, bench only: its copies can tear) or the
- * one-lookup probe (STEP_ONE, bench only), loaded on the benchmark's pinned
- * maps. */
+/* A step build (1..STEP_BUILDS: bpf/bench/cgroup_connect_unix_step.bpf.c,
+ * every one a miss of the admission cache) or the real object
+ * (STEP_WHOLE), loaded on the benchmark's pinned maps. */
 static struct bpf_object *step_load(int step, struct bpf_program **prog)
 {
 	char exe[512], path[700], pins[160];
@@ -406,12 +376,6 @@ static struct bpf_object *step_load(int step, struct bpf_program **prog)
 	if (step <= STEP_BUILDS)
 		snprintf(path, sizeof(path), "%s/bpf-steps/cgroup_connect_unix_step%d.bpf.o",
 			 dirname(exe), step);
-	else if (step == STEP_UNLOCKED)
-		snprintf(path, sizeof(path), "%s/bpf-steps/cgroup_connect_unix_unlocked.bpf.o",
-			 dirname(exe));
-	else if (step == STEP_ONE)
-		snprintf(path, sizeof(path), "%s/bpf-steps/cgroup_connect_unix_onelookup.bpf.o",
-			 dirname(exe));
 	else
 		snprintf(path, sizeof(path), "%s/bpf/cgroup_connect_unix.bpf.o", dirname(exe));
 	snprintf(pins, sizeof(pins), "%s", pin_dir);
@@ -423,8 +387,6 @@ static struct bpf_object *step_load(int step, struct bpf_program **prog)
 	eg_prog_type_unix_connect(*prog);
 	if (bpf_object__load(obj))
 		die(path, errno);
-	if (step == STEP_ONE)
-		onelookup_grant(obj);
 	return obj;
 }
 
@@ -507,17 +469,17 @@ static void breakdown(int empty_fd, struct bpf_program *empty2, const char *bsoc
 	printf("  %-2s %-30s %9s %7s %7s   %9s %7s\n", "", "allowed path: stop after", "ns/run",
 	       "+step", "empty", "unreg", "/empty");
 	for (int s = 0; s < STEP_ROWS; s++) {
-		/* each row over the one before; the last two over the whole program */
-		double before = s == 0 ? em[s] : am[s + 1 > STEP_WHOLE ? STEP_WHOLE - 1 : s - 1];
+		/* each row over the one before; the hit over the miss */
+		double before = s == 0 ? em[s] : am[s - 1];
 
 		printf("  %-2d %-30s %9.0f %+7.0f %7.0f   %9.0f %6.2fx\n", s + 1, step_names[s],
 		       am[s], am[s] - before, em[s], um[s], um[s] / em[s]);
 	}
-	printf("  (+step of row 1 is over the empty program, of rows %d and %d over row %d: the "
-	       "three lock pairs, and a layout of three elements and a cookie tag "
-	       "(bpf/bench/cgroup_connect_unix_onelookup.bpf.c, bench only); unregistered stops "
-	       "after row 2)\n",
-	       STEP_UNLOCKED, STEP_ONE, STEP_WHOLE);
+	printf("  (+step of row 1 is over the empty program; rows 1-%d miss the admission cache on "
+	       "every connect, as a process's first connect does: row %d is the full checks, the "
+	       "tag and the insert; row %d is the real program, whose connects after the first "
+	       "hit; unregistered stops after row 2)\n",
+	       STEP_BUILDS, STEP_BUILDS, STEP_WHOLE);
 	printf("  position: the same empty program costs %.0f ns first vs %.0f ns second in one "
 	       "array (+%.0f ns for running first)\n\n",
 	       pos1, pos2, pos1 - pos2);
@@ -784,7 +746,6 @@ int main(void)
 	/* Registered: bridge socket (we hold a grant) and VMM socket (we are
 	 * not its bridge: denied). */
 	eg_uuid_parse(SANDBOX, req.sandbox);
-	memcpy(own_sandbox, req.sandbox, EG_ID_BYTES);
 	eg_uuid_parse(WORKER, req.worker);
 	req.generation = 1;
 	req.activation = 1;

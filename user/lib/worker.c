@@ -237,7 +237,7 @@ size_t eg_worker_map_fill(struct eg_worker *w, struct eg_map_fill *out, size_t m
 	    EG_MAP_RECORDS,	   EG_MAP_ENDPOINTS,	   EG_MAP_PATH_FILTER,
 	    EG_MAP_GRANTS,	   EG_MAP_VSOCK_ENDPOINTS, EG_MAP_INODE_ENDPOINTS,
 	    EG_MAP_INET_ENDPOINTS, EG_MAP_SERVICE_GRANTS,  EG_MAP_INET_NETNS,
-	    EG_MAP_INET_TAGS,
+	    EG_MAP_INET_TAGS,	   EG_MAP_ADMIT_CACHE,
 	};
 	size_t n = 0;
 

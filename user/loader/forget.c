@@ -182,14 +182,17 @@ int eg_forget_report(struct eg_runtime *rt, const __u8 sandbox[EG_ID_BYTES], uns
 		}
 	}
 	rc = endpoints_walk(rt, sandbox, endpoint_delete, endpoints);
+	eg_admit_invalidate(&rt->maps, sandbox); /* retire did already; a delete denies too */
 	if (rc) {
 		snprintf(err, err_size, "sandbox %s: deleting endpoints: %s", s, strerror(-rc));
 		return rc;
 	}
 	/* Retirement already killed every grant; these are leftovers. */
 	eg_grants_gc(rt, sandbox, &grants);
-	if (bpf_map_delete_elem(rt->maps.fd[EG_MAP_RECORDS], sandbox) && errno != ENOENT) {
-		rc = -errno;
+	rc = bpf_map_delete_elem(rt->maps.fd[EG_MAP_RECORDS], sandbox) && errno != ENOENT ? -errno
+											  : 0;
+	eg_admit_invalidate(&rt->maps, sandbox);
+	if (rc) {
 		snprintf(err, err_size, "sandbox %s: deleting the record: %s", s, strerror(-rc));
 		return rc;
 	}

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "loader/maps.h"
@@ -29,10 +30,17 @@ const char *const eg_map_names[EG_MAP__COUNT] = {
     [EG_MAP_MODE] = "eg_mode",
     [EG_MAP_WOULD_DENY] = "eg_would_deny",
     [EG_MAP_CLOCK] = "eg_clock",
+    [EG_MAP_ADMIT_CACHE] = "eg_admit_cache",
+    [EG_MAP_ADMIT_GEN] = "eg_admit_gen",
 };
+
+#define ADMIT_GEN_BYTES ((size_t)EG_ADMIT_STRIPES * sizeof(__u64))
 
 void eg_maps_close(struct eg_maps *m)
 {
+	if (m->admit_gen)
+		munmap(m->admit_gen, ADMIT_GEN_BYTES);
+	m->admit_gen = NULL;
 	for (int i = 0; i < EG_MAP__COUNT; i++) {
 		if (m->fd[i] >= 0)
 			close(m->fd[i]);
@@ -45,6 +53,9 @@ int eg_maps_open(struct eg_maps *m, const char *pin_dir, char *err, size_t err_s
 	char path[EG_PIN_PATH_MAX];
 	int rc;
 
+	void *gen;
+
+	m->admit_gen = NULL;
 	for (int i = 0; i < EG_MAP__COUNT; i++)
 		m->fd[i] = -1;
 	for (int i = 0; i < EG_MAP__COUNT; i++) {
@@ -63,6 +74,17 @@ int eg_maps_open(struct eg_maps *m, const char *pin_dir, char *err, size_t err_s
 			goto fail;
 		}
 	}
+	/* The writers' side of the cache's generation words: an atomic add
+	 * on the mapping, no syscall, no lost step between two writers. */
+	gen = mmap(NULL, ADMIT_GEN_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   m->fd[EG_MAP_ADMIT_GEN], 0);
+	if (gen == MAP_FAILED) {
+		rc = -errno;
+		snprintf(err, err_size, "map %s/%s: mapping it: %s", pin_dir,
+			 eg_map_names[EG_MAP_ADMIT_GEN], strerror(-rc));
+		goto fail;
+	}
+	m->admit_gen = gen;
 	return 0;
 fail:
 	eg_maps_close(m);
@@ -90,9 +112,20 @@ int eg_record_read(const struct eg_maps *m, const __u8 sandbox[EG_ID_BYTES],
 	    bpf_map_lookup_elem_flags(m->fd[EG_MAP_RECORDS], sandbox, out, BPF_F_LOCK));
 }
 
+void eg_admit_invalidate(const struct eg_maps *m, const __u8 sandbox[EG_ID_BYTES])
+{
+	__atomic_fetch_add(&m->admit_gen[eg_admit_stripe(sandbox)], 1, __ATOMIC_SEQ_CST);
+}
+
+/* Any record write can deny (state, epoch, generation, bridge), and it is
+ * rare: every one moves the word. */
 int eg_record_write(const struct eg_maps *m, const struct eg_exec_record *rec)
 {
-	return ret_errno(bpf_map_update_elem(m->fd[EG_MAP_RECORDS], rec->sandbox, rec, BPF_F_LOCK));
+	int rc =
+	    ret_errno(bpf_map_update_elem(m->fd[EG_MAP_RECORDS], rec->sandbox, rec, BPF_F_LOCK));
+
+	eg_admit_invalidate(m, rec->sandbox); /* a failed write may have landed */
+	return rc;
 }
 
 int eg_endpoint_read(const struct eg_maps *m, enum eg_map_id map, const void *key,
@@ -101,10 +134,17 @@ int eg_endpoint_read(const struct eg_maps *m, enum eg_map_id map, const void *ke
 	return ret_errno(bpf_map_lookup_elem_flags(m->fd[map], key, out, BPF_F_LOCK));
 }
 
+/* Re-pointing an endpoint denies what its old sandbox was allowed there. */
 int eg_endpoint_write(const struct eg_maps *m, enum eg_map_id map, const void *key,
 		      const struct eg_endpoint *ep)
 {
-	return ret_errno(bpf_map_update_elem(m->fd[map], key, ep, BPF_F_LOCK));
+	struct eg_endpoint old;
+	bool had = !eg_endpoint_read(m, map, key, &old);
+	int rc = ret_errno(bpf_map_update_elem(m->fd[map], key, ep, BPF_F_LOCK));
+
+	if (had && (old.role != ep->role || memcmp(old.sandbox, ep->sandbox, EG_ID_BYTES)))
+		eg_admit_invalidate(m, old.sandbox);
+	return rc;
 }
 
 int eg_grant_read(const struct eg_maps *m, const struct eg_grant_key *key, struct eg_grant *out)
@@ -112,9 +152,20 @@ int eg_grant_read(const struct eg_maps *m, const struct eg_grant_key *key, struc
 	return ret_errno(bpf_map_lookup_elem_flags(m->fd[EG_MAP_GRANTS], key, out, BPF_F_LOCK));
 }
 
+/* A grant written over one it does not merely extend (another epoch or
+ * generation, an earlier expiry: a revocation's tombstone is one) denies
+ * what the old one allowed. An admission that extends its own grant keeps
+ * the cache's entries: they end at the old expiry and are made again. */
 int eg_grant_write(const struct eg_maps *m, const struct eg_grant *g)
 {
-	return ret_errno(bpf_map_update_elem(m->fd[EG_MAP_GRANTS], &g->key, g, BPF_F_LOCK));
+	struct eg_grant old;
+	bool had = !eg_grant_read(m, &g->key, &old);
+	int rc = ret_errno(bpf_map_update_elem(m->fd[EG_MAP_GRANTS], &g->key, g, BPF_F_LOCK));
+
+	if (had && (old.epoch != g->epoch || old.generation != g->generation ||
+		    g->expiry_ns < old.expiry_ns))
+		eg_admit_invalidate(m, g->key.sandbox);
+	return rc;
 }
 
 int eg_counters_read(const struct eg_maps *m, __u64 out[EG_K_REASON_COUNT])

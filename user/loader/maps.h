@@ -30,6 +30,9 @@ enum eg_map_id {
 	EG_MAP_WOULD_DENY,
 	/* the grant clock's boot offset (abi.h, struct eg_clock_word) */
 	EG_MAP_CLOCK,
+	/* the admission cache (abi.h, "The admission cache") */
+	EG_MAP_ADMIT_CACHE,
+	EG_MAP_ADMIT_GEN,
 	EG_MAP__COUNT,
 };
 
@@ -38,6 +41,7 @@ extern const char *const eg_map_names[EG_MAP__COUNT];
 
 struct eg_maps {
 	int fd[EG_MAP__COUNT];
+	__u64 *admit_gen; /* eg_admit_gen, mapped: EG_ADMIT_STRIPES words */
 };
 
 /* Opens every pin. -ENOENT (err: "not loaded") when the pin dir holds no
@@ -55,6 +59,13 @@ int eg_endpoint_write(const struct eg_maps *m, enum eg_map_id map, const void *k
 		      const struct eg_endpoint *ep);
 int eg_grant_read(const struct eg_maps *m, const struct eg_grant_key *key, struct eg_grant *out);
 int eg_grant_write(const struct eg_maps *m, const struct eg_grant *g);
+
+/* Moves the admission cache's generation word of sandbox's stripe (abi.h,
+ * "The admission cache"): every cached allow of that sandbox (and of the
+ * sandboxes sharing its stripe) is a miss from now on. Call after the
+ * change that can deny is written. eg_record_write(), eg_endpoint_write()
+ * and eg_grant_write() call it themselves where the write can deny. */
+void eg_admit_invalidate(const struct eg_maps *m, const __u8 sandbox[EG_ID_BYTES]);
 /* The last step of a sweep's delete, once the entry is tombstoned: deletes
  * key from map fd and counts it in *removed. 0, or the delete's negative
  * errno; a key deleted meanwhile (ENOENT) is not an error. */

@@ -54,6 +54,7 @@ int eg_runtime_open(struct eg_runtime *rt, const char *pin_dir, const char *stat
 	rt->lock_fd = -1;
 	for (int i = 0; i < EG_MAP__COUNT; i++)
 		rt->maps.fd[i] = -1;
+	rt->maps.admit_gen = NULL;
 	if (lock) {
 		rc = lock_state_dir(state_dir, err, err_size);
 		if (rc < 0)

@@ -76,7 +76,7 @@ int eg_tier_report_collect(const char *pin_dir, const struct eg_probe_record *pr
 			if (m != EG_MAP_EVENTS && m != EG_MAP_SK_TAGS &&
 			    m != EG_MAP_LISTENER_TAGS && m != EG_MAP_COUNTERS &&
 			    m != EG_MAP_PATH_HINT && m != EG_MAP_MODE && m != EG_MAP_WOULD_DENY &&
-			    m != EG_MAP_CLOCK)
+			    m != EG_MAP_CLOCK && m != EG_MAP_ADMIT_GEN)
 				eg_map_fill(maps.fd[m], &rp->fill[m], &rp->cap[m]);
 	}
 	eg_maps_close(&maps);
