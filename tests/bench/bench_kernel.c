@@ -27,10 +27,15 @@
  *    -DEG_STOP_AFTER=N (bpf/bench/cgroup_connect_unix_step.bpf.c, enum
  *    eg_step), each allowing right after step N, each alone in a cgroup of
  *    its own, in rounds; median per step. The increments are what each
- *    step costs; the last row is the whole program.
+ *    step costs. Every build misses the admission cache (docs/design.md
+ *    §20), so the steps are the full checks and build 10, which stops
+ *    nowhere, is a first connect (checks, tag, insert); the last row is the
+ *    real program, whose repeated connects hit.
  *
- * Targets (printed, not asserted): unregistered <= 2x empty, allowed <=
- * 250 ns, connect ratio <= 1.03, 100 000 entries within 1.2x of 1 entry.
+ * Targets (issue 23; printed, not asserted): unregistered <= 1.5x empty,
+ * allowed <= 400 ns and <= 1.3x (empty + tag alone), connect() admitted
+ * <= 1.05x and unregistered <= 1.03x plain, 100 000 entries within 1.2x of
+ * 1 entry.
  * BENCH_CONNECTS overrides the connects per measurement (default 20000);
  * BENCH_ONLY=touches runs part 3 alone (scripts/profile-tag.sh profiles
  * it); BENCH_ONLY=allowed runs only the real program's allowed connects, at
@@ -852,8 +857,8 @@ int main(void)
 		       sum[l].entries, sum[l].empty, sum[l].unreg, sum[l].unreg / sum[l].empty,
 		       sum[l].allowed, sum[l].denied, sum[l].ratio_unreg, sum[l].ratio_allowed,
 		       sum[l].hook_unreg, sum[l].hook_allowed, sum[l].allowed / sum[0].allowed);
-	printf("targets: unreg/empty <= 2x; allowed <= 250 ns; connect ratio <= 1.03; "
-	       "100000 entries within 1.2x of 1 entry\n");
+	printf("targets: unreg/empty <= 1.5x; allowed <= 400 ns; connect ratio <= 1.05 admitted, "
+	       "<= 1.03 unregistered; 100000 entries within 1.2x of 1 entry\n");
 	printf("allowed / (empty + tag alone), 1 entry, same run: sk-storage tag %.0f / %.0f = "
 	       "%.2fx; cookie tag %.0f / %.0f = %.2fx (target 1.3x, with the tag the program "
 	       "uses)\n",
