@@ -628,7 +628,7 @@ static void touches(const char *other, int real_fd, const char *bsock, long n)
 	floor_cookie_tag = med[TOUCH_COOKIE_TAG];
 	printf("  (each touch is a cache miss; independent ones overlap, a per-CPU lookup is two "
 	       "dependent ones)\n");
-	printf("  floor of the allowed path: empty %.0f + tag alone %+.0f = %.0f ns (target 250); "
+	printf("  floor of the allowed path: empty %.0f + tag alone %+.0f = %.0f ns (target 400); "
 	       "the spin lock pair alone %+.0f, the clock read %+.0f (coarse + offset word "
 	       "%+.0f)\n",
 	       med[0], med[TOUCH_TAG] - med[0], med[TOUCH_TAG], med[7] - med[1],
