@@ -244,7 +244,7 @@ Test(admit_cache, a_path_given_to_another_sandbox_denies_what_the_old_one_cached
 	cr_assert_eq(kh_counter(EG_K_DENY_NO_GRANT), 1);
 }
 
-/* guarantees: unix-bridge-socket-grant, process-identity-binding */
+/* guarantees: unix-bridge-socket-grant, pid-reuse-ns-identity */
 Test(admit_cache, an_entry_ends_with_its_grant_and_with_its_binary)
 {
 	const char *bsock = kh_path("bridge.sock"), *vmm = kh_path("vmm.sock");
