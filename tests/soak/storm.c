@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "loader/maps.h"
 #include "soak.h"
 
 struct conn_ev {
@@ -155,8 +156,9 @@ int soak_storm(struct soak_result *r, double seconds, unsigned rate)
 	struct eg_grant grant;
 	struct eg_proc_id bridge_id, dummy_id;
 	unsigned long k, lib_flips = 0, neutral = 0;
-	int rec_fd, grant_fd, rc;
+	int rec_fd, rc;
 	uint64_t kc[EG_K_REASON_COUNT];
+	struct eg_maps maps;
 
 	r->name = "storm";
 	t0 = soak_now_ns();
@@ -214,7 +216,10 @@ int soak_storm(struct soak_result *r, double seconds, unsigned rate)
 	spec.vmm_sockets[0] = vsock;
 	spec.n_vmm_sockets = 1;
 	rec_fd = soak_map("eg_records");
-	grant_fd = soak_map("eg_grants");
+	/* The raw flips write as the loader does (loader/maps.c), so that they
+	 * also move the admission cache's word (docs/design.md §20). */
+	if (eg_maps_open(&maps, se.pin_dir, err, sizeof(err)))
+		soak_fail("storm: %s", err);
 	bridge_id = soak_identify(cpid[0]);
 	dummy_id = soak_identify(dummy);
 
@@ -270,7 +275,7 @@ int soak_storm(struct soak_result *r, double seconds, unsigned rate)
 			rec.epoch++;
 			rec.bridge = odd ? bridge_id : dummy_id;
 			t[m].start = soak_now_ns();
-			if (bpf_map_update_elem(rec_fd, rec.sandbox, &rec, BPF_F_LOCK))
+			if ((errno = -eg_record_write(&maps, &rec)))
 				soak_fail("storm: writing eg_records: %s", strerror(errno));
 			t[m].end = soak_now_ns();
 		}
@@ -286,7 +291,7 @@ int soak_storm(struct soak_result *r, double seconds, unsigned rate)
 				grant.generation = rec.generation;
 				grant.epoch = rec.epoch;
 				t[m].start = soak_now_ns();
-				if (bpf_map_update_elem(grant_fd, &grant.key, &grant, BPF_F_LOCK))
+				if ((errno = -eg_grant_write(&maps, &grant)))
 					soak_fail("storm: writing eg_grants: %s", strerror(errno));
 				t[m].end = soak_now_ns();
 			}
@@ -305,14 +310,14 @@ int soak_storm(struct soak_result *r, double seconds, unsigned rate)
 			}
 			t[m].allow[0] = t[m].allow[1] = 1;
 			t[m].start = soak_now_ns();
-			if (bpf_map_update_elem(rec_fd, rec.sandbox, &rec, BPF_F_LOCK))
+			if ((errno = -eg_record_write(&maps, &rec)))
 				soak_fail("storm: writing eg_records: %s", strerror(errno));
 			t[m].end = soak_now_ns();
 			m++;
 			grant.expiry_ns += 1000000; /* 1 ms more */
 			t[m].allow[0] = t[m].allow[1] = 1;
 			t[m].start = soak_now_ns();
-			if (bpf_map_update_elem(grant_fd, &grant.key, &grant, BPF_F_LOCK))
+			if ((errno = -eg_grant_write(&maps, &grant)))
 				soak_fail("storm: writing eg_grants: %s", strerror(errno));
 			t[m].end = soak_now_ns();
 			m++;
@@ -406,7 +411,7 @@ int soak_storm(struct soak_result *r, double seconds, unsigned rate)
 	}
 	munmap((void *)sh, sizeof(*sh));
 	close(rec_fd);
-	close(grant_fd);
+	eg_maps_close(&maps);
 	free(tokens);
 	free(t);
 	return 0;
