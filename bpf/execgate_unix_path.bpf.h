@@ -122,11 +122,12 @@ EG_INLINE bool eg_path_may_be_registered(const struct eg_path_filter_key *fk)
 }
 
 /* After a filter hit: the exact endpoint, keyed by the NUL-padded path
- * (eg_path_key_load()), in one lookup. eg_endpoint_copy() looks the key up a second time to notice
- * a delete + re-use of the element; for a path endpoint that is not needed (docs/operators.md
- * "Consistency"): the loader never deletes path endpoints and writes them only in place, so an
- * element is re-used only after somebody else deleted its path, and while the path is deleted it is
- * unregistered, i.e. allowed for everyone. A reader that raced such a
+ * (eg_path_key_load()), in one lookup. eg_endpoint_copy() looks the key up
+ * a second time to notice a delete + re-use of the element; for a path
+ * endpoint that is not needed (docs/operators.md "Consistency"): the
+ * loader never deletes path endpoints and writes them only in place, so an
+ * element is re-used only after somebody else deleted its path, and while
+ * the path is deleted it is unregistered, i.e. allowed for everyone. A reader that raced such a
  * delete + re-use may decide as if the path were registered to a mix of the
  * old and new values; whatever that decision is, it is no more permissive
  * than "unregistered", which was the state at an instant of the race. */

@@ -375,7 +375,13 @@ EG_STATIC_ASSERT(sizeof(struct eg_clock_word) == 8, "eg_clock_word size");
 /* The stripe of a sandbox id: the loader and BPF must agree. */
 static inline __attribute__((always_inline)) __u32 eg_admit_stripe(const __u8 sandbox[16])
 {
+#ifdef __bpf__
 	const __u64 *w = (const __u64 *)sandbox; /* 8-byte aligned in every ABI struct */
+#else
+	__u64 w[2]; /* userspace callers pass any buffer */
+
+	__builtin_memcpy(w, sandbox, sizeof(w));
+#endif
 	__u64 h = (w[0] ^ (w[1] * 0xc2b2ae3d27d4eb4fULL)) * 0x9e3779b97f4a7c15ULL;
 
 	return (__u32)(h >> (64 - EG_ADMIT_STRIPES_LOG2));

@@ -51,9 +51,8 @@ void eg_maps_close(struct eg_maps *m)
 int eg_maps_open(struct eg_maps *m, const char *pin_dir, char *err, size_t err_size)
 {
 	char path[EG_PIN_PATH_MAX];
-	int rc;
-
 	void *gen;
+	int rc;
 
 	m->admit_gen = NULL;
 	for (int i = 0; i < EG_MAP__COUNT; i++)
