@@ -257,7 +257,7 @@ static int walk(int fd, const struct bpf_map_info *info, __u64 elem_flags, eg_ma
 	bool first = true;
 	int rc;
 
-	if (info->type != BPF_MAP_TYPE_HASH)
+	if (info->type != BPF_MAP_TYPE_HASH && info->type != BPF_MAP_TYPE_LRU_HASH)
 		return -EINVAL; /* a per-CPU value would not fit the buffers */
 	if (chunk > info->max_entries)
 		chunk = info->max_entries;
@@ -335,7 +335,7 @@ int eg_map_fill(int fd, unsigned *entries, unsigned *max_entries)
 		return rc;
 	*max_entries = info.max_entries;
 	*entries = 0;
-	if (info.type != BPF_MAP_TYPE_HASH)
+	if (info.type != BPF_MAP_TYPE_HASH && info.type != BPF_MAP_TYPE_LRU_HASH)
 		return 0;
 	rc = walk(fd, &info, 0, count_one, &total);
 	if (rc)
