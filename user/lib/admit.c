@@ -24,11 +24,11 @@ static int grant_write(struct eg_worker *w, struct eg_grant *g)
 	unsigned dropped;
 	int rc;
 
-	rc = eg_grant_write(&w->rt.maps, g);
+	rc = eg_grant_admit_write(&w->rt.maps, g);
 	if (rc == -E2BIG || rc == -ENOMEM || rc == -ENOSPC) {
 		/* Full: dead grants are the only thing that can go. */
 		eg_grants_gc(&w->rt, NULL, &dropped);
-		rc = eg_grant_write(&w->rt.maps, g);
+		rc = eg_grant_admit_write(&w->rt.maps, g);
 	}
 	return rc == -E2BIG || rc == -ENOMEM ? -ENOSPC : rc;
 }

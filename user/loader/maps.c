@@ -153,8 +153,9 @@ int eg_grant_read(const struct eg_maps *m, const struct eg_grant_key *key, struc
 
 /* A grant written over one it does not merely extend (another epoch or
  * generation, an earlier expiry: a revocation's tombstone is one) denies
- * what the old one allowed. An admission that extends its own grant keeps
- * the cache's entries: they end at the old expiry and are made again. */
+ * what the old one allowed. A write that extends it keeps the cache's
+ * entries: they end at the old expiry and are made again. Admissions
+ * write with eg_grant_admit_write(), which reads nothing. */
 int eg_grant_write(const struct eg_maps *m, const struct eg_grant *g)
 {
 	struct eg_grant old;
@@ -165,6 +166,11 @@ int eg_grant_write(const struct eg_maps *m, const struct eg_grant *g)
 		    g->expiry_ns < old.expiry_ns))
 		eg_admit_invalidate(m, g->key.sandbox);
 	return rc;
+}
+
+int eg_grant_admit_write(const struct eg_maps *m, const struct eg_grant *g)
+{
+	return ret_errno(bpf_map_update_elem(m->fd[EG_MAP_GRANTS], &g->key, g, BPF_F_LOCK));
 }
 
 int eg_counters_read(const struct eg_maps *m, __u64 out[EG_K_REASON_COUNT])

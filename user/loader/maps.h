@@ -59,6 +59,15 @@ int eg_endpoint_write(const struct eg_maps *m, enum eg_map_id map, const void *k
 		      const struct eg_endpoint *ep);
 int eg_grant_read(const struct eg_maps *m, const struct eg_grant_key *key, struct eg_grant *out);
 int eg_grant_write(const struct eg_maps *m, const struct eg_grant *g);
+/* The admission's grant write (user/lib/admit.c): one map update, no read
+ * and no step of the admission cache's word. It writes a grant backed by a
+ * capability just verified against the record read under the sandbox's
+ * stripe lock, so it never takes from the process what a cached allow
+ * gives it: its epoch is the current one (an install in between moved the
+ * word and sweeps the grant), and an earlier expiry than the grant it
+ * overwrites only means an older, still valid token was admitted last.
+ * Revocations write their tombstones with eg_grant_write(), which steps. */
+int eg_grant_admit_write(const struct eg_maps *m, const struct eg_grant *g);
 
 /* Moves the admission cache's generation word of sandbox's stripe (abi.h,
  * "The admission cache"): every cached allow of that sandbox (and of the
