@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <criterion/criterion.h>
+#include <jansson.h>
 #include "core/ids.h"
 #include "harness.h"
 
@@ -117,6 +118,7 @@ Test(admit_cache, a_second_connect_is_decided_by_one_lookup_until_the_word_moves
 	struct eg_sk_tag tag;
 	bool tagged = false;
 	__u8 sb[EG_ID_BYTES];
+	__u64 word;
 	pid_t fc = kh_listener_start(vmm);
 
 	kh_child_start(&bridge, true);
@@ -127,10 +129,16 @@ Test(admit_cache, a_second_connect_is_decided_by_one_lookup_until_the_word_moves
 	admit(SANDBOX, mgr.pid, 7);
 	show_the_cache_decides(&mgr, bsock, SANDBOX);
 
+	/* An admission writes its grant without a step of the word
+	 * (eg_grant_admit_write()): the cached allows of the sandbox stay. */
+	cr_assert_eq(eg_uuid_parse(SANDBOX, sb), 0);
+	word = kh.maps.admit_gen[eg_admit_stripe(sb)];
+	admit(SANDBOX, mgr.pid, 7);
+	cr_assert_eq(kh.maps.admit_gen[eg_admit_stripe(sb)], word, "an admission moved the word");
+
 	/* A hit tags the socket as the full checks did. */
 	cr_assert_eq(kh_child_connect(&mgr, bsock, &tag, &tagged), 0);
 	cr_assert(tagged);
-	cr_assert_eq(eg_uuid_parse(SANDBOX, sb), 0);
 	cr_assert_eq(memcmp(tag.sandbox, sb, EG_ID_BYTES), 0);
 	cr_assert_eq(tag.epoch, 1);
 	cr_assert_eq(tag.generation, 7);
@@ -383,4 +391,51 @@ Test(admit_cache, a_map_edited_behind_the_loader_is_seen_within_the_entry_lifeti
 	}
 	cr_assert_eq(kh_counter(EG_K_DENY_NO_RECORD), 1);
 	cr_log_info("%u connects allowed by the cache after the delete", allowed);
+}
+
+/* A hit whose socket cannot be tagged (net.core.optmem_max 0 in the
+ * process's network namespace, as cgroup::an_admitted_connect_that_cannot_
+ * be_tagged_is_denied sets it) goes on to the full checks, which deny with
+ * deny-no-tag. status lists the cache's fill with the other maps. */
+/* guarantees: unix-socket-epoch-tag */
+Test(admit_cache, a_hit_that_cannot_tag_is_denied_and_status_shows_the_fill)
+{
+	const char *bsock = kh_path("bridge.sock"), *vmm = kh_path("vmm.sock");
+	struct kh_child bridge, mgr;
+	json_t *doc, *fill;
+	json_error_t jerr;
+	char out[65536];
+	pid_t fc = kh_listener_start(vmm);
+	int rc;
+
+	kh_child_start(&bridge, true);
+	kh_child_start(&mgr, true);
+	cr_assert_eq(kh_child_listen(&bridge, bsock), 0);
+	install_as(SANDBOX, 7, bridge.pid, fc, bsock, vmm);
+	kh_keys();
+	admit(SANDBOX, mgr.pid, 7);
+	cr_assert_eq(kh_child_connect(&mgr, bsock, NULL, NULL), 0);
+	cr_assert_eq(entries_of(mgr.pid, NULL), 1, "cached");
+
+	rc = kh_cli(out, sizeof(out), "status", "--json", NULL);
+	cr_assert_eq(rc, 0, "status: %s", out);
+	doc = json_loads(out, 0, &jerr);
+	cr_assert_not_null(doc, "status --json: %s", jerr.text);
+	fill = json_object_get(json_object_get(doc, "maps"), "eg_admit_cache");
+	cr_assert(json_integer_value(json_object_get(fill, "entries")) >= 1,
+		  "status maps.eg_admit_cache: %s", fill ? json_dumps(fill, 0) : "(none)");
+	cr_assert_eq(json_integer_value(json_object_get(fill, "max_entries")), EG_ADMIT_CACHE_SIZE);
+	json_decref(doc);
+
+	rc = kh_child_optmem(&mgr, 0);
+	cr_assert_eq(rc, 0,
+		     "setting optmem_max in the child's namespace: %s (a kernel that keeps it "
+		     "machine-wide runs this test in a VM only)",
+		     strerror(-rc));
+	cr_assert_eq(kh_child_connect(&mgr, bsock, NULL, NULL), -EPERM, "cached, but no tag");
+	cr_assert_eq(kh_counter(EG_K_DENY_NO_TAG), 1);
+	cr_assert_eq(kh_counter(EG_K_ALLOW_GRANT), 1, "the denial is not also counted an allow");
+	cr_assert_eq(kh_child_optmem(&mgr, 131072), 0);
+	cr_assert_eq(kh_child_connect(&mgr, bsock, NULL, NULL), 0, "room again");
+	cr_assert_eq(kh_counter(EG_K_ALLOW_GRANT), 2);
 }
