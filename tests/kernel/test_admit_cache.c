@@ -42,6 +42,20 @@ static void install_as(const char *sandbox, unsigned gen, pid_t bridge, pid_t vm
 	cr_assert_eq(rc, 0, "install %s gen %u: exit %d: %s", sandbox, gen, rc, out);
 }
 
+/* SANDBOX at generation 7 on the scratch world's bridge.sock and
+ * vmm.sock: a listener as its VMM (returned), *bridge started, listening
+ * and installed as its bridge, and the issuer's key added. */
+static pid_t sandbox_up(struct kh_child *bridge)
+{
+	pid_t fc = kh_listener_start(kh_path("vmm.sock"));
+
+	kh_child_start(bridge, true);
+	cr_assert_eq(kh_child_listen(bridge, kh_path("bridge.sock")), 0);
+	install_as(SANDBOX, 7, bridge->pid, fc, kh_path("bridge.sock"), kh_path("vmm.sock"));
+	kh_keys();
+	return fc;
+}
+
 static void admit(const char *sandbox, pid_t pid, unsigned gen)
 {
 	char token[512], out[1024], p[16];
@@ -112,20 +126,16 @@ static void show_the_cache_decides(struct kh_child *mgr, const char *bsock, cons
 /* guarantees: unix-bridge-socket-grant, unix-socket-epoch-tag */
 Test(admit_cache, a_second_connect_is_decided_by_one_lookup_until_the_word_moves)
 {
-	const char *bsock = kh_path("bridge.sock"), *vmm = kh_path("vmm.sock");
+	const char *bsock = kh_path("bridge.sock");
 	struct kh_child bridge, mgr;
 	struct eg_grant_key k;
 	struct eg_sk_tag tag;
 	bool tagged = false;
 	__u8 sb[EG_ID_BYTES];
 	__u64 word;
-	pid_t fc = kh_listener_start(vmm);
 
-	kh_child_start(&bridge, true);
+	sandbox_up(&bridge);
 	kh_child_start(&mgr, true);
-	cr_assert_eq(kh_child_listen(&bridge, bsock), 0);
-	install_as(SANDBOX, 7, bridge.pid, fc, bsock, vmm);
-	kh_keys();
 	admit(SANDBOX, mgr.pid, 7);
 	show_the_cache_decides(&mgr, bsock, SANDBOX);
 
@@ -160,15 +170,11 @@ Test(admit_cache, retire_revoke_and_a_new_execution_each_deny_a_cached_allow)
 	const char *bsock = kh_path("bridge.sock"), *vmm = kh_path("vmm.sock");
 	struct kh_child bridge, a, b, c;
 	char out[2048], p[16];
-	pid_t fc = kh_listener_start(vmm);
+	pid_t fc = sandbox_up(&bridge);
 
-	kh_child_start(&bridge, true);
 	kh_child_start(&a, true);
 	kh_child_start(&b, true);
 	kh_child_start(&c, true);
-	cr_assert_eq(kh_child_listen(&bridge, bsock), 0);
-	install_as(SANDBOX, 7, bridge.pid, fc, bsock, vmm);
-	kh_keys();
 	admit(SANDBOX, a.pid, 7);
 	admit(SANDBOX, b.pid, 7);
 	admit(SANDBOX, c.pid, 7);
@@ -201,12 +207,9 @@ Test(admit_cache, a_new_bridge_denies_the_old_one_cached_at_the_vmm_socket)
 	const char *bsock = kh_path("bridge.sock"), *vmm = kh_path("vmm.sock");
 	struct kh_child bridge, bridge2;
 	struct eg_admit_entry e;
-	pid_t fc = kh_listener_start(vmm);
+	pid_t fc = sandbox_up(&bridge);
 
-	kh_child_start(&bridge, true);
 	kh_child_start(&bridge2, true);
-	cr_assert_eq(kh_child_listen(&bridge, bsock), 0);
-	install_as(SANDBOX, 7, bridge.pid, fc, bsock, vmm);
 	cr_assert_eq(kh_child_connect(&bridge, vmm, NULL, NULL), 0);
 	cr_assert_eq(kh_child_connect(&bridge, vmm, NULL, NULL), 0);
 	cr_assert_eq(entries_of(bridge.pid, &e), 1);
@@ -227,19 +230,16 @@ Test(admit_cache, a_new_bridge_denies_the_old_one_cached_at_the_vmm_socket)
 /* guarantees: unix-bridge-socket-grant */
 Test(admit_cache, a_path_given_to_another_sandbox_denies_what_the_old_one_cached)
 {
-	const char *bsock = kh_path("bridge.sock"), *vmm = kh_path("vmm.sock");
+	const char *bsock = kh_path("bridge.sock");
 	const char *bsock2 = kh_path("bridge2.sock"), *vmm2 = kh_path("vmm2.sock");
 	struct kh_child bridge, mgr;
 	struct eg_path_key key;
 	struct eg_endpoint ep;
-	pid_t fc = kh_listener_start(vmm), fc2 = kh_listener_start(vmm2);
+	pid_t fc2 = kh_listener_start(vmm2);
 
-	kh_child_start(&bridge, true);
+	sandbox_up(&bridge);
 	kh_child_start(&mgr, true);
-	cr_assert_eq(kh_child_listen(&bridge, bsock), 0);
-	install_as(SANDBOX, 7, bridge.pid, fc, bsock, vmm);
 	install_as(SANDBOX_2, 1, bridge.pid, fc2, bsock2, vmm2);
-	kh_keys();
 	admit(SANDBOX, mgr.pid, 7);
 	show_the_cache_decides(&mgr, bsock, SANDBOX);
 
@@ -255,19 +255,16 @@ Test(admit_cache, a_path_given_to_another_sandbox_denies_what_the_old_one_cached
 /* guarantees: unix-bridge-socket-grant, pid-reuse-ns-identity */
 Test(admit_cache, an_entry_ends_with_its_grant_and_with_its_binary)
 {
-	const char *bsock = kh_path("bridge.sock"), *vmm = kh_path("vmm.sock");
+	const char *bsock = kh_path("bridge.sock");
 	struct kh_child bridge, mgr, other;
 	struct eg_exec_record rec;
 	struct eg_grant g;
 	__u8 sb[EG_ID_BYTES];
 	__u64 word;
-	pid_t fc = kh_listener_start(vmm);
 
-	kh_child_start(&bridge, true);
+	sandbox_up(&bridge);
 	kh_child_start(&mgr, true);
 	kh_child_start(&other, true);
-	cr_assert_eq(kh_child_listen(&bridge, bsock), 0);
-	install_as(SANDBOX, 7, bridge.pid, fc, bsock, vmm);
 	cr_assert_eq(eg_uuid_parse(SANDBOX, sb), 0);
 	cr_assert_eq(eg_record_read(&kh.maps, sb, &rec), 0);
 
@@ -318,19 +315,15 @@ Test(admit_cache, an_entry_ends_with_its_grant_and_with_its_binary)
 /* guarantees: unix-bridge-socket-grant */
 Test(admit_cache, a_full_cache_costs_a_miss_never_a_verdict)
 {
-	const char *bsock = kh_path("bridge.sock"), *vmm = kh_path("vmm.sock");
+	const char *bsock = kh_path("bridge.sock");
 	int fd = kh.maps.fd[EG_MAP_ADMIT_CACHE];
 	struct kh_child bridge, mgr, none;
 	struct eg_admit_entry junk;
 	struct eg_admit_key k;
-	pid_t fc = kh_listener_start(vmm);
 
-	kh_child_start(&bridge, true);
+	sandbox_up(&bridge);
 	kh_child_start(&mgr, true);
 	kh_child_start(&none, true);
-	cr_assert_eq(kh_child_listen(&bridge, bsock), 0);
-	install_as(SANDBOX, 7, bridge.pid, fc, bsock, vmm);
-	kh_keys();
 	admit(SANDBOX, mgr.pid, 7);
 	/* Filled past its size with entries of no process: the LRU makes room
 	 * for every insert. */
@@ -360,18 +353,15 @@ Test(admit_cache, a_full_cache_costs_a_miss_never_a_verdict)
 /* guarantees: unix-fail-closed */
 Test(admit_cache, a_map_edited_behind_the_loader_is_seen_within_the_entry_lifetime)
 {
-	const char *bsock = kh_path("bridge.sock"), *vmm = kh_path("vmm.sock");
+	const char *vmm = kh_path("vmm.sock");
 	const __u64 tick = 20ULL * 1000000ULL; /* above a coarse tick at HZ >= 100 */
 	struct eg_admit_entry e;
 	struct kh_child bridge;
 	__u8 sb[EG_ID_BYTES];
 	unsigned allowed = 0;
-	pid_t fc = kh_listener_start(vmm);
 	int rc;
 
-	kh_child_start(&bridge, true);
-	cr_assert_eq(kh_child_listen(&bridge, bsock), 0);
-	install_as(SANDBOX, 7, bridge.pid, fc, bsock, vmm);
+	sandbox_up(&bridge);
 	cr_assert_eq(kh_child_connect(&bridge, vmm, NULL, NULL), 0);
 	cr_assert_eq(entries_of(bridge.pid, &e), 1);
 	cr_assert_eq(eg_uuid_parse(SANDBOX, sb), 0);
@@ -400,19 +390,15 @@ Test(admit_cache, a_map_edited_behind_the_loader_is_seen_within_the_entry_lifeti
 /* guarantees: unix-socket-epoch-tag */
 Test(admit_cache, a_hit_that_cannot_tag_is_denied_and_status_shows_the_fill)
 {
-	const char *bsock = kh_path("bridge.sock"), *vmm = kh_path("vmm.sock");
+	const char *bsock = kh_path("bridge.sock");
 	struct kh_child bridge, mgr;
 	json_t *doc, *fill;
 	json_error_t jerr;
 	char out[65536];
-	pid_t fc = kh_listener_start(vmm);
 	int rc;
 
-	kh_child_start(&bridge, true);
+	sandbox_up(&bridge);
 	kh_child_start(&mgr, true);
-	cr_assert_eq(kh_child_listen(&bridge, bsock), 0);
-	install_as(SANDBOX, 7, bridge.pid, fc, bsock, vmm);
-	kh_keys();
 	admit(SANDBOX, mgr.pid, 7);
 	cr_assert_eq(kh_child_connect(&mgr, bsock, NULL, NULL), 0);
 	cr_assert_eq(entries_of(mgr.pid, NULL), 1, "cached");
