@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* The admission cache of the connect_unix hook (abi.h, "The admission
- * cache"; docs/design.md §20): an allow the full checks made, remembered
- * per (path, process) and used again by one lookup while the generation
- * word of its sandbox's stripe has not moved.
+/* The admission cache of the connect hooks (abi.h, "The admission cache";
+ * docs/design.md §20): an allow the full checks made, remembered per
+ * (address, process) and used again by one lookup while the generation
+ * word of its sandbox's stripe has not moved. The address is a Unix path
+ * (cgroup connect_unix; LSM socket_connect where the kernel has no
+ * connect_unix) or a VSOCK (CID, port) (LSM socket_connect).
  *
  * Why a hit is exactly as strong as the checks it stands for:
- *   - the entry names the whole path and the whole caller identity, and
- *     both are compared; the hash in the key only spreads the buckets;
+ *   - the entry names the whole address, its kind and the whole caller
+ *     identity, and all are compared; a path's hash in the key only
+ *     spreads the buckets;
  *   - the program read the stripe's word (with a full barrier) before it
  *     read any state its allow rested on, and the loader moves the word
  *     after every change that can deny (abi.h). An entry whose word still
@@ -87,16 +90,32 @@ EG_INLINE void eg_admit_key_make(const struct eg_path_key *path, __u32 len, __u3
 	k->len = len;
 }
 
-/* A hit: *tag is what the socket is tagged with, and the connect is
- * allowed. Anything else (no entry, another path or process behind the
- * key, a moved word, an expired grant, a re-used element) is a miss, and
- * the caller runs the full checks. */
+/* What every hit checks once its copy matched the caller's address: the
+ * stripe's word unmoved, the expiry ahead of the grant clock, and the
+ * element still at the key, so not re-used while it was copied. */
+EG_INLINE bool eg_admit_fresh(const struct eg_admit_key *k, const struct eg_admit_entry *e,
+			      const struct eg_sk_tag *tag, __u64 gen, __u64 expiry)
+{
+	__u64 *w = eg_admit_gen_word(tag->sandbox);
+
+	if (!w || *(volatile __u64 *)w != gen)
+		return false;
+	if (eg_grant_clock_ns() >= expiry)
+		return false;
+	return bpf_map_lookup_elem(&eg_admit_cache, k) == e;
+}
+
+/* A hit on a path: *tag is what the socket is tagged with, and the connect
+ * is allowed. Anything else (no entry, another path, kind or process
+ * behind the key, a moved word, an expired grant, a re-used element) is a
+ * miss, and the caller runs the full checks. */
 EG_INLINE bool eg_admit_hit(const struct eg_admit_key *k, const struct eg_path_key *path,
 			    const struct eg_proc_id *caller, struct eg_sk_tag *tag)
 {
 	struct eg_admit_entry *e;
 	struct eg_proc_id proc;
-	__u64 gen, expiry, *w;
+	__u64 gen, expiry;
+	__u32 key_len;
 
 	e = bpf_map_lookup_elem(&eg_admit_cache, k);
 	if (!e)
@@ -105,25 +124,72 @@ EG_INLINE bool eg_admit_hit(const struct eg_admit_key *k, const struct eg_path_k
 	expiry = e->expiry_ns;
 	proc = e->proc;
 	*tag = e->tag;
-	if (!eg_proc_eq(&proc, caller) || !eg_admit_path_eq(path, e->path))
+	key_len = e->key_len;
+	if (key_len != k->len || !eg_proc_eq(&proc, caller) || !eg_admit_path_eq(path, e->path))
 		return false;
-	w = eg_admit_gen_word(tag->sandbox);
-	if (!w || *(volatile __u64 *)w != gen)
-		return false;
-	if (eg_grant_clock_ns() >= expiry)
-		return false;
-	return bpf_map_lookup_elem(&eg_admit_cache, k) == e;
+	return eg_admit_fresh(k, e, tag, gen, expiry);
 }
 
-/* After an allow by the full checks: remember it. expiry: the grant's, or
- * EG_ADMIT_NO_EXPIRY (the bridge at a VMM socket). gen is what
+/* The key of a VSOCK address: exact, no hash. */
+EG_INLINE void eg_admit_key_vsock(const struct eg_vsock_key *addr, __u32 tgid,
+				  struct eg_admit_key *k)
+{
+	k->path_hash = (__u64)addr->cid << 32 | addr->port;
+	k->tgid = tgid;
+	k->len = EG_ADMIT_LEN_VSOCK;
+}
+
+/* eg_admit_hit() for a VSOCK address. The key is the address itself; the
+ * copy's address is compared all the same, because the element may have
+ * been re-used for another key and back while it was copied. */
+EG_INLINE bool eg_admit_hit_vsock(const struct eg_admit_key *k, const struct eg_vsock_key *addr,
+				  const struct eg_proc_id *caller, struct eg_sk_tag *tag)
+{
+	const struct eg_vsock_key *at;
+	struct eg_admit_entry *e;
+	struct eg_proc_id proc;
+	__u32 key_len, cid, port;
+	__u64 gen, expiry;
+
+	e = bpf_map_lookup_elem(&eg_admit_cache, k);
+	if (!e)
+		return false;
+	at = (const struct eg_vsock_key *)e->path;
+	gen = e->gen;
+	expiry = e->expiry_ns;
+	proc = e->proc;
+	*tag = e->tag;
+	key_len = e->key_len;
+	cid = at->cid;
+	port = at->port;
+	if (key_len != EG_ADMIT_LEN_VSOCK || cid != addr->cid || port != addr->port ||
+	    !eg_proc_eq(&proc, caller))
+		return false;
+	return eg_admit_fresh(k, e, tag, gen, expiry);
+}
+
+/* Whether key still names the endpoint *ep was copied from (map: one of
+ * eg_endpoints' peers that eg_endpoint_copy() reads): the check that no
+ * re-pointing slipped in before the generation word was read. */
+EG_INLINE bool eg_admit_endpoint_still(void *map, const void *key,
+				       const struct eg_endpoint_snap *ep)
+{
+	struct eg_endpoint_snap now;
+
+	return eg_endpoint_copy(map, key, &now) == EG_COPY_OK && now.role == ep->role &&
+	       eg_id_eq(now.sandbox, ep->sandbox);
+}
+
+/* The entry of an allow by the full checks, made in the per-CPU scratch
+ * with its address left to the caller. expiry: the grant's, or
+ * EG_ADMIT_NO_EXPIRY (the bridge at a VMM endpoint). gen is what
  * eg_admit_gen_begin() returned before the checks; the caller has checked
- * that the endpoint still names the sandbox and role it decided on. A
- * failed insert (a full map whose LRU had nothing to give) loses only the
- * next connect's shortcut. */
-EG_INLINE void eg_admit_remember(const struct eg_admit_key *k, const struct eg_path_key *path,
-				 const struct eg_proc_id *caller, __u64 gen, __u64 expiry,
-				 const struct eg_record_snap *rec, __u32 role)
+ * that the endpoint still names the sandbox and role it decided on. NULL
+ * never happens (a PERCPU_ARRAY always has its element). */
+EG_INLINE struct eg_admit_entry *eg_admit_entry_make(const struct eg_admit_key *k,
+						     const struct eg_proc_id *caller, __u64 gen,
+						     __u64 expiry, const struct eg_record_snap *rec,
+						     __u32 role)
 {
 	struct eg_admit_entry *e;
 	__u32 zero = 0;
@@ -131,14 +197,42 @@ EG_INLINE void eg_admit_remember(const struct eg_admit_key *k, const struct eg_p
 
 	e = bpf_map_lookup_elem(&eg_admit_scratch, &zero);
 	if (!e)
-		return;
+		return NULL;
 	ttl_end = eg_grant_clock_ns() + EG_ADMIT_TTL_NS;
 	e->gen = gen;
 	e->expiry_ns = expiry < ttl_end ? expiry : ttl_end;
 	e->proc = *caller;
 	eg_sk_tag_of(rec, role, &e->tag);
+	e->key_len = k->len;
+	return e;
+}
+
+/* Remember an allow of a path. A failed insert (a full map whose LRU had
+ * nothing to give) loses only the next connect's shortcut. */
+EG_INLINE void eg_admit_remember(const struct eg_admit_key *k, const struct eg_path_key *path,
+				 const struct eg_proc_id *caller, __u64 gen, __u64 expiry,
+				 const struct eg_record_snap *rec, __u32 role)
+{
+	struct eg_admit_entry *e = eg_admit_entry_make(k, caller, gen, expiry, rec, role);
+
+	if (!e)
+		return;
 	__builtin_memcpy(e->path, path->path, sizeof(e->path));
-	e->pad = 0;
+	bpf_map_update_elem(&eg_admit_cache, k, e, BPF_ANY);
+}
+
+/* Remember an allow of a VSOCK address. */
+EG_INLINE void eg_admit_remember_vsock(const struct eg_admit_key *k,
+				       const struct eg_vsock_key *addr,
+				       const struct eg_proc_id *caller, __u64 gen, __u64 expiry,
+				       const struct eg_record_snap *rec, __u32 role)
+{
+	struct eg_admit_entry *e = eg_admit_entry_make(k, caller, gen, expiry, rec, role);
+
+	if (!e)
+		return;
+	__builtin_memset(e->path, 0, sizeof(e->path));
+	__builtin_memcpy(e->path, addr, sizeof(*addr));
 	bpf_map_update_elem(&eg_admit_cache, k, e, BPF_ANY);
 }
 

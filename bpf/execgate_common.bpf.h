@@ -128,16 +128,13 @@ EG_INLINE int eg_record_copy(const __u8 sandbox[EG_ID_BYTES], struct eg_record_s
 	return EG_COPY_OK;
 }
 
-/* map is one of eg_endpoints, eg_vsock_endpoints, eg_inode_endpoints. The
- * endpoint value does not repeat its key (a path is 108 bytes), so the
- * second lookup alone detects a re-used element. */
-EG_INLINE int eg_endpoint_copy(void *map, const void *key, struct eg_endpoint_snap *out)
+/* map is one of eg_endpoints, eg_vsock_endpoints, eg_inode_endpoints, and
+ * v the element a lookup of key returned. The endpoint value does not
+ * repeat its key (a path is 108 bytes), so the second lookup alone detects
+ * a re-used element. */
+EG_INLINE int eg_endpoint_copy_at(void *map, const void *key, struct eg_endpoint *v,
+				  struct eg_endpoint_snap *out)
 {
-	struct eg_endpoint *v;
-
-	v = bpf_map_lookup_elem(map, key);
-	if (!v)
-		return EG_COPY_MISSING;
 	bpf_spin_lock(&v->lock);
 	out->role = v->role;
 	__builtin_memcpy(out->sandbox, v->sandbox, EG_ID_BYTES);
@@ -145,6 +142,14 @@ EG_INLINE int eg_endpoint_copy(void *map, const void *key, struct eg_endpoint_sn
 	if (bpf_map_lookup_elem(map, key) != v)
 		return EG_COPY_RACED;
 	return EG_COPY_OK;
+}
+
+/* The same, from the lookup. */
+EG_INLINE int eg_endpoint_copy(void *map, const void *key, struct eg_endpoint_snap *out)
+{
+	struct eg_endpoint *v = bpf_map_lookup_elem(map, key);
+
+	return v ? eg_endpoint_copy_at(map, key, v, out) : EG_COPY_MISSING;
 }
 
 EG_INLINE int eg_grant_copy(const struct eg_grant_key *key, struct eg_grant_snap *out)

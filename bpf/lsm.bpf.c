@@ -35,6 +35,7 @@
  * read in the hook (execgate_common.bpf.h, eg_grant_clock_ns). */
 #define EG_GRANT_CLOCK_BOOTTIME_ONLY
 #include "execgate_unix_path.bpf.h"
+#include "execgate_admit_cache.bpf.h"
 
 #define AF_UNIX	 1
 #define AF_VSOCK 40
@@ -71,6 +72,15 @@ struct {
 	__type(value, __u32);
 } eg_lease_reported SEC(".maps");
 
+/* The words a Unix path is read into on kernels without connect_unix: off
+ * the stack, which the admission cache's key and entry already fill. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64[EG_PATH_WORDS]);
+} eg_lsm_path_words SEC(".maps");
+
 /* ---- socket_listen ---------------------------------------------------------- */
 
 SEC("lsm/socket_listen")
@@ -106,6 +116,43 @@ EG_INLINE int eg_deny(__u32 hook, __u32 reason, const struct eg_endpoint_snap *e
 	return -EPERM;
 }
 
+/* After the full checks allowed: tag, count, and remember the allow when
+ * the endpoint still names what was decided on. 0 or a denial. The cache's
+ * key and the address to remember are the caller's (one of the two). */
+EG_INLINE int eg_connect_allowed(struct socket *sock, __u32 reason,
+				 const struct eg_endpoint_snap *ep,
+				 const struct eg_record_snap *rec, const struct eg_proc_id *caller,
+				 __u64 gen, __u64 until, const struct eg_admit_key *ak,
+				 const struct eg_vsock_key *vsock, const struct eg_path_key *path,
+				 __u32 path_len)
+{
+	if (!eg_tag_socket(sock->sk, rec, ep->role))
+		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, EG_K_DENY_NO_TAG, ep, rec,
+			       path ? path->path : NULL, path_len, vsock);
+	eg_count(reason);
+	if (vsock && eg_admit_endpoint_still(&eg_vsock_endpoints, vsock, ep))
+		eg_admit_remember_vsock(ak, vsock, caller, gen, until, rec, ep->role);
+	if (path && eg_admit_endpoint_still(&eg_endpoints, path, ep))
+		eg_admit_remember(ak, path, caller, gen, until, rec, ep->role);
+	return 0;
+}
+
+/* A cache hit (execgate_admit_cache.bpf.h): the socket tagged as the full
+ * checks tagged it the first time, and counted with the same reason. False
+ * when the tag cannot be made: the full checks decide then. */
+EG_INLINE bool eg_connect_hit(struct socket *sock, const struct eg_sk_tag *tag)
+{
+	if (!eg_tag_socket_as(sock->sk, tag))
+		return false;
+	eg_count(tag->role == EG_ROLE_VMM ? EG_K_ALLOW_BRIDGE : EG_K_ALLOW_GRANT);
+	return true;
+}
+
+/* A registered (CID, port) is looked up first: every other VSOCK connect
+ * on the machine pays that one lookup and nothing more. A process's
+ * connect again to an address it was allowed on is then decided by the
+ * admission cache; a miss runs the full checks, which read the stripe's
+ * word before the record and grant they decide on. */
 static __noinline int eg_vsock_connect(struct socket *sock, struct sockaddr *address, int addrlen)
 {
 	struct eg_endpoint_snap ep = {};
@@ -113,8 +160,12 @@ static __noinline int eg_vsock_connect(struct socket *sock, struct sockaddr *add
 	struct eg_proc_id caller;
 	struct eg_sockaddr_vm svm;
 	struct eg_vsock_key key;
-	struct sock *sk;
+	struct eg_admit_key ak;
+	struct eg_endpoint *v;
+	struct eg_sk_tag tag;
+	__u64 gen, until;
 	__u32 reason;
+	bool known;
 	int rc;
 
 	/* Shorter addresses never connect: vsock_addr_cast() refuses them. */
@@ -125,46 +176,60 @@ static __noinline int eg_vsock_connect(struct socket *sock, struct sockaddr *add
 	key.cid = svm.svm_cid;
 	key.port = svm.svm_port;
 
-	rc = eg_endpoint_copy(&eg_vsock_endpoints, &key, &ep);
-	if (rc == EG_COPY_MISSING) {
+	v = bpf_map_lookup_elem(&eg_vsock_endpoints, &key);
+	if (!v) {
 		eg_count(EG_K_ALLOW_UNREGISTERED);
 		return 0;
 	}
+	known = eg_current_proc(&caller);
+	if (known) {
+		eg_admit_key_vsock(&key, caller.tgid, &ak);
+		if (eg_admit_hit_vsock(&ak, &key, &caller, &tag) && eg_connect_hit(sock, &tag))
+			return 0;
+	}
+
+	rc = eg_endpoint_copy_at(&eg_vsock_endpoints, &key, v, &ep);
 	if (rc != EG_COPY_OK)
 		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, EG_K_DENY_INCONSISTENT, &ep, &rec, NULL,
 			       0, &key);
-	if (!eg_current_proc(&caller))
+	if (!known)
 		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, EG_K_DENY_NO_TASK, &ep, &rec, NULL, 0,
 			       &key);
-	reason = eg_endpoint_verdict(&ep, &caller, &rec);
+	gen = eg_admit_gen_begin(ep.sandbox); /* before the state it guards */
+	reason = eg_record_verdict(&ep, &rec);
+	if (!reason)
+		reason = eg_caller_verdict_until(&ep, &caller, &rec, &until);
 	if (!eg_reason_allows(reason))
 		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, reason, &ep, &rec, NULL, 0, &key);
-	sk = sock->sk;
-	if (!eg_tag_socket(sk, &rec, ep.role))
-		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, EG_K_DENY_NO_TAG, &ep, &rec, NULL, 0,
-			       &key);
-	eg_count(reason);
-	return 0;
+	return eg_connect_allowed(sock, reason, &ep, &rec, &caller, gen, until, &ak, &key, NULL, 0);
 }
 
 /* Path endpoints on kernels without connect_unix: the same check as
- * bpf/cgroup_connect_unix.bpf.c, but machine-wide rather than per cgroup,
- * and reading the address with a helper (6.1 has no bpf_rdonly_cast). */
+ * bpf/cgroup_connect_unix.bpf.c, admission cache included, but
+ * machine-wide rather than per cgroup, and reading the address with a
+ * helper (6.1 has no bpf_rdonly_cast). */
 static __noinline int eg_unix_connect(struct socket *sock, struct sockaddr *address, int addrlen)
 {
-	/* eg_unix_path_scan() reads whole 8-byte words: 14 of them. */
-	__u64 words[EG_PATH_WORDS] = {};
 	struct eg_endpoint_snap ep = {};
 	struct eg_record_snap rec = {};
 	struct eg_path_filter_key fk;
 	struct eg_proc_id caller;
+	struct eg_admit_key ak;
 	struct eg_path_key key;
+	struct eg_sk_tag tag;
 	__u32 limit, len, reason;
-	struct sock *sk;
+	__u64 gen, until, *words;
+	__u32 zero = 0;
+	bool known;
 	int rc;
 
 	if (addrlen <= 2)
 		return 0; /* unnamed: nothing to check */
+	/* eg_unix_path_scan() reads whole 8-byte words: 14 of them, the last
+	 * 4 bytes never written, so zero. */
+	words = bpf_map_lookup_elem(&eg_lsm_path_words, &zero);
+	if (!words)
+		return 0;
 	limit = addrlen - 2 > EG_UNIX_PATH_MAX ? EG_UNIX_PATH_MAX : addrlen - 2;
 	/* A fixed-size read: every connect() path hands the hook a full
 	 * sockaddr_storage (128 bytes), so 108 bytes after the family are
@@ -172,11 +237,21 @@ static __noinline int eg_unix_connect(struct socket *sock, struct sockaddr *addr
 	if (bpf_probe_read_kernel(words, EG_UNIX_PATH_MAX, address->sa_data))
 		return 0;
 	len = eg_unix_path_scan((const __u8 *)words, limit, &fk);
-	if (!len || !eg_path_may_be_registered(&fk)) {
+	if (!len || !eg_path_hinted(&fk)) {
 		eg_count(EG_K_ALLOW_UNREGISTERED);
 		return 0;
 	}
 	eg_path_key_load((const __u8 *)words, len, &key);
+	known = eg_current_proc(&caller);
+	if (known) {
+		eg_admit_key_make(&key, len, caller.tgid, &ak);
+		if (eg_admit_hit(&ak, &key, &caller, &tag) && eg_connect_hit(sock, &tag))
+			return 0;
+	}
+	if (!eg_path_filtered(&fk)) {
+		eg_count(EG_K_ALLOW_UNREGISTERED);
+		return 0;
+	}
 	rc = eg_endpoint_copy(&eg_endpoints, &key, &ep);
 	if (rc == EG_COPY_MISSING) {
 		eg_count(EG_K_ALLOW_UNREGISTERED); /* filter collision */
@@ -185,19 +260,18 @@ static __noinline int eg_unix_connect(struct socket *sock, struct sockaddr *addr
 	if (rc != EG_COPY_OK)
 		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, EG_K_DENY_INCONSISTENT, &ep, &rec,
 			       key.path, sizeof(key.path), NULL);
-	if (!eg_current_proc(&caller))
+	if (!known)
 		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, EG_K_DENY_NO_TASK, &ep, &rec, key.path,
 			       sizeof(key.path), NULL);
-	reason = eg_endpoint_verdict(&ep, &caller, &rec);
+	gen = eg_admit_gen_begin(ep.sandbox); /* before the state it guards */
+	reason = eg_record_verdict(&ep, &rec);
+	if (!reason)
+		reason = eg_caller_verdict_until(&ep, &caller, &rec, &until);
 	if (!eg_reason_allows(reason))
 		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, reason, &ep, &rec, key.path,
 			       sizeof(key.path), NULL);
-	sk = sock->sk;
-	if (!eg_tag_socket(sk, &rec, ep.role))
-		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, EG_K_DENY_NO_TAG, &ep, &rec, key.path,
-			       sizeof(key.path), NULL);
-	eg_count(reason);
-	return 0;
+	return eg_connect_allowed(sock, reason, &ep, &rec, &caller, gen, until, &ak, NULL, &key,
+				  sizeof(key.path));
 }
 
 SEC("lsm/socket_connect")

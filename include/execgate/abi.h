@@ -341,17 +341,22 @@ struct eg_clock_word {
 EG_STATIC_ASSERT(sizeof(struct eg_clock_word) == 8, "eg_clock_word size");
 
 /* ---- The admission cache (docs/design.md §20) ----
- * A process that connects to the same registered Unix path again, while
- * nothing that decided its first connect has changed, is allowed by one
- * lookup instead of the endpoint, record and grant checks.
+ * A process that connects to the same registered Unix path or VSOCK
+ * address again, while nothing that decided its first connect has changed,
+ * is allowed by one lookup instead of the endpoint, record and grant
+ * checks.
  *
- * map eg_admit_cache: an LRU hash, (path hash, tgid, path length) -> the
- * allow the full checks made, written by the connect_unix program only, on
- * an allowed connect. An entry is used only when the whole path, the whole
- * caller identity and its generation word match, and its expiry is ahead
- * of the grant clock; anything else is a miss, and a miss runs the full
- * checks. Losing an entry (eviction, a full map) costs one full check and
- * never changes a verdict, so an LRU map is right here, unlike for tags.
+ * map eg_admit_cache: an LRU hash, (path hash, tgid, path length) or
+ * ((CID << 32 | port), tgid, EG_ADMIT_LEN_VSOCK) -> the allow the full
+ * checks made, written on an allowed connect by the programs that decide
+ * connects: connect_unix (cgroup tier), and socket_connect (LSM tier:
+ * AF_VSOCK, and AF_UNIX paths where the kernel has no connect_unix). An
+ * entry is used only when the whole address, the whole caller identity and
+ * its generation word match, and its expiry is ahead of the grant clock;
+ * anything else is a miss, and a miss runs the full checks.
+ *
+ * Losing an entry (eviction, a full map) costs one full check and never
+ * changes a verdict, so an LRU map is right here, unlike for tags.
  *
  * map eg_admit_gen: EG_ADMIT_STRIPES generation words, mmapable. The
  * loader adds one to the word of a sandbox's stripe (eg_admit_stripe())
@@ -387,10 +392,15 @@ static inline __attribute__((always_inline)) __u32 eg_admit_stripe(const __u8 sa
 	return (__u32)(h >> (64 - EG_ADMIT_STRIPES_LOG2));
 }
 
+/* The len of a VSOCK address's key: no path is that long, so a VSOCK key
+ * never names a path's entry. */
+#define EG_ADMIT_LEN_VSOCK 0xffffffffu
+
 struct eg_admit_key {
-	__u64 path_hash; /* a fold of the NUL-padded path; collisions only miss */
+	__u64 path_hash; /* a fold of the NUL-padded path, collisions only miss;
+			  * AF_VSOCK: CID << 32 | port, exact */
 	__u32 tgid;
-	__u32 len; /* path length */
+	__u32 len; /* path length, or EG_ADMIT_LEN_VSOCK */
 };
 EG_STATIC_ASSERT(sizeof(struct eg_admit_key) == 16, "eg_admit_key size");
 
@@ -399,8 +409,10 @@ struct eg_admit_entry {
 	__u64 expiry_ns; /* grant clock: the grant's expiry or insert + EG_ADMIT_TTL_NS, earlier */
 	struct eg_proc_id proc;
 	struct eg_sk_tag tag; /* what the socket is tagged with; tag.role is the endpoint's */
-	char path[EG_UNIX_PATH_MAX]; /* NUL padded, as struct eg_path_key */
-	__u32 pad;
+	/* NUL padded, as struct eg_path_key; AF_VSOCK: a struct eg_vsock_key,
+	 * then zeros */
+	char path[EG_UNIX_PATH_MAX];
+	__u32 key_len; /* the key's len again: a copy names its kind and length */
 };
 EG_STATIC_ASSERT(sizeof(struct eg_admit_entry) == 192, "eg_admit_entry size");
 
