@@ -333,6 +333,27 @@ int kh_events(__u32 pid, __u32 reason)
 	return kh_events_in(kh.maps.fd[EG_MAP_EVENTS], pid, reason);
 }
 
+int kh_admit_entries(int fd, pid_t tgid, struct eg_admit_key *key, struct eg_admit_entry *one)
+{
+	struct eg_admit_key k, next;
+	struct eg_admit_entry e;
+	bool have = false;
+	int n = 0;
+
+	while (!bpf_map_get_next_key(fd, have ? &k : NULL, &next)) {
+		have = true;
+		k = next;
+		if (k.tgid != (__u32)tgid || bpf_map_lookup_elem(fd, &k, &e))
+			continue;
+		if (key)
+			*key = k;
+		if (one)
+			*one = e;
+		n++;
+	}
+	return n;
+}
+
 int kh_events_in(int ring_fd, __u32 pid, __u32 reason)
 {
 	struct ev_match m = {.pid = pid, .reason = reason};

@@ -79,6 +79,9 @@ __u64 kh_counter(__u32 reason);
 int kh_events(__u32 pid, __u32 reason);
 /* The same on another worker's event ring (eg_worker_events_fd). */
 int kh_events_in(int ring_fd, __u32 pid, __u32 reason);
+/* The admission cache's entries (the pinned eg_admit_cache behind fd) for
+ * tgid; *key and *one (either may be NULL): the last one seen. */
+int kh_admit_entries(int fd, pid_t tgid, struct eg_admit_key *key, struct eg_admit_entry *one);
 /* Sum over CPUs of one eg_would_deny entry (audit mode). */
 __u64 kh_would_deny(__u32 hook, __u32 reason);
 /* Reads every pending event of pid (0: any) with reason; counts those with

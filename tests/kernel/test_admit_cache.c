@@ -81,21 +81,7 @@ static struct eg_grant_key grant_key(const char *sandbox, pid_t pid)
 /* The cache's entries for tgid, read from the pinned map. */
 static int entries_of(pid_t tgid, struct eg_admit_entry *one)
 {
-	int fd = kh.maps.fd[EG_MAP_ADMIT_CACHE], n = 0;
-	struct eg_admit_key k, next;
-	struct eg_admit_entry e;
-	bool have = false;
-
-	while (!bpf_map_get_next_key(fd, have ? &k : NULL, &next)) {
-		have = true;
-		k = next;
-		if (k.tgid != (__u32)tgid || bpf_map_lookup_elem(fd, &k, &e))
-			continue;
-		if (one)
-			*one = e;
-		n++;
-	}
-	return n;
+	return kh_admit_entries(kh.maps.fd[EG_MAP_ADMIT_CACHE], tgid, NULL, one);
 }
 
 /* mgr connects to bsock (allowed, remembered), then its grant goes

@@ -36,23 +36,7 @@ static const __u8 sandbox_t[EG_ID_BYTES] = {0x5a, 0x4d, 0xb0, 0x03, 8};
 /* The cache's entries for tgid; *key and *one: the last one seen. */
 static int entries_of(pid_t tgid, struct eg_admit_key *key, struct eg_admit_entry *one)
 {
-	int fd = env.rt.maps.fd[EG_MAP_ADMIT_CACHE], n = 0;
-	struct eg_admit_key k, next;
-	struct eg_admit_entry e;
-	bool have = false;
-
-	while (!bpf_map_get_next_key(fd, have ? &k : NULL, &next)) {
-		have = true;
-		k = next;
-		if (k.tgid != (__u32)tgid || bpf_map_lookup_elem(fd, &k, &e))
-			continue;
-		if (key)
-			*key = k;
-		if (one)
-			*one = e;
-		n++;
-	}
-	return n;
+	return kh_admit_entries(env.rt.maps.fd[EG_MAP_ADMIT_CACHE], tgid, key, one);
 }
 
 /* The VMM listening on CID 1:port (its slot: the last one opened), and
