@@ -229,7 +229,7 @@ static __noinline int eg_unix_connect(struct socket *sock, struct sockaddr *addr
 	 * 4 bytes never written, so zero. */
 	words = bpf_map_lookup_elem(&eg_lsm_path_words, &zero);
 	if (!words)
-		return 0;
+		return 0; /* never: an ARRAY always has its element */
 	limit = addrlen - 2 > EG_UNIX_PATH_MAX ? EG_UNIX_PATH_MAX : addrlen - 2;
 	/* A fixed-size read: every connect() path hands the hook a full
 	 * sockaddr_storage (128 bytes), so 108 bytes after the family are
