@@ -105,6 +105,31 @@ EG_INLINE bool eg_admit_fresh(const struct eg_admit_key *k, const struct eg_admi
 	return bpf_map_lookup_elem(&eg_admit_cache, k) == e;
 }
 
+/* What every hit starts with: the entry behind k, with its word, expiry
+ * and tag copied out, and its kind and length and the caller's identity
+ * compared in the copy. NULL is a miss. The caller then compares its
+ * address and calls eg_admit_fresh(). */
+EG_INLINE struct eg_admit_entry *eg_admit_copy(const struct eg_admit_key *k,
+					       const struct eg_proc_id *caller,
+					       struct eg_sk_tag *tag, __u64 *gen, __u64 *expiry)
+{
+	struct eg_admit_entry *e;
+	struct eg_proc_id proc;
+	__u32 key_len;
+
+	e = bpf_map_lookup_elem(&eg_admit_cache, k);
+	if (!e)
+		return NULL;
+	*gen = e->gen;
+	*expiry = e->expiry_ns;
+	proc = e->proc;
+	*tag = e->tag;
+	key_len = e->key_len;
+	if (key_len != k->len || !eg_proc_eq(&proc, caller))
+		return NULL;
+	return e;
+}
+
 /* A hit on a path: *tag is what the socket is tagged with, and the connect
  * is allowed. Anything else (no entry, another path, kind or process
  * behind the key, a moved word, an expired grant, a re-used element) is a
@@ -113,21 +138,10 @@ EG_INLINE bool eg_admit_hit(const struct eg_admit_key *k, const struct eg_path_k
 			    const struct eg_proc_id *caller, struct eg_sk_tag *tag)
 {
 	struct eg_admit_entry *e;
-	struct eg_proc_id proc;
 	__u64 gen, expiry;
-	__u32 key_len;
 
-	e = bpf_map_lookup_elem(&eg_admit_cache, k);
-	if (!e)
-		return false;
-	gen = e->gen;
-	expiry = e->expiry_ns;
-	proc = e->proc;
-	*tag = e->tag;
-	key_len = e->key_len;
-	if (key_len != k->len || !eg_proc_eq(&proc, caller) || !eg_admit_path_eq(path, e->path))
-		return false;
-	return eg_admit_fresh(k, e, tag, gen, expiry);
+	e = eg_admit_copy(k, caller, tag, &gen, &expiry);
+	return e && eg_admit_path_eq(path, e->path) && eg_admit_fresh(k, e, tag, gen, expiry);
 }
 
 /* The key of a VSOCK address: exact, no hash. */
@@ -140,44 +154,25 @@ EG_INLINE void eg_admit_key_vsock(const struct eg_vsock_key *addr, __u32 tgid,
 }
 
 /* eg_admit_hit() for a VSOCK address. The key is the address itself; the
- * copy's address is compared all the same, because the element may have
+ * entry's address is compared all the same, because the element may have
  * been re-used for another key and back while it was copied. */
 EG_INLINE bool eg_admit_hit_vsock(const struct eg_admit_key *k, const struct eg_vsock_key *addr,
 				  const struct eg_proc_id *caller, struct eg_sk_tag *tag)
 {
 	const struct eg_vsock_key *at;
 	struct eg_admit_entry *e;
-	struct eg_proc_id proc;
-	__u32 key_len, cid, port;
 	__u64 gen, expiry;
+	__u32 cid, port;
 
-	e = bpf_map_lookup_elem(&eg_admit_cache, k);
+	e = eg_admit_copy(k, caller, tag, &gen, &expiry);
 	if (!e)
 		return false;
 	at = (const struct eg_vsock_key *)e->path;
-	gen = e->gen;
-	expiry = e->expiry_ns;
-	proc = e->proc;
-	*tag = e->tag;
-	key_len = e->key_len;
 	cid = at->cid;
 	port = at->port;
-	if (key_len != EG_ADMIT_LEN_VSOCK || cid != addr->cid || port != addr->port ||
-	    !eg_proc_eq(&proc, caller))
+	if (cid != addr->cid || port != addr->port)
 		return false;
 	return eg_admit_fresh(k, e, tag, gen, expiry);
-}
-
-/* Whether key still names the endpoint *ep was copied from (map: one of
- * eg_endpoints' peers that eg_endpoint_copy() reads): the check that no
- * re-pointing slipped in before the generation word was read. */
-EG_INLINE bool eg_admit_endpoint_still(void *map, const void *key,
-				       const struct eg_endpoint_snap *ep)
-{
-	struct eg_endpoint_snap now;
-
-	return eg_endpoint_copy(map, key, &now) == EG_COPY_OK && now.role == ep->role &&
-	       eg_id_eq(now.sandbox, ep->sandbox);
 }
 
 /* The entry of an allow by the full checks, made in the per-CPU scratch

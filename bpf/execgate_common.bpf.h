@@ -152,6 +152,22 @@ EG_INLINE int eg_endpoint_copy(void *map, const void *key, struct eg_endpoint_sn
 	return v ? eg_endpoint_copy_at(map, key, v, out) : EG_COPY_MISSING;
 }
 
+/* Whether two copies of an endpoint name the same sandbox and role. */
+EG_INLINE bool eg_endpoint_same(const struct eg_endpoint_snap *a, const struct eg_endpoint_snap *b)
+{
+	return a->role == b->role && eg_id_eq(a->sandbox, b->sandbox);
+}
+
+/* Whether key still names the endpoint *ep was copied from: the admission
+ * cache's check that no re-pointing slipped in before its generation word
+ * was read (execgate_admit_cache.bpf.h). */
+EG_INLINE bool eg_endpoint_still(void *map, const void *key, const struct eg_endpoint_snap *ep)
+{
+	struct eg_endpoint_snap now;
+
+	return eg_endpoint_copy(map, key, &now) == EG_COPY_OK && eg_endpoint_same(&now, ep);
+}
+
 EG_INLINE int eg_grant_copy(const struct eg_grant_key *key, struct eg_grant_snap *out)
 {
 	struct eg_grant_key seen;

@@ -109,16 +109,11 @@ EG_INLINE bool eg_path_hinted(const struct eg_path_filter_key *fk)
 }
 
 /* The filter lookup behind a set hint bit: false means no registered path
- * has this filter key, and the connect is unregistered. */
+ * has this filter key, and the connect is unregistered. Every Unix path
+ * hook runs the two, with its admission cache between them. */
 EG_INLINE bool eg_path_filtered(const struct eg_path_filter_key *fk)
 {
 	return bpf_map_lookup_elem(&eg_path_filter, fk);
-}
-
-/* The pre-filter every Unix path hook runs: the two above. */
-EG_INLINE bool eg_path_may_be_registered(const struct eg_path_filter_key *fk)
-{
-	return eg_path_hinted(fk) && eg_path_filtered(fk);
 }
 
 /* After a filter hit: the exact endpoint, keyed by the NUL-padded path
@@ -153,8 +148,7 @@ EG_INLINE bool eg_unix_endpoint_still(const struct eg_path_key *key,
 {
 	struct eg_endpoint_snap now;
 
-	return eg_unix_endpoint_copy(key, &now) == EG_COPY_OK && now.role == ep->role &&
-	       eg_id_eq(now.sandbox, ep->sandbox);
+	return eg_unix_endpoint_copy(key, &now) == EG_COPY_OK && eg_endpoint_same(&now, ep);
 }
 
 #endif

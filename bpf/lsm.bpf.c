@@ -130,9 +130,9 @@ EG_INLINE int eg_connect_allowed(struct socket *sock, __u32 reason,
 		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, EG_K_DENY_NO_TAG, ep, rec,
 			       path ? path->path : NULL, path_len, vsock);
 	eg_count(reason);
-	if (vsock && eg_admit_endpoint_still(&eg_vsock_endpoints, vsock, ep))
+	if (vsock && eg_endpoint_still(&eg_vsock_endpoints, vsock, ep))
 		eg_admit_remember_vsock(ak, vsock, caller, gen, until, rec, ep->role);
-	if (path && eg_admit_endpoint_still(&eg_endpoints, path, ep))
+	if (path && eg_unix_endpoint_still(path, ep))
 		eg_admit_remember(ak, path, caller, gen, until, rec, ep->role);
 	return 0;
 }
