@@ -411,3 +411,44 @@ Test(admit_cache, a_hit_that_cannot_tag_is_denied_and_status_shows_the_fill)
 	cr_assert_eq(kh_child_connect(&mgr, bsock, NULL, NULL), 0, "room again");
 	cr_assert_eq(kh_counter(EG_K_ALLOW_GRANT), 2);
 }
+
+/* A hit compares, in its copy, the kind and length the key names
+ * (key_len) and the whole path: an entry that names another kind of
+ * address (or a path of another length), or another path, under the same
+ * key is a miss. With the grant gone behind the loader's back, a miss
+ * denies and a hit would allow. */
+/* guarantees: unix-bridge-socket-grant */
+Test(admit_cache, an_entry_naming_another_address_under_the_key_misses)
+{
+	const char *bsock = kh_path("bridge.sock");
+	int fd = kh.maps.fd[EG_MAP_ADMIT_CACHE];
+	struct eg_admit_entry e, other;
+	struct kh_child bridge, mgr;
+	struct eg_admit_key ak;
+	struct eg_grant_key k;
+	struct eg_grant g;
+
+	sandbox_up(&bridge);
+	kh_child_start(&mgr, true);
+	admit(SANDBOX, mgr.pid, 7);
+	show_the_cache_decides(&mgr, bsock, SANDBOX);
+	cr_assert_eq(kh_admit_entries(fd, mgr.pid, &ak, &e), 1);
+	cr_assert_eq(e.key_len, ak.len, "an entry repeats its key's length");
+	k = grant_key(SANDBOX, mgr.pid);
+	cr_assert_eq(eg_grant_read(&kh.maps, &k, &g), 0);
+	cr_assert_eq(bpf_map_delete_elem(kh.maps.fd[EG_MAP_GRANTS], &k), 0);
+
+	other = e;
+	other.key_len = EG_ADMIT_LEN_VSOCK;
+	cr_assert_eq(bpf_map_update_elem(fd, &ak, &other, BPF_EXIST), 0);
+	cr_assert_eq(kh_child_connect(&mgr, bsock, NULL, NULL), -EPERM, "a VSOCK entry's kind");
+	other = e;
+	other.path[strlen(other.path) - 1] ^= 1;
+	cr_assert_eq(bpf_map_update_elem(fd, &ak, &other, BPF_EXIST), 0);
+	cr_assert_eq(kh_child_connect(&mgr, bsock, NULL, NULL), -EPERM, "another path");
+	cr_assert_eq(kh_counter(EG_K_DENY_NO_GRANT), 2, "both decided by the full checks");
+
+	cr_assert_eq(bpf_map_update_elem(fd, &ak, &e, BPF_EXIST), 0);
+	cr_assert_eq(kh_child_connect(&mgr, bsock, NULL, NULL), 0, "the entry as it was: a hit");
+	cr_assert_eq(bpf_map_update_elem(kh.maps.fd[EG_MAP_GRANTS], &k, &g, BPF_NOEXIST), 0);
+}

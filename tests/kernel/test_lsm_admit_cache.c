@@ -11,7 +11,6 @@
  * way the loader makes it, must deny with the full checks' reason. */
 #include <errno.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <criterion/criterion.h>
@@ -289,4 +288,49 @@ Test(lsm_admit_cache, a_unix_path_is_cached_by_the_hook_that_decides_it,
 		     1, "denied by the path hook's full checks");
 	rc = agent_connect_unix(bridge8, path);
 	cr_assert_geq(rc, 0, "the bridge of generation 8: %s", strerror(-rc));
+}
+
+/* A VSOCK hit compares, in its copy, the kind (key_len) and the address:
+ * an entry that names another kind, or another address, under the key is
+ * a miss. With the record gone behind the loader's back, a miss denies
+ * and a hit would allow. */
+/* guarantees: vsock-vmm-bridge-only */
+Test(lsm_admit_cache, an_entry_naming_another_address_under_the_key_misses,
+     .description = "a VSOCK hit needs the entry's own kind and address")
+{
+	struct eg_admit_entry e, other;
+	struct eg_exec_record rec;
+	struct agent *vmm, *bridge;
+	struct eg_admit_key ak;
+	unsigned port;
+	__u64 norec0;
+	int fd, rfd, rc;
+
+	lsm_env_init(&env);
+	fd = env.rt.maps.fd[EG_MAP_ADMIT_CACHE]; /* open once the world is up */
+	rfd = env.rt.maps.fd[EG_MAP_RECORDS];
+	port = vsock_up(&vmm, &bridge);
+	show_the_cache_decides(bridge, port);
+	cr_assert_eq(entries_of(bridge->pid, &ak, &e), 1);
+	cr_assert_eq(eg_record_read(&env.rt.maps, sandbox_s, &rec), 0);
+	cr_assert_eq(bpf_map_delete_elem(rfd, sandbox_s), 0);
+	norec0 = lsm_env_counter(&env, EG_K_DENY_NO_RECORD);
+
+	other = e;
+	other.key_len = 0; /* what an older program wrote there */
+	cr_assert_eq(bpf_map_update_elem(fd, &ak, &other, BPF_EXIST), 0);
+	rc = agent_connect_vsock(bridge, 1, port);
+	cr_assert_eq(rc, -EPERM, "an entry of another kind: %d", rc);
+	other = e;
+	((struct eg_vsock_key *)other.path)->port ^= 1;
+	cr_assert_eq(bpf_map_update_elem(fd, &ak, &other, BPF_EXIST), 0);
+	rc = agent_connect_vsock(bridge, 1, port);
+	cr_assert_eq(rc, -EPERM, "an entry of another address: %d", rc);
+	cr_assert_eq(lsm_env_counter(&env, EG_K_DENY_NO_RECORD), norec0 + 2,
+		     "both decided by the full checks");
+
+	cr_assert_eq(bpf_map_update_elem(fd, &ak, &e, BPF_EXIST), 0);
+	rc = agent_connect_vsock(bridge, 1, port);
+	cr_assert_eq(bpf_map_update_elem(rfd, sandbox_s, &rec, BPF_NOEXIST), 0, "record back");
+	cr_assert_geq(rc, 0, "the entry as it was: a hit: %s", strerror(-rc));
 }
