@@ -35,11 +35,27 @@
  *  15  bpf_ktime_get_coarse_ns() plus a boot-minus-monotonic offset read
  *      from an ARRAY word, which a program on the suspend_resume tracepoint
  *      would keep current (CLOCK_MONOTONIC stops in suspend; docs/design.md
- *      §15) */
+ *      §15)
+ * The unregistered path of bpf/cgroup_connect_unix.bpf.c, from its parts,
+ * with the production functions (on unregistered connects, so each stops
+ * where the real program's unregistered path stops):
+ *  16  the path scan alone (eg_unix_path_scan: length, filter key)
+ *  17  16, then the hint bit (eg_path_hinted: one inlined ARRAY load)
+ *  18  17, then the reason counter (eg_count): the whole unregistered path,
+ *      whose two map touches are what rows 1-4 measure alone */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "execgate/abi.h"
 #include "probe_tag.bpf.h"
+#if EG_TOUCH >= 16
+/* the real maps: the bench opens this object on its pin directory, so the
+ * hint bitmap and the counters are the ones the real program uses */
+#include <bpf/bpf_core_read.h>
+#include "execgate_unix_path.bpf.h"
+
+extern void *bpf_cast_to_kern_ctx(void *obj) __ksym;
+extern void *bpf_rdonly_cast(void *obj, __u32 btf_id) __ksym;
+#endif
 
 #if EG_TOUCH == 12 || EG_TOUCH == 13 || EG_TOUCH == 14
 /* Only in the objects that use it: preallocated, it costs ~20 MB each. The
@@ -157,6 +173,30 @@ int eg_connect_unix_touch(struct bpf_sock_addr *ctx)
 			__sync_fetch_and_add(&probe_cookie_full, 1);
 		else if (EG_TOUCH != 12)
 			bpf_map_delete_elem(&probe_cookie_tags, &cookie);
+	}
+#endif
+#if EG_TOUCH >= 16
+	{
+		/* as the real program reads the path: cgroup_connect_unix.bpf.c */
+		struct bpf_sock_addr_kern *sa = bpf_cast_to_kern_ctx(ctx);
+		struct __kernel_sockaddr_storage *ss;
+		struct eg_path_filter_key fk;
+		__u32 addrlen, limit, len;
+
+		ss = bpf_rdonly_cast(sa->uaddr,
+				     bpf_core_type_id_kernel(struct __kernel_sockaddr_storage));
+		addrlen = sa->uaddrlen;
+		limit = addrlen > 2 ? addrlen - 2 : 0;
+		if (limit > EG_UNIX_PATH_MAX)
+			limit = EG_UNIX_PATH_MAX;
+		len = eg_unix_path_scan((const __u8 *)ss->__data, limit, &fk);
+		if (EG_TOUCH == 16 && len == 3 && fk.head == 0x5eed && fk.tail == 7)
+			return 0; /* never: the key stays live without a store */
+		if (EG_TOUCH >= 17 && (!len || !eg_path_hinted(&fk))) {
+			if (EG_TOUCH == 18)
+				eg_count(EG_K_ALLOW_UNREGISTERED);
+			return 1;
+		}
 	}
 #endif
 	return 1;

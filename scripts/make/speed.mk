@@ -17,7 +17,7 @@ $(BUILD)/bpf-steps/cgroup_connect_unix_step%.bpf.o: bpf/bench/cgroup_connect_uni
 	$(CLANG) $(BENCH_BPF_CFLAGS) -Wunused-macros -DEG_STOP_AFTER=$* -c $< -o $@
 
 # The memory-touch probes (bpf/bench/connect_unix_touch.bpf.c), same place.
-EG_BENCH_TOUCHES := 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15
+EG_BENCH_TOUCHES := 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18
 EG_TOUCH_OBJS := $(foreach n,$(EG_BENCH_TOUCHES),$(BUILD)/bpf-steps/connect_unix_touch$(n).bpf.o)
 
 $(BUILD)/bpf-steps/connect_unix_touch%.bpf.o: bpf/bench/connect_unix_touch.bpf.c $(BENCH_BPF_DEPS) | $(DEPS_STAMP)

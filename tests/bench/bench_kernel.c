@@ -18,8 +18,10 @@
  * 3. Memory touches: probes that each touch map memory in one way
  *    (bpf/bench/connect_unix_touch.bpf.c), alone in cgroups of their own,
  *    among them both socket tags alone: the sk-storage one the program
- *    creates and a cookie-keyed one in a preallocated hash. The line after
- *    the summary divides the allowed path by each (the summary's columns
+ *    creates and a cookie-keyed one in a preallocated hash, and the
+ *    unregistered path built from its parts. The lines after the summary
+ *    divide the unregistered path alone by the empty program (the floor of
+ *    unreg/empty) and the allowed path by each tag (the summary's columns
  *    stay as they are: other checks read them); the line after that, the
  *    real program's allowed connects run in the same rounds as the probes
  *    by the sk-storage tag alone, round by round.
@@ -75,18 +77,23 @@
 static char dir[128], pin_dir[128], cg_on[512], cg_off[512], cg_steps[600], cg_empty[600],
     state_dir[160];
 static int stats_fd = -1;
-#define TOUCHES		  16 /* bpf/bench/connect_unix_touch.bpf.c, EG_TOUCH 0..15 */
+#define TOUCHES		  19 /* bpf/bench/connect_unix_touch.bpf.c, EG_TOUCH 0..18 */
 #define TOUCH_TAG	  6  /* the socket tag alone */
 #define TOUCH_BOOT_CLOCK  8  /* bpf_ktime_get_boot_ns() */
 #define TOUCH_COOKIE_TAG  12 /* the cookie-keyed tag in a preallocated hash */
 #define TOUCH_COOKIE_LAST 14 /* the last probe with a cookie map */
 #define TOUCH_OFFSET_CLK  15 /* coarse clock + a boot-minus-monotonic word */
+#define TOUCH_TWO_TOUCHES 4  /* an ARRAY load and an ARRAY-by-CPU increment */
+#define TOUCH_UNREG_SCAN  16 /* the unregistered path's parts: the scan, */
+#define TOUCH_UNREG_HINT  17 /* then the hint bit, */
+#define TOUCH_UNREG_PATH  18 /* then the counter: the whole unregistered path */
 static char cg_touch[TOUCHES][640];
 static pid_t kids[4];
 static int nkids;
 static struct eg_runtime rt;
 /* touches(): both tags alone, for the line after the summary */
 static double floor_sk_tag, floor_cookie_tag; /* each includes the empty program */
+static double floor_unreg, floor_unreg_empty; /* touch rows 18 and 0 */
 
 static void die(const char *what, int err)
 {
@@ -509,6 +516,9 @@ static const char *const touch_names[TOUCHES] = {
     "cookie tag insert + delete",
     "the same, 4 096-entry map",
     "coarse clock + ARRAY offset word",
+    "unregistered: scan alone",
+    "unregistered: scan + hint",
+    "unregistered: scan + hint + count",
 };
 
 /* Inserts the cookie probes (12-14) could not make: a full map measures
@@ -626,6 +636,8 @@ static void touches(const char *other, int real_fd, const char *bsock, long n)
 				t, (unsigned long long)ck_fail[t]);
 	floor_sk_tag = med[TOUCH_TAG];
 	floor_cookie_tag = med[TOUCH_COOKIE_TAG];
+	floor_unreg = med[TOUCH_UNREG_PATH];
+	floor_unreg_empty = med[0];
 	printf("  (each touch is a cache miss; independent ones overlap, a per-CPU lookup is two "
 	       "dependent ones)\n");
 	printf("  floor of the allowed path: empty %.0f + tag alone %+.0f = %.0f ns (target 400); "
@@ -633,6 +645,13 @@ static void touches(const char *other, int real_fd, const char *bsock, long n)
 	       "%+.0f)\n",
 	       med[0], med[TOUCH_TAG] - med[0], med[TOUCH_TAG], med[7] - med[1],
 	       med[TOUCH_BOOT_CLOCK] - med[0], med[TOUCH_OFFSET_CLK] - med[0]);
+	printf("  floor of the unregistered path: empty %.0f + scan %+.0f + hint bit %+.0f + "
+	       "counter %+.0f = %.0f ns = %.2fx the empty program (target 1.5x); its two map "
+	       "touches alone (row 4) %+.0f\n",
+	       med[0], med[TOUCH_UNREG_SCAN] - med[0],
+	       med[TOUCH_UNREG_HINT] - med[TOUCH_UNREG_SCAN],
+	       med[TOUCH_UNREG_PATH] - med[TOUCH_UNREG_HINT], med[TOUCH_UNREG_PATH],
+	       med[TOUCH_UNREG_PATH] / med[0], med[TOUCH_TWO_TOUCHES] - med[0]);
 	printf("  floor of the connect ratio: connect() median ns, plain / empty program / tag "
 	       "alone: %.0f / %.0f / %.0f = %.3fx (target 1.03)\n\n",
 	       tag_off, tag_empty, tag_on, tag_on / tag_off);
@@ -859,6 +878,9 @@ int main(void)
 		       sum[l].hook_unreg, sum[l].hook_allowed, sum[l].allowed / sum[0].allowed);
 	printf("targets: unreg/empty <= 1.5x; allowed <= 400 ns; connect ratio <= 1.05 admitted, "
 	       "<= 1.03 unregistered; 100000 entries within 1.2x of 1 entry\n");
+	printf("unreg / empty, its floor in the same run: the unregistered path alone (touch row "
+	       "18) / empty = %.0f / %.0f = %.2fx (target 1.5x)\n",
+	       floor_unreg, floor_unreg_empty, floor_unreg / floor_unreg_empty);
 	printf("allowed / (empty + tag alone), 1 entry, same run: sk-storage tag %.0f / %.0f = "
 	       "%.2fx; cookie tag %.0f / %.0f = %.2fx (target 1.3x, with the tag the program "
 	       "uses)\n",
