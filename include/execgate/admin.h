@@ -56,7 +56,10 @@ enum eg_attach_where {
 	EG_ATTACHED_BELOW_ROOT = 2, /* at least one below it */
 };
 #define EG_WARN_CGROUP_NOT_ROOT "cgroup-not-root" /* status's warning code */
-#define EG_ATTACH_PATH_MAX	512
+/* status's warning code: a part of the loaded state could not be read; the
+ * report shows nothing for that part, never a made-up 0 */
+#define EG_WARN_STATE_UNREAD "state-unread"
+#define EG_ATTACH_PATH_MAX   512
 struct eg_attach_info {
 	enum eg_attach_where where;
 	/* EG_ATTACHED_BELOW_ROOT: the first program below the root */

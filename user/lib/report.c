@@ -45,6 +45,14 @@ static void roots_text(FILE *f, const struct eg_cgroup_roots *r)
 
 #define STR(x) eg_json_bytes((x), (size_t)-1)
 
+/* The warning for a part of the state the report could not read. */
+static const char *unread_warning(const struct eg_report_unread *u, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s: not read: %s; the report shows nothing for it", u->what,
+		 strerror(-u->err));
+	return EG_WARN_STATE_UNREAD;
+}
+
 static json_t *roots_json(const struct eg_cgroup_roots *r)
 {
 	return json_pack("{s:o,s:o,s:o,s:o}", "source", STR(r->source), "cgroup2",
@@ -170,6 +178,10 @@ static void print_text(FILE *f, const char *pin_dir, const struct eg_probe_recor
 	code = eg_attach_warning(&r->attach, warn, sizeof(warn));
 	if (code)
 		fprintf(f, "warning: %s: %s\n", code, warn);
+	for (size_t i = 0; i < r->n_unread; i++) {
+		code = unread_warning(&r->unread[i], warn, sizeof(warn));
+		fprintf(f, "warning: %s: %s\n", code, warn);
+	}
 	roots_text(f, &r->roots);
 	if (probed->present && probed->serving_probed)
 		for (int i = 0; i < EG_STEP__COUNT; i++)
@@ -205,7 +217,7 @@ static void print_text(FILE *f, const char *pin_dir, const struct eg_probe_recor
 						eg_hook_name(h),
 						(unsigned long long)r->would_deny[h][k]);
 	}
-	if (r->loaded) {
+	if (r->have_fill) {
 		fprintf(f, "maps:\n");
 		for (int m = 0; m < EG_MAP__COUNT; m++)
 			if (r->cap[m])
@@ -253,6 +265,11 @@ static json_t *report_json(const char *pin_dir, const struct eg_probe_record *pr
 		    warnings, json_pack("{s:s,s:o,s:o,s:o,s:o}", "code", code, "message", STR(warn),
 					"hook", STR(r->attach.hook), "cgroup",
 					STR(r->attach.cgroup), "root", STR(r->attach.root)));
+	for (size_t i = 0; i < r->n_unread; i++) {
+		code = unread_warning(&r->unread[i], warn, sizeof(warn));
+		json_array_append_new(warnings, json_pack("{s:s,s:o,s:s}", "code", code, "message",
+							  STR(warn), "part", r->unread[i].what));
+	}
 	for (size_t i = 0; i < r->ng; i++)
 		json_array_append_new(
 		    g, json_pack("{s:o,s:b,s:b,s:o,s:o}", "name", STR(r->g[i].name), "held",
@@ -299,7 +316,7 @@ static json_t *report_json(const char *pin_dir, const struct eg_probe_record *pr
 					    json_integer((json_int_t)r->counters[k]));
 		json_object_set_new(o, "counters", c);
 	}
-	if (o && full && r->loaded) {
+	if (o && full && r->have_fill) {
 		json_t *m = json_object();
 
 		for (int i = 0; i < EG_MAP__COUNT; i++)

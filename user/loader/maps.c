@@ -339,16 +339,15 @@ int eg_map_fill(int fd, unsigned *entries, unsigned *max_entries)
 
 	if (rc)
 		return rc;
-	*max_entries = info.max_entries;
-	*entries = 0;
-	if (info.type != BPF_MAP_TYPE_HASH && info.type != BPF_MAP_TYPE_LRU_HASH)
-		return 0;
-	rc = walk(fd, &info, 0, count_one, &total);
-	if (rc)
-		return rc;
+	if (info.type == BPF_MAP_TYPE_HASH || info.type == BPF_MAP_TYPE_LRU_HASH) {
+		rc = walk(fd, &info, 0, count_one, &total);
+		if (rc)
+			return rc; /* *entries stays as it was: never a made-up 0 */
+	}
 	/* Churn during the walk can add a bucket's new element after another's
 	 * was counted and deleted; never report more than the map can hold. */
 	*entries = total > info.max_entries ? info.max_entries : (unsigned)total;
+	*max_entries = info.max_entries;
 	return 0;
 }
 

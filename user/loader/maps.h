@@ -107,7 +107,8 @@ int eg_map_walk(int fd, __u64 elem_flags, eg_map_walk_fn fn, void *arg);
 /* Entries in a hash map and its capacity. The entries are counted by
  * eg_map_walk(): under churn, within the inserts and deletes made during
  * the count, and never above the capacity. Plain and LRU hash maps; a map
- * of another type has 0. */
+ * of another type has 0. 0, or a negative errno with neither output
+ * written. */
 int eg_map_fill(int fd, unsigned *entries, unsigned *max_entries);
 
 #endif

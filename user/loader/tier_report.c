@@ -42,6 +42,12 @@ const char *eg_attach_warning(const struct eg_attach_check *a, char *buf, size_t
 	return EG_WARN_CGROUP_NOT_ROOT;
 }
 
+static void note_unread(struct eg_tier_report *rp, const char *what, int err)
+{
+	if (err && rp->n_unread < EG_REPORT_MAX_UNREAD)
+		rp->unread[rp->n_unread++] = (struct eg_report_unread){.what = what, .err = err};
+}
+
 int eg_tier_report_collect(const char *pin_dir, const struct eg_probe_record *probed, bool full,
 			   struct eg_tier_report *rp)
 {
@@ -62,22 +68,35 @@ int eg_tier_report_collect(const char *pin_dir, const struct eg_probe_record *pr
 	eg_serving_apply(probed, rp->st, rp->g, rp->ng);
 	eg_attach_point_check(rp->st, eg_tier_count, &rp->attach);
 	eg_cgroup_roots(&rp->roots);
-	if (!rp->loaded || eg_maps_open(&maps, pin_dir, err, sizeof(err)))
+	if (!rp->loaded)
 		return 0;
+	rc = eg_maps_open(&maps, pin_dir, err, sizeof(err));
+	if (rc) {
+		note_unread(rp, "maps (the pins)", rc);
+		return 0;
+	}
 	/* The modes are in every report: a guarantee under audit is not held
 	 * (docs/design.md, "Modes"). */
-	rp->have_modes = !eg_mode_census_read(&maps, &rp->modes);
+	rc = eg_mode_census_read(&maps, &rp->modes);
+	rp->have_modes = !rc;
+	note_unread(rp, "modes (eg_mode, eg_records)", rc);
 	eg_clock_state_read(&maps, pin_dir, &rp->clock);
 	rp->have_clock = rp->clock.read;
 	if (full) {
-		rp->have_counters = !eg_counters_read(&maps, rp->counters);
-		rp->have_would_deny = !eg_would_deny_read(&maps, rp->would_deny);
+		rc = eg_counters_read(&maps, rp->counters);
+		rp->have_counters = !rc;
+		note_unread(rp, "counters (eg_counters)", rc);
+		rc = eg_would_deny_read(&maps, rp->would_deny);
+		rp->have_would_deny = !rc;
+		note_unread(rp, "would-deny counts (eg_would_deny)", rc);
+		rp->have_fill = true;
 		for (int m = 0; m < EG_MAP__COUNT; m++)
 			if (m != EG_MAP_EVENTS && m != EG_MAP_SK_TAGS &&
 			    m != EG_MAP_LISTENER_TAGS && m != EG_MAP_COUNTERS &&
 			    m != EG_MAP_PATH_HINT && m != EG_MAP_MODE && m != EG_MAP_WOULD_DENY &&
 			    m != EG_MAP_CLOCK && m != EG_MAP_ADMIT_GEN)
-				eg_map_fill(maps.fd[m], &rp->fill[m], &rp->cap[m]);
+				note_unread(rp, eg_map_names[m],
+					    eg_map_fill(maps.fd[m], &rp->fill[m], &rp->cap[m]));
 	}
 	eg_maps_close(&maps);
 	return 0;

@@ -16,6 +16,14 @@
 #include "loader/mode.h"
 #include "loader/tier.h"
 
+/* A part of the state the report could not read: it shows nothing for it
+ * and says why, never a 0 in its place. */
+struct eg_report_unread {
+	const char *what; /* a static name: a pin or a map */
+	int err;	  /* negative errno */
+};
+#define EG_REPORT_MAX_UNREAD (EG_MAP__COUNT + 4)
+
 /* What the status report says (user/lib/report.c writes it): tiers,
  * programs, guarantees, where the cgroup programs are attached, the cgroup
  * roots, the modes, and with full the counters, would-deny counts and map
@@ -28,6 +36,7 @@ struct eg_tier_report {
 	__u64 counters[EG_K_REASON_COUNT];
 	bool have_counters;
 	unsigned fill[EG_MAP__COUNT], cap[EG_MAP__COUNT];
+	bool have_fill; /* the maps were opened: fill and cap hold what was read */
 	struct eg_attach_check attach;
 	struct eg_cgroup_roots roots;
 	struct eg_mode_census modes; /* read whenever loaded */
@@ -36,6 +45,8 @@ struct eg_tier_report {
 	bool have_would_deny;
 	struct eg_clock_state clock; /* read whenever loaded */
 	bool have_clock;
+	struct eg_report_unread unread[EG_REPORT_MAX_UNREAD];
+	size_t n_unread;
 };
 /* Fills *rp for pin_dir, offered tiers from probed. Reads pins and maps
  * only. 0, or a tier's negative errno. */
