@@ -46,6 +46,14 @@ $(BUILD)/include/bench/%.skel.h: $(BUILD)/bpf-steps/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $* > $@
 
 $(BUILD)/bench-tcp: $(BUILD)/include/bench/cgroup_inet_empty.skel.h
+
+# The TCP tag alone (bpf/bench/cgroup_inet_tag_probe.bpf.c): bench-tcp's
+# floor row, through a skeleton as the empty program.
+$(BUILD)/bpf-steps/cgroup_inet_tag_probe.bpf.o: bpf/bench/cgroup_inet_tag_probe.bpf.c $(BENCH_BPF_DEPS) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CLANG) $(BENCH_BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/bench-tcp: $(BUILD)/include/bench/cgroup_inet_tag_probe.skel.h
 $(BUILD)/bench-lsm: $(BUILD)/include/bench/lsm_empty.skel.h
 
 # Where bpf_get_socket_cookie() is offered (bpf/bench/cookie_probe.bpf.c):

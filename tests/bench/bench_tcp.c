@@ -5,7 +5,9 @@
  *    destination and for an allowed one (registered guest address, live
  *    ServicePort grant, socket tag), against an empty connect4 program on
  *    the same TCP connects; each program alone in its cgroup, in
- *    interleaved rounds (why: main).
+ *    interleaved rounds (why: main). In the same rounds, the tag alone
+ *    (bpf/bench/cgroup_inet_tag_probe.bpf.c) on the unregistered
+ *    address's connects: the allowed row's floor.
  * 2. connect() latency of a loopback TCP connect (closed with an RST, so
  *    no TIME_WAIT piles up) in the enforced cgroup vs a plain sibling,
  *    interleaved batch by batch, median of per-batch means, as a ratio.
@@ -42,6 +44,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "bench/cgroup_inet_empty.skel.h"
+#include "bench/cgroup_inet_tag_probe.skel.h"
 #include "core/ids.h"
 #include "loader/clock.h"
 #include "loader/cgroup.h"
@@ -61,13 +64,14 @@
 #define BATCH	    200
 #define MAX_STREAMS 10000
 
-enum cmd { C_COST = 1, C_COST_EMPTY, C_LATENCY, C_OPEN, C_CHECK, C_QUIT };
+enum cmd { C_COST = 1, C_COST_EMPTY, C_COST_TAG, C_LATENCY, C_OPEN, C_CHECK, C_QUIT };
 
-static char dir[128], pin_dir[128], cg_on[512], cg_off[512], cg_empty[520], state_dir[160];
+static char dir[128], pin_dir[128], cg_on[512], cg_off[512], cg_empty[520], cg_tag[520],
+    state_dir[160];
 static pid_t gateway;
 static int to_gw = -1, from_gw = -1;
 static struct eg_runtime rt;
-static int real_fd = -1, empty_fd = -1;
+static int real_fd = -1, empty_fd = -1, tag_fd = -1;
 
 static void die(const char *what, int err)
 {
@@ -180,23 +184,29 @@ static void prog_stats(int fd, __u64 *cnt, __u64 *ns)
 	*ns = info.run_time_ns;
 }
 
-/* Per-run ns of the real and the empty program over n connects to ip. */
-static void cost(const char *ip, long n, double out[2])
+/* Per-run ns of program a and program b over n connects to ip. */
+static void cost_of(int a_fd, int b_fd, const char *ip, long n, double out[2])
 {
 	struct sockaddr_in a = addr_of(ip);
 	__u64 c0, t0, e0, et0, c1, t1, e1, et1;
 	long bad = 0;
 
-	prog_stats(real_fd, &c0, &t0);
-	prog_stats(empty_fd, &e0, &et0);
+	prog_stats(a_fd, &c0, &t0);
+	prog_stats(b_fd, &e0, &et0);
 	for (long i = 0; i < n; i++)
 		bad += connect_once(&a) != 0;
-	prog_stats(real_fd, &c1, &t1);
-	prog_stats(empty_fd, &e1, &et1);
+	prog_stats(a_fd, &c1, &t1);
+	prog_stats(b_fd, &e1, &et1);
 	if (bad)
 		fprintf(stderr, "bench-tcp: %ld of %ld connects to %s failed\n", bad, n, ip);
 	out[0] = c1 > c0 ? (double)(t1 - t0) / (double)(c1 - c0) : 0;
 	out[1] = e1 > e0 ? (double)(et1 - et0) / (double)(e1 - e0) : 0;
+}
+
+/* Per-run ns of the real and the empty program over n connects to ip. */
+static void cost(const char *ip, long n, double out[2])
+{
+	cost_of(real_fd, empty_fd, ip, n, out);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -278,6 +288,14 @@ static void gateway_main(void)
 			cost(GUEST, arg[1], out + 2);
 			join(cg_on);
 			reply(out, sizeof(out));
+			break;
+		case C_COST_TAG:
+			/* from cg_tag, where the tag probe runs alone, on the
+			 * unregistered address: each connect a new socket */
+			join(cg_tag);
+			cost_of(tag_fd, empty_fd, OTHER, arg[1], out);
+			join(cg_on);
+			reply(out, 2 * sizeof(double));
 			break;
 		case C_LATENCY:
 			latency(OTHER, arg[1], out);
@@ -415,6 +433,7 @@ static void cleanup(void)
 		join(root);
 	/* The guest dies with the gateway (PDEATHSIG); its cgroup empties. */
 	rmdir(cg_empty);
+	rmdir(cg_tag);
 	for (int i = 0; i < 100 && rmdir(cg_on) && errno == EBUSY; i++)
 		usleep(10000);
 	rmdir(cg_off);
@@ -468,14 +487,15 @@ int main(void)
 	static const long sizes[] = {1, 100, MAX_STREAMS};
 	long n = getenv("BENCH_CONNECTS") ? atol(getenv("BENCH_CONNECTS")) : 20000;
 	struct cgroup_inet_empty *empty;
+	struct cgroup_inet_tag_probe *tag;
 	static struct eg_install_spec req;
 	struct eg_install_result res;
-	struct bpf_link *elink;
+	struct bpf_link *elink, *tlink;
 	struct eg_tier_ctx ctx;
 	char root[400], err[768];
 	int p1[2], p2[2], stats_fd, cgfd, rc, release_fd;
 	__u64 rel_cnt0, rel_ns0, rel_cnt1, rel_ns1;
-	double c[4], rounds[4][ROUNDS], lat[2];
+	double c[5], rounds[5][ROUNDS], lat[2];
 	unsigned gen = 1;
 	pid_t guest_pid;
 
@@ -491,7 +511,9 @@ int main(void)
 	snprintf(cg_on, sizeof(cg_on), "%s/egbench-tcp-%d-on", root, (int)getpid());
 	snprintf(cg_off, sizeof(cg_off), "%s/egbench-tcp-%d-off", root, (int)getpid());
 	snprintf(cg_empty, sizeof(cg_empty), "%s-empty", cg_on);
-	if (mkdir(cg_on, 0755) || mkdir(cg_off, 0755) || mkdir(cg_empty, 0755))
+	snprintf(cg_tag, sizeof(cg_tag), "%s-tag", cg_on);
+	if (mkdir(cg_on, 0755) || mkdir(cg_off, 0755) || mkdir(cg_empty, 0755) ||
+	    mkdir(cg_tag, 0755))
 		die("scratch cgroups", errno);
 	atexit(cleanup);
 
@@ -525,8 +547,18 @@ int main(void)
 	elink = bpf_program__attach_cgroup(empty->progs.eg_connect4_empty, cgfd);
 	if (cgfd < 0 || !elink)
 		die("attaching the empty program", errno);
+	close(cgfd);
+	tag = cgroup_inet_tag_probe__open_and_load();
+	if (!tag)
+		die("loading the tag probe", errno);
+	cgfd = open(cg_tag, O_RDONLY | O_DIRECTORY);
+	tlink = bpf_program__attach_cgroup(tag->progs.eg_connect4_tag_probe, cgfd);
+	if (cgfd < 0 || !tlink)
+		die("attaching the tag probe", errno);
+	close(cgfd);
 	real_fd = prog_fd_of_link("tcp_connect4");
 	empty_fd = bpf_program__fd(empty->progs.eg_connect4_empty);
+	tag_fd = bpf_program__fd(tag->progs.eg_connect4_tag_probe);
 	stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	if (stats_fd < 0)
 		die("bpf_enable_stats", errno);
@@ -577,16 +609,28 @@ int main(void)
 		gw_call(C_COST_EMPTY, n / ROUNDS, got, sizeof(got));
 		rounds[1][r] = got[1];
 		rounds[3][r] = got[3];
+		/* c[4]: the tag alone, on the unregistered address's connects */
+		gw_call(C_COST_TAG, n / ROUNDS, got, 2 * sizeof(double));
+		rounds[4][r] = got[0];
 	}
-	for (int k = 0; k < 4; k++)
+	for (int k = 0; k < 5; k++)
 		c[k] = median_of(rounds[k], ROUNDS);
 	bpf_link__destroy(elink);
 	elink = NULL;
+	bpf_link__destroy(tlink);
+	if (tag->bss->probe_tag_full)
+		fprintf(stderr, "bench-tcp: the tag probe's map refused %llu inserts\n",
+			(unsigned long long)tag->bss->probe_tag_full);
+	cgroup_inet_tag_probe__destroy(tag);
 	printf("  unregistered %7.0f ns   empty %5.0f ns   ratio %.2fx (target <= 2x)\n", c[0],
 	       c[1], c[1] > 0 ? c[0] / c[1] : 0);
 	printf("  allowed      %7.0f ns   empty %5.0f ns   ratio %.2fx (grant path + socket tag; "
 	       "target <= 450 ns; eg_inet_tags %u entries)\n",
 	       c[2], c[3], c[3] > 0 ? c[2] / c[3] : 0, inet_tags_capacity());
+	printf("  tag alone    %7.0f ns   empty %5.0f ns: the floor of the allowed row, a cookie "
+	       "tag inserted into a preallocated hash of %u (htab_map_update_elem); allowed / "
+	       "tag alone %.2fx\n",
+	       c[4], c[1], EG_MAX_INET_TAGS, c[4] > 0 ? c[2] / c[4] : 0);
 	/* What the tag costs at close: the collector runs on every inet
 	 * socket released in the cgroup, tagged (a delete) or not (a miss). */
 	prog_stats(release_fd, &rel_cnt1, &rel_ns1);
@@ -599,7 +643,6 @@ int main(void)
 	close(stats_fd);
 
 	/* latency: the tier's programs only (the empty links are gone) */
-	close(cgfd);
 	gw_call(C_LATENCY, n, lat, sizeof(lat));
 	printf("connect() latency, unregistered address, median of %d-connect batches:\n", BATCH);
 	printf("  enforced %.0f ns   plain %.0f ns   ratio %.3f (target <= 1.03)\n", lat[0], lat[1],
