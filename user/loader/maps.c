@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -331,12 +333,37 @@ static int count_one(const void *key, const void *value, void *arg)
 	return 0;
 }
 
+/* Whether fd is a BPF map, from its fdinfo: the kernel answers
+ * BPF_OBJ_GET_INFO_BY_FD for any BPF object, and on some kernels a
+ * program's info read as a map's names a hash map of garbage sizes. A pin
+ * replaced by another object must read as an error, the same on every
+ * kernel. Without /proc, as no check. */
+static bool fd_is_map(int fd)
+{
+	char path[64], buf[512];
+	ssize_t n;
+	int f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = open(path, O_RDONLY | O_CLOEXEC);
+	if (f < 0)
+		return true;
+	n = read(f, buf, sizeof(buf) - 1);
+	close(f);
+	if (n <= 0)
+		return true;
+	buf[n] = 0;
+	return strstr(buf, "\nmap_type:") != NULL;
+}
+
 int eg_map_fill(int fd, unsigned *entries, unsigned *max_entries)
 {
 	struct bpf_map_info info;
 	unsigned long long total = 0;
 	int rc = map_info(fd, &info);
 
+	if (!rc && !fd_is_map(fd))
+		rc = -EINVAL; /* what a map call on another object gets */
 	if (rc)
 		return rc;
 	if (info.type == BPF_MAP_TYPE_HASH || info.type == BPF_MAP_TYPE_LRU_HASH) {

@@ -108,7 +108,7 @@ int eg_map_walk(int fd, __u64 elem_flags, eg_map_walk_fn fn, void *arg);
  * eg_map_walk(): under churn, within the inserts and deletes made during
  * the count, and never above the capacity. Plain and LRU hash maps; a map
  * of another type has 0. 0, or a negative errno with neither output
- * written. */
+ * written (-EINVAL for an fd that is not a map). */
 int eg_map_fill(int fd, unsigned *entries, unsigned *max_entries);
 
 #endif
