@@ -309,30 +309,6 @@ cleanup:
 	return rc;
 }
 
-static int map_info(int fd, struct bpf_map_info *info)
-{
-	__u32 len = sizeof(*info);
-
-	memset(info, 0, sizeof(*info));
-	return bpf_obj_get_info_by_fd(fd, info, &len) ? -errno : 0;
-}
-
-int eg_map_walk(int fd, __u64 elem_flags, eg_map_walk_fn fn, void *arg)
-{
-	struct bpf_map_info info;
-	int rc = map_info(fd, &info);
-
-	return rc ? rc : walk(fd, &info, elem_flags, fn, arg);
-}
-
-static int count_one(const void *key, const void *value, void *arg)
-{
-	(void)key;
-	(void)value;
-	++*(unsigned long long *)arg;
-	return 0;
-}
-
 /* Whether fd is a BPF map, from its fdinfo: the kernel answers
  * BPF_OBJ_GET_INFO_BY_FD for any BPF object, and on some kernels a
  * program's info read as a map's names a hash map of garbage sizes. A pin
@@ -356,14 +332,40 @@ static bool fd_is_map(int fd)
 	return strstr(buf, "\nmap_type:") != NULL;
 }
 
+/* The map's info, or -EINVAL when fd is another BPF object: what a map
+ * call on one gets. */
+static int map_info(int fd, struct bpf_map_info *info)
+{
+	__u32 len = sizeof(*info);
+
+	memset(info, 0, sizeof(*info));
+	if (bpf_obj_get_info_by_fd(fd, info, &len))
+		return -errno;
+	return fd_is_map(fd) ? 0 : -EINVAL;
+}
+
+int eg_map_walk(int fd, __u64 elem_flags, eg_map_walk_fn fn, void *arg)
+{
+	struct bpf_map_info info;
+	int rc = map_info(fd, &info);
+
+	return rc ? rc : walk(fd, &info, elem_flags, fn, arg);
+}
+
+static int count_one(const void *key, const void *value, void *arg)
+{
+	(void)key;
+	(void)value;
+	++*(unsigned long long *)arg;
+	return 0;
+}
+
 int eg_map_fill(int fd, unsigned *entries, unsigned *max_entries)
 {
 	struct bpf_map_info info;
 	unsigned long long total = 0;
 	int rc = map_info(fd, &info);
 
-	if (!rc && !fd_is_map(fd))
-		rc = -EINVAL; /* what a map call on another object gets */
 	if (rc)
 		return rc;
 	if (info.type == BPF_MAP_TYPE_HASH || info.type == BPF_MAP_TYPE_LRU_HASH) {
