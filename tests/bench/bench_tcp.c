@@ -482,6 +482,18 @@ static void revoker_alone(struct eg_exec_record *rec, long n, bool diag, double 
 	grant(rec);
 }
 
+/* prog attached alone to cgroup cg (nothing else is attached there). */
+static struct bpf_link *attach_alone(struct bpf_program *prog, const char *cg, const char *what)
+{
+	int fd = open(cg, O_RDONLY | O_DIRECTORY);
+	struct bpf_link *link = fd < 0 ? NULL : bpf_program__attach_cgroup(prog, fd);
+
+	if (!link)
+		die(what, errno);
+	close(fd);
+	return link;
+}
+
 int main(void)
 {
 	static const long sizes[] = {1, 100, MAX_STREAMS};
@@ -493,7 +505,7 @@ int main(void)
 	struct bpf_link *elink, *tlink;
 	struct eg_tier_ctx ctx;
 	char root[400], err[768];
-	int p1[2], p2[2], stats_fd, cgfd, rc, release_fd;
+	int p1[2], p2[2], stats_fd, rc, release_fd;
 	__u64 rel_cnt0, rel_ns0, rel_cnt1, rel_ns1;
 	double c[5], rounds[5][ROUNDS], lat[2];
 	unsigned gen = 1;
@@ -543,19 +555,12 @@ int main(void)
 	empty = cgroup_inet_empty__open_and_load();
 	if (!empty)
 		die("loading the empty connect4 program", errno);
-	cgfd = open(cg_empty, O_RDONLY | O_DIRECTORY);
-	elink = bpf_program__attach_cgroup(empty->progs.eg_connect4_empty, cgfd);
-	if (cgfd < 0 || !elink)
-		die("attaching the empty program", errno);
-	close(cgfd);
+	elink =
+	    attach_alone(empty->progs.eg_connect4_empty, cg_empty, "attaching the empty program");
 	tag = cgroup_inet_tag_probe__open_and_load();
 	if (!tag)
 		die("loading the tag probe", errno);
-	cgfd = open(cg_tag, O_RDONLY | O_DIRECTORY);
-	tlink = bpf_program__attach_cgroup(tag->progs.eg_connect4_tag_probe, cgfd);
-	if (cgfd < 0 || !tlink)
-		die("attaching the tag probe", errno);
-	close(cgfd);
+	tlink = attach_alone(tag->progs.eg_connect4_tag_probe, cg_tag, "attaching the tag probe");
 	real_fd = prog_fd_of_link("tcp_connect4");
 	empty_fd = bpf_program__fd(empty->progs.eg_connect4_empty);
 	tag_fd = bpf_program__fd(tag->progs.eg_connect4_tag_probe);
