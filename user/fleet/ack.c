@@ -1,11 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Strict reading of a worker's ack, and the fence rule (user/fleet/ack.h). */
+/* Strict reading of a worker's ack, its signature, and the fence rule
+ * (user/fleet/ack.h). libsodium directly: user/fleet/ includes nothing of
+ * execgate's but its own headers (HACKING.md, "The layers"). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
+#include <sodium.h>
 #include "fleet/ack.h"
+
+#define SIG_OPEN     ",\"signature\":\""
+#define SIG_OPEN_LEN (sizeof(SIG_OPEN) - 1)
+#define CONTEXT_LEN  sizeof(EG_ACK_SIGN_CONTEXT) /* with its NUL */
+_Static_assert(EG_ACK_SIG_TAIL_LEN == SIG_OPEN_LEN + EG_ACK_SIG_TEXT_LEN + 2, "tail");
 
 #define MAX_SAFE ((1ull << 53) - 1) /* integers JSON carries exactly */
 
@@ -108,13 +117,14 @@ static int only_members(json_t *o, const char *const *names, const char *where, 
 
 int eg_ack_parse(const char *text, size_t len, struct eg_ack *a, char *err, size_t err_size)
 {
-	static const char *const top[] = {"schema_version", "worker",	  "sandbox",	"selection",
-					  "state",	    "generation", "activation", "epoch",
-					  "revision",	    "acked_at",	  NULL};
+	static const char *const top[] = {
+	    "schema_version", "worker",	    "sandbox", "selection", "state",
+	    "generation",     "activation", "epoch",   "mode",	    "revision",
+	    "acked_at",	      "signature",  NULL};
 	static const char *const selm[] = {"worker", "generation", "activation", "revision", NULL};
 	json_error_t jerr;
 	json_t *j, *sel;
-	const char *state;
+	const char *state, *mode, *sig;
 	uint64_t v;
 	bool n_gen, n_act, n_epoch;
 	int rc;
@@ -124,6 +134,15 @@ int eg_ack_parse(const char *text, size_t len, struct eg_ack *a, char *err, size
 		return bad(err, err_size, "ack: longer than %d bytes", EG_ACK_MAX_LEN);
 	if (memchr(text, '\n', len) || memchr(text, '\0', len))
 		return bad(err, err_size, "ack: not one line");
+	/* The signature is the last member, written exactly so: what it
+	 * signs is everything before it (eg_ack_verify). */
+	if (len < EG_ACK_SIG_TAIL_LEN + 2 ||
+	    memcmp(text + len - EG_ACK_SIG_TAIL_LEN, SIG_OPEN, SIG_OPEN_LEN) ||
+	    memcmp(text + len - 2, "\"}", 2))
+		return bad(err, err_size,
+			   "ack: does not end with the signature member (,\"signature\":\"%d "
+			   "characters\"})",
+			   EG_ACK_SIG_TEXT_LEN);
 	j = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!json_is_object(j)) {
 		json_decref(j);
@@ -192,6 +211,21 @@ int eg_ack_parse(const char *text, size_t len, struct eg_ack *a, char *err, size
 		rc = uint_member(j, "acked_at", MAX_SAFE, &a->acked_at, NULL, err, err_size);
 	if (rc)
 		goto out;
+	mode = json_string_value(json_object_get(j, "mode"));
+	if (mode && !strcmp(mode, "enforce"))
+		a->mode = EG_ACK_ENFORCE;
+	else if (mode && !strcmp(mode, "audit"))
+		a->mode = EG_ACK_AUDIT;
+	else {
+		rc = bad(err, err_size, "ack: mode is not \"enforce\" or \"audit\"");
+		goto out;
+	}
+	sig = json_string_value(json_object_get(j, "signature"));
+	if (!sig || strlen(sig) != EG_ACK_SIG_TEXT_LEN) {
+		rc = bad(err, err_size, "ack: signature is not a string of %d characters",
+			 EG_ACK_SIG_TEXT_LEN);
+		goto out;
+	}
 	if (n_gen != n_act || n_gen != n_epoch) {
 		rc = bad(err, err_size,
 			 "ack: generation, activation and epoch are not all null or "
@@ -210,8 +244,8 @@ out:
 	return rc;
 }
 
-bool eg_ack_fenced(const struct eg_ack *a, const char *worker, const char *sandbox,
-		   uint64_t generation)
+bool eg_ack_fenced_state(const struct eg_ack *a, const char *worker, const char *sandbox,
+			 uint64_t generation)
 {
 	if (strcmp(a->worker, worker) || strcmp(a->sandbox, sandbox))
 		return false;
@@ -226,4 +260,107 @@ bool eg_ack_fenced(const struct eg_ack *a, const char *worker, const char *sandb
 		return a->has_record && a->generation >= generation;
 	}
 	return false;
+}
+
+bool eg_ack_fenced(const struct eg_ack *a, const char *worker, const char *sandbox,
+		   uint64_t generation)
+{
+	return a->mode == EG_ACK_ENFORCE && eg_ack_fenced_state(a, worker, sandbox, generation);
+}
+
+const char *eg_ack_mode_name(enum eg_ack_mode m)
+{
+	return m == EG_ACK_ENFORCE ? "enforce" : m == EG_ACK_AUDIT ? "audit" : "?";
+}
+
+const char *eg_ack_sig_err_name(enum eg_ack_sig_err e)
+{
+	static const char *const names[EG_ACK_SIG__COUNT] = {
+	    [EG_ACK_SIG_OK] = "ok",
+	    [EG_ACK_SIG_UNSIGNED] = "unsigned",
+	    [EG_ACK_SIG_BAD_TEXT] = "bad-signature-text",
+	    [EG_ACK_SIG_BAD_SIGNATURE] = "bad-signature",
+	};
+
+	return (unsigned)e < EG_ACK_SIG__COUNT ? names[e] : "unknown";
+}
+
+/* "execgate ack v1\0" || body || "}": body is the unsigned ack but its
+ * closing brace. */
+static uint8_t *message(const char *body, size_t body_len, size_t *len)
+{
+	uint8_t *m = malloc(CONTEXT_LEN + body_len + 1);
+
+	if (!m)
+		return NULL;
+	memcpy(m, EG_ACK_SIGN_CONTEXT, CONTEXT_LEN);
+	memcpy(m + CONTEXT_LEN, body, body_len);
+	m[CONTEXT_LEN + body_len] = '}';
+	*len = CONTEXT_LEN + body_len + 1;
+	return m;
+}
+
+int eg_ack_sign(const char *unsigned_ack, size_t len, const uint8_t sk[64], char **out)
+{
+	uint8_t sig[crypto_sign_BYTES], *m;
+	size_t mlen, body_len;
+	char *s;
+
+	*out = NULL;
+	if (sodium_init() < 0)
+		return -EIO;
+	if (len < 2 || unsigned_ack[0] != '{' || unsigned_ack[len - 1] != '}' ||
+	    len - 1 + EG_ACK_SIG_TAIL_LEN > EG_ACK_MAX_LEN)
+		return -EINVAL;
+	body_len = len - 1;
+	m = message(unsigned_ack, body_len, &mlen);
+	s = malloc(body_len + EG_ACK_SIG_TAIL_LEN + 1);
+	if (!m || !s) {
+		free(m);
+		free(s);
+		return -ENOMEM;
+	}
+	crypto_sign_detached(sig, NULL, m, mlen, sk);
+	free(m);
+	memcpy(s, unsigned_ack, body_len);
+	memcpy(s + body_len, SIG_OPEN, SIG_OPEN_LEN);
+	sodium_bin2base64(s + body_len + SIG_OPEN_LEN, EG_ACK_SIG_TEXT_LEN + 1, sig, sizeof(sig),
+			  sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+	memcpy(s + body_len + SIG_OPEN_LEN + EG_ACK_SIG_TEXT_LEN, "\"}", 3);
+	*out = s;
+	return 0;
+}
+
+enum eg_ack_sig_err eg_ack_verify(const char *text, size_t len, const uint8_t pk[32])
+{
+	char b64[EG_ACK_SIG_TEXT_LEN + 1], again[EG_ACK_SIG_TEXT_LEN + 1];
+	uint8_t sig[crypto_sign_BYTES], *m;
+	size_t sig_len = 0, mlen, body_len;
+	const char *end;
+	int rc;
+
+	if (sodium_init() < 0)
+		return EG_ACK_SIG_BAD_SIGNATURE; /* fails closed */
+	if (len > EG_ACK_MAX_LEN || len < EG_ACK_SIG_TAIL_LEN + 2 ||
+	    memcmp(text + len - EG_ACK_SIG_TAIL_LEN, SIG_OPEN, SIG_OPEN_LEN) ||
+	    memcmp(text + len - 2, "\"}", 2))
+		return EG_ACK_SIG_UNSIGNED;
+	body_len = len - EG_ACK_SIG_TAIL_LEN;
+	memcpy(b64, text + body_len + SIG_OPEN_LEN, EG_ACK_SIG_TEXT_LEN);
+	b64[EG_ACK_SIG_TEXT_LEN] = '\0';
+	/* exact base64url: decodes to 64 bytes and encodes back the same */
+	if (sodium_base642bin(sig, sizeof(sig), b64, EG_ACK_SIG_TEXT_LEN, NULL, &sig_len, &end,
+			      sodium_base64_VARIANT_URLSAFE_NO_PADDING) ||
+	    sig_len != sizeof(sig) || end != b64 + EG_ACK_SIG_TEXT_LEN)
+		return EG_ACK_SIG_BAD_TEXT;
+	sodium_bin2base64(again, sizeof(again), sig, sizeof(sig),
+			  sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+	if (memcmp(again, b64, EG_ACK_SIG_TEXT_LEN))
+		return EG_ACK_SIG_BAD_TEXT;
+	m = message(text, body_len, &mlen);
+	if (!m)
+		return EG_ACK_SIG_BAD_SIGNATURE; /* fails closed */
+	rc = crypto_sign_verify_detached(sig, m, mlen, pk);
+	free(m);
+	return rc ? EG_ACK_SIG_BAD_SIGNATURE : EG_ACK_SIG_OK;
 }
