@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # execgate-issue fence against a real etcd (docs/fleet.md, "Fence"): a
 # single member on free loopback ports in a temporary directory, acks
-# written with etcdctl. Fenced acks exit 0; a lagging worker exits 1 at the
-# timeout naming it and its last ack; an ack written during the wait
-# completes it; a malformed ack never counts; etcd unreachable exits 1;
-# usage errors exit 2. No etcd: the test fails. No root needed.
+# signed here with each worker's node key (openssl, the contract's
+# signed form) and written with etcdctl. Fenced acks exit 0; a lagging
+# worker exits 1 at the timeout naming it and its last ack; an ack written
+# during the wait completes it; a malformed, forged, unsigned or wrongly
+# signed ack never counts; a worker in audit counts only with
+# --allow-audit; etcd unreachable exits 1; usage errors exit 2. No etcd:
+# the test fails. No root needed.
 #   BUILD=build scripts/test-fence.sh
 set -euo pipefail
 
@@ -55,19 +58,51 @@ for _ in $(seq 100); do
 done
 "$ETCDCTL" --endpoints "$EP" put /ready 1 >/dev/null || { cat "$TMP/etcd.log" >&2; exit 1; }
 
+# Each worker's node key: the seed signs its acks here, the .pub is what
+# the control plane holds (--node-keys DIR/<worker>.pub).
+mkdir -p "$TMP/nodekeys"
+nodekey() {
+	local kid
+	kid=$("$ISSUE" keygen --out "$TMP/k-$1")
+	cp "$TMP/k-$1/$kid.pub" "$TMP/nodekeys/$1.pub"
+	cp "$TMP/k-$1/$kid.seed" "$TMP/seed-$1"
+}
+# sign WORKER PLAIN: the signed form of the unsigned ack PLAIN, signed by
+# WORKER's node key: "execgate ack v1\0" || PLAIN, Ed25519, the signature
+# member in place of the closing brace (docs/fleet.md, "Acks").
+sign() {
+	python3 - "$TMP/seed-$1" "$2" "$TMP" <<'PY'
+import base64, subprocess, sys
+seed = bytes.fromhex(open(sys.argv[1]).read().split()[1])
+plain = sys.argv[2]
+d = sys.argv[3]
+open(d + "/k.der", "wb").write(bytes.fromhex("302e020100300506032b657004220420") + seed)
+open(d + "/m", "wb").write(b"execgate ack v1\0" + plain.encode())
+sig = subprocess.run(["openssl", "pkeyutl", "-sign", "-keyform", "DER", "-inkey", d + "/k.der",
+                      "-rawin", "-in", d + "/m"], check=True, capture_output=True).stdout
+assert len(sig) == 64
+sys.stdout.write(plain[:-1] + ',"signature":"' + base64.urlsafe_b64encode(sig).decode().rstrip("=") + '"}')
+PY
+}
+
 P=/execgate/v1
 S=5f0c1a2b-3c4d-4e5f-8091-a2b3c4d5e6f7
 A=aaaaaaaa-0000-4000-8000-00000000000a
 B=bbbbbbbb-0000-4000-8000-00000000000b
 C=cccccccc-0000-4000-8000-00000000000c
+for w in "$A" "$B" "$C"; do nodekey "$w"; done
+NK=(--node-keys "$TMP/nodekeys")
 
-# ack WORKER SEL_GEN STATE GEN [SANDBOX]: the contract's one line
-ack() {
-	local w=$1 sg=$2 st=$3 g=$4 s=${5:-$S} a=1 e=4
+# plain WORKER SEL_GEN STATE GEN [SANDBOX [MODE]]: the contract's one line,
+# unsigned
+plain() {
+	local w=$1 sg=$2 st=$3 g=$4 s=${5:-$S} m=${6:-enforce} a=1 e=4
 	[ "$g" = null ] && a=null e=null
-	printf '{"schema_version":2,"worker":"%s","sandbox":"%s","selection":{"worker":"%s","generation":%s,"activation":1,"revision":100},"state":"%s","generation":%s,"activation":%s,"epoch":%s,"revision":120,"acked_at":1767225600}' \
-		"$w" "$s" "$B" "$sg" "$st" "$g" "$a" "$e"
+	printf '{"schema_version":3,"worker":"%s","sandbox":"%s","selection":{"worker":"%s","generation":%s,"activation":1,"revision":100},"state":"%s","generation":%s,"activation":%s,"epoch":%s,"mode":"%s","revision":120,"acked_at":1767225600}' \
+		"$w" "$s" "$B" "$sg" "$st" "$g" "$a" "$e" "$m"
 }
+# ack ...: the same, signed by WORKER's own node key
+ack() { sign "$1" "$(plain "$@")"; }
 put() { "$ETCDCTL" --endpoints "$EP" put "$P/acks/$1/$S" "$2" >/dev/null; }
 del() { "$ETCDCTL" --endpoints "$EP" del "$P/acks/$1/$S" >/dev/null; }
 
@@ -76,7 +111,7 @@ fence_rc() {
 	local want=$1 what=$2 rc
 	shift 3
 	set +e
-	"$ISSUE" fence "$@" >out 2>err
+	"$ISSUE" fence "${NK[@]}" "$@" >out 2>err
 	rc=$?
 	set -e
 	[ "$rc" -eq "$want" ] && ok || fail "$what: exit $rc, want $want (stderr: $(cat err))"
@@ -98,6 +133,23 @@ fence_rc 2 "a sandbox that is not a UUID" -- --etcd "$EP" --sandbox x --generati
 	--timeout 1
 fence_rc 2 "a prefix that is not a path" -- "${base[@]}" --prefix 'no slash'
 [ "$(wc -l <err)" -eq 1 ] && [ ! -s out ] && ok || fail "usage: [$(cat out)] [$(cat err)]"
+# --node-keys is required: without it an ack is whatever the store says
+set +e
+"$ISSUE" fence "${base[@]}" >out 2>err
+rc=$?
+set -e
+[ $rc -eq 2 ] && grep -q 'missing --node-keys DIR' err && [ ! -s out ] && ok ||
+	fail "no --node-keys: exit $rc [$(cat err)]"
+# a worker without a node key there: 1, naming the file, before any read
+fence_rc 1 "no node key for the worker" -- --etcd "http://127.0.0.1:$DEAD" --sandbox "$S" \
+	--generation 8 --workers "$A,dddddddd-0000-4000-8000-00000000000d" --timeout 5
+grep -qx "execgate-issue: fence: worker dddddddd-0000-4000-8000-00000000000d: node key $TMP/nodekeys/dddddddd-0000-4000-8000-00000000000d.pub: .*" err &&
+	[ "$(wc -l <err)" -eq 1 ] && ok || fail "no node key: [$(cat err)]"
+cp "$TMP/seed-$C" "$TMP/nodekeys/dddddddd-0000-4000-8000-00000000000d.pub"
+fence_rc 1 "a seed as node key" -- --etcd "http://127.0.0.1:$DEAD" --sandbox "$S" \
+	--generation 8 --workers "dddddddd-0000-4000-8000-00000000000d" --timeout 5
+grep -q "node key .*dddddddd-0000-4000-8000-00000000000d.pub: " err && ok || fail "a seed: [$(cat err)]"
+rm "$TMP/nodekeys/dddddddd-0000-4000-8000-00000000000d.pub"
 
 # --- fenced: retired after applying G, active at G, pending, absent -------
 put "$A" "$(ack "$A" 8 retired 7)"
@@ -135,7 +187,7 @@ grep -q "lags: last ack state retired" err && ok || fail "selection below G: [$(
 # --- an ack written during the wait completes it --------------------------
 put "$B" "$(ack "$B" 8 active 7)"
 set +e
-"$ISSUE" fence --etcd "$EP" --sandbox "$S" --generation 8 --workers "$A,$B" --timeout 20 >out 2>err &
+"$ISSUE" fence "${NK[@]}" --etcd "$EP" --sandbox "$S" --generation 8 --workers "$A,$B" --timeout 20 >out 2>err &
 fp=$!
 set -e
 sleep 1
@@ -149,21 +201,24 @@ set -e
 grep -qx "fenced $B retired" out && ok || fail "ack during the wait: [$(cat out)]"
 
 # --- a malformed ack never counts as fenced --------------------------------
+# each signed by B's own key, so that the reader (not the signature) refuses
 good=$(ack "$B" 8 retired 7)
+gp=$(plain "$B" 8 retired 7)
 bad_acks=(
-	"$(ack "$A" 8 retired 7)"                    # names another worker
+	"$(sign "$B" "$(plain "$A" 8 retired 7)")"   # names another worker
 	"$(ack "$B" 8 retired 7 "$C")"               # names another sandbox
-	"${good/\"schema_version\":2/\"schema_version\":1}"
-	"${good/\"state\":\"retired\"/\"state\":\"gone\"}"
-	"${good/\"state\":\"retired\"/\"state\":\"active\",\"x\":1}"
-	"${good/\"generation\":8/\"generation\":\"8\"}"
-	"${good/\"generation\":8/\"generation\":-8}"
+	"$(sign "$B" "${gp/\"schema_version\":3/\"schema_version\":2}")"
+	"$(sign "$B" "${gp/\"state\":\"retired\"/\"state\":\"gone\"}")"
+	"$(sign "$B" "${gp/\"state\":\"retired\"/\"state\":\"active\",\"x\":1}")"
+	"$(sign "$B" "${gp/\"generation\":8/\"generation\":\"8\"}")"
+	"$(sign "$B" "${gp/\"generation\":8/\"generation\":-8}")"
+	"$(sign "$B" "${gp/\"mode\":\"enforce\"/\"mode\":\"inherit\"}")"
 	"$(ack "$B" 8 retired null)"                 # retired without a record
 	"$(ack "$B" 8 active null)"
 	"${good%\}}"                                 # truncated
 	"${good},{}"
-	"{\"a\":1}"
-	"${good/$B/${B^^}}"                          # not the lowercase form
+	"$(sign "$B" "{\"a\":1}")"
+	"$(sign "$B" "${gp/$B/${B^^}}")"              # not the lowercase form
 )
 # schema_ok TEXT: docs/schema/ack.schema.json accepts TEXT (the schema and
 # the reader in user/fleet/ack.c agree on what an ack is)
@@ -196,6 +251,46 @@ done
 put "$B" "$good"
 fence_rc 0 "the same ack well-formed" -- --etcd "$EP" --sandbox "$S" --generation 8 --workers "$B" \
 	--timeout 0
+
+# --- forged, unsigned, wrongly signed: lagging, named why ------------------
+# an etcd writer without B's node key: B's old execution still serves
+forged=(
+	"unsigned|$(plain "$B" 8 retired 7)"
+	"bad-signature|$(plain "$B" 8 retired 7 | sed 's/}$//'),\"signature\":\"$(printf 'A%.0s' $(seq 86))\"}"
+	"bad-signature|$(sign "$A" "$(plain "$B" 8 retired 7)")" # A's key, B's ack
+	"bad-signature|$(sign "$B" "$(plain "$B" 7 active 7)" | sed 's/"generation":7,"activation":1,"revision"/"generation":8,"activation":1,"revision"/')"
+	"bad-signature-text|$(ack "$B" 8 retired 7 | sed 's/.."}$/+A"}/')"
+	"unsigned|$(plain "$B" 8 retired 7 | sed 's/"mode":"enforce",//; s/"schema_version":3/"schema_version":2/')"
+)
+for f in "${forged[@]}"; do
+	why=${f%%|*}
+	put "$B" "${f#*|}"
+	fence_rc 1 "forged ack ($why)" -- --etcd "$EP" --sandbox "$S" --generation 8 --workers "$B" \
+		--timeout 0
+	grep -qx "execgate-issue: fence: worker $B lags: ack signature refused (mod_revision [0-9]*): $why (node key [0-9a-f]\{16\})" err &&
+		[ "$(wc -l <err)" -eq 1 ] && ok || fail "forged ack ($why): [$(cat err)]"
+	[ ! -s out ] && ok || fail "forged ack ($why) counted: [$(cat out)]"
+done
+# the genuine one still passes: the refusals above were the signature's
+put "$B" "$good"
+fence_rc 0 "B's own signed ack" -- --etcd "$EP" --sandbox "$S" --generation 8 --workers "$B" --timeout 0
+
+# --- audit: never fenced unless --allow-audit, and then said ---------------
+put "$B" "$(ack "$B" 8 retired 7 "$S" audit)"
+fence_rc 1 "B retired in audit" -- --etcd "$EP" --sandbox "$S" --generation 8 --workers "$B" --timeout 0
+grep -qx "execgate-issue: fence: worker $B lags: in audit mode (--allow-audit accepts it): last ack state retired generation 7 activation 1 selection.generation 8 mode audit sandbox $S revision 120 acked_at 1767225600" err &&
+	ok || fail "audit without --allow-audit: [$(cat err)]"
+[ ! -s out ] && ok || fail "audit counted without --allow-audit: [$(cat out)]"
+fence_rc 0 "B retired in audit, --allow-audit" -- --etcd "$EP" --sandbox "$S" --generation 8 \
+	--workers "$B" --timeout 0 --allow-audit
+[ "$(cat out)" = "fenced $B retired audit" ] && ok || fail "--allow-audit: [$(cat out)]"
+# audit and lagging on the record too: not the audit line
+put "$B" "$(ack "$B" 8 active 7 "$S" audit)"
+fence_rc 1 "B active 7 in audit, --allow-audit" -- --etcd "$EP" --sandbox "$S" --generation 8 \
+	--workers "$B" --timeout 0 --allow-audit
+grep -q "lags: last ack state active generation 7 activation 1 selection.generation 8 mode audit" err &&
+	ok || fail "audit and lagging: [$(cat err)]"
+put "$B" "$good"
 
 # --- etcd unreachable for the whole timeout: 1 with the reason ------------
 t0=$(date +%s)

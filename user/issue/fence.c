@@ -3,7 +3,9 @@
  * that can no longer admit an execution of the sandbox below generation G
  * (user/fleet/ack.h, docs/fleet.md "Fence"). Reads each worker's ack, then
  * watches those keys, until all are fenced (exit 0) or the timeout
- * (exit 1, one line per lagging worker on stderr). */
+ * (exit 1, one line per lagging worker on stderr). Each ack must verify
+ * under that worker's node key (--node-keys DIR/<worker>.pub): the store
+ * can withhold an ack, not forge one. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -12,6 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <execgate/text.h>
+#include "core/ids.h"
+#include "core/key_file.h"
+#include "core/keyset.h"
 #include "fleet/ack.h"
 #include "fleet/etcd.h"
 #include "issue/issue.h"
@@ -27,19 +32,27 @@ static const struct eg_opt opts[] = {
     EG_OPT("generation", "N", "the generation about to be served: fence everything below it"),
     EG_OPT("workers", "W1,W2", "the worker UUIDs that must be fenced (required, at most 64)"),
     EG_OPT("timeout", "SEC", "give up after SEC seconds, 0 to 86400 (required; 0: read once)"),
+    EG_OPT("node-keys", "DIR",
+	   "the workers' node public keys, DIR/<worker-uuid>.pub, each the worker's node.pub "
+	   "(required)"),
+    EG_OPT("allow-audit", NULL,
+	   "count a worker in audit mode as fenced (it admits what enforce would refuse)"),
     EG_OPT_END,
 };
 
 static const struct issue_cmd fence_cmd = {
     .name = "fence",
     .synopsis = "--etcd URL[,URL] [--prefix P] --sandbox UUID --generation N\n"
-		"       --workers W1,W2,... --timeout SEC",
+		"       --workers W1,W2,... --node-keys DIR [--allow-audit] --timeout SEC",
     .about = "Waits until every named worker has acknowledged, under P/acks/WORKER/SANDBOX,\n"
 	     "a state that can no longer admit an execution of the sandbox below generation\n"
 	     "N: it applied a selection of generation N or newer, and its record is retired,\n"
 	     "absent or pending, or active at generation N or newer. Prints 'fenced WORKER\n"
 	     "STATE' on stdout as each worker is; exits 1 at the timeout with one line per\n"
-	     "lagging worker on stderr. Rule and ack format: docs/fleet.md.",
+	     "lagging worker on stderr. Each ack must verify under the worker's node key,\n"
+	     "DIR/WORKER.pub: a forged, unsigned or wrongly signed ack is a lagging worker.\n"
+	     "A worker in audit mode is never fenced unless --allow-audit, and then its line\n"
+	     "says 'audit'. Rule and ack format: docs/fleet.md.",
     .opts = opts,
 };
 
@@ -47,9 +60,11 @@ struct worker {
 	char id[EG_ACK_UUID_LEN + 1];
 	char key[PREFIX_MAX + 2 * EG_ACK_UUID_LEN + 16];
 	int64_t mod_revision; /* of the newest value seen, 0: none yet */
-	bool have_ack, refused, fenced;
+	bool have_ack, refused, sig_refused, fenced;
 	char why[160]; /* refused: the reason */
 	struct eg_ack ack;
+	uint8_t pk[32]; /* its node key */
+	char kid[EG_KID_TEXT_LEN];
 };
 
 struct fence {
@@ -57,6 +72,7 @@ struct fence {
 	size_t n, n_fenced;
 	const char *sandbox;
 	uint64_t generation;
+	bool allow_audit;
 	struct timespec deadline;
 	volatile int stop;
 	bool done; /* the watcher thread ends */
@@ -109,21 +125,62 @@ static void update(struct fence *f, struct worker *w, const char *value, size_t 
 		return;
 	w->mod_revision = mod_revision;
 	w->have_ack = !deleted;
-	w->refused = false;
+	w->refused = w->sig_refused = false;
 	w->why[0] = '\0';
-	if (!deleted && eg_ack_parse(value, len, &w->ack, err, sizeof(err))) {
-		w->refused = true;
-		snprintf(w->why, sizeof(w->why), "%s", err);
+	memset(&w->ack, 0, sizeof(w->ack));
+	if (!deleted) {
+		/* the signature first: what a forged ack claims is not read */
+		enum eg_ack_sig_err serr = eg_ack_verify(value, len, w->pk);
+
+		if (serr != EG_ACK_SIG_OK) {
+			w->refused = w->sig_refused = true;
+			snprintf(w->why, sizeof(w->why), "%s (node key %s)",
+				 eg_ack_sig_err_name(serr), w->kid);
+		} else if (eg_ack_parse(value, len, &w->ack, err, sizeof(err))) {
+			w->refused = true;
+			snprintf(w->why, sizeof(w->why), "%s", err);
+		}
 	}
 	if (!w->fenced && w->have_ack && !w->refused &&
-	    eg_ack_fenced(&w->ack, w->id, f->sandbox, f->generation)) {
+	    eg_ack_fenced_state(&w->ack, w->id, f->sandbox, f->generation) &&
+	    (w->ack.mode == EG_ACK_ENFORCE || f->allow_audit)) {
 		/* A fence holds once reached: a worker that applied G never
 		 * installs below G again (docs/fleet.md). */
 		w->fenced = true;
 		f->n_fenced++;
-		printf("fenced %s %s\n", w->id, eg_ack_state_name(w->ack.state));
+		if (w->ack.mode == EG_ACK_ENFORCE)
+			printf("fenced %s %s\n", w->id, eg_ack_state_name(w->ack.state));
+		else
+			printf("fenced %s %s audit\n", w->id, eg_ack_state_name(w->ack.state));
 		fflush(stdout);
 	}
+}
+
+/* DIR/<worker>.pub: the worker's node.pub, a typed public key file
+ * (docs/fleet.md, "Fence"). A missing or refused one fails the command
+ * before any read: a fence that cannot verify a worker cannot pass. */
+static int load_node_key(const char *dir, struct worker *w)
+{
+	char path[4200];
+	uint8_t kid[EG_KEY_ID_LEN];
+	enum eg_key_err kerr;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s.pub", dir, w->id) >= sizeof(path)) {
+		fprintf(stderr, "execgate-issue: fence: --node-keys %.100s: path too long\n", dir);
+		return -1;
+	}
+	kerr = eg_key_file_load(path, EG_KEY_ALG_ED25519, EG_KEY_KIND_PUBLIC, w->pk, sizeof(w->pk),
+				NULL);
+	if (kerr == EG_KEY_OK)
+		kerr = eg_key_check(w->pk);
+	if (kerr != EG_KEY_OK) {
+		fprintf(stderr, "execgate-issue: fence: worker %s: node key %s: %s\n", w->id, path,
+			eg_key_err_name(kerr));
+		return -1;
+	}
+	eg_key_id(w->pk, kid);
+	eg_key_id_format(kid, w->kid);
+	return 0;
 }
 
 static struct worker *by_key(struct fence *f, const char *key)
@@ -211,27 +268,31 @@ static void report_lagging(const struct fence *f)
 		if (!w->have_ack) {
 			fprintf(stderr, "execgate-issue: fence: worker %s lags: no ack\n", w->id);
 		} else if (w->refused) {
-			fprintf(stderr,
-				"execgate-issue: fence: worker %s lags: ack refused (mod_revision "
-				"%lld): %s\n",
-				w->id, (long long)w->mod_revision, w->why);
-		} else if (!a->has_record) {
 			fprintf(
 			    stderr,
-			    "execgate-issue: fence: worker %s lags: last ack state %s "
-			    "selection.generation %llu sandbox %s revision %llu acked_at %llu\n",
-			    w->id, eg_ack_state_name(a->state),
-			    (unsigned long long)a->selection.generation, a->sandbox,
-			    (unsigned long long)a->revision, (unsigned long long)a->acked_at);
+			    "execgate-issue: fence: worker %s lags: ack %srefused (mod_revision "
+			    "%lld): %s\n",
+			    w->id, w->sig_refused ? "signature " : "", (long long)w->mod_revision,
+			    w->why);
 		} else {
+			char rec[120] = "";
+			/* fenced but for its mode: say so first */
+			bool audit = a->mode == EG_ACK_AUDIT &&
+				     eg_ack_fenced_state(a, w->id, f->sandbox, f->generation);
+
+			if (a->has_record)
+				snprintf(rec, sizeof(rec), " generation %llu activation %u",
+					 (unsigned long long)a->generation, a->activation);
 			fprintf(
 			    stderr,
-			    "execgate-issue: fence: worker %s lags: last ack state %s generation "
-			    "%llu activation %u selection.generation %llu sandbox %s revision %llu "
-			    "acked_at %llu\n",
-			    w->id, eg_ack_state_name(a->state), (unsigned long long)a->generation,
-			    a->activation, (unsigned long long)a->selection.generation, a->sandbox,
-			    (unsigned long long)a->revision, (unsigned long long)a->acked_at);
+			    "execgate-issue: fence: worker %s lags: %slast ack state %s%s "
+			    "selection.generation %llu mode %s sandbox %s revision %llu acked_at "
+			    "%llu\n",
+			    w->id, audit ? "in audit mode (--allow-audit accepts it): " : "",
+			    eg_ack_state_name(a->state), rec,
+			    (unsigned long long)a->selection.generation, eg_ack_mode_name(a->mode),
+			    a->sandbox, (unsigned long long)a->revision,
+			    (unsigned long long)a->acked_at);
 		}
 	}
 }
@@ -286,6 +347,7 @@ int cmd_fence(int argc, char **argv)
 	static struct fence f;
 	struct eg_etcd_watch_spec specs[FENCE_MAX_WORKERS];
 	const char *etcd = NULL, *prefix = "/execgate/v1", *sandbox = NULL, *workers = NULL;
+	const char *node_keys = NULL;
 	char sb[EG_ACK_UUID_LEN + 1], err[512];
 	bool have_gen = false, have_timeout = false;
 	uint64_t timeout = 0;
@@ -308,6 +370,10 @@ int cmd_fence(int argc, char **argv)
 			sandbox = optarg;
 		} else if (!strcmp(o->name, "workers")) {
 			workers = optarg;
+		} else if (!strcmp(o->name, "node-keys")) {
+			node_keys = optarg;
+		} else if (!strcmp(o->name, "allow-audit")) {
+			f.allow_audit = true;
 		} else if (!strcmp(o->name, "generation")) {
 			if (eg_parse_u64(optarg, (1ull << 53) - 1, &f.generation))
 				return eg_opts_usage(&p, "--generation '%s': not in 0..2^53-1",
@@ -332,6 +398,11 @@ int cmd_fence(int argc, char **argv)
 		return eg_opts_usage(&p, "missing --workers W1,W2,...");
 	if (!have_timeout)
 		return eg_opts_usage(&p, "missing --timeout SEC");
+	/* Required: without the keys an ack is whatever the store says
+	 * (docs/fleet.md, "Fence"). */
+	if (!node_keys)
+		return eg_opts_usage(&p, "missing --node-keys DIR (the workers' node.pub files, "
+					 "DIR/<worker-uuid>.pub)");
 	if (strlen(sandbox) != EG_ACK_UUID_LEN)
 		return eg_opts_usage(&p, "--sandbox '%s': not a UUID", sandbox);
 	memcpy(sb, sandbox, sizeof(sb));
@@ -351,6 +422,9 @@ int cmd_fence(int argc, char **argv)
 			break;
 	if (prefix[0] != '/' || plen > PREFIX_MAX || i < plen)
 		return eg_opts_usage(&p, "--prefix '%.100s': not an etcd key path", prefix);
+	for (i = 0; i < f.n; i++)
+		if (load_node_key(node_keys, &f.w[i]))
+			return ISSUE_EXIT_ERROR;
 	rc = eg_etcd_open(etcd, 1000, &e, err, sizeof(err));
 	if (rc < 0)
 		return eg_opts_usage(&p, "--etcd: %s", err);

@@ -28,7 +28,8 @@ static void usage(FILE *f)
 		   "       execgate-issue inspect-keyset [--root-keys FILE|DIR] TEXT\n"
 		   "       execgate-issue fence --etcd URL[,URL] [--prefix P] --sandbox UUID "
 		   "--generation N\n"
-		   "                          --workers W1,W2,... --timeout SEC\n"
+		   "                          --workers W1,W2,... --node-keys DIR [--allow-audit]\n"
+		   "                          --timeout SEC\n"
 		   "(execgate-issue COMMAND --help for its flags)\n\noptions:\n");
 	eg_opts_help_std(f);
 }
