@@ -16,6 +16,10 @@
 #define BACKOFF_MIN_MS	100
 #define BACKOFF_MAX_MS	5000
 #define ETCD_TIMEOUT_MS 2000
+/* How often the acker compares each written ack with the truth
+ * (fleetd/ack.c, eg_fw_ack_recheck): the bound on how long an ack may lag
+ * a change made by another process. */
+#define ACK_RECHECK_NS (1000ull * 1000 * 1000)
 
 /* An answer from etcd: the worker's view is current as of revision. */
 static void heard(struct eg_fleet_worker *d, struct eg_etcd *e, int64_t revision)
@@ -214,6 +218,7 @@ static int put_ack(struct eg_fleet_worker *d, struct eg_etcd *e, const uint8_t s
 {
 	struct eg_fleet_worker *f = d;
 	char key[600], u[EG_UUID_TEXT_LEN], err[EG_ERR_MAX], *json = NULL;
+	uint8_t fp[EG_FW_ACK_FP_LEN];
 	struct eg_fw_sel *s = NULL;
 	int rc;
 
@@ -221,19 +226,30 @@ static int put_ack(struct eg_fleet_worker *d, struct eg_etcd *e, const uint8_t s
 	for (size_t i = 0; i < f->n_sels; i++)
 		if (!memcmp(f->sels[i].sandbox, sandbox, EG_ID_BYTES))
 			s = &f->sels[i];
-	rc = s ? eg_fw_ack_json(d, s, &json) : -ENOENT;
+	rc = s ? eg_fw_ack_signed(d, s, &json, fp) : -ENOENT;
 	pthread_mutex_unlock(&f->lock);
-	if (rc)
-		return rc;
 	eg_uuid_to_text(sandbox, u);
+	if (rc) {
+		if (rc != -ENOENT)
+			eg_fw_log(d, 4, "fleet: sandbox %s: ack not written: %s", u, strerror(-rc));
+		return rc;
+	}
 	snprintf(key, sizeof(key), "%s/acks/%s/%s", d->prefix, d->self_text, u);
 	rc = eg_etcd_put(e, key, json, strlen(json), NULL, err, sizeof(err));
 	free(json);
 	pthread_mutex_lock(&f->lock);
-	if (rc)
+	if (rc) {
 		f->ack_errors++;
-	else
+	} else {
 		f->acks_written++;
+		/* what this ack said, for eg_fw_ack_recheck (the entry may have
+		 * moved: sels grows by realloc) */
+		for (size_t i = 0; i < f->n_sels; i++)
+			if (!memcmp(f->sels[i].sandbox, sandbox, EG_ID_BYTES)) {
+				memcpy(f->sels[i].ack_fp, fp, sizeof(fp));
+				f->sels[i].ack_written = true;
+			}
+	}
 	pthread_mutex_unlock(&f->lock);
 	if (rc)
 		lost(d, "writing an ack", err);
@@ -245,6 +261,7 @@ static void *acker(void *arg)
 	struct eg_fleet_worker *d = arg;
 	struct eg_fleet_worker *f = d;
 	uint64_t next_reconcile = eg_fw_mono_ns() + (uint64_t)d->reconcile_interval * 1000000000ull;
+	uint64_t next_recheck = eg_fw_mono_ns() + ACK_RECHECK_NS;
 	unsigned backoff = BACKOFF_MIN_MS;
 	char err[EG_ERR_MAX];
 	struct eg_etcd *e = NULL;
@@ -271,6 +288,13 @@ static void *acker(void *arg)
 				found = true;
 			}
 		if (!found) {
+			if (eg_fw_mono_ns() >= next_recheck) {
+				pthread_mutex_unlock(&f->lock);
+				eg_fw_ack_recheck(d);
+				next_recheck = eg_fw_mono_ns() + ACK_RECHECK_NS;
+				pthread_mutex_lock(&f->lock);
+				continue;
+			}
 			clock_gettime(CLOCK_REALTIME, &ts);
 			ts.tv_sec += 1;
 			pthread_cond_timedwait(&f->wake, &f->lock, &ts);

@@ -31,6 +31,8 @@
 #define EG_FW_KSD_APPLY	  (EG_KSD__COUNT + 2) /* the worker could not apply it */
 #define EG_FW_KSD_REASONS (EG_KSD__COUNT + 3)
 
+#define EG_FW_ACK_FP_LEN 16
+
 struct eg_fw_sel {
 	uint8_t sandbox[EG_ID_BYTES];
 	bool has_sel;
@@ -41,6 +43,9 @@ struct eg_fw_sel {
 	 * the next key set), counted once. */
 	int64_t unknown_rev;
 	bool ack_dirty;
+	/* the fingerprint of the last ack written (fleetd/ack.c) */
+	bool ack_written;
+	uint8_t ack_fp[EG_FW_ACK_FP_LEN];
 };
 
 struct eg_fleet_worker {
@@ -69,6 +74,8 @@ struct eg_fleet_worker {
 	/* threads (watch.c) */
 	pthread_t watcher, acker;
 	bool started;
+	uint8_t node_sk[64]; /* the node key that signs the acks (ack.c) */
+	bool have_node_key;
 	volatile int interrupt; /* ends the watch: stop, or a reconcile is due */
 	volatile int stopping;
 	char prefix_workers[512]; /* <prefix>/workers/<self>/selections/ */
@@ -80,6 +87,16 @@ void eg_fw_log(struct eg_fleet_worker *d, int prio, const char *fmt, ...)
 /* The ack of s as one line of JSON (docs/fleet.md, "Acks") into *out
  * (free()); under lock. 0 or -errno. */
 int eg_fw_ack_json(struct eg_fleet_worker *d, const struct eg_fw_sel *s, char **out);
+/* ack.c. The ack of s signed by the node key (<state_dir>/node.seed,
+ * loaded at the first call), one line (docs/fleet.md, "Acks"), into *out
+ * (free()), and fp, the fingerprint of what it says but its revision and
+ * time; under lock. 0 or -errno (no node key, or the mode unreadable: the
+ * ack is not written, and retried). */
+int eg_fw_ack_signed(struct eg_fleet_worker *d, const struct eg_fw_sel *s, char **out,
+		     uint8_t fp[EG_FW_ACK_FP_LEN]);
+/* Marks dirty every written ack that no longer says what is true (a
+ * record or mode changed by another process). Takes the lock. */
+void eg_fw_ack_recheck(struct eg_fleet_worker *d);
 uint64_t eg_fw_mono_ns(void);
 
 #endif
