@@ -177,14 +177,25 @@ check "PUT of the selected execution 8 on B" "200" "$(api B PUT "/v1/sandboxes/$
 
 say
 say "== 3. the fence: capabilities for 8 only once no worker can serve 7 =="
+say "each worker signs its acks with its node key; the control plane holds every node.pub,"
+say "collected at enrolment, as NODEKEYS/<worker-uuid>.pub:"
+mkdir -p "$TMP/nodekeys"
+for w in A B; do cp "${STW[$w]}/node.pub" "$TMP/nodekeys/${IDW[$w]}.pub"; done
 rc=0
-shown "$ISSUE" fence --etcd "$ETCD" --sandbox "$S" --generation 8 --workers "${IDW[A]},${IDW[B]}" --timeout 10 || rc=$?
+shown "$ISSUE" fence --etcd "$ETCD" --sandbox "$S" --generation 8 --workers "${IDW[A]},${IDW[B]}" --node-keys "$TMP/nodekeys" --timeout 10 || rc=$?
 check "fence on A and B for generation 8" "exit 0" "exit $rc"
 say "a fence for generation 9, which no worker has been told of, times out naming both:"
 rc=0
-shown "$ISSUE" fence --etcd "$ETCD" --sandbox "$S" --generation 9 --workers "${IDW[A]},${IDW[B]}" --timeout 2 2>"$TMP/fence.err" || rc=$?
+shown "$ISSUE" fence --etcd "$ETCD" --sandbox "$S" --generation 9 --workers "${IDW[A]},${IDW[B]}" --node-keys "$TMP/nodekeys" --timeout 2 2>"$TMP/fence.err" || rc=$?
 sed 's/^/   /' "$TMP/fence.err"
 check "fence for generation 9 (nobody selected it)" "exit 1, 2 lagging" "exit $rc, $(grep -c lag "$TMP/fence.err") lagging"
+say "an ack forged on the bus (A 'retired' for another sandbox, unsigned) does not pass:"
+S9=9f0c1a2b-3c4d-4e5f-8091-a2b3c4d5e6f9
+ctl put "$PREFIX/acks/${IDW[A]}/$S9" '{"schema_version":3,"worker":"'"${IDW[A]}"'","sandbox":"'"$S9"'","selection":{"worker":"'"${IDW[B]}"'","generation":9,"activation":1,"revision":1},"state":"retired","generation":7,"activation":1,"epoch":1,"mode":"enforce","revision":1,"acked_at":1}' >/dev/null
+rc=0
+shown "$ISSUE" fence --etcd "$ETCD" --sandbox "$S9" --generation 9 --workers "${IDW[A]}" --node-keys "$TMP/nodekeys" --timeout 0 2>"$TMP/fence.err" || rc=$?
+sed 's/^/   /' "$TMP/fence.err"
+check "fence on a forged ack" "exit 1, signature refused" "exit $rc, $(grep -q 'ack signature refused' "$TMP/fence.err" && echo signature refused)"
 
 say
 say "== 4. a forged selection on the bus =="
