@@ -79,7 +79,9 @@ static pid_t spawn(struct eg_test_etcd *env, size_t i, bool fresh)
 {
 	struct eg_test_etcd_member *m = &env->m[i];
 	char cluster[EG_TEST_ETCD_MAX * 64] = "", data[320], logf[320], peer[64], lp[64];
-	size_t k;
+	char srv_cert[320], srv_key[320], ttl[16];
+	const char *argv[64];
+	size_t k, a = 0;
 	pid_t pid;
 
 	for (k = 0; k < env->n; k++) {
@@ -92,6 +94,52 @@ static pid_t spawn(struct eg_test_etcd *env, size_t i, bool fresh)
 	snprintf(logf, sizeof(logf), "%s/%s.log", env->dir, m->name);
 	snprintf(peer, sizeof(peer), "http://127.0.0.1:%u", m->peer_port);
 	snprintf(lp, sizeof(lp), "%s", peer);
+	snprintf(srv_cert, sizeof(srv_cert), "%s/server.pem", env->dir);
+	snprintf(srv_key, sizeof(srv_key), "%s/server.key", env->dir);
+	snprintf(ttl, sizeof(ttl), "%u", env->token_ttl);
+	argv[a++] = etcd_bin();
+	argv[a++] = "--name";
+	argv[a++] = m->name;
+	argv[a++] = "--data-dir";
+	argv[a++] = data;
+	argv[a++] = "--listen-client-urls";
+	argv[a++] = m->client_url;
+	argv[a++] = "--advertise-client-urls";
+	argv[a++] = m->client_url;
+	argv[a++] = "--listen-peer-urls";
+	argv[a++] = lp;
+	argv[a++] = "--initial-advertise-peer-urls";
+	argv[a++] = peer;
+	argv[a++] = "--initial-cluster";
+	argv[a++] = cluster;
+	argv[a++] = "--initial-cluster-state";
+	argv[a++] = fresh ? "new" : "existing";
+	argv[a++] = "--initial-cluster-token";
+	argv[a++] = env->dir;
+	argv[a++] = "--heartbeat-interval";
+	argv[a++] = "50";
+	argv[a++] = "--election-timeout";
+	argv[a++] = "500";
+	argv[a++] = "--experimental-watch-progress-notify-interval";
+	argv[a++] = "1s";
+	argv[a++] = "--log-level";
+	argv[a++] = "warn";
+	if (env->tls) {
+		argv[a++] = "--cert-file";
+		argv[a++] = srv_cert;
+		argv[a++] = "--key-file";
+		argv[a++] = srv_key;
+		argv[a++] = "--trusted-ca-file";
+		argv[a++] = env->ca;
+		argv[a++] = "--client-cert-auth";
+		argv[a++] = "--auth-token";
+		argv[a++] = "simple";
+	}
+	if (env->token_ttl) {
+		argv[a++] = "--auth-token-ttl";
+		argv[a++] = ttl;
+	}
+	argv[a] = NULL;
 	pid = fork();
 	if (pid < 0)
 		return -1;
@@ -104,14 +152,7 @@ static pid_t spawn(struct eg_test_etcd *env, size_t i, bool fresh)
 			dup2(fd, 1);
 			dup2(fd, 2);
 		}
-		execl(etcd_bin(), etcd_bin(), "--name", m->name, "--data-dir", data,
-		      "--listen-client-urls", m->client_url, "--advertise-client-urls",
-		      m->client_url, "--listen-peer-urls", lp, "--initial-advertise-peer-urls",
-		      peer, "--initial-cluster", cluster, "--initial-cluster-state",
-		      fresh ? "new" : "existing", "--initial-cluster-token", env->dir,
-		      "--heartbeat-interval", "50", "--election-timeout", "500",
-		      "--experimental-watch-progress-notify-interval", "1s", "--log-level", "warn",
-		      (char *)NULL);
+		execv(etcd_bin(), (char *const *)argv);
 		_exit(127);
 	}
 	return pid;
@@ -132,14 +173,15 @@ static void log_tails(struct eg_test_etcd *env)
 }
 
 /* One member answers a read (serializable reads still need it up). */
-static bool member_answers(struct eg_test_etcd_member *m, bool write)
+static bool member_answers(struct eg_test_etcd *env, struct eg_test_etcd_member *m, bool write)
 {
 	struct eg_etcd *e;
 	struct eg_etcd_range r;
 	char err[256];
 	bool ok;
 
-	if (eg_etcd_open(m->client_url, 500, &e, err, sizeof(err)))
+	if (eg_etcd_open_auth(m->client_url, 500, env->tls ? &env->admin : NULL, &e, err,
+			      sizeof(err)))
 		return false;
 	if (write)
 		ok = !eg_etcd_put(e, "/eg-test-ready", "1", 1, NULL, err, sizeof(err));
@@ -168,7 +210,7 @@ static int wait_member(struct eg_test_etcd *env, size_t i, bool write, double li
 			env->m[i].pid = 0;
 			return -1;
 		}
-		if (member_answers(&env->m[i], write))
+		if (member_answers(env, &env->m[i], write))
 			return 0;
 		usleep(50 * 1000);
 	}
@@ -177,7 +219,58 @@ static int wait_member(struct eg_test_etcd *env, size_t i, bool write, double li
 	return -1;
 }
 
+/* The cluster's certificates, by openssl in env->dir. */
+static int make_certs(struct eg_test_etcd *env)
+{
+	char cmd[4096];
+	const char *d = env->dir;
+	int st;
+
+	snprintf(cmd, sizeof(cmd),
+		 "set -e; cd '%s'; umask 077; "
+		 "key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 "
+		 "-out $1.key 2>/dev/null; }; "
+		 "ca() { key $1; openssl req -x509 -new -key $1.key -out $1.pem -days 2 "
+		 "-subj /O=$1 2>/dev/null; }; "
+		 "sign() { key $1; openssl req -new -key $1.key -out $1.csr -subj \"$2\" "
+		 "2>/dev/null; printf '%%s\n' \"$3\" >$1.ext; "
+		 "openssl x509 -req -in $1.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
+		 "-out $1.pem -days 2 -extfile $1.ext 2>/dev/null; }; "
+		 "ca ca; ca other-ca; "
+		 "sign server /O=eg-test-etcd 'subjectAltName=IP:127.0.0.1'; "
+		 "sign client /O=eg-test-client 'extendedKeyUsage=clientAuth'; "
+		 "sign root /CN=root 'extendedKeyUsage=clientAuth'",
+		 d);
+	st = system(cmd);
+	if (st != 0) {
+		fprintf(stderr, "etcd_env: openssl could not make the certificates (status %d)\n",
+			st);
+		return -1;
+	}
+	snprintf(env->ca, sizeof(env->ca), "%s/ca.pem", d);
+	snprintf(env->other_ca, sizeof(env->other_ca), "%s/other-ca.pem", d);
+	snprintf(env->client_cert, sizeof(env->client_cert), "%s/client.pem", d);
+	snprintf(env->client_key, sizeof(env->client_key), "%s/client.key", d);
+	snprintf(env->root_cert, sizeof(env->root_cert), "%s/root.pem", d);
+	snprintf(env->root_key, sizeof(env->root_key), "%s/root.key", d);
+	eg_test_etcd_auth(env, NULL, NULL, &env->admin);
+	return 0;
+}
+
+static int start(size_t n, bool tls, bool auth, unsigned ttl, struct eg_test_etcd *env);
+static int enable_auth(struct eg_test_etcd *env);
+
 int eg_test_etcd_start(size_t n, struct eg_test_etcd *env)
+{
+	return start(n, false, false, 0, env);
+}
+
+int eg_test_etcd_start_tls(size_t n, bool auth, unsigned ttl, struct eg_test_etcd *env)
+{
+	return start(n, true, auth, ttl, env);
+}
+
+static int start(size_t n, bool tls, bool auth, unsigned ttl, struct eg_test_etcd *env)
 {
 	unsigned short ports[2 * EG_TEST_ETCD_MAX];
 	char tmpl[] = "/tmp/execgate-etcd.XXXXXX";
@@ -205,11 +298,15 @@ int eg_test_etcd_start(size_t n, struct eg_test_etcd *env)
 	}
 	snprintf(env->dir, sizeof(env->dir), "%s", tmpl);
 	env->n = n;
+	env->tls = tls;
+	env->token_ttl = ttl;
 	live[slot] = env;
 	if (!atexit_done) {
 		atexit(stop_all);
 		atexit_done = true;
 	}
+	if (tls && make_certs(env))
+		goto fail;
 	if (free_ports(ports, 2 * n)) {
 		fprintf(stderr, "etcd_env: no free loopback port\n");
 		goto fail;
@@ -221,8 +318,8 @@ int eg_test_etcd_start(size_t n, struct eg_test_etcd *env)
 		snprintf(m->name, sizeof(m->name), "m%zu", i);
 		m->client_port = ports[2 * i];
 		m->peer_port = ports[2 * i + 1];
-		snprintf(m->client_url, sizeof(m->client_url), "http://127.0.0.1:%u",
-			 m->client_port);
+		snprintf(m->client_url, sizeof(m->client_url), "%s://127.0.0.1:%u",
+			 tls ? "https" : "http", m->client_port);
 		snprintf(env->endpoints + l, sizeof(env->endpoints) - l, "%s%s", i ? "," : "",
 			 m->client_url);
 	}
@@ -237,11 +334,94 @@ int eg_test_etcd_start(size_t n, struct eg_test_etcd *env)
 	for (i = 0; i < n; i++)
 		if (wait_member(env, i, true, 15))
 			goto fail;
+	if (auth && enable_auth(env))
+		goto fail;
 	return 0;
 fail:
 	log_tails(env);
 	eg_test_etcd_stop(env);
 	return -1;
+}
+
+int eg_test_etcdctl(struct eg_test_etcd *env, const char *args)
+{
+	const char *bin = getenv("EXECGATE_ETCDCTL_BIN");
+	char cmd[2048];
+	int st;
+
+	if (env->tls)
+		snprintf(cmd, sizeof(cmd),
+			 "ETCDCTL_API=3 %s --endpoints '%s' --cacert '%s' --cert '%s' --key '%s' "
+			 "--dial-timeout 3s --command-timeout 5s %s >&2",
+			 bin && *bin ? bin : "/usr/bin/etcdctl", env->endpoints, env->ca,
+			 env->root_cert, env->root_key, args);
+	else
+		snprintf(cmd, sizeof(cmd),
+			 "ETCDCTL_API=3 %s --endpoints '%s' --dial-timeout 3s "
+			 "--command-timeout 5s %s >&2",
+			 bin && *bin ? bin : "/usr/bin/etcdctl", env->endpoints, args);
+	st = system(cmd);
+	if (st != 0) {
+		fprintf(stderr, "etcd_env: etcdctl %s: status %d\n", args, st);
+		return -1;
+	}
+	return 0;
+}
+
+int eg_test_etcd_user(struct eg_test_etcd *env, const char *name, const char *role,
+		      char *password_file)
+{
+	unsigned char rnd[12];
+	char pw[32], args[256];
+	FILE *f;
+	int fd, rc;
+
+	fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || read(fd, rnd, sizeof(rnd)) != (ssize_t)sizeof(rnd)) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		snprintf(pw + 2 * i, 3, "%02x", rnd[i]);
+	snprintf(password_file, 320, "%s/%s.password", env->dir, name);
+	fd = open(password_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f || fprintf(f, "%s\n", pw) < 0 || fclose(f)) {
+		fprintf(stderr, "etcd_env: %s: cannot write\n", password_file);
+		return -1;
+	}
+	snprintf(args, sizeof(args), "user add %s --new-user-password=%s", name, pw);
+	rc = eg_test_etcdctl(env, args);
+	if (!rc && role) {
+		snprintf(args, sizeof(args), "user grant-role %s %s", name, role);
+		rc = eg_test_etcdctl(env, args);
+	}
+	return rc;
+}
+
+void eg_test_etcd_auth(const struct eg_test_etcd *env, const char *user, const char *password_file,
+		       struct eg_etcd_auth *auth)
+{
+	memset(auth, 0, sizeof(*auth));
+	auth->cacert = env->ca;
+	auth->cert = env->client_cert;
+	auth->key = env->client_key;
+	auth->user = user;
+	auth->password_file = password_file;
+}
+
+/* root (role root) with a password, then auth on; the env's own client
+ * logs in as root from then on. */
+static int enable_auth(struct eg_test_etcd *env)
+{
+	if (eg_test_etcd_user(env, "root", "root", env->root_password_file) ||
+	    eg_test_etcdctl(env, "auth enable"))
+		return -1;
+	env->auth = true;
+	eg_test_etcd_auth(env, "root", env->root_password_file, &env->admin);
+	return 0;
 }
 
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -334,6 +514,11 @@ int eg_test_etcd_leader(struct eg_test_etcd *env)
 		curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 		curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, sink);
 		curl_easy_setopt(h, CURLOPT_WRITEDATA, buf);
+		if (env->tls) {
+			curl_easy_setopt(h, CURLOPT_CAINFO, env->ca);
+			curl_easy_setopt(h, CURLOPT_SSLCERT, env->client_cert);
+			curl_easy_setopt(h, CURLOPT_SSLKEY, env->client_key);
+		}
 		cc = curl_easy_perform(h);
 		curl_easy_cleanup(h);
 		if (cc != CURLE_OK)

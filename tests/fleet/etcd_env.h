@@ -11,13 +11,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include "fleet/etcd.h"
 
 #define EG_TEST_ETCD_MAX 5
 
 struct eg_test_etcd_member {
 	char name[16];
 	unsigned short client_port, peer_port;
-	char client_url[64]; /* http://127.0.0.1:PORT */
+	char client_url[64]; /* http://127.0.0.1:PORT, https:// with TLS */
 	pid_t pid;	     /* 0 while killed */
 };
 
@@ -26,12 +27,45 @@ struct eg_test_etcd {
 	struct eg_test_etcd_member m[EG_TEST_ETCD_MAX];
 	char dir[256];
 	char endpoints[EG_TEST_ETCD_MAX * 64]; /* every client URL, comma-separated */
+	/* With eg_test_etcd_start_tls(): the files openssl made in dir (a
+	 * P-256 CA, the members' certificate for IP:127.0.0.1, a client
+	 * certificate without a CN (the JSON gateway's rule), one with
+	 * CN=root (etcdctl's gRPC login as root), and a second CA that
+	 * signed nothing of this cluster's); and whether auth is on. */
+	bool tls, auth;
+	unsigned token_ttl;
+	char ca[320], client_cert[320], client_key[320];
+	char root_cert[320], root_key[320], other_ca[320];
+	/* what the env's own client uses: the CA and client certificate,
+	 * and once auth is on, root with its password file */
+	char root_password_file[320];
+	struct eg_etcd_auth admin;
 };
 
 /* Starts n members and waits until the cluster serves a put (15 s at most).
  * 0, or -1 with the reason on stderr (and the members' log tails). */
 int eg_test_etcd_start(size_t n_members, struct eg_test_etcd *env);
 void eg_test_etcd_stop(struct eg_test_etcd *env);
+/* The same with client TLS (https client URLs, --client-cert-auth,
+ * --trusted-ca-file), certificates made by openssl in env->dir; with auth,
+ * a user root (role root, a random password in root_password_file) and
+ * etcd's auth enabled; token_ttl (seconds, 0: etcd's 300) is the simple
+ * tokens' --auth-token-ttl. Peers talk plain HTTP on loopback. */
+int eg_test_etcd_start_tls(size_t n_members, bool auth, unsigned token_ttl,
+			   struct eg_test_etcd *env);
+/* etcdctl (ETCDCTL_API=3, $EXECGATE_ETCDCTL_BIN or /usr/bin/etcdctl) on
+ * every member, as root by its CN=root certificate when TLS is on: the
+ * arguments, one string split at blanks. Its output goes to stderr. 0, or
+ * -1 with etcdctl's exit status said on stderr. */
+int eg_test_etcdctl(struct eg_test_etcd *env, const char *args);
+/* A user with a random password in a file (mode 0600) of env->dir, path
+ * into password_file (320 bytes), granted role when role is not NULL. */
+int eg_test_etcd_user(struct eg_test_etcd *env, const char *name, const char *role,
+		      char *password_file);
+/* auth for a client of this cluster: the CA, the client certificate
+ * without a CN, and user with password_file (both may be NULL). */
+void eg_test_etcd_auth(const struct eg_test_etcd *env, const char *user, const char *password_file,
+		       struct eg_etcd_auth *auth);
 /* SIGKILL member i and reap it. */
 int eg_test_etcd_kill_member(struct eg_test_etcd *env, size_t i);
 /* Start member i again on its ports and data, wait until it answers. */

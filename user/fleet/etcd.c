@@ -18,13 +18,15 @@
 #define DEFAULT_TIMEOUT_MS 2000u
 #define ENDPOINT_MAX	   255u
 #define PAGE_LIMIT	   "1000"
+#define AUTH_PATH	   "/v3/auth/authenticate"
 
 struct eg_etcd {
 	char *ep[EG_ETCD_MAX_ENDPOINTS];
 	size_t n_ep;
 	size_t cur; /* the endpoint that answered last */
 	unsigned timeout_ms;
-	CURL *easy; /* unary calls; reused for keep-alive */
+	struct eg_etcd_creds creds; /* TLS files, user, password, token */
+	CURL *easy;		    /* unary calls; reused for keep-alive */
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -33,6 +35,9 @@ static CURLcode curl_init_rc = CURLE_FAILED_INIT;
 static void curl_init(void)
 {
 	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+	/* the password lives in sodium_malloc'd memory (etcd_auth.c) */
+	if (sodium_init() < 0)
+		curl_init_rc = CURLE_FAILED_INIT;
 }
 
 void eg_etcd_seterr(char *err, size_t err_size, const char *fmt, ...)
@@ -76,6 +81,22 @@ static int add_endpoint(struct eg_etcd *e, const char *s, size_t len, char *err,
 		eg_etcd_seterr(err, err_size, "etcd endpoint '%.*s': no host", (int)len, s);
 		return -EINVAL;
 	}
+	if (memchr(s, '@', len)) {
+		eg_etcd_seterr(err, err_size,
+			       "etcd endpoint '%.*s': holds user info (give a user and a password "
+			       "file)",
+			       (int)len, s);
+		return -EINVAL;
+	}
+	/* Whoever sits on the path of plain HTTP reads and forges every
+	 * answer and ack: only to this host's own loopback. */
+	if (s[4] != 's' && !eg_etcd_is_loopback_url(s, len)) {
+		eg_etcd_seterr(err, err_size,
+			       "etcd endpoint '%.*s': plain http:// to a host that is not loopback "
+			       "(127.0.0.0/8, [::1], localhost): use https://",
+			       (int)len, s);
+		return -EINVAL;
+	}
 	if (e->n_ep == EG_ETCD_MAX_ENDPOINTS) {
 		eg_etcd_seterr(err, err_size, "etcd endpoints: more than %d",
 			       EG_ETCD_MAX_ENDPOINTS);
@@ -90,6 +111,12 @@ static int add_endpoint(struct eg_etcd *e, const char *s, size_t len, char *err,
 
 int eg_etcd_open(const char *endpoints, unsigned timeout_ms, struct eg_etcd **out, char *err,
 		 size_t err_size)
+{
+	return eg_etcd_open_auth(endpoints, timeout_ms, NULL, out, err, err_size);
+}
+
+int eg_etcd_open_auth(const char *endpoints, unsigned timeout_ms, const struct eg_etcd_auth *auth,
+		      struct eg_etcd **out, char *err, size_t err_size)
 {
 	struct eg_etcd *e;
 	const char *p, *comma;
@@ -119,6 +146,11 @@ int eg_etcd_open(const char *endpoints, unsigned timeout_ms, struct eg_etcd **ou
 		if (!comma)
 			break;
 	}
+	rc = eg_etcd_creds_load(auth, &e->creds, err, err_size);
+	if (rc < 0) {
+		eg_etcd_close(e);
+		return rc;
+	}
 	e->easy = curl_easy_init();
 	if (!e->easy) {
 		eg_etcd_close(e);
@@ -139,6 +171,7 @@ void eg_etcd_close(struct eg_etcd *e)
 		free(e->ep[i]);
 	if (e->easy)
 		curl_easy_cleanup(e->easy);
+	eg_etcd_creds_free(&e->creds);
 	free(e);
 }
 
@@ -194,15 +227,31 @@ static size_t membuf_write(char *data, size_t size, size_t nmemb, void *ud)
 	return n;
 }
 
-enum attempt { ATTEMPT_OK, ATTEMPT_NEXT, ATTEMPT_FAIL };
+/* TLS 1.3 servers refuse a client without a certificate by an alert after
+ * the handshake: curl then sees only a send or receive failing. */
+static const char *tls_hint(const struct eg_etcd *e, size_t idx, CURLcode cc)
+{
+	if (e->creds.cert || strncmp(e->ep[idx], "https://", 8))
+		return "";
+	if (cc != CURLE_SEND_ERROR && cc != CURLE_RECV_ERROR && cc != CURLE_SSL_CONNECT_ERROR)
+		return "";
+	return "; no client certificate was given, which an etcd with --client-cert-auth "
+	       "refuses";
+}
 
-/* One POST to one endpoint. ATTEMPT_NEXT: that endpoint did not serve it
- * (unreachable, timed out, no leader): try another. */
+/* ATTEMPT_AUTH: etcd refused the token (expired, or the auth store moved
+ * on): authenticate again and repeat, once. */
+enum attempt { ATTEMPT_OK, ATTEMPT_NEXT, ATTEMPT_FAIL, ATTEMPT_AUTH };
+
+/* One POST to one endpoint, with the token when there is one.
+ * ATTEMPT_NEXT: that endpoint did not serve it (unreachable, a refused
+ * TLS handshake, timed out, no leader): try another. */
 static enum attempt post_one(struct eg_etcd *e, size_t idx, const char *path, const char *body,
 			     json_t **answer, int *rc, char *err, size_t err_size)
 {
 	struct membuf b = {0};
-	char url[ENDPOINT_MAX + 64];
+	struct curl_slist *hdr = NULL;
+	char url[ENDPOINT_MAX + 64], why[CURL_ERROR_SIZE] = "";
 	json_error_t jerr;
 	CURLcode cc;
 	long status = 0;
@@ -215,10 +264,18 @@ static enum attempt post_one(struct eg_etcd *e, size_t idx, const char *path, co
 	curl_easy_setopt(e->easy, CURLOPT_TIMEOUT_MS, (long)e->timeout_ms);
 	curl_easy_setopt(e->easy, CURLOPT_CONNECTTIMEOUT_MS, (long)e->timeout_ms);
 	curl_easy_setopt(e->easy, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e->easy, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e->easy, CURLOPT_ERRORBUFFER, why);
+	eg_etcd_curl_tls(&e->creds, e->easy);
+	if (strcmp(path, AUTH_PATH)) {
+		hdr = eg_etcd_auth_header(&e->creds);
+		curl_easy_setopt(e->easy, CURLOPT_HTTPHEADER, hdr);
+	}
 	curl_easy_setopt(e->easy, CURLOPT_WRITEFUNCTION, membuf_write);
 	curl_easy_setopt(e->easy, CURLOPT_WRITEDATA, &b);
 	cc = curl_easy_perform(e->easy);
+	curl_easy_setopt(e->easy, CURLOPT_HTTPHEADER, NULL);
+	curl_easy_setopt(e->easy, CURLOPT_ERRORBUFFER, NULL);
+	curl_slist_free_all(hdr);
 	if (b.over) {
 		free(b.p);
 		*rc = -EPROTO;
@@ -229,7 +286,11 @@ static enum attempt post_one(struct eg_etcd *e, size_t idx, const char *path, co
 	if (cc != CURLE_OK) {
 		free(b.p);
 		*rc = -EHOSTUNREACH;
-		eg_etcd_seterr(err, err_size, "etcd %s: %s", e->ep[idx], curl_easy_strerror(cc));
+		/* curl's detail names a refused handshake: "tlsv13 alert
+		 * certificate required", "unable to get local issuer" */
+		eg_etcd_seterr(err, err_size, "etcd %s: %s%s%.160s%s%s", e->ep[idx],
+			       curl_easy_strerror(cc), why[0] ? " (" : "", why, why[0] ? ")" : "",
+			       tls_hint(e, idx, cc));
 		return ATTEMPT_NEXT;
 	}
 	curl_easy_getinfo(e->easy, CURLINFO_RESPONSE_CODE, &status);
@@ -257,6 +318,20 @@ static enum attempt post_one(struct eg_etcd *e, size_t idx, const char *path, co
 
 		eg_etcd_seterr(err, err_size, "etcd %s%s: HTTP %ld: %.200s", e->ep[idx], path,
 			       status, msg ? msg : "(no message)");
+		if (e->creds.user && eg_etcd_token_refused(msg)) {
+			json_decref(j);
+			*rc = -EACCES;
+			return ATTEMPT_AUTH;
+		}
+		if (eg_etcd_caller_refused(msg) || eg_etcd_token_refused(msg)) {
+			eg_etcd_seterr(err, err_size, "etcd %s%s: refused for %s%s%s: %.200s",
+				       e->ep[idx], path, e->creds.user ? "user '" : "",
+				       e->creds.user ? e->creds.user : "a client without a user",
+				       e->creds.user ? "'" : "", msg);
+			json_decref(j);
+			*rc = -EACCES;
+			return ATTEMPT_FAIL;
+		}
 		json_decref(j);
 		/* gRPC UNAVAILABLE / DEADLINE_EXCEEDED (no leader, timeout):
 		 * another member may serve it. */
@@ -269,6 +344,68 @@ static enum attempt post_one(struct eg_etcd *e, size_t idx, const char *path, co
 	}
 	*answer = j;
 	return ATTEMPT_OK;
+}
+
+int eg_etcd_login(struct eg_etcd *e, size_t idx, char *err, size_t err_size)
+{
+	json_t *req, *ans = NULL;
+	const char *tok;
+	char *body;
+	int rc = -EHOSTUNREACH;
+	enum attempt a;
+
+	if (e->creds.token) {
+		sodium_memzero(e->creds.token, strlen(e->creds.token));
+		free(e->creds.token);
+		e->creds.token = NULL;
+	}
+	req = json_pack("{s:s, s:s}", "name", e->creds.user, "password", e->creds.password);
+	body = req ? json_dumps(req, JSON_COMPACT) : NULL;
+	json_decref(req); /* jansson copied the password: wiped below with body */
+	if (!body)
+		return -ENOMEM;
+	a = post_one(e, idx % e->n_ep, AUTH_PATH, body, &ans, &rc, err, err_size);
+	sodium_memzero(body, strlen(body));
+	free(body);
+	if (a != ATTEMPT_OK)
+		return rc == -EIO ? -EACCES : rc;
+	tok = json_string_value(json_object_get(ans, "token"));
+	if (!tok || !*tok || strlen(tok) > 512 || strpbrk(tok, "\r\n")) {
+		json_decref(ans);
+		eg_etcd_seterr(err, err_size, "etcd %s%s: no usable token in the answer",
+			       e->ep[idx % e->n_ep], AUTH_PATH);
+		return -EPROTO;
+	}
+	e->creds.token = strdup(tok);
+	json_decref(ans);
+	return e->creds.token ? 0 : -ENOMEM;
+}
+
+struct eg_etcd_creds *eg_etcd_creds(struct eg_etcd *e)
+{
+	return &e->creds;
+}
+
+/* One POST to endpoint idx as the user: a token first if there is none,
+ * and once more when etcd refuses the one sent. */
+static enum attempt post_auth(struct eg_etcd *e, size_t idx, const char *path, const char *body,
+			      json_t **answer, int *rc, char *err, size_t err_size)
+{
+	enum attempt a;
+
+	if (e->creds.user && !e->creds.token) {
+		*rc = eg_etcd_login(e, idx, err, err_size);
+		if (*rc)
+			return *rc == -EHOSTUNREACH ? ATTEMPT_NEXT : ATTEMPT_FAIL;
+	}
+	a = post_one(e, idx, path, body, answer, rc, err, err_size);
+	if (a != ATTEMPT_AUTH)
+		return a;
+	*rc = eg_etcd_login(e, idx, err, err_size);
+	if (*rc)
+		return *rc == -EHOSTUNREACH ? ATTEMPT_NEXT : ATTEMPT_FAIL;
+	a = post_one(e, idx, path, body, answer, rc, err, err_size);
+	return a == ATTEMPT_AUTH ? ATTEMPT_FAIL : a; /* a new token refused: -EACCES */
 }
 
 /* POST body to every endpoint in turn, the last good one first. */
@@ -284,7 +421,7 @@ static int post(struct eg_etcd *e, const char *path, json_t *req, json_t **answe
 		return -ENOMEM;
 	for (k = 0; k < e->n_ep; k++) {
 		size_t idx = (e->cur + k) % e->n_ep;
-		enum attempt a = post_one(e, idx, path, body, answer, &rc, err, err_size);
+		enum attempt a = post_auth(e, idx, path, body, answer, &rc, err, err_size);
 
 		if (a == ATTEMPT_OK) {
 			e->cur = idx;

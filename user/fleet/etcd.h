@@ -23,11 +23,51 @@
 
 struct eg_etcd;
 
-/* endpoints: "http://127.0.0.1:2379[,http://...]" (http or https only,
- * at most EG_ETCD_MAX_ENDPOINTS). timeout_ms bounds each unary call and
- * each connect (0: 2000). -EINVAL with err naming the bad endpoint. */
+/* How the client proves itself to etcd and checks etcd (docs/fleet.md,
+ * "The etcd client"); every member may be NULL:
+ *   - cacert: a PEM file of the CA(s) that signed the members'
+ *     certificates; when given, the server is verified against it alone,
+ *     not the system's CAs; NULL: the system's CAs;
+ *   - cert, key: a PEM client certificate and its key (mutual TLS), both
+ *     or neither. With etcd's auth on, the JSON gateway refuses a client
+ *     certificate that holds a CN: use one without (subject /O=...);
+ *   - user, password_file: etcd's user/password authentication, both or
+ *     neither. The password is the file's first line (a trailing newline
+ *     is dropped); the file must be a regular file that neither group nor
+ *     others may read or write (mode 0600 or 0400), and not empty. The
+ *     token etcd gives for them (POST /v3/auth/authenticate) goes with
+ *     every call as the Authorization header; when etcd answers that it is
+ *     invalid (expired, or the auth store moved on), the client
+ *     authenticates again once and repeats the call. The password is never
+ *     part of an error. */
+struct eg_etcd_auth {
+	const char *cacert;
+	const char *cert, *key;
+	const char *user;
+	const char *password_file;
+};
+
+/* endpoints: "https://10.0.0.1:2379[,https://...]" (at most
+ * EG_ETCD_MAX_ENDPOINTS). Plain http:// is taken only to a loopback host
+ * (127.0.0.0/8, [::1], localhost): anything else is -EINVAL, named. auth
+ * may be NULL (no TLS files, no user); its files are checked here
+ * (eg_etcd_auth_check), and the password read; no I/O to etcd happens
+ * before the first call. timeout_ms bounds each unary call and each
+ * connect (0: 2000). -EINVAL (or -errno of a file) with err naming the bad
+ * endpoint or file. */
+int eg_etcd_open_auth(const char *endpoints, unsigned timeout_ms, const struct eg_etcd_auth *auth,
+		      struct eg_etcd **out, char *err, size_t err_size);
+/* eg_etcd_open_auth() without TLS files or a user. */
 int eg_etcd_open(const char *endpoints, unsigned timeout_ms, struct eg_etcd **out, char *err,
 		 size_t err_size);
+/* The checks eg_etcd_open_auth() makes of auth, without opening anything
+ * of etcd's: the pairs are complete, each file can be read, the password
+ * file is private and not empty. 0, or -EINVAL / -EPERM / -errno with err
+ * naming the file and the reason. */
+int eg_etcd_auth_check(const struct eg_etcd_auth *auth, char *err, size_t err_size);
+/* Whether an endpoint's URL may be plain http://: its host is a loopback
+ * address (127.0.0.0/8, [::1], localhost). */
+bool eg_etcd_is_loopback_url(const char *url, size_t len);
 void eg_etcd_close(struct eg_etcd *e);
 /* The endpoint that answered last (for logs and status). */
 const char *eg_etcd_endpoint(const struct eg_etcd *e);
@@ -48,8 +88,11 @@ void eg_etcd_range_free(struct eg_etcd_range *r);
 
 /* One key (prefix false) or every key under it (prefix true), all pages.
  * 0 (also when nothing matched: r->n == 0), or a negative errno with err:
- * -EHOSTUNREACH when no endpoint answered, -EPROTO for an answer that does
- * not parse. */
+ * -EHOSTUNREACH when no endpoint answered (a refused TLS handshake
+ * included: err says why), -EPROTO for an answer that does not parse,
+ * -EACCES when etcd refused the caller: permission denied for its role, no
+ * user given to an etcd with auth on, a wrong password, or a token refused
+ * again right after a new one was obtained. The same for every call below. */
 int eg_etcd_get(struct eg_etcd *e, const char *key, bool prefix, struct eg_etcd_range *r, char *err,
 		size_t err_size);
 /* Put; *revision (may be NULL) gets the store's revision after it. */

@@ -5,6 +5,7 @@
 #ifndef EXECGATE_FLEET_ETCD_IMPL_H
 #define EXECGATE_FLEET_ETCD_IMPL_H
 
+#include <curl/curl.h>
 #include <jansson.h>
 #include "fleet/etcd.h"
 
@@ -33,5 +34,35 @@ const char *eg_etcd_endpoint_at(const struct eg_etcd *e, size_t i);
 size_t eg_etcd_current(const struct eg_etcd *e);
 void eg_etcd_set_current(struct eg_etcd *e, size_t i);
 unsigned eg_etcd_timeout_ms(const struct eg_etcd *e);
+
+/* TLS and authentication (user/fleet/etcd_auth.c, etcd.c). */
+/* The handle's copy of an eg_etcd_auth, and the password read. */
+struct eg_etcd_creds {
+	char *cacert, *cert, *key, *user;
+	char *password; /* NUL-terminated, wiped when freed */
+	char *token;	/* the last one etcd gave, NULL: none yet */
+};
+/* Checks auth (eg_etcd_auth_check) and copies it into c, the password
+ * read from its file. */
+int eg_etcd_creds_load(const struct eg_etcd_auth *auth, struct eg_etcd_creds *c, char *err,
+		       size_t err_size);
+void eg_etcd_creds_free(struct eg_etcd_creds *c);
+/* The TLS options of every request: protocols, TLS 1.2 at least, the CA
+ * file alone when one is given, the client certificate and key. */
+void eg_etcd_curl_tls(const struct eg_etcd_creds *c, CURL *h);
+/* "Authorization: TOKEN" when there is a token, else NULL (also when out
+ * of memory: the call then goes without it and etcd refuses it). */
+struct curl_slist *eg_etcd_auth_header(const struct eg_etcd_creds *c);
+/* Whether an etcd error message says that the token is not (or no
+ * longer) good: authenticate again and repeat. */
+bool eg_etcd_token_refused(const char *msg);
+/* Whether it says the caller was refused (permission, no user, bad
+ * password): -EACCES. */
+bool eg_etcd_caller_refused(const char *msg);
+struct eg_etcd_creds *eg_etcd_creds(struct eg_etcd *e);
+/* Gets a new token from endpoint i: 0; -EHOSTUNREACH when it did not
+ * answer (try another); -EACCES when etcd refused the user or password;
+ * -EPROTO. */
+int eg_etcd_login(struct eg_etcd *e, size_t i, char *err, size_t err_size);
 
 #endif

@@ -54,7 +54,8 @@ struct watch {
 	bool delivered; /* fn was called: no silent restart any more */
 	int rc;		/* set: stop with this */
 	bool rc_set;
-	int64_t progress_out; /* last progress revision given to fn */
+	int64_t progress_out;	/* last progress revision given to fn */
+	struct curl_slist *hdr; /* the Authorization header, NULL: none */
 };
 
 static void stop_with(struct watch *w, int rc)
@@ -222,7 +223,11 @@ static int message(struct watch *w, struct stream *s, const char *p, size_t len)
 		} else {
 			eg_etcd_seterr(w->err, w->err_size, "etcd watch %s: canceled: %.200s", ep,
 				       why ? why : "(no reason)");
-			rc = -EPIPE;
+			/* a token refused is asked for again (eg_etcd_watch);
+			 * a caller refused is refused by every member */
+			rc = eg_etcd_token_refused(why)	   ? -EKEYEXPIRED
+			     : eg_etcd_caller_refused(why) ? -EACCES
+							   : -EPIPE;
 		}
 		goto out;
 	}
@@ -460,7 +465,8 @@ static int streams_start(struct watch *w, CURLM *m, const struct eg_etcd_watch_s
 		curl_easy_setopt(s->h, CURLOPT_POSTFIELDS, s->body);
 		curl_easy_setopt(s->h, CURLOPT_CONNECTTIMEOUT_MS, (long)eg_etcd_timeout_ms(w->e));
 		curl_easy_setopt(s->h, CURLOPT_NOSIGNAL, 1L);
-		curl_easy_setopt(s->h, CURLOPT_PROTOCOLS_STR, "http,https");
+		eg_etcd_curl_tls(eg_etcd_creds(w->e), s->h);
+		curl_easy_setopt(s->h, CURLOPT_HTTPHEADER, w->hdr);
 		curl_easy_setopt(s->h, CURLOPT_TCP_KEEPALIVE, 1L);
 		curl_easy_setopt(s->h, CURLOPT_TCP_KEEPIDLE, 4L);
 		curl_easy_setopt(s->h, CURLOPT_TCP_KEEPINTVL, 2L);
@@ -554,8 +560,9 @@ int eg_etcd_watch(struct eg_etcd *e, const struct eg_etcd_watch_spec *specs, siz
 	    .err = err,
 	    .err_size = err_size,
 	};
+	struct eg_etcd_creds *c = eg_etcd_creds(e);
 	size_t n_ep = eg_etcd_n_endpoints(e), k, i;
-	bool tried_all = true;
+	bool tried_all = true, relogged = false;
 	int rc = -EHOSTUNREACH;
 	CURLM *m;
 
@@ -584,10 +591,32 @@ int eg_etcd_watch(struct eg_etcd *e, const struct eg_etcd_watch_spec *specs, siz
 		w.ep = (eg_etcd_current(e) + k) % n_ep;
 		w.rc_set = false;
 		w.progress_out = 0;
-		rc = streams_start(&w, m, specs);
-		if (!rc)
-			rc = run(&w, m, stop, &next);
-		streams_free(&w, m);
+		rc = c->user && !c->token ? eg_etcd_login(e, w.ep, err, err_size) : 0;
+		if (rc == -EHOSTUNREACH)
+			continue;
+		if (!rc) {
+			w.hdr = eg_etcd_auth_header(c);
+			rc = streams_start(&w, m, specs);
+			if (!rc)
+				rc = run(&w, m, stop, &next);
+			streams_free(&w, m);
+			curl_slist_free_all(w.hdr);
+			w.hdr = NULL;
+		}
+		if (rc == -EKEYEXPIRED && c->user && !relogged) {
+			/* the token expired, or the auth store moved on: a new
+			 * one, and the watch again on the same endpoint */
+			relogged = true;
+			rc = eg_etcd_login(e, w.ep, err, err_size);
+			if (rc == -EHOSTUNREACH)
+				continue;
+			if (!rc) {
+				k--; /* wraps at 0; the loop's k++ brings it back */
+				continue;
+			}
+		}
+		if (rc == -EKEYEXPIRED)
+			rc = -EACCES;
 		if (!next) {
 			/* a broken stream: the caller's resume starts elsewhere */
 			eg_etcd_set_current(e, rc == -EPIPE ? w.ep + 1 : w.ep);

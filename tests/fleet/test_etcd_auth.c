@@ -1,0 +1,439 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The etcd client as production runs etcd (user/fleet/etcd.h, struct
+ * eg_etcd_auth): against a real etcd with client TLS
+ * (--client-cert-auth), certificates made by openssl, and auth on, with a
+ * role "worker" as docs/fleet.md ("etcd roles") gives a worker: reads,
+ * watches and writes work; a client without a certificate, without a
+ * user, with the wrong CA, with a wrong password or outside its role is
+ * refused, and says so; an expired token is replaced. Then the files and
+ * endpoints the client refuses before it sends anything. No etcd or
+ * openssl: the tests fail (EXECGATE_ALLOW_SKIP=1 skips them, loudly). */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include "fleet/etcd.h"
+#include "fleet/etcd_env.h"
+#include "fleet/etcd_impl.h"
+
+static struct eg_test_etcd env;
+static char worker_pw[320];
+
+static void fini(void)
+{
+	eg_test_etcd_stop(&env);
+}
+
+TestSuite(etcd_auth, .fini = fini, .timeout = 120);
+
+static void need_tools(void)
+{
+	if (access("/usr/bin/openssl", X_OK) == 0)
+		return;
+	if (getenv("EXECGATE_ALLOW_SKIP") && !strcmp(getenv("EXECGATE_ALLOW_SKIP"), "1")) {
+		fprintf(stderr, "SKIPPED: etcd_auth: /usr/bin/openssl missing "
+				"(EXECGATE_ALLOW_SKIP=1)\n");
+		cr_skip_test("SKIPPED: /usr/bin/openssl missing");
+	}
+	cr_assert_fail("/usr/bin/openssl missing (install openssl, or EXECGATE_ALLOW_SKIP=1)");
+}
+
+/* One member, TLS, auth on, and the worker role of docs/fleet.md for
+ * worker w1 under /eg: read its selections and the key set, read and
+ * write its acks. */
+static void start(unsigned token_ttl)
+{
+	need_tools();
+	cr_assert_eq(eg_test_etcd_start_tls(1, true, token_ttl, &env), 0,
+		     "etcd with TLS and auth did not start");
+	cr_assert_eq(eg_test_etcdctl(&env, "role add worker"), 0);
+	cr_assert_eq(eg_test_etcdctl(&env, "role grant-permission worker --prefix=true read "
+					   "/eg/workers/w1/selections/"),
+		     0);
+	cr_assert_eq(eg_test_etcdctl(&env, "role grant-permission worker read /eg/keyset"), 0);
+	cr_assert_eq(eg_test_etcdctl(&env, "role grant-permission worker --prefix=true readwrite "
+					   "/eg/acks/w1/"),
+		     0);
+	cr_assert_eq(eg_test_etcd_user(&env, "worker", "worker", worker_pw), 0);
+}
+
+static struct eg_etcd *open_as(const char *user, const char *pw_file)
+{
+	struct eg_etcd_auth a;
+	struct eg_etcd *e;
+	char err[256];
+
+	eg_test_etcd_auth(&env, user, pw_file, &a);
+	cr_assert_eq(eg_etcd_open_auth(env.endpoints, 1000, &a, &e, err, sizeof(err)), 0, "%s",
+		     err);
+	return e;
+}
+
+static int64_t admin_put(const char *k, const char *v)
+{
+	struct eg_etcd *e = open_as("root", env.root_password_file);
+	char err[256];
+	int64_t rev = 0;
+
+	cr_assert_eq(eg_etcd_put(e, k, v, strlen(v), &rev, err, sizeof(err)), 0, "put %s: %s", k,
+		     err);
+	eg_etcd_close(e);
+	return rev;
+}
+
+struct got {
+	char key[128];
+	int n;
+};
+
+static int first_event(const struct eg_etcd_event *ev, size_t n, int64_t rev, void *ctx)
+{
+	struct got *g = ctx;
+
+	(void)rev;
+	if (!n)
+		return 0;
+	snprintf(g->key, sizeof(g->key), "%s", ev[0].kv.key);
+	g->n++;
+	return 1;
+}
+
+static unsigned put_delay_ms = 400;
+
+static void *put_later(void *arg)
+{
+	usleep(put_delay_ms * 1000);
+	admin_put(arg, "later");
+	return NULL;
+}
+
+/* A watch of the worker's selections from start_rev: the first event's
+ * key, with a put of later_key put_delay_ms after the watch began. */
+static int watch_one(struct eg_etcd *e, int64_t start_rev, const char *later_key, struct got *g,
+		     char *err, size_t err_size)
+{
+	struct eg_etcd_watch_spec spec = {"/eg/workers/w1/selections/", true};
+	pthread_t t;
+	int rc;
+
+	memset(g, 0, sizeof(*g));
+	if (later_key)
+		cr_assert_eq(pthread_create(&t, NULL, put_later, (void *)later_key), 0);
+	rc = eg_etcd_watch(e, &spec, 1, start_rev, first_event, g, NULL, NULL, err, err_size);
+	if (later_key)
+		pthread_join(t, NULL);
+	return rc;
+}
+
+Test(etcd_auth, reads_watches_and_writes_with_ca_cert_and_user)
+{
+	struct eg_etcd_range r;
+	struct eg_etcd *e;
+	struct got g;
+	char err[256];
+	int64_t rev;
+
+	start(0);
+	admin_put("/eg/keyset", "ks");
+	rev = admin_put("/eg/workers/w1/selections/a", "sel-a");
+	e = open_as("worker", worker_pw);
+	cr_assert_eq(eg_etcd_get(e, "/eg/workers/w1/selections/", true, &r, err, sizeof(err)), 0,
+		     "%s", err);
+	cr_assert_eq(r.n, 1);
+	cr_assert_str_eq(r.kvs[0].key, "/eg/workers/w1/selections/a");
+	cr_assert_str_eq(r.kvs[0].value, "sel-a");
+	eg_etcd_range_free(&r);
+	cr_assert_eq(eg_etcd_get(e, "/eg/keyset", false, &r, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(r.n, 1);
+	cr_assert_str_eq(r.kvs[0].value, "ks");
+	eg_etcd_range_free(&r);
+	cr_assert_eq(eg_etcd_put(e, "/eg/acks/w1/s1", "ack", 3, NULL, err, sizeof(err)), 0, "%s",
+		     err);
+	/* a watch from the future sees a put made while it runs */
+	cr_assert_eq(watch_one(e, rev + 1, "/eg/workers/w1/selections/b", &g, err, sizeof(err)), 1,
+		     "%s", err);
+	cr_assert_str_eq(g.key, "/eg/workers/w1/selections/b");
+	cr_assert_str_eq(eg_etcd_endpoint(e), env.m[0].client_url);
+	eg_etcd_close(e);
+}
+
+Test(etcd_auth, no_client_certificate_refused_at_the_handshake)
+{
+	struct eg_etcd_auth a;
+	struct eg_etcd_range r;
+	struct eg_etcd *e;
+	char err[256];
+	int rc;
+
+	start(0);
+	eg_test_etcd_auth(&env, "worker", worker_pw, &a);
+	a.cert = a.key = NULL;
+	cr_assert_eq(eg_etcd_open_auth(env.endpoints, 1000, &a, &e, err, sizeof(err)), 0, "%s",
+		     err);
+	rc = eg_etcd_get(e, "/eg/keyset", false, &r, err, sizeof(err));
+	/* not etcd's answer: the TLS handshake failed (TLS 1.3 says so in
+	 * an alert after it, so the first read is where curl sees it) */
+	cr_assert_eq(rc, -EHOSTUNREACH, "%d: %s", rc, err);
+	cr_assert(strstr(err, env.m[0].client_url), "%s", err);
+	cr_assert(strstr(err, "no client certificate was given"), "%s", err);
+	eg_etcd_close(e);
+}
+
+Test(etcd_auth, certificate_without_user_refused_by_etcd)
+{
+	struct eg_etcd_watch_spec spec = {"/eg/workers/w1/selections/", true};
+	struct eg_etcd_range r;
+	struct eg_etcd *e;
+	struct got g = {0};
+	char err[256];
+	int rc;
+
+	start(0);
+	e = open_as(NULL, NULL);
+	rc = eg_etcd_get(e, "/eg/keyset", false, &r, err, sizeof(err));
+	cr_assert_eq(rc, -EACCES, "%d: %s", rc, err);
+	cr_assert(strstr(err, "user name is empty"), "%s", err);
+	cr_assert(strstr(err, "a client without a user"), "%s", err);
+	rc = eg_etcd_put(e, "/eg/acks/w1/s1", "x", 1, NULL, err, sizeof(err));
+	cr_assert_eq(rc, -EACCES, "%d: %s", rc, err);
+	rc = eg_etcd_watch(e, &spec, 1, 0, first_event, &g, NULL, NULL, err, sizeof(err));
+	cr_assert_eq(rc, -EACCES, "%d: %s", rc, err);
+	cr_assert(strstr(err, "user name is empty"), "%s", err);
+	cr_assert_eq(g.n, 0);
+	eg_etcd_close(e);
+}
+
+Test(etcd_auth, outside_its_role_permission_denied)
+{
+	struct eg_etcd_watch_spec spec = {"/eg/workers/w2/selections/", true};
+	struct eg_etcd_range r;
+	struct eg_etcd *e;
+	struct got g = {0};
+	char err[256];
+	int rc;
+
+	start(0);
+	e = open_as("worker", worker_pw);
+	/* its selections and the key set are read-only to it */
+	rc = eg_etcd_put(e, "/eg/workers/w1/selections/x", "forged", 6, NULL, err, sizeof(err));
+	cr_assert_eq(rc, -EACCES, "%d: %s", rc, err);
+	cr_assert(strstr(err, "/v3/kv/put: refused for user 'worker': etcdserver: permission "
+			      "denied"),
+		  "%s", err);
+	rc = eg_etcd_put(e, "/eg/keyset", "forged", 6, NULL, err, sizeof(err));
+	cr_assert_eq(rc, -EACCES, "%d: %s", rc, err);
+	/* another worker's acks and selections are not its own */
+	rc = eg_etcd_put(e, "/eg/acks/w2/s1", "forged", 6, NULL, err, sizeof(err));
+	cr_assert_eq(rc, -EACCES, "%d: %s", rc, err);
+	rc = eg_etcd_get(e, "/eg/workers/w2/selections/", true, &r, err, sizeof(err));
+	cr_assert_eq(rc, -EACCES, "%d: %s", rc, err);
+	rc = eg_etcd_delete(e, "/eg/workers/w1/selections/", true, NULL, err, sizeof(err));
+	cr_assert_eq(rc, -EACCES, "%d: %s", rc, err);
+	rc = eg_etcd_watch(e, &spec, 1, 0, first_event, &g, NULL, NULL, err, sizeof(err));
+	cr_assert_eq(rc, -EACCES, "%d: %s", rc, err);
+	cr_assert(strstr(err, "permission denied"), "%s", err);
+	eg_etcd_close(e);
+}
+
+Test(etcd_auth, expired_token_is_replaced)
+{
+	struct eg_etcd_range r;
+	struct eg_etcd *e;
+	struct got g;
+	char err[256], first[600];
+	int64_t rev;
+
+	start(2); /* --auth-token-ttl 2: a token unused for 2 s is gone */
+	rev = admin_put("/eg/workers/w1/selections/a", "sel-a");
+	e = open_as("worker", worker_pw);
+	cr_assert_eq(eg_etcd_get(e, "/eg/keyset", false, &r, err, sizeof(err)), 0, "%s", err);
+	eg_etcd_range_free(&r);
+	cr_assert_not_null(eg_etcd_creds(e)->token);
+	snprintf(first, sizeof(first), "%s", eg_etcd_creds(e)->token);
+	sleep(4);
+	/* a unary call: refused once, a new token, the call again */
+	cr_assert_eq(eg_etcd_get(e, "/eg/keyset", false, &r, err, sizeof(err)), 0, "%s", err);
+	eg_etcd_range_free(&r);
+	cr_assert_str_neq(eg_etcd_creds(e)->token, first, "the token was not replaced");
+	snprintf(first, sizeof(first), "%s", eg_etcd_creds(e)->token);
+	sleep(4);
+	/* a watch: canceled for the token, a new one, created again */
+	cr_assert_eq(watch_one(e, rev, NULL, &g, err, sizeof(err)), 1, "%s", err);
+	cr_assert_str_eq(g.key, "/eg/workers/w1/selections/a");
+	cr_assert_str_neq(eg_etcd_creds(e)->token, first, "the token was not replaced");
+	/* a watch outlives its token: it was authorized when created */
+	put_delay_ms = 4000;
+	cr_assert_eq(watch_one(e, rev + 1, "/eg/workers/w1/selections/c", &g, err, sizeof(err)), 1,
+		     "%s", err);
+	cr_assert_str_eq(g.key, "/eg/workers/w1/selections/c");
+	eg_etcd_close(e);
+}
+
+Test(etcd_auth, wrong_password_refused)
+{
+	struct eg_etcd_auth a;
+	struct eg_etcd_range r;
+	struct eg_etcd *e;
+	char err[256], pw_file[400];
+	int fd, rc;
+
+	start(0);
+	snprintf(pw_file, sizeof(pw_file), "%s/wrong.password", env.dir);
+	fd = open(pw_file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, "not-the-password\n", 17), 17);
+	close(fd);
+	eg_test_etcd_auth(&env, "worker", pw_file, &a);
+	cr_assert_eq(eg_etcd_open_auth(env.endpoints, 1000, &a, &e, err, sizeof(err)), 0, "%s",
+		     err);
+	rc = eg_etcd_get(e, "/eg/keyset", false, &r, err, sizeof(err));
+	cr_assert_eq(rc, -EACCES, "%d: %s", rc, err);
+	cr_assert(strstr(err, "authentication failed"), "%s", err);
+	cr_assert_null(strstr(err, "not-the-password"), "the password is in the error: %s", err);
+	eg_etcd_close(e);
+}
+
+Test(etcd_auth, wrong_ca_refused)
+{
+	struct eg_etcd_auth a;
+	struct eg_etcd_range r;
+	struct eg_etcd *e;
+	char err[256];
+	int rc;
+
+	start(0);
+	eg_test_etcd_auth(&env, "worker", worker_pw, &a);
+	a.cacert = env.other_ca;
+	cr_assert_eq(eg_etcd_open_auth(env.endpoints, 1000, &a, &e, err, sizeof(err)), 0, "%s",
+		     err);
+	rc = eg_etcd_get(e, "/eg/keyset", false, &r, err, sizeof(err));
+	cr_assert_eq(rc, -EHOSTUNREACH, "%d: %s", rc, err);
+	cr_assert(strstr(err, "SSL peer certificate") || strstr(err, "certificate"), "%s", err);
+	/* and without a CA file, the system's CAs do not know this one */
+	eg_etcd_close(e);
+	a.cacert = NULL;
+	cr_assert_eq(eg_etcd_open_auth(env.endpoints, 1000, &a, &e, err, sizeof(err)), 0, "%s",
+		     err);
+	rc = eg_etcd_get(e, "/eg/keyset", false, &r, err, sizeof(err));
+	cr_assert_eq(rc, -EHOSTUNREACH, "%d: %s", rc, err);
+	eg_etcd_close(e);
+}
+
+/* --- what is refused before anything is sent ---------------------------- */
+
+TestSuite(etcd_auth_local, .timeout = 30);
+
+static void open_refused(const char *endpoints, const struct eg_etcd_auth *a, int want,
+			 const char *msg)
+{
+	struct eg_etcd *e = NULL;
+	char err[300] = "";
+	int rc = eg_etcd_open_auth(endpoints, 1000, a, &e, err, sizeof(err));
+
+	cr_assert_eq(rc, want, "%s: %d (%s)", endpoints, rc, err);
+	cr_assert_null(e);
+	cr_assert_str_eq(err, msg);
+}
+
+static void open_ok(const char *endpoints)
+{
+	struct eg_etcd *e = NULL;
+	char err[300] = "";
+
+	cr_assert_eq(eg_etcd_open(endpoints, 1000, &e, err, sizeof(err)), 0, "%s: %s", endpoints,
+		     err);
+	eg_etcd_close(e);
+}
+
+Test(etcd_auth_local, plain_http_only_to_loopback)
+{
+	open_refused("http://10.1.2.3:2379", NULL, -EINVAL,
+		     "etcd endpoint 'http://10.1.2.3:2379': plain http:// to a host that is not "
+		     "loopback (127.0.0.0/8, [::1], localhost): use https://");
+	open_refused("https://10.0.0.1:2379,http://etcd.example:2379", NULL, -EINVAL,
+		     "etcd endpoint 'http://etcd.example:2379': plain http:// to a host that is "
+		     "not loopback (127.0.0.0/8, [::1], localhost): use https://");
+	open_refused("http://127.0.0.1.evil.example:2379", NULL, -EINVAL,
+		     "etcd endpoint 'http://127.0.0.1.evil.example:2379': plain http:// to a "
+		     "host that is not loopback (127.0.0.0/8, [::1], localhost): use https://");
+	open_refused("http://[::2]:2379", NULL, -EINVAL,
+		     "etcd endpoint 'http://[::2]:2379': plain http:// to a host that is not "
+		     "loopback (127.0.0.0/8, [::1], localhost): use https://");
+	open_refused("http://u:p@127.0.0.1:2379", NULL, -EINVAL,
+		     "etcd endpoint 'http://u:p@127.0.0.1:2379': holds user info (give a user "
+		     "and a password file)");
+	open_ok("http://127.0.0.1:2379");
+	open_ok("http://127.200.3.4:2379,http://localhost:2379,http://[::1]:2379");
+	open_ok("http://LOCALHOST");
+	open_ok("https://10.1.2.3:2379,https://etcd.example");
+}
+
+static void write_file(const char *path, const char *text, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+
+	cr_assert_geq(fd, 0, "%s: %s", path, strerror(errno));
+	cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	cr_assert_eq(fchmod(fd, mode), 0);
+	close(fd);
+}
+
+Test(etcd_auth_local, files_checked_at_open)
+{
+	char dir[] = "/tmp/eg-etcd-auth.XXXXXX", pw[300], msg[600], cert[300];
+	struct eg_etcd_auth a = {0};
+	struct eg_etcd *e = NULL;
+	char err[300];
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(pw, sizeof(pw), "%s/pw", dir);
+	snprintf(cert, sizeof(cert), "%s/cert.pem", dir);
+	write_file(cert, "not read before a connect\n", 0644);
+
+	a.cert = cert;
+	open_refused("https://10.0.0.1", &a, -EINVAL,
+		     "etcd client certificate given without its key");
+	a.cert = NULL;
+	a.key = cert;
+	open_refused("https://10.0.0.1", &a, -EINVAL,
+		     "etcd client key given without its certificate");
+	a.key = NULL;
+	a.user = "worker";
+	open_refused("https://10.0.0.1", &a, -EINVAL, "etcd user given without a password file");
+	a.user = NULL;
+	a.password_file = pw;
+	open_refused("https://10.0.0.1", &a, -EINVAL, "etcd password file given without a user");
+	a.user = "worker";
+
+	snprintf(msg, sizeof(msg), "etcd password file %s: No such file or directory", pw);
+	open_refused("https://10.0.0.1", &a, -ENOENT, msg);
+	write_file(pw, "s3cret\n", 0644);
+	snprintf(msg, sizeof(msg),
+		 "etcd password file %s: mode 0644 lets group or others at it (chmod 600)", pw);
+	open_refused("https://10.0.0.1", &a, -EPERM, msg);
+	write_file(pw, "\nsecond line\n", 0600);
+	snprintf(msg, sizeof(msg), "etcd password file %s: first line empty", pw);
+	open_refused("https://10.0.0.1", &a, -EINVAL, msg);
+	write_file(pw, "s3cret\r\nignored\n", 0400);
+	a.cacert = "/nonexistent/ca.pem";
+	open_refused("https://10.0.0.1", &a, -ENOENT,
+		     "etcd CA file /nonexistent/ca.pem: No such file or directory");
+	a.cacert = dir;
+	snprintf(msg, sizeof(msg), "etcd CA file %s: not a regular file", dir);
+	open_refused("https://10.0.0.1", &a, -EINVAL, msg);
+	a.cacert = cert;
+	cr_assert_eq(eg_etcd_open_auth("https://10.0.0.1", 1000, &a, &e, err, sizeof(err)), 0, "%s",
+		     err);
+	/* the first line, without its CR LF */
+	cr_assert_str_eq(eg_etcd_creds(e)->password, "s3cret");
+	cr_assert_null(eg_etcd_creds(e)->token);
+	eg_etcd_close(e);
+	unlink(pw);
+	unlink(cert);
+	rmdir(dir);
+}
