@@ -11,6 +11,7 @@
 #include "execgate/sizes.h"
 #include "execgate/text.h"
 #include "daemon/config.h"
+#include "fleet/etcd.h"
 
 #define LINE_MAX_LEN 1024
 
@@ -212,6 +213,14 @@ static int set_endpoints(const struct key *k, struct egd_config *c, const char *
 				 n + 1);
 			return -EINVAL;
 		}
+		/* the etcd client's own rule (user/fleet/etcd.h) */
+		if (scheme == 7 && !eg_etcd_is_loopback_url(p, len)) {
+			snprintf(why, why_size,
+				 "endpoint %u: plain http:// to a host that is not loopback "
+				 "(127.0.0.0/8, [::1], localhost): use https://",
+				 n + 1);
+			return -EINVAL;
+		}
 		if (++n > 8) {
 			snprintf(why, why_size, "more than 8 endpoints");
 			return -EINVAL;
@@ -221,6 +230,18 @@ static int set_endpoints(const struct key *k, struct egd_config *c, const char *
 			snprintf(why, why_size, "empty endpoint after a comma");
 			return -EINVAL;
 		}
+	}
+	snprintf(FIELD(c, k), k->size, "%s", v);
+	return 0;
+}
+
+/* An etcd user name: what etcdctl user add takes, without blanks. */
+static int set_etcd_user(const struct key *k, struct egd_config *c, const char *v, char *why,
+			 size_t why_size)
+{
+	if (strlen(v) >= k->size || strpbrk(v, " \t")) {
+		snprintf(why, why_size, "a blank, or longer than %zu bytes", k->size - 1);
+		return -EINVAL;
 	}
 	snprintf(FIELD(c, k), k->size, "%s", v);
 	return 0;
@@ -308,13 +329,30 @@ static const struct key keys[] = {
 	 "GET /v1/events streams one uid may hold (root and admin_group included); "
 	 "beyond it 503"),
     {"etcd_endpoints", set_endpoints, show_text, F(etcd_endpoints), 0, 0,
-     "URL[,URL...], http:// or https://, at most 8", NULL, "none: no fleet",
+     "URL[,URL...], https:// (http:// only to loopback), at most 8", NULL, "none: no fleet",
      "etcd client URLs. When set, the daemon watches its selections and the key set "
      "under etcd_prefix, writes acks, and answers a PUT /v1/sandboxes/{uuid} that no "
      "signed selection names with 409 not-selected (docs/fleet.md, Worker side); "
      "root_keys is then required"},
     {"etcd_prefix", set_prefix, show_text, F(etcd_prefix), 0, 0, "/NAME[/NAME...]",
      "/execgate/v1", NULL, "the key prefix of the fleet's layout in etcd (docs/fleet.md)"},
+    PATH(etcd_cacert, NULL, "none: the system's CAs",
+	 "a PEM file of the CA(s) that signed the etcd members' certificates: the members of "
+	 "an https:// endpoint are verified against it alone, not the system's CAs"),
+    PATH(etcd_cert, NULL, "none: no client certificate",
+	 "a PEM client certificate for etcd (mutual TLS, etcd's --client-cert-auth); needs "
+	 "etcd_key. With etcd's auth on, etcd's JSON gateway refuses a certificate whose "
+	 "subject has a CN: make it without one (docs/fleet.md, etcd roles)"),
+    PATH(etcd_key, NULL, "none", "the key of etcd_cert (PEM); needs etcd_cert"),
+    {"etcd_user", set_etcd_user, show_text, F(etcd_user), 0, 0, "NAME", NULL,
+     "none: no etcd authentication",
+     "the etcd user the worker authenticates as (etcd's auth); needs etcd_password_file. "
+     "Its role reads <prefix>/workers/<worker_id>/selections/ and <prefix>/keyset and "
+     "writes <prefix>/acks/<worker_id>/ (docs/fleet.md, etcd roles)"},
+    PATH(etcd_password_file, NULL, "none",
+	 "a file whose first line is etcd_user's password (a trailing newline is dropped); "
+	 "mode 0600 or 0400, neither group nor others may read it, and not empty. Read at "
+	 "start-up; never logged"),
     PATH(root_keys, NULL, "none",
 	 "a directory of pinned root public keys (*.pub, typed key files). A key set read "
 	 "from etcd is applied only when one of them signed it"),
@@ -383,6 +421,41 @@ void egd_config_print(const struct egd_config *c, FILE *f)
 	fprintf(f, "config = %s\n", c->file);
 	for (size_t i = 0; i < NKEYS; i++)
 		keys[i].show(&keys[i], c, f);
+}
+
+/* The etcd_* keys of the fleet's TLS and authentication go together: each
+ * needs etcd_endpoints, a certificate its key, a user a password file, and
+ * TLS files an https:// endpoint. The files are read at start-up
+ * (eg_etcd_auth_check, execgated's main.c). */
+static int check_etcd_auth(const struct egd_config *cfg, const char *file, char *err,
+			   size_t err_size)
+{
+	static const char *const names[] = {"etcd_cacert", "etcd_cert", "etcd_key", "etcd_user",
+					    "etcd_password_file"};
+	const char *vals[] = {cfg->etcd_cacert, cfg->etcd_cert, cfg->etcd_key, cfg->etcd_user,
+			      cfg->etcd_password_file};
+	const char *pair = NULL;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (vals[i][0] && !cfg->etcd_endpoints[0]) {
+			snprintf(err, err_size, "config %s: %s is set but etcd_endpoints is not",
+				 file, names[i]);
+			return -EINVAL;
+		}
+	if (!cfg->etcd_cert[0] != !cfg->etcd_key[0])
+		pair = cfg->etcd_cert[0] ? "etcd_cert is set but etcd_key is not"
+					 : "etcd_key is set but etcd_cert is not";
+	else if (!cfg->etcd_user[0] != !cfg->etcd_password_file[0])
+		pair = cfg->etcd_user[0] ? "etcd_user is set but etcd_password_file is not"
+					 : "etcd_password_file is set but etcd_user is not";
+	else if ((cfg->etcd_cacert[0] || cfg->etcd_cert[0]) &&
+		 !strstr(cfg->etcd_endpoints, "https://"))
+		pair = "etcd_cacert or etcd_cert is set but no etcd endpoint is https://";
+	if (pair) {
+		snprintf(err, err_size, "config %s: %s", file, pair);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 int egd_config_load(const char *file, struct egd_config *cfg, char *err, size_t err_size)
@@ -481,6 +554,8 @@ int egd_config_load(const char *file, struct egd_config *cfg, char *err, size_t 
 			 file);
 		rc = -EINVAL;
 	}
+	if (!rc)
+		rc = check_etcd_auth(cfg, file, err, err_size);
 	if (!rc && !seen[key_index("worker_id")]) {
 		/* Events and metrics name the worker: no silent default. The
 		 * shipped config leaves it unset, so this is an operator's

@@ -50,6 +50,12 @@ struct egd_config {
 	 * is set, and then root_keys is required. */
 	char etcd_endpoints[EGD_ETCD_ENDPOINTS_MAX]; /* "" : off */
 	char etcd_prefix[EGD_ETCD_PREFIX_MAX];
+	/* How the worker proves itself to etcd and checks it (user/fleet/
+	 * etcd.h, struct eg_etcd_auth); "" : not given. */
+	char etcd_cacert[EGD_PATH_MAX];
+	char etcd_cert[EGD_PATH_MAX], etcd_key[EGD_PATH_MAX];
+	char etcd_user[256];
+	char etcd_password_file[EGD_PATH_MAX];
 	char root_keys[EGD_PATH_MAX];	  /* "" : none */
 	unsigned etcd_reconcile_interval; /* seconds between full reconciles */
 };

@@ -27,6 +27,7 @@
 #include "daemon/events.h"
 #include "daemon/http.h"
 #include "daemon/log.h"
+#include "fleet/etcd.h"
 #include "fleetd/worker.h"
 
 /* Exit codes, as the execgate CLI's. */
@@ -436,11 +437,14 @@ int main(int argc, char **argv)
 	/* The fleet's state before the socket: the first PUT is checked
 	 * against the selections stored before a restart. */
 	if (d.cfg.etcd_endpoints[0]) {
+		/* the fleet's threads keep a pointer to it */
+		static struct eg_etcd_auth auth;
 		struct eg_fleet_worker_config fc = {
 		    .worker = d.worker,
 		    .state_dir = d.cfg.state_dir,
 		    .worker_id = d.cfg.worker_id,
 		    .endpoints = d.cfg.etcd_endpoints,
+		    .etcd_auth = &auth,
 		    .prefix = d.cfg.etcd_prefix,
 		    .root_keys = d.cfg.root_keys,
 		    .reconcile_interval = d.cfg.etcd_reconcile_interval,
@@ -449,7 +453,16 @@ int main(int argc, char **argv)
 		    .ctx = &d,
 		};
 
-		rc = eg_fleet_worker_open(&fc, &d.fleet, err, sizeof(err));
+		auth.cacert = d.cfg.etcd_cacert[0] ? d.cfg.etcd_cacert : NULL;
+		auth.cert = d.cfg.etcd_cert[0] ? d.cfg.etcd_cert : NULL;
+		auth.key = d.cfg.etcd_key[0] ? d.cfg.etcd_key : NULL;
+		auth.user = d.cfg.etcd_user[0] ? d.cfg.etcd_user : NULL;
+		auth.password_file = d.cfg.etcd_password_file[0] ? d.cfg.etcd_password_file : NULL;
+		/* an unreadable certificate or password file stops the start,
+		 * not just the fleet's threads later */
+		rc = eg_etcd_auth_check(&auth, err, sizeof(err));
+		if (!rc)
+			rc = eg_fleet_worker_open(&fc, &d.fleet, err, sizeof(err));
 		if (rc) {
 			egd_log(EGD_LOG_ERR, "fleet: %s", err);
 			goto out;

@@ -46,16 +46,19 @@ static void set_applied(struct eg_fleet_worker *d, int64_t revision)
 static void lost(struct eg_fleet_worker *d, const char *what, const char *err)
 {
 	struct eg_fleet_worker *f = d;
-	bool was;
+	bool was, first;
 
 	pthread_mutex_lock(&f->lock);
 	was = f->connected;
+	first = !f->watch_errors;
 	f->connected = false;
 	f->watch_errors++;
 	pthread_mutex_unlock(&f->lock);
-	/* Once per outage, not once per retry. */
-	eg_fw_log(d, was ? 4 : 6, "fleet: %s: %s (admission goes on from local state; retrying)",
-		  what, err);
+	/* A warning once per outage, the first one at start-up included (an
+	 * etcd that is never reached, a refused certificate or password);
+	 * each retry after it at info. */
+	eg_fw_log(d, was || first ? 4 : 6,
+		  "fleet: %s: %s (admission goes on from local state; retrying)", what, err);
 }
 
 /* Sleeps ms, or less when stopping. */
@@ -160,7 +163,7 @@ static void *watcher(void *arg)
 	struct eg_etcd *e = NULL;
 	bool first = true;
 
-	if (eg_etcd_open(d->endpoints, ETCD_TIMEOUT_MS, &e, err, sizeof(err))) {
+	if (eg_etcd_open_auth(d->endpoints, ETCD_TIMEOUT_MS, d->etcd_auth, &e, err, sizeof(err))) {
 		eg_fw_log(d, 3, "fleet: %s: the watcher does not run", err);
 		return NULL;
 	}
@@ -266,7 +269,7 @@ static void *acker(void *arg)
 	char err[EG_ERR_MAX];
 	struct eg_etcd *e = NULL;
 
-	if (eg_etcd_open(d->endpoints, ETCD_TIMEOUT_MS, &e, err, sizeof(err))) {
+	if (eg_etcd_open_auth(d->endpoints, ETCD_TIMEOUT_MS, d->etcd_auth, &e, err, sizeof(err))) {
 		eg_fw_log(d, 3, "fleet: %s: no acks are written", err);
 		return NULL;
 	}

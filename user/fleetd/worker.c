@@ -176,6 +176,7 @@ int eg_fleet_worker_open(const struct eg_fleet_worker_config *cfg, struct eg_fle
 	snprintf(d->state_dir, sizeof(d->state_dir), "%s", cfg->state_dir);
 	snprintf(d->prefix, sizeof(d->prefix), "%s", cfg->prefix);
 	snprintf(d->endpoints, sizeof(d->endpoints), "%s", cfg->endpoints);
+	d->etcd_auth = cfg->etcd_auth;
 	memcpy(d->self, cfg->worker_id, EG_ID_BYTES);
 	eg_uuid_to_text(d->self, d->self_text);
 	d->reconcile_interval = cfg->reconcile_interval ? cfg->reconcile_interval : 60;

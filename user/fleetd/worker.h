@@ -17,14 +17,19 @@
 #include <execgate/execgate.h>
 
 struct eg_fleet_worker;
+struct eg_etcd_auth;
 
 struct eg_fleet_worker_config {
 	struct eg_worker *worker;
 	const char *state_dir;
 	const uint8_t *worker_id; /* EG_ID_BYTES */
 	const char *endpoints;	  /* etcd_endpoints */
-	const char *prefix;	  /* etcd_prefix */
-	const char *root_keys;	  /* a directory of pinned root .pub files */
+	/* etcd_cacert, etcd_cert, etcd_key, etcd_user, etcd_password_file
+	 * (user/fleet/etcd.h); NULL: none. Kept, not copied: it must live as
+	 * long as the worker. */
+	const struct eg_etcd_auth *etcd_auth;
+	const char *prefix;    /* etcd_prefix */
+	const char *root_keys; /* a directory of pinned root .pub files */
 	unsigned reconcile_interval;
 	/* One log line, syslog priority prio. It may hold etcd keys, which
 	 * are attacker-controlled: the callback must escape it whole

@@ -51,6 +51,7 @@ struct eg_fw_sel {
 struct eg_fleet_worker {
 	struct eg_worker *worker;
 	char state_dir[512], prefix[128], endpoints[1024], self_text[EG_UUID_TEXT_LEN];
+	const struct eg_etcd_auth *etcd_auth; /* the config's, NULL: none */
 	uint8_t self[EG_ID_BYTES];
 	unsigned reconcile_interval;
 	void (*log)(int prio, const char *line, void *ctx);

@@ -19,6 +19,7 @@
 #include "core/keyset.h"
 #include "fleet/ack.h"
 #include "fleet/etcd.h"
+#include "issue/etcd_opts.h"
 #include "issue/issue.h"
 
 #define FENCE_MAX_WORKERS 64 /* one watch stream per worker */
@@ -348,12 +349,13 @@ int cmd_fence(int argc, char **argv)
 	struct eg_etcd_watch_spec specs[FENCE_MAX_WORKERS];
 	const char *etcd = NULL, *prefix = "/execgate/v1", *sandbox = NULL, *workers = NULL;
 	const char *node_keys = NULL;
-	char sb[EG_ACK_UUID_LEN + 1], err[512];
+	char sb[EG_ACK_UUID_LEN + 1];
 	bool have_gen = false, have_timeout = false;
 	uint64_t timeout = 0;
 	const struct eg_opt *o;
 	const char *optarg;
 	struct eg_etcd *e;
+	struct eg_etcd_auth auth;
 	struct eg_opts p;
 	pthread_t t;
 	size_t i, plen;
@@ -361,8 +363,11 @@ int cmd_fence(int argc, char **argv)
 
 	memset(&f, 0, sizeof(f));
 	issue_opts_init(&p, &fence_cmd, argc, argv);
+	issue_etcd_opts_init(&p, &auth);
 	while ((c = eg_opts_next(&p, &o, &optarg)) == 1) {
-		if (!strcmp(o->name, "etcd")) {
+		if (issue_etcd_opt(&auth, o, optarg)) {
+			continue;
+		} else if (!strcmp(o->name, "etcd")) {
 			etcd = optarg;
 		} else if (!strcmp(o->name, "prefix")) {
 			prefix = optarg;
@@ -425,9 +430,9 @@ int cmd_fence(int argc, char **argv)
 	for (i = 0; i < f.n; i++)
 		if (load_node_key(node_keys, &f.w[i]))
 			return ISSUE_EXIT_ERROR;
-	rc = eg_etcd_open(etcd, 1000, &e, err, sizeof(err));
-	if (rc < 0)
-		return eg_opts_usage(&p, "--etcd: %s", err);
+	rc = issue_etcd_open(&p, etcd, &auth, 1000, &e);
+	if (rc)
+		return rc;
 
 	f.sandbox = sb;
 	for (i = 0; i < f.n; i++) {

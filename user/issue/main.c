@@ -72,6 +72,9 @@ static void cmd_help(const struct eg_opts *p, FILE *f)
 	fprintf(f, "usage: execgate-issue %s %s\n\n%s\n\noptions:\n", cmd->name, cmd->synopsis,
 		cmd->about);
 	eg_opts_help_rows(f, cmd->opts);
+	for (size_t t = 1; t < EG_OPTS_TABLES; t++)
+		if (p->tables[t]) /* shared ones: issue/etcd_opts.c */
+			eg_opts_help_rows(f, p->tables[t]);
 	eg_opts_help_std(f);
 	fprintf(f, "\nexit codes: 0 done, 1 failed, 2 usage\n");
 }
