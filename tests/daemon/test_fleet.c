@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <criterion/criterion.h>
+#include <sodium.h>
 #include "dd.h"
 #include "fleet/ack.h"
 #include "fleet/etcd.h"
@@ -21,6 +22,10 @@
 
 static struct eg_test_etcd etcd;
 static struct eg_etcd *cli;
+/* daemon_fleet_tls: etcd with client TLS and auth, the daemon as user
+ * "worker" (docs/fleet.md, "etcd roles"), the test's writes as root */
+static bool fleet_tls;
+static char worker_pw[320];
 static char prefix[64], root_dir[200], root_sec[200], root_kid[32], cp2_kid[32];
 
 static void fleet_fini(void)
@@ -87,8 +92,10 @@ static void selection(const char *kid, const char *sandbox, const char *worker, 
 	snprintf(seed, sizeof(seed), "%s/%s.seed", kh.keys_dir, kid);
 	snprintf(g, sizeof(g), "%u", gen);
 	snprintf(a, sizeof(a), "%u", act);
+	/* every selection of this file is written under DD_WORKER's prefix:
+	 * addressed to it (docs/fleet.md, "Audience") */
 	rc = kh_issue(out, size, "selection", "--key", seed, "--sandbox", sandbox, "--worker",
-		      worker, "--generation", g, "--activation", a, NULL);
+		      worker, "--generation", g, "--activation", a, "--for", DD_WORKER, NULL);
 	cr_assert_eq(rc, 0, "execgate-issue selection: %s", out);
 	out[strcspn(out, "\n")] = '\0';
 }
@@ -108,9 +115,29 @@ static void publish(const char *sandbox, const char *worker, unsigned gen, unsig
 	put(key, text);
 }
 
+/* The daemon's node.pub (<state_dir>/node.pub), the key its acks verify
+ * under: "execgate-ed25519-public-v1 HEX". */
+static void node_pub(uint8_t pk[32])
+{
+	char path[512], line[200], hex[80];
+	size_t n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/node.pub", kh.state_dir);
+	f = fopen(path, "r");
+	cr_assert_not_null(f, "%s", path);
+	cr_assert_not_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	cr_assert_eq(sscanf(line, "execgate-ed25519-public-v1 %64s", hex), 1, "%s", line);
+	cr_assert_eq(sodium_hex2bin(pk, 32, hex, strlen(hex), NULL, &n, NULL), 0);
+	cr_assert_eq(n, 32);
+}
+
 /* The ack of DD_WORKER for sandbox, once its state is want and (when
- * gen) its selection names generation gen; NULL at the timeout. */
-static json_t *wait_ack(const char *sandbox, const char *want, long long gen, int ms)
+ * gen) its selection names generation gen, and (when mode) its mode is
+ * mode; NULL at the timeout. */
+static json_t *wait_ack_mode(const char *sandbox, const char *want, long long gen, const char *mode,
+			     int ms)
 {
 	char key[256], err[EG_ERR_MAX];
 	double end = dd_now_ms() + ms;
@@ -132,10 +159,22 @@ static json_t *wait_ack(const char *sandbox, const char *want, long long gen, in
 			    0, "ack refused: %s: %s", why, r.kvs[0].value);
 			cr_assert_str_eq(a.worker, DD_WORKER);
 			cr_assert_str_eq(a.sandbox, sandbox);
+			/* and is signed by the daemon's node key */
+			{
+				uint8_t pk[32];
+
+				node_pub(pk);
+				cr_assert_eq(eg_ack_verify(r.kvs[0].value, r.kvs[0].value_len, pk),
+					     EG_ACK_SIG_OK, "ack not signed by node.pub: %s",
+					     r.kvs[0].value);
+			}
 			eg_etcd_range_free(&r);
 			if (o &&
 			    !strcmp(json_string_value(json_object_get(o, "state")) ?: "", want) &&
-			    (!gen || json_integer_value(json_object_get(sel, "generation")) == gen))
+			    (!gen ||
+			     json_integer_value(json_object_get(sel, "generation")) == gen) &&
+			    (!mode ||
+			     !strcmp(json_string_value(json_object_get(o, "mode")) ?: "", mode)))
 				return o;
 			json_decref(o);
 		} else {
@@ -144,6 +183,11 @@ static json_t *wait_ack(const char *sandbox, const char *want, long long gen, in
 		usleep(20000);
 	} while (dd_now_ms() < end);
 	return NULL;
+}
+
+static json_t *wait_ack(const char *sandbox, const char *want, long long gen, int ms)
+{
+	return wait_ack_mode(sandbox, want, gen, NULL, ms);
 }
 
 static json_t *fleet_status(void)
@@ -180,15 +224,46 @@ static long long wait_refused(const char *doc, const char *reason, long long wan
 
 /* A running daemon with the fleet on: one etcd member, a root, key set
  * version 1 holding the issuer key kh.kid (and cp2). */
+/* etcd with client TLS and auth on; the role "worker" as docs/fleet.md
+ * gives it to DD_WORKER; the test's own client is root. */
+static void fleet_tls_etcd(void)
+{
+	struct eg_etcd_auth a;
+	char args[512], err[EG_ERR_MAX];
+
+	cr_assert_eq(eg_test_etcd_start_tls(1, true, 0, &etcd), 0,
+		     "etcd with TLS and auth did not start");
+	cr_assert_eq(eg_test_etcdctl(&etcd, "role add worker"), 0);
+	snprintf(args, sizeof(args),
+		 "role grant-permission worker --prefix=true read %s/workers/%s/selections/",
+		 prefix, DD_WORKER);
+	cr_assert_eq(eg_test_etcdctl(&etcd, args), 0);
+	snprintf(args, sizeof(args), "role grant-permission worker read %s/keyset", prefix);
+	cr_assert_eq(eg_test_etcdctl(&etcd, args), 0);
+	snprintf(args, sizeof(args),
+		 "role grant-permission worker --prefix=true readwrite %s/acks/%s/", prefix,
+		 DD_WORKER);
+	cr_assert_eq(eg_test_etcdctl(&etcd, args), 0);
+	cr_assert_eq(eg_test_etcd_user(&etcd, "worker", "worker", worker_pw), 0);
+	eg_test_etcd_auth(&etcd, "root", etcd.root_password_file, &a);
+	cr_assert_eq(eg_etcd_open_auth(etcd.endpoints, 2000, &a, &cli, err, sizeof(err)), 0, "%s",
+		     err);
+}
+
 static void fleet_init(void)
 {
 	char err[EG_ERR_MAX];
 
 	dd_setup();
 	memset(&etcd, 0, sizeof(etcd));
-	cr_assert_eq(eg_test_etcd_start(1, &etcd), 0, "etcd did not start");
-	cr_assert_eq(eg_etcd_open(etcd.endpoints, 2000, &cli, err, sizeof(err)), 0, "%s", err);
 	snprintf(prefix, sizeof(prefix), "/egtest/%d", (int)getpid());
+	if (fleet_tls) {
+		fleet_tls_etcd();
+	} else {
+		cr_assert_eq(eg_test_etcd_start(1, &etcd), 0, "etcd did not start");
+		cr_assert_eq(eg_etcd_open(etcd.endpoints, 2000, &cli, err, sizeof(err)), 0, "%s",
+			     err);
+	}
 	snprintf(root_dir, sizeof(root_dir), "%s/root", kh.dir);
 	snprintf(root_sec, sizeof(root_sec), "%s/rootsec", kh.dir);
 	cr_assert_eq(mkdir(root_dir, 0700), 0);
@@ -210,6 +285,16 @@ static void fleet_init(void)
 				      "%.180s\netcd_reconcile_interval = 2\n",
 				      etcd.endpoints, prefix, root_dir),
 		     sizeof(dd.extra));
+	if (fleet_tls) {
+		size_t l = strlen(dd.extra);
+
+		cr_assert_lt((size_t)snprintf(dd.extra + l, sizeof(dd.extra) - l,
+					      "etcd_cacert = %s\netcd_cert = %s\netcd_key = %s\n"
+					      "etcd_user = worker\netcd_password_file = %s\n",
+					      etcd.ca, etcd.client_cert, etcd.client_key,
+					      worker_pw),
+			     sizeof(dd.extra) - l);
+	}
 }
 
 static void fleet_setup(void)
@@ -321,7 +406,8 @@ Test(daemon_fleet, put_must_match_the_selection)
 	cr_assert_str_eq(json_string_value(json_object_get(ack, "worker")), DD_WORKER);
 	cr_assert_str_eq(json_string_value(json_object_get(ack, "sandbox")), DD_SANDBOX);
 	cr_assert(json_is_null(json_object_get(ack, "generation")));
-	cr_assert_eq(json_integer_value(json_object_get(ack, "schema_version")), 2);
+	cr_assert_eq(json_integer_value(json_object_get(ack, "schema_version")), 3);
+	cr_assert_str_eq(json_string_value(json_object_get(ack, "mode")), "enforce");
 	json_decref(ack);
 
 	/* a PUT that does not match: 409, nothing changes */
@@ -344,6 +430,63 @@ Test(daemon_fleet, put_must_match_the_selection)
 	cr_assert_eq(json_integer_value(json_object_get(ack, "activation")), 1);
 	cr_assert_gt(json_integer_value(json_object_get(ack, "epoch")), 0);
 	cr_assert_gt(json_integer_value(json_object_get(ack, "revision")), 0);
+	json_decref(ack);
+	kh_child_stop(&bridge);
+}
+
+/* The ack says the effective mode, and follows a switch no fleet code
+ * path sees (the acker's recheck, docs/fleet.md "Acks"): a worker in
+ * audit is never fenced. */
+/* guarantees: none */
+Test(daemon_fleet, ack_carries_the_effective_mode)
+{
+	struct kh_child bridge;
+	const char *sock = kh_path("bridge.sock");
+	struct dd_resp r;
+	struct eg_ack a;
+	char err[200], *text;
+	json_t *ack;
+
+	start_with_keyset();
+	kh_child_start(&bridge, false);
+	cr_assert_eq(kh_child_listen(&bridge, sock), 0);
+	publish(DD_SANDBOX, DD_WORKER, 8, 1);
+	r = dd_install(DD_SANDBOX, 8, 1, bridge.pid, sock);
+	cr_assert_eq(r.status, 200, "%d %s", r.status, r.body);
+	dd_resp_free(&r);
+	/* then a move away: retired, in enforce, fenced for 9 */
+	publish(DD_SANDBOX, DD_WORKER_B, 9, 0);
+	ack = wait_ack_mode(DD_SANDBOX, "retired", 9, "enforce", 10000);
+	cr_assert_not_null(ack, "no retired ack in enforce");
+	json_decref(ack);
+	/* the global mode to audit: the same record, now admitting */
+	r = dd_req("PUT", "/v1/mode", "{\"mode\":\"audit\"}");
+	cr_assert_eq(r.status, 200, "%d %s", r.status, r.body);
+	dd_resp_free(&r);
+	ack = wait_ack_mode(DD_SANDBOX, "retired", 9, "audit", 10000);
+	cr_assert_not_null(ack, "the ack does not follow the switch to audit");
+	json_decref(ack);
+	{
+		char key[256];
+		struct eg_etcd_range g = {0};
+
+		snprintf(key, sizeof(key), "%s/acks/%s/%s", prefix, DD_WORKER, DD_SANDBOX);
+		cr_assert_eq(eg_etcd_get(cli, key, false, &g, err, sizeof(err)), 0, "%s", err);
+		cr_assert_eq(g.n, 1);
+		text = strndup(g.kvs[0].value, g.kvs[0].value_len);
+		eg_etcd_range_free(&g);
+	}
+	cr_assert_eq(eg_ack_parse(text, strlen(text), &a, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(a.mode, EG_ACK_AUDIT);
+	cr_assert(eg_ack_fenced_state(&a, DD_WORKER, DD_SANDBOX, 9));
+	cr_assert(!eg_ack_fenced(&a, DD_WORKER, DD_SANDBOX, 9), "a worker in audit counts");
+	free(text);
+	/* back to enforce: said again */
+	r = dd_req("PUT", "/v1/mode", "{\"mode\":\"enforce\"}");
+	cr_assert_eq(r.status, 200, "%d %s", r.status, r.body);
+	dd_resp_free(&r);
+	ack = wait_ack_mode(DD_SANDBOX, "retired", 9, "enforce", 10000);
+	cr_assert_not_null(ack, "the ack does not follow the switch back to enforce");
 	json_decref(ack);
 	kh_child_stop(&bridge);
 }
@@ -872,4 +1015,48 @@ Test(daemon_fleet, sigterm_stops_cleanly_with_etcd_away)
 	cr_assert_eq(dd_stop(SIGTERM), 0, "execgated did not exit 0 on SIGTERM");
 	cr_log_info("SIGTERM to exit with etcd away: %.0f ms", dd_now_ms() - t0);
 	cr_assert_lt(dd_now_ms() - t0, 4500);
+}
+
+/* The worker as production runs etcd (docs/fleet.md, "etcd roles"): TLS
+ * with the test CA, a client certificate without a CN, user "worker"
+ * with a role that reads its selections and the key set and writes its
+ * acks. Everything else as above. */
+static void fleet_tls_setup(void)
+{
+	fleet_tls = true;
+	fleet_init();
+}
+
+TestSuite(daemon_fleet_tls, .init = fleet_tls_setup, .fini = fleet_fini, .timeout = 120);
+
+/* guarantees: none */
+Test(daemon_fleet_tls, selection_applies_and_ack_written)
+{
+	struct kh_child bridge;
+	const char *sock = kh_path("bridge.sock");
+	struct eg_etcd_auth a;
+	struct eg_etcd *w;
+	char err[EG_ERR_MAX], key[256];
+	json_t *f, *ack;
+	int rc;
+
+	start_with_keyset(); /* the key set was read as user worker */
+	f = fleet_status();
+	cr_assert_str_eq(json_string_value(json_object_get(f, "endpoint")) ?: "",
+			 etcd.m[0].client_url);
+	json_decref(f);
+	/* selected: acked pending, then installed */
+	selected_and_installed(&bridge, sock);
+	ack = wait_ack(DD_SANDBOX, "active", 8, 10000);
+	cr_assert_not_null(ack, "no active ack over mTLS and auth");
+	json_decref(ack);
+	/* what the daemon's credentials cannot do: write its selections */
+	eg_test_etcd_auth(&etcd, "worker", worker_pw, &a);
+	cr_assert_eq(eg_etcd_open_auth(etcd.endpoints, 2000, &a, &w, err, sizeof(err)), 0, "%s",
+		     err);
+	sel_key(DD_WORKER, DD_SANDBOX, key, sizeof(key));
+	rc = eg_etcd_put(w, key, "forged", 6, NULL, err, sizeof(err));
+	cr_assert_eq(rc, -EACCES, "%d: %s", rc, err);
+	eg_etcd_close(w);
+	kh_child_stop(&bridge);
 }
