@@ -386,6 +386,16 @@ size_t eg_worker_keys_warnings(struct eg_worker *w, char *buf, size_t size);
 int eg_worker_keys_list(struct eg_worker *w,
 			int (*fn)(const char *kid, const uint8_t pk[32], void *ctx), void *ctx);
 
+/* The key-set digest's text: 64 lowercase hex digits and the NUL. */
+#define EG_KEYS_DIGEST_TEXT_LEN 65
+/* The digest of the key set held (docs/api.md, "Key-set digest":
+ * BLAKE2b-256 of `execgate keys list | sort`) into digest, and how many
+ * keys it covers, both of one set. After a key change through this handle
+ * it is the digest of what loads from <state_dir>/keys; execgated shows
+ * its own in GET /v1/keys, GET /v1/status and /metrics, so `execgate keys`
+ * can tell whether the daemon took a change. */
+size_t eg_worker_keys_digest(struct eg_worker *w, char digest[EG_KEYS_DIGEST_TEXT_LEN]);
+
 /* --- node key and signed verdicts ------------------------------------------ */
 
 /* Creates the worker's node key in state_dir if missing (node.seed 0600,

@@ -42,11 +42,18 @@ static json_t *with_warnings(json_t *doc, const char *text)
 	return doc;
 }
 
+/* The set held, with its digest and the state dir it follows: `execgate
+ * keys add/remove` compares the digest with its own after a change to
+ * know that this daemon took it (docs/api.md, "Key-set digest"). The
+ * list and the digest are read under separate locks: a change between
+ * the two shows as a digest that does not match the list, and the next
+ * GET agrees again. */
 enum MHD_Result egd_h_keys_list(struct egd_call *c)
 {
-	char warn[EG_ERR_MAX] = "";
+	char warn[EG_ERR_MAX] = "", digest[EG_KEYS_DIGEST_TEXT_LEN];
 	json_t *keys, *doc = eg_json_keys(&keys);
 
+	eg_worker_keys_digest(c->d->worker, digest);
 	if (!doc || eg_worker_keys_list(c->d->worker, add_key, keys) < 0) {
 		json_decref(doc);
 		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error",
@@ -54,6 +61,8 @@ enum MHD_Result egd_h_keys_list(struct egd_call *c)
 	}
 	eg_worker_keys_warnings(c->d->worker, warn, sizeof(warn));
 	json_object_set_new(doc, "warnings", warnings(warn, false));
+	json_object_set_new(doc, "digest", json_string(digest));
+	json_object_set_new(doc, "state_dir", json_string(c->d->cfg.state_dir));
 	return egd_reply_json(c, MHD_HTTP_OK, doc);
 }
 

@@ -30,10 +30,14 @@ enum MHD_Result egd_h_status(struct egd_call *c)
 		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error", "%s",
 				       strerror(-rc));
 	}
-	if (c->d->fleet) {
-		/* The daemon's own part of status: the fleet watcher's state
-		 * (docs/api.md, "GET /v1/status"), after what the CLI prints. */
+	{
+		/* The daemon's own part of status (docs/api.md, "GET
+		 * /v1/status"), after what the CLI prints: the key set it
+		 * holds rather than the directory's, and the fleet watcher's
+		 * state. */
 		json_t *doc = json_loadb(buf, len, 0, NULL);
+		char digest[EG_KEYS_DIGEST_TEXT_LEN];
+		size_t n;
 
 		free(buf);
 		if (!json_is_object(doc)) {
@@ -41,10 +45,14 @@ enum MHD_Result egd_h_status(struct egd_call *c)
 			return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error",
 					       "status: not a JSON object");
 		}
-		json_object_set_new(doc, "fleet", eg_fleet_worker_status(c->d->fleet));
+		n = eg_worker_keys_digest(c->d->worker, digest);
+		json_object_set_new(doc, "key_set",
+				    json_pack("{s:I,s:s,s:s,s:n}", "keys", (json_int_t)n, "digest",
+					      digest, "source", "daemon", "error"));
+		if (c->d->fleet)
+			json_object_set_new(doc, "fleet", eg_fleet_worker_status(c->d->fleet));
 		return egd_reply_json(c, MHD_HTTP_OK, doc);
 	}
-	return egd_reply_buf(c, MHD_HTTP_OK, "application/json", buf, len);
 }
 
 enum MHD_Result egd_h_metrics(struct egd_call *c)

@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 #include <systemd/sd-daemon.h>
 #include <execgate/admin.h>
@@ -218,27 +219,98 @@ static void reprobe_serving(struct egd *d)
 	log_serving(&d->cfg);
 }
 
-static int watch_keys(const char *keys_dir)
-{
-	int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+/* The key directory is followed, not one inode of it: configuration tools
+ * replace a directory whole (delete and recreate, or a rename swap), and a
+ * Kubernetes Secret volume renames a new "..data" symlink over the old one
+ * (the key files are symlinks through it). A watch on the directory alone
+ * dies with its inode (IN_IGNORED) and sees nothing after that; so the
+ * state dir is watched for the name "keys" too, and the directory's watch
+ * is re-armed on the path whenever either says it may name another inode.
+ * What no watch can see (a mount over the directory, a swap further up a
+ * symlink) the periodic check (KEY_CHECK_MS) finds. */
+#define KEYS_DIR_MASK                                                                              \
+	(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE | IN_ATTRIB |        \
+	 IN_DELETE_SELF | IN_MOVE_SELF)
+#define STATE_DIR_MASK (IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_ONLYDIR)
 
-	if (fd < 0)
-		return -1;
-	if (inotify_add_watch(fd, keys_dir,
-			      IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE |
-				  IN_ATTRIB) < 0) {
-		close(fd);
-		return -1;
+struct key_watch {
+	int fd;
+	int state_wd;	  /* <state_dir>, for its entry "keys" */
+	int dir_wd;	  /* <state_dir>/keys; -1 while it is not there */
+	const char *dir;  /* <state_dir>/keys */
+	bool gone_logged; /* the directory's absence is logged once */
+};
+
+/* (Re)arms the directory's watch on whatever inode its path names now. */
+static void key_watch_arm(struct key_watch *kw)
+{
+	int wd = inotify_add_watch(kw->fd, kw->dir, KEYS_DIR_MASK);
+
+	if (wd < 0) {
+		if (!kw->gone_logged)
+			egd_log(EGD_LOG_WARNING,
+				"keys: cannot watch %s (%s): following it by its parent and the "
+				"periodic check",
+				kw->dir, strerror(errno));
+		kw->gone_logged = true;
+	} else if (kw->gone_logged) {
+		egd_log(EGD_LOG_NOTICE, "keys: watching %s again", kw->dir);
+		kw->gone_logged = false;
 	}
-	return fd;
+	/* the old inode (renamed away, or a directory a mount hides) */
+	if (kw->dir_wd >= 0 && kw->dir_wd != wd)
+		inotify_rm_watch(kw->fd, kw->dir_wd);
+	kw->dir_wd = wd;
 }
 
-static void drain(int fd)
+static int key_watch_open(struct key_watch *kw, const char *state_dir, const char *keys_dir)
 {
-	char buf[4096];
+	kw->dir = keys_dir;
+	kw->dir_wd = -1;
+	kw->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (kw->fd < 0)
+		return -1;
+	kw->state_wd = inotify_add_watch(kw->fd, state_dir, STATE_DIR_MASK);
+	if (kw->state_wd < 0) {
+		close(kw->fd);
+		kw->fd = -1;
+		return -1;
+	}
+	key_watch_arm(kw);
+	return kw->fd;
+}
 
-	while (read(fd, buf, sizeof(buf)) > 0)
-		;
+enum { KW_RELOAD = 1, KW_REARM = 2 };
+
+/* Reads every pending event: KW_RELOAD when one concerns the keys,
+ * KW_REARM too when the directory's path may now name another inode than
+ * the one watched. The state dir's other entries (lock, probe, the fleet's
+ * files) concern nothing here. */
+static int key_watch_read(struct key_watch *kw)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	int what = 0;
+	ssize_t n;
+
+	while ((n = read(kw->fd, buf, sizeof(buf))) > 0) {
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *ev = (const struct inotify_event *)p;
+
+			if (ev->mask & IN_Q_OVERFLOW)
+				what |= KW_RELOAD | KW_REARM;
+			else if (ev->wd != kw->state_wd)
+				what |= KW_RELOAD |
+					(ev->wd == kw->dir_wd &&
+						 (ev->mask &
+						  (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED))
+					     ? KW_REARM
+					     : 0);
+			else if (ev->len && !strcmp(ev->name, "keys"))
+				what |= KW_RELOAD | KW_REARM;
+			p += sizeof(*ev) + ev->len;
+		}
+	}
+	return what;
 }
 
 /* The fleet's lines, in the daemon's log (escaped whole by egd_log). */
@@ -294,14 +366,65 @@ static void finish_cuts(struct egd *d)
  * call, finishes it sooner. */
 #define FINISH_CUTS_EVERY_MS 5000
 
-/* Signals and key-directory changes, until SIGTERM/SIGINT. */
-static void serve(struct egd *d, int sfd, int ifd)
+/* How often the key directory's set is compared with memory's: the
+ * backstop for a change no watch reported (key_watch). */
+#define KEY_CHECK_MS 2000
+
+static long long mono_ms(void)
 {
-	struct pollfd pfd[2] = {{.fd = sfd, .events = POLLIN}, {.fd = ifd, .events = POLLIN}};
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The periodic check: the set that loads from the directory against the
+ * one held (eg_worker_keys_sync compares them, as their digests would).
+ * A difference here is a change no watch reported: logged as a warning
+ * with both digests, counted, reloaded, and the watch re-armed, since it
+ * may be watching an inode the path no longer names. */
+static void check_keys(struct egd *d, struct key_watch *kw)
+{
+	static bool failing;
+	char before[EG_KEYS_DIGEST_TEXT_LEN], after[EG_KEYS_DIGEST_TEXT_LEN];
+	char err[EG_ERR_MAX] = "";
+	bool changed = false;
+
+	eg_worker_keys_digest(d->worker, before);
+	if (eg_worker_keys_sync(d->worker, &changed, err, sizeof(err))) {
+		if (!failing)
+			egd_log(EGD_LOG_ERR,
+				"keys: periodic check of %s failed, the set held stays: %s",
+				kw->dir, err);
+		failing = true;
+		return;
+	}
+	failing = false;
+	if (!changed)
+		return;
+	eg_worker_keys_digest(d->worker, after);
+	__atomic_fetch_add(&d->metrics.key_drifts, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&d->metrics.key_reloads, 1, __ATOMIC_RELAXED);
+	egd_log(EGD_LOG_WARNING,
+		"keys: %s holds other keys than memory and no change was reported: reloaded "
+		"(digest %s, was %s), token cache flushed",
+		kw->dir, after, before);
+	if (kw->fd >= 0)
+		key_watch_arm(kw);
+}
+
+/* Signals and key-directory changes, until SIGTERM/SIGINT; the cuts a
+ * killed writer left and the key check on their own clocks. */
+static void serve(struct egd *d, int sfd, struct key_watch *kw)
+{
+	struct pollfd pfd[2] = {{.fd = sfd, .events = POLLIN}, {.fd = kw->fd, .events = POLLIN}};
+	long long next_cuts = mono_ms() + FINISH_CUTS_EVERY_MS,
+		  next_keys = mono_ms() + KEY_CHECK_MS;
 
 	for (;;) {
 		struct signalfd_siginfo si;
-		int n = poll(pfd, ifd >= 0 ? 2 : 1, FINISH_CUTS_EVERY_MS);
+		long long now = mono_ms(), due = next_cuts < next_keys ? next_cuts : next_keys;
+		int n = poll(pfd, kw->fd >= 0 ? 2 : 1, due > now ? (int)(due - now) : 0);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -310,7 +433,17 @@ static void serve(struct egd *d, int sfd, int ifd)
 			return;
 		}
 		if (n == 0) {
-			finish_cuts(d);
+			/* nothing pending: a difference the check finds now is
+			 * one no event is on its way for */
+			now = mono_ms();
+			if (now >= next_cuts) {
+				finish_cuts(d);
+				next_cuts = now + FINISH_CUTS_EVERY_MS;
+			}
+			if (now >= next_keys) {
+				check_keys(d, kw);
+				next_keys = mono_ms() + KEY_CHECK_MS;
+			}
 			continue;
 		}
 		if (pfd[0].revents & POLLIN) {
@@ -324,12 +457,21 @@ static void serve(struct egd *d, int sfd, int ifd)
 			egd_log(EGD_LOG_INFO, "stopping on signal %u", si.ssi_signo);
 			return;
 		}
-		if (ifd >= 0 && (pfd[1].revents & POLLIN)) {
+		if (kw->fd >= 0 && (pfd[1].revents & POLLIN)) {
+			int what;
+
 			/* A key tool writes several files in a row: settle
 			 * first, then reload once. */
 			usleep(50000);
-			drain(ifd);
-			reload_keys(d, "key directory changed", false);
+			what = key_watch_read(kw);
+			if (what & KW_REARM)
+				key_watch_arm(kw);
+			if (what & KW_RELOAD)
+				reload_keys(d,
+					    what & KW_REARM ? "key directory replaced"
+							    : "key directory changed",
+					    false);
+			next_keys = mono_ms() + KEY_CHECK_MS;
 		}
 	}
 }
@@ -340,7 +482,8 @@ int main(int argc, char **argv)
 	const char *config = getenv("EXECGATE_CONFIG");
 	char err[EG_ERR_MAX], keys_dir[EGD_PATH_MAX + 8];
 	static struct egd d = {.listen_fd = -1};
-	int rc, sfd = -1, ifd = -1, exit_code = EXIT_ERROR;
+	struct key_watch kw = {.fd = -1, .dir_wd = -1};
+	int rc, sfd = -1, exit_code = EXIT_ERROR;
 	bool check_only = false;
 	const struct eg_opt *o;
 	struct eg_opts p;
@@ -468,10 +611,10 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	ifd = watch_keys(keys_dir);
-	if (ifd < 0)
-		egd_log(EGD_LOG_WARNING, "keys: cannot watch %s (%s): reload with SIGHUP", keys_dir,
-			strerror(errno));
+	if (key_watch_open(&kw, d.cfg.state_dir, keys_dir) < 0)
+		egd_log(EGD_LOG_WARNING,
+			"keys: cannot watch %s (%s): following it by the periodic check only",
+			d.cfg.state_dir, strerror(errno));
 
 	err[0] = '\0';
 	d.listen_fd = bind_socket(d.cfg.socket, err, sizeof(err));
@@ -497,7 +640,7 @@ int main(int argc, char **argv)
 		d.cfg.worker_id_text, d.cfg.pin_dir, d.cfg.socket, d.cfg.threads,
 		d.fleet ? ", fleet via etcd " : "", d.fleet ? d.cfg.etcd_endpoints : "");
 	sd_notify(0, "READY=1");
-	serve(&d, sfd, ifd);
+	serve(&d, sfd, &kw);
 	exit_code = 0;
 	sd_notify(0, "STOPPING=1");
 stop:
@@ -511,8 +654,8 @@ stop:
 out:
 	if (d.listen_fd >= 0)
 		close(d.listen_fd);
-	if (ifd >= 0)
-		close(ifd);
+	if (kw.fd >= 0)
+		close(kw.fd);
 	if (sfd >= 0)
 		close(sfd);
 	eg_fleet_worker_close(d.fleet);

@@ -245,6 +245,23 @@ static void write_cache(struct egd *d, FILE *out)
 	fprintf(out, "execgate_keys %zu\n", st.keys);
 }
 
+/* The key set held, by its digest (docs/api.md, "Key-set digest"), and how
+ * often the periodic check found the directory drifted from it. */
+static void write_key_set(struct egd *d, FILE *out)
+{
+	char digest[EG_KEYS_DIGEST_TEXT_LEN];
+
+	eg_worker_keys_digest(d->worker, digest);
+	family(
+	    out, "execgate_key_set_info", "gauge",
+	    "The verification key set held, by its digest (BLAKE2b-256 of the sorted key list).");
+	fprintf(out, "execgate_key_set_info{digest=\"%s\"} 1\n", digest);
+	one(out, "execgate_key_set_drift_total", "counter",
+	    "Times the periodic check found the key directory holding other keys than memory "
+	    "(a change no watch reported), and reloaded it.",
+	    (unsigned long long)LOAD(&d->metrics.key_drifts));
+}
+
 void egd_metrics_write(struct egd *d, FILE *out)
 {
 	struct egd_metrics *m = &d->metrics;
@@ -278,6 +295,7 @@ void egd_metrics_write(struct egd *d, FILE *out)
 		(unsigned long long)LOAD(&m->key_reloads));
 	fprintf(out, "execgate_key_reloads_total{result=\"error\"} %llu\n",
 		(unsigned long long)LOAD(&m->key_reload_errors));
+	write_key_set(d, out);
 
 	by_kind(out, "execgate_streams_cut_total",
 		"Established streams of a replaced or retired epoch that install or retire shut "

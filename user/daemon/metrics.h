@@ -37,6 +37,9 @@ struct egd_metrics {
 	uint64_t connections_admit;	    /* open now, from admit_group */
 	uint64_t connections_admit_refused; /* admit_group beyond its budget */
 	uint64_t key_reloads, key_reload_errors;
+	/* the periodic check found the directory's key set other than
+	 * memory's, and resynced (main.c) */
+	uint64_t key_drifts;
 	/* Established streams install and retire cut (eg_stream_cuts), by
 	 * kind: [0] Unix, [1] TCP. */
 	uint64_t streams_cut[2], streams_unreachable[2];

@@ -16,6 +16,8 @@ enum eg_exit {
 	EG_EXIT_STALE = 6,	 /* install: older than what is installed, refused */
 	EG_EXIT_NOT_FOUND = 7,	 /* unknown sandbox / key / grant; status: nothing loaded */
 	EG_EXIT_REVOCATION = 8,	 /* install/retire: done, but stream revocation failed */
+	EG_EXIT_UNTAKEN = 9,	 /* keys add/remove: done on disk, the serving daemon has not
+				  * taken it within 1 s */
 };
 
 /* One per subcommand, in the order `execgate --help` lists them. */

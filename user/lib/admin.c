@@ -61,7 +61,9 @@ static int report(const char *pin_dir, const char *state_dir, FILE *out, bool js
 	if (!probed)
 		return -ENOMEM;
 	eg_probe_record_read(state_dir, probed);
-	rc = eg_report_write(out, pin_dir, probed, json, full, attach ? &a : NULL);
+	/* status (full) shows the state dir's key set; load's tail does not */
+	rc = eg_report_write_keys(out, pin_dir, full ? state_dir : NULL, probed, json, full,
+				  attach ? &a : NULL);
 	free(probed);
 	if (attach) {
 		attach->where = (enum eg_attach_where)a.point;

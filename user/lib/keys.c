@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "core/keyset_digest.h"
 #include "lib/worker.h"
 
 /* The directory, read into a fresh set whose generation continues the
@@ -76,12 +77,19 @@ static int reload(struct eg_worker *w, bool only_if_changed, bool *changed, char
 	int rc;
 
 	*changed = false;
+	/* This process's key writers (the API's) hold write_lock from their
+	 * file change to their swap: a reload that read the directory before
+	 * a removal must not swap in after it and trust the key again. Not
+	 * the state dir's flock: another process's change is followed by its
+	 * own directory event, and the last read wins. */
+	pthread_mutex_lock(&w->write_lock);
 	rc = load_next(w, &next, warn, sizeof(warn), err, err_size);
-	if (rc)
-		return rc;
-	*changed = swap_in(w, next, warn, only_if_changed);
-	snprintf(err, err_size, "%s", warn);
-	return 0;
+	if (!rc) {
+		*changed = swap_in(w, next, warn, only_if_changed);
+		snprintf(err, err_size, "%s", warn);
+	}
+	pthread_mutex_unlock(&w->write_lock);
+	return rc;
 }
 
 int eg_worker_keys_reload(struct eg_worker *w, char *err, size_t err_size)
@@ -349,4 +357,36 @@ size_t eg_worker_keys_warnings(struct eg_worker *w, char *buf, size_t size)
 		snprintf(buf, size, "%s", w->key_warnings);
 	pthread_rwlock_unlock(&w->keys_lock);
 	return n;
+}
+
+size_t eg_worker_keys_digest(struct eg_worker *w, char digest[EG_KEYS_DIGEST_TEXT_LEN])
+{
+	size_t n;
+
+	pthread_rwlock_rdlock(&w->keys_lock);
+	eg_keyset_digest_hex(w->keys, digest);
+	n = w->keys->n;
+	pthread_rwlock_unlock(&w->keys_lock);
+	return n;
+}
+
+int eg_wk_keys_dir_digest(const char *state_dir, size_t *n, char digest[EG_KEYS_DIGEST_TEXT_LEN],
+			  char *err, size_t err_size)
+{
+	struct eg_keyset *ks = calloc(1, sizeof(*ks));
+	char warn[EG_ERR_MAX];
+	int rc;
+
+	if (!ks) {
+		snprintf(err, err_size, "key set: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	eg_keyset_init(ks);
+	rc = eg_keystore_load(state_dir, ks, warn, sizeof(warn), err, err_size);
+	if (!rc) {
+		eg_keyset_digest_hex(ks, digest);
+		*n = ks->n;
+	}
+	free(ks);
+	return rc;
 }

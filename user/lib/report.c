@@ -9,6 +9,7 @@
 #include <string.h>
 #include "lib/json.h"
 #include "lib/report.h"
+#include "lib/worker.h"
 #include "loader/attach_root.h"
 #include "loader/cgroup.h"
 #include "loader/kreason.h"
@@ -151,8 +152,36 @@ static json_t *clock_json(const struct eg_clock_state *c)
 			 c->kept && c->attached ? json_null() : STR(c->why));
 }
 
+/* The key set of the state dir, for status (eg_report_write_keys). */
+struct key_set_view {
+	bool have; /* asked for */
+	int rc;	   /* 0, or why the directory could not be read (err) */
+	size_t n;
+	char digest[EG_KEYS_DIGEST_TEXT_LEN];
+	char err[EG_ERR_MAX];
+};
+
+static void key_set_text(FILE *f, const struct key_set_view *k)
+{
+	if (!k->have)
+		return;
+	if (k->rc)
+		fprintf(f, "key set: unreadable: %s\n", k->err);
+	else
+		fprintf(f, "key set: %zu key%s, digest %s\n", k->n, k->n == 1 ? "" : "s",
+			k->digest);
+}
+
+static json_t *key_set_json(const struct key_set_view *k)
+{
+	return json_pack("{s:o,s:o,s:s,s:o}", "keys",
+			 k->rc ? json_null() : json_integer((json_int_t)k->n), "digest",
+			 k->rc ? json_null() : json_string(k->digest), "source", "directory",
+			 "error", k->rc ? json_string(k->err) : json_null());
+}
+
 static void print_text(FILE *f, const char *pin_dir, const struct eg_probe_record *probed,
-		       const struct eg_tier_report *r, bool full)
+		       const struct eg_tier_report *r, bool full, const struct key_set_view *k)
 {
 	char warn[4 * EG_PIN_PATH_MAX], why[512];
 	const char *code;
@@ -195,6 +224,7 @@ static void print_text(FILE *f, const char *pin_dir, const struct eg_probe_recor
 			r->modes.audit);
 	if (r->have_clock)
 		clock_text(f, &r->clock);
+	key_set_text(f, k);
 	fprintf(f, "guarantees:\n");
 	for (size_t i = 0; i < r->ng; i++)
 		fprintf(f, "  %-8s %-30s %s\n           %s\n", guarantee_state(r, &r->g[i]),
@@ -250,7 +280,7 @@ static json_t *tier_json(const struct eg_tier_status *st, const char *name, cons
 
 /* The status document (docs/schema/status.schema.json). */
 static json_t *report_json(const char *pin_dir, const struct eg_probe_record *probed,
-			   const struct eg_tier_report *r, bool full)
+			   const struct eg_tier_report *r, bool full, const struct key_set_view *k)
 {
 	char warn[4 * EG_PIN_PATH_MAX], why[512];
 	json_t *o, *tiers = json_array(), *warnings = json_array(), *g = json_array();
@@ -304,6 +334,8 @@ static json_t *report_json(const char *pin_dir, const struct eg_probe_record *pr
 	}
 	if (o && r->have_clock)
 		json_object_set_new(o, "grant_clock", clock_json(&r->clock));
+	if (o && k->have)
+		json_object_set_new(o, "key_set", key_set_json(k));
 	if (o) {
 		json_object_set_new(o, "cgroup_roots", roots_json(&r->roots));
 		json_object_set_new(o, "serving", serving_json(probed));
@@ -333,6 +365,14 @@ static json_t *report_json(const char *pin_dir, const struct eg_probe_record *pr
 int eg_report_write(FILE *out, const char *pin_dir, const struct eg_probe_record *probed, bool json,
 		    bool full, struct eg_attach_check *attach)
 {
+	return eg_report_write_keys(out, pin_dir, NULL, probed, json, full, attach);
+}
+
+int eg_report_write_keys(FILE *out, const char *pin_dir, const char *state_dir,
+			 const struct eg_probe_record *probed, bool json, bool full,
+			 struct eg_attach_check *attach)
+{
+	struct key_set_view keys = {.have = state_dir && out};
 	struct eg_tier_report *rp;
 	int rc;
 
@@ -350,12 +390,15 @@ int eg_report_write(FILE *out, const char *pin_dir, const struct eg_probe_record
 		rc = rp->loaded ? 0 : -ENOENT;
 		goto out;
 	}
+	if (keys.have)
+		keys.rc = eg_wk_keys_dir_digest(state_dir, &keys.n, keys.digest, keys.err,
+						sizeof(keys.err));
 	if (json) {
-		rc = eg_json_print(out, report_json(pin_dir, probed, rp, full));
+		rc = eg_json_print(out, report_json(pin_dir, probed, rp, full, &keys));
 		if (rc)
 			goto out;
 	} else {
-		print_text(out, pin_dir, probed, rp, full);
+		print_text(out, pin_dir, probed, rp, full, &keys);
 	}
 	rc = fflush(out) ? -errno : rp->loaded ? 0 : -ENOENT;
 out:

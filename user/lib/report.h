@@ -19,5 +19,10 @@ struct eg_attach_check;
  * filled, nothing is printed (execgated's start-up warning). */
 int eg_report_write(FILE *out, const char *pin_dir, const struct eg_probe_record *probed, bool json,
 		    bool full, struct eg_attach_check *attach);
+/* eg_report_write with, when state_dir is not NULL, the key set that loads
+ * from <state_dir>/keys (its size and digest: key_set, "key set:"). */
+int eg_report_write_keys(FILE *out, const char *pin_dir, const char *state_dir,
+			 const struct eg_probe_record *probed, bool json, bool full,
+			 struct eg_attach_check *attach);
 
 #endif

@@ -16,8 +16,9 @@ int eg_status_write(const char *pin_dir, const char *state_dir, FILE *out, bool 
 	if (!probed)
 		return -ENOMEM;
 	eg_probe_record_read(state_dir ? state_dir : EG_WORKER_DEFAULT_STATE_DIR, probed);
-	rc = eg_report_write(out, pin_dir ? pin_dir : EG_WORKER_DEFAULT_PIN_DIR, probed, json, true,
-			     NULL);
+	rc = eg_report_write_keys(out, pin_dir ? pin_dir : EG_WORKER_DEFAULT_PIN_DIR,
+				  state_dir ? state_dir : EG_WORKER_DEFAULT_STATE_DIR, probed, json,
+				  true, NULL);
 	free(probed);
 	return rc;
 }

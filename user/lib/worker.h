@@ -70,6 +70,10 @@ struct eg_worker {
 
 pthread_mutex_t *eg_wk_stripe(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES]);
 /* Takes the writer locks (mutex, then flock); 0 or -errno with err set. */
+/* The digest (eg_worker_keys_digest) and size of the key set that loads
+ * from <state_dir>/keys now, without a handle: status's key_set. */
+int eg_wk_keys_dir_digest(const char *state_dir, size_t *n, char digest[EG_KEYS_DIGEST_TEXT_LEN],
+			  char *err, size_t err_size);
 int eg_wk_write_begin(struct eg_worker *w, char *err, size_t err_size);
 void eg_wk_write_end(struct eg_worker *w);
 /* rep's warnings for spec: endpoints no loaded tier enforces
