@@ -29,7 +29,7 @@ struct dd_env {
 	char socket[200];
 	char log[200];
 	pid_t pid;	       /* the running daemon, 0 when none */
-	char extra[512];       /* more config lines for the next start */
+	char extra[2048];      /* more config lines for the next start */
 	const char *worker;    /* worker_id of the next start; NULL: DD_WORKER */
 	unsigned restrictions; /* tests/kernel/restrict.h: what the daemon runs under */
 	bool verbose;	       /* the next start runs with --verbose */

@@ -22,6 +22,10 @@
 
 static struct eg_test_etcd etcd;
 static struct eg_etcd *cli;
+/* daemon_fleet_tls: etcd with client TLS and auth, the daemon as user
+ * "worker" (docs/fleet.md, "etcd roles"), the test's writes as root */
+static bool fleet_tls;
+static char worker_pw[320];
 static char prefix[64], root_dir[200], root_sec[200], root_kid[32], cp2_kid[32];
 
 static void fleet_fini(void)
@@ -218,15 +222,46 @@ static long long wait_refused(const char *doc, const char *reason, long long wan
 
 /* A running daemon with the fleet on: one etcd member, a root, key set
  * version 1 holding the issuer key kh.kid (and cp2). */
+/* etcd with client TLS and auth on; the role "worker" as docs/fleet.md
+ * gives it to DD_WORKER; the test's own client is root. */
+static void fleet_tls_etcd(void)
+{
+	struct eg_etcd_auth a;
+	char args[512], err[EG_ERR_MAX];
+
+	cr_assert_eq(eg_test_etcd_start_tls(1, true, 0, &etcd), 0,
+		     "etcd with TLS and auth did not start");
+	cr_assert_eq(eg_test_etcdctl(&etcd, "role add worker"), 0);
+	snprintf(args, sizeof(args),
+		 "role grant-permission worker --prefix=true read %s/workers/%s/selections/",
+		 prefix, DD_WORKER);
+	cr_assert_eq(eg_test_etcdctl(&etcd, args), 0);
+	snprintf(args, sizeof(args), "role grant-permission worker read %s/keyset", prefix);
+	cr_assert_eq(eg_test_etcdctl(&etcd, args), 0);
+	snprintf(args, sizeof(args),
+		 "role grant-permission worker --prefix=true readwrite %s/acks/%s/", prefix,
+		 DD_WORKER);
+	cr_assert_eq(eg_test_etcdctl(&etcd, args), 0);
+	cr_assert_eq(eg_test_etcd_user(&etcd, "worker", "worker", worker_pw), 0);
+	eg_test_etcd_auth(&etcd, "root", etcd.root_password_file, &a);
+	cr_assert_eq(eg_etcd_open_auth(etcd.endpoints, 2000, &a, &cli, err, sizeof(err)), 0, "%s",
+		     err);
+}
+
 static void fleet_init(void)
 {
 	char err[EG_ERR_MAX];
 
 	dd_setup();
 	memset(&etcd, 0, sizeof(etcd));
-	cr_assert_eq(eg_test_etcd_start(1, &etcd), 0, "etcd did not start");
-	cr_assert_eq(eg_etcd_open(etcd.endpoints, 2000, &cli, err, sizeof(err)), 0, "%s", err);
 	snprintf(prefix, sizeof(prefix), "/egtest/%d", (int)getpid());
+	if (fleet_tls) {
+		fleet_tls_etcd();
+	} else {
+		cr_assert_eq(eg_test_etcd_start(1, &etcd), 0, "etcd did not start");
+		cr_assert_eq(eg_etcd_open(etcd.endpoints, 2000, &cli, err, sizeof(err)), 0, "%s",
+			     err);
+	}
 	snprintf(root_dir, sizeof(root_dir), "%s/root", kh.dir);
 	snprintf(root_sec, sizeof(root_sec), "%s/rootsec", kh.dir);
 	cr_assert_eq(mkdir(root_dir, 0700), 0);
@@ -248,6 +283,16 @@ static void fleet_init(void)
 				      "%.180s\netcd_reconcile_interval = 2\n",
 				      etcd.endpoints, prefix, root_dir),
 		     sizeof(dd.extra));
+	if (fleet_tls) {
+		size_t l = strlen(dd.extra);
+
+		cr_assert_lt((size_t)snprintf(dd.extra + l, sizeof(dd.extra) - l,
+					      "etcd_cacert = %s\netcd_cert = %s\netcd_key = %s\n"
+					      "etcd_user = worker\netcd_password_file = %s\n",
+					      etcd.ca, etcd.client_cert, etcd.client_key,
+					      worker_pw),
+			     sizeof(dd.extra) - l);
+	}
 }
 
 static void fleet_setup(void)
@@ -968,4 +1013,48 @@ Test(daemon_fleet, sigterm_stops_cleanly_with_etcd_away)
 	cr_assert_eq(dd_stop(SIGTERM), 0, "execgated did not exit 0 on SIGTERM");
 	cr_log_info("SIGTERM to exit with etcd away: %.0f ms", dd_now_ms() - t0);
 	cr_assert_lt(dd_now_ms() - t0, 4500);
+}
+
+/* The worker as production runs etcd (docs/fleet.md, "etcd roles"): TLS
+ * with the test CA, a client certificate without a CN, user "worker"
+ * with a role that reads its selections and the key set and writes its
+ * acks. Everything else as above. */
+static void fleet_tls_setup(void)
+{
+	fleet_tls = true;
+	fleet_init();
+}
+
+TestSuite(daemon_fleet_tls, .init = fleet_tls_setup, .fini = fleet_fini, .timeout = 120);
+
+/* guarantees: none */
+Test(daemon_fleet_tls, selection_applies_and_ack_written)
+{
+	struct kh_child bridge;
+	const char *sock = kh_path("bridge.sock");
+	struct eg_etcd_auth a;
+	struct eg_etcd *w;
+	char err[EG_ERR_MAX], key[256];
+	json_t *f, *ack;
+	int rc;
+
+	start_with_keyset(); /* the key set was read as user worker */
+	f = fleet_status();
+	cr_assert_str_eq(json_string_value(json_object_get(f, "endpoint")) ?: "",
+			 etcd.m[0].client_url);
+	json_decref(f);
+	/* selected: acked pending, then installed */
+	selected_and_installed(&bridge, sock);
+	ack = wait_ack(DD_SANDBOX, "active", 8, 10000);
+	cr_assert_not_null(ack, "no active ack over mTLS and auth");
+	json_decref(ack);
+	/* what the daemon's credentials cannot do: write its selections */
+	eg_test_etcd_auth(&etcd, "worker", worker_pw, &a);
+	cr_assert_eq(eg_etcd_open_auth(etcd.endpoints, 2000, &a, &w, err, sizeof(err)), 0, "%s",
+		     err);
+	sel_key(DD_WORKER, DD_SANDBOX, key, sizeof(key));
+	rc = eg_etcd_put(w, key, "forged", 6, NULL, err, sizeof(err));
+	cr_assert_eq(rc, -EACCES, "%d: %s", rc, err);
+	eg_etcd_close(w);
+	kh_child_stop(&bridge);
 }
