@@ -100,6 +100,59 @@ Test(daemon_config, one_line_errors_exit_2)
 	unsetenv("EXECGATE_CONFIG");
 }
 
+/* The fleet's etcd TLS and auth keys go together (docs/api.md,
+ * "Configuration"; docs/fleet.md, "etcd roles"). */
+Test(daemon_config, etcd_tls_and_auth_keys)
+{
+#define EP "etcd_endpoints = https://10.0.0.1:2379\nroot_keys = /etc/execgate/root\n"
+	char out[4096];
+
+	cr_expect_eq(with_config(WID "etcd_endpoints = http://10.0.0.1:2379\n", out, sizeof(out)),
+		     2);
+	cr_expect_str_eq(out, "execgated: config FILE:2: etcd_endpoints = http://10.0.0.1:2379: "
+			      "endpoint 1: plain http:// to a host that is not loopback "
+			      "(127.0.0.0/8, [::1], localhost): use https://\n");
+	cr_expect_eq(with_config(WID "etcd_cacert = /ca.pem\n", out, sizeof(out)), 2);
+	cr_expect_str_eq(out,
+			 "execgated: config FILE: etcd_cacert is set but etcd_endpoints is not\n");
+	cr_expect_eq(with_config(WID EP "etcd_cert = /c.pem\n", out, sizeof(out)), 2);
+	cr_expect_str_eq(out, "execgated: config FILE: etcd_cert is set but etcd_key is not\n");
+	cr_expect_eq(with_config(WID EP "etcd_key = /c.key\n", out, sizeof(out)), 2);
+	cr_expect_str_eq(out, "execgated: config FILE: etcd_key is set but etcd_cert is not\n");
+	cr_expect_eq(with_config(WID EP "etcd_user = w\n", out, sizeof(out)), 2);
+	cr_expect_str_eq(
+	    out, "execgated: config FILE: etcd_user is set but etcd_password_file is not\n");
+	cr_expect_eq(with_config(WID EP "etcd_password_file = /pw\n", out, sizeof(out)), 2);
+	cr_expect_str_eq(
+	    out, "execgated: config FILE: etcd_password_file is set but etcd_user is not\n");
+	cr_expect_eq(with_config(WID "etcd_endpoints = http://127.0.0.1:2379\nroot_keys = /r\n"
+				     "etcd_cacert = /ca.pem\n",
+				 out, sizeof(out)),
+		     2);
+	cr_expect_str_eq(out, "execgated: config FILE: etcd_cacert or etcd_cert is set but no "
+			      "etcd endpoint is https://\n");
+	cr_expect_eq(with_config(WID EP "etcd_user = a b\n", out, sizeof(out)), 2);
+	cr_expect_str_eq(out, "execgated: config FILE:4: etcd_user = a b: a blank, or longer than "
+			      "255 bytes\n");
+	cr_expect_eq(with_config(WID EP "etcd_cacert = ca.pem\n", out, sizeof(out)), 2);
+	cr_expect_str_eq(out, "execgated: config FILE:4: etcd_cacert = ca.pem: not an absolute "
+			      "path\n");
+	cr_expect_eq(with_config(WID EP "etcd_cacert = /ca.pem\netcd_cert = /c.pem\n"
+					"etcd_key = /c.key\netcd_user = worker-1\n"
+					"etcd_password_file = /pw\n",
+				 out, sizeof(out)),
+		     0, "%s", out);
+	cr_expect(strstr(out, "etcd_cacert = /ca.pem\netcd_cert = /c.pem\netcd_key = /c.key\n"
+			      "etcd_user = worker-1\netcd_password_file = /pw\n"),
+		  "%s", out);
+	/* loopback stays plain HTTP, as the tests and the demo run it */
+	cr_expect_eq(with_config(WID "etcd_endpoints = http://127.0.0.1:2379,http://[::1]:2379\n"
+				     "root_keys = /r\n",
+				 out, sizeof(out)),
+		     0, "%s", out);
+#undef EP
+}
+
 Test(daemon_config, defaults_help_version)
 {
 	char out[4096], want[64];
