@@ -133,6 +133,20 @@ fence_rc 2 "a sandbox that is not a UUID" -- --etcd "$EP" --sandbox x --generati
 	--timeout 1
 fence_rc 2 "a prefix that is not a path" -- "${base[@]}" --prefix 'no slash'
 [ "$(wc -l <err)" -eq 1 ] && [ ! -s out ] && ok || fail "usage: [$(cat out)] [$(cat err)]"
+# etcd's TLS and auth options (docs/fleet.md, "etcd roles"): plain http://
+# only to loopback; pairs; a password file that others may read
+fence_rc 2 "plain http to a host that is not loopback" -- "${base[@]:2}" \
+	--etcd http://10.0.0.1:2379
+grep -qx "execgate-issue: fence: --etcd: etcd endpoint 'http://10.0.0.1:2379': plain http:// to a host that is not loopback (127.0.0.0/8, \[::1\], localhost): use https:// (execgate-issue fence --help)" err &&
+	ok || fail "http to 10.0.0.1: [$(cat err)]"
+fence_rc 2 "a client certificate without its key" -- "${base[@]}" --etcd-cert "$TMP/none.pem"
+grep -q 'etcd client certificate given without its key' err && ok || fail "cert: [$(cat err)]"
+fence_rc 2 "a user without a password file" -- "${base[@]}" --etcd-user fence
+printf 'pw\n' >"$TMP/pw" && chmod 644 "$TMP/pw"
+fence_rc 1 "a password file others may read" -- "${base[@]}" --etcd-user fence \
+	--etcd-password-file "$TMP/pw"
+grep -qx "execgate-issue: fence: etcd password file $TMP/pw: mode 0644 lets group or others at it (chmod 600)" err &&
+	ok || fail "password file mode: [$(cat err)]"
 # --node-keys is required: without it an ack is whatever the store says
 set +e
 "$ISSUE" fence "${base[@]}" >out 2>err
