@@ -1304,3 +1304,89 @@ Test(bridge, bridge_and_handle_follow_an_unload_and_a_new_load)
 	bridge_stop(bridge, bsock);
 	eg_worker_close(w);
 }
+
+/* In audit the kernel lets a client without a grant reach the bridge
+ * socket; the bridge, deciding as in enforce, forwards it and reports what
+ * it would have refused and why, by the mode the hooks read: the global
+ * mode, then the sandbox's own over it. In enforce the kernel refuses that
+ * client, and the bridge refuses one the kernel does not check (this
+ * process, outside the scratch cgroup). */
+/* guarantees: none */
+Test(bridge, audit_mode_forwards_what_the_kernel_let_through_and_reports_it)
+{
+	PATHS;
+	struct listener fc = listener_start(vsock, FIRECRACKER, NULL, 0);
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	struct eg_worker *w;
+	struct client stranger;
+	char log[16384], err[EG_ERR_MAX], want[256];
+	__u8 sb[EG_ID_BYTES];
+	pid_t bridge;
+	int fd, own;
+
+	kh_keys();
+	w = open_worker();
+	bridge = bridge_start(bsock, vsock);
+	cr_assert(wait_log("listening on", 5000, log, sizeof(log)), "bridge log: %s", log);
+	install(w, bridge, fc.pid, bsock, vsock, 8);
+	cr_assert_eq(eg_uuid_from_text(SANDBOX, sb), 0);
+	client_start(&stranger);
+
+	/* The global mode audit: forwarded, both ways, and reported once. */
+	cr_assert_eq(eg_mode_set(kh.pin_dir, kh.state_dir, NULL, "audit", "test_bridge", NULL, err,
+				 sizeof(err)),
+		     0, "%s", err);
+	fd = client_connect(&stranger, bsock);
+	cr_assert_geq(fd, 0, "audit: the kernel lets the client through: %s", strerror(-fd));
+	fd_recv_exact(fd, GREETING);
+	cr_assert_eq(send(fd, "ping\n", 5, MSG_NOSIGNAL), 5);
+	fd_recv_exact(fd, "ping\n");
+	snprintf(want, sizeof(want),
+		 "connection 1: would refuse (audit, not enforced): client pid %d ",
+		 (int)stranger.pid);
+	cr_assert(wait_log(want, 2000, log, sizeof(log)), "%s", log);
+	cr_assert(strstr(log, ": no grant for sandbox " SANDBOX), "the reason: %s", log);
+	cr_assert(strstr(log, "connection 1: verified: client not verified (audit), VMM pid"), "%s",
+		  log);
+	cr_assert_null(strstr(log, "connection 1: refused"), "%s", log);
+	close(fd);
+
+	/* The global mode enforce, the sandbox's own audit: the same. */
+	cr_assert_eq(eg_mode_set(kh.pin_dir, kh.state_dir, NULL, "enforce", "test_bridge", NULL,
+				 err, sizeof(err)),
+		     0, "%s", err);
+	cr_assert_eq(eg_mode_set(kh.pin_dir, kh.state_dir, sb, "audit", "test_bridge", NULL, err,
+				 sizeof(err)),
+		     0, "%s", err);
+	fd = client_connect(&stranger, bsock);
+	cr_assert_geq(fd, 0, "sandbox audit: %s", strerror(-fd));
+	fd_recv_exact(fd, GREETING);
+	cr_assert(wait_log("connection 2: would refuse (audit, not enforced): client pid", 2000,
+			   log, sizeof(log)),
+		  "%s", log);
+	close(fd);
+
+	/* Enforce: the kernel refuses the stranger; the bridge refuses this
+	 * process, which the cgroup tier does not check, and says so. */
+	cr_assert_eq(eg_mode_set(kh.pin_dir, kh.state_dir, sb, "enforce", "test_bridge", NULL, err,
+				 sizeof(err)),
+		     0, "%s", err);
+	cr_assert_eq(client_connect(&stranger, bsock), -EPERM);
+	cr_assert_lt(strlen(bsock), sizeof(sun.sun_path));
+	memcpy(sun.sun_path, bsock, strlen(bsock));
+	own = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (connect(own, (struct sockaddr *)&sun, sizeof(sun)) == 0) {
+		wait_eof(own, 2000);
+		snprintf(want, sizeof(want), "connection 3: refused: client pid %d ",
+			 (int)getpid());
+		cr_assert(wait_log(want, 2000, log, sizeof(log)), "%s", log);
+		cr_assert_null(strstr(log, "connection 3: would refuse"), "%s", log);
+	} else {
+		/* the LSM tier checks machine-wide: the kernel refused it */
+		cr_assert_eq(errno, EPERM, "%s", strerror(errno));
+	}
+	close(own);
+	bridge_stop(bridge, bsock);
+	listener_kill(&fc);
+	eg_worker_close(w);
+}

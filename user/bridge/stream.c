@@ -103,6 +103,25 @@ static bool lease_audited(struct stream *s, const char *why, bool *reported)
 	return true;
 }
 
+/* The client check failed (why says how). The kernel let this client
+ * reach the bridge socket; in audit, the sandbox's mode as the hooks read
+ * it, it decided exactly as in enforce and allowed, and so does the bridge:
+ * it reports what it would have refused, and why, and forwards. Enforce,
+ * or a mode that cannot be read: false, and the caller refuses. */
+static bool client_audited(struct stream *s, const char *why)
+{
+	char mode[8], err[EG_ERR_MAX];
+
+	if (eg_worker_mode(s->b->w, s->b->sandbox, mode, sizeof(mode), err, sizeof(err))) {
+		egb_log("connection %lu: %s; refusing it as in enforce", s->id, err);
+		return false;
+	}
+	if (strcmp(mode, "audit"))
+		return false;
+	egb_log("connection %lu: would refuse (audit, not enforced): %s", s->id, why);
+	return true;
+}
+
 static void forward(struct stream *s)
 {
 	struct pipe_dir *up = calloc(1, sizeof(*up)), *down = calloc(1, sizeof(*down));
@@ -191,10 +210,13 @@ static void *stream_main(void *arg)
 	};
 	const struct eg_conn_info *info;
 	struct eg_process client;
-	char err[EG_ERR_MAX], cid[96], vid[96];
+	char err[EG_ERR_MAX], cid[96] = "not verified (audit)", vid[96];
+	bool client_ok;
 
 	memcpy(t.sandbox, b->sandbox, EG_ID_BYTES);
-	if (eg_connect_check_client(b->w, b->sandbox, s->client, &client, err, sizeof(err))) {
+	client_ok =
+	    !eg_connect_check_client(b->w, b->sandbox, s->client, &client, err, sizeof(err));
+	if (!client_ok && !client_audited(s, err)) {
 		egb_log("connection %lu: refused: %s", s->id, err);
 		goto cleanup;
 	}
@@ -203,7 +225,8 @@ static void *stream_main(void *arg)
 		goto cleanup;
 	}
 	info = eg_conn_info(s->vmm);
-	eg_process_text(&client, cid, sizeof(cid));
+	if (client_ok)
+		eg_process_text(&client, cid, sizeof(cid));
 	eg_process_text(&info->peer, vid, sizeof(vid));
 	egb_log("connection %lu: verified: client %s, VMM %s via %s, epoch %llu, vsock port %u "
 		"(assigned %u)",
