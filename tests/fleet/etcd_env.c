@@ -352,14 +352,17 @@ int eg_test_etcdctl(struct eg_test_etcd *env, const char *args)
 	if (env->tls)
 		snprintf(cmd, sizeof(cmd),
 			 "ETCDCTL_API=3 %s --endpoints '%s' --cacert '%s' --cert '%s' --key '%s' "
-			 "--dial-timeout 3s --command-timeout 5s %s >&2",
+			 "--dial-timeout 3s --command-timeout 5s %s >'%s/etcdctl.out' 2>&1 || "
+			 "{ cat '%s/etcdctl.out' >&2; exit 1; }",
 			 bin && *bin ? bin : "/usr/bin/etcdctl", env->endpoints, env->ca,
-			 env->root_cert, env->root_key, args);
+			 env->root_cert, env->root_key, args, env->dir, env->dir);
 	else
 		snprintf(cmd, sizeof(cmd),
 			 "ETCDCTL_API=3 %s --endpoints '%s' --dial-timeout 3s "
-			 "--command-timeout 5s %s >&2",
-			 bin && *bin ? bin : "/usr/bin/etcdctl", env->endpoints, args);
+			 "--command-timeout 5s %s >'%s/etcdctl.out' 2>&1 || "
+			 "{ cat '%s/etcdctl.out' >&2; exit 1; }",
+			 bin && *bin ? bin : "/usr/bin/etcdctl", env->endpoints, args, env->dir,
+			 env->dir);
 	st = system(cmd);
 	if (st != 0) {
 		fprintf(stderr, "etcd_env: etcdctl %s: status %d\n", args, st);

@@ -55,8 +55,8 @@ int eg_test_etcd_start_tls(size_t n_members, bool auth, unsigned token_ttl,
 			   struct eg_test_etcd *env);
 /* etcdctl (ETCDCTL_API=3, $EXECGATE_ETCDCTL_BIN or /usr/bin/etcdctl) on
  * every member, as root by its CN=root certificate when TLS is on: the
- * arguments, one string split at blanks. Its output goes to stderr. 0, or
- * -1 with etcdctl's exit status said on stderr. */
+ * arguments, one string split at blanks. Its output goes to stderr when it
+ * fails. 0, or -1 with etcdctl's exit status said on stderr. */
 int eg_test_etcdctl(struct eg_test_etcd *env, const char *args);
 /* A user with a random password in a file (mode 0600) of env->dir, path
  * into password_file (320 bytes), granted role when role is not NULL. */

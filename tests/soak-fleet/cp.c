@@ -229,7 +229,7 @@ void fs_ack_watch_start(void)
 	char err[256];
 	pthread_t t;
 
-	if (eg_etcd_open(fs.etcd.endpoints, 2000, &e, err, sizeof(err)))
+	if (eg_etcd_open_auth(fs.etcd.endpoints, 2000, &fs.cp_auth, &e, err, sizeof(err)))
 		fs_fail("etcd: %s", err);
 	if (pthread_create(&t, NULL, ack_thread, e))
 		fs_fail("ack thread");

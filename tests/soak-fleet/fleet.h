@@ -42,6 +42,7 @@ struct fs_worker {
 	int agent_fd;
 	pthread_mutex_t agent_lock;
 	struct fs_proxy px[3];
+	char etcd_pw[320]; /* etcd user worker-IDX's password file */
 	bool cut;
 	bool loaded;
 	uint8_t id_bin[16];
@@ -104,6 +105,9 @@ struct fs {
 	char cp_seed[300], root_dir[256], root_seed[300];
 	struct eg_test_etcd etcd;
 	struct eg_etcd *cli; /* the control plane's handle, under cli_lock */
+	/* etcd runs with client TLS and auth (docs/fleet.md, "etcd roles"):
+	 * the control plane is root, each worker a user with the worker role */
+	struct eg_etcd_auth cp_auth;
 	pthread_mutex_t cli_lock;
 	struct fs_worker w[FS_WORKERS];
 	struct fs_sandbox s[FS_SANDBOXES];

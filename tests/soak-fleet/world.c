@@ -357,10 +357,13 @@ void fs_daemon_start(struct fs_worker *w)
 		"# written by tests/soak-fleet\n"
 		"pin_dir = %s\nstate_dir = %s\ncgroup = %s\nrequire = cgroup\nsocket = %s\n"
 		"worker_id = %s\nthreads = 2\nconnection_timeout = 3\n"
-		"etcd_endpoints = http://127.0.0.1:%u,http://127.0.0.1:%u,http://127.0.0.1:%u\n"
-		"etcd_prefix = %s\nroot_keys = %s\netcd_reconcile_interval = 600\n",
+		"etcd_endpoints = https://127.0.0.1:%u,https://127.0.0.1:%u,https://127.0.0.1:%u\n"
+		"etcd_prefix = %s\nroot_keys = %s\netcd_reconcile_interval = 600\n"
+		"etcd_cacert = %s\netcd_cert = %s\netcd_key = %s\netcd_user = worker-%d\n"
+		"etcd_password_file = %s\n",
 		w->pin, w->state, w->cgroup, w->socket, w->id, w->px[0].port, w->px[1].port,
-		w->px[2].port, fs.prefix, fs.root_dir);
+		w->px[2].port, fs.prefix, fs.root_dir, fs.etcd.ca, fs.etcd.client_cert,
+		fs.etcd.client_key, w->idx, w->etcd_pw);
 	fclose(f);
 	snprintf(bin, sizeof(bin), "%s/execgated", fs.bin);
 	argv[0] = bin;
@@ -378,6 +381,32 @@ void fs_daemon_start(struct fs_worker *w)
 		usleep(10000);
 	}
 	fs_fail("execgated of worker %d: socket %s never answered", w->idx, w->socket);
+}
+
+/* The worker's etcd user and role (docs/fleet.md, "etcd roles"): read its
+ * selections and the key set, write its acks. */
+static void worker_role(struct fs_worker *w)
+{
+	char args[512], name[32];
+
+	snprintf(name, sizeof(name), "worker-%d", w->idx);
+	snprintf(args, sizeof(args), "role add %s", name);
+	if (eg_test_etcdctl(&fs.etcd, args))
+		fs_fail("etcd role %s", name);
+	snprintf(args, sizeof(args),
+		 "role grant-permission %s --prefix=true read %s/workers/%s/selections/", name,
+		 fs.prefix, w->id);
+	if (eg_test_etcdctl(&fs.etcd, args))
+		fs_fail("etcd role %s: selections", name);
+	snprintf(args, sizeof(args), "role grant-permission %s read %s/keyset", name, fs.prefix);
+	if (eg_test_etcdctl(&fs.etcd, args))
+		fs_fail("etcd role %s: keyset", name);
+	snprintf(args, sizeof(args), "role grant-permission %s --prefix=true readwrite %s/acks/%s/",
+		 name, fs.prefix, w->id);
+	if (eg_test_etcdctl(&fs.etcd, args))
+		fs_fail("etcd role %s: acks", name);
+	if (eg_test_etcd_user(&fs.etcd, name, name, w->etcd_pw))
+		fs_fail("etcd user %s", name);
 }
 
 void fs_daemon_kill(struct fs_worker *w)
@@ -546,9 +575,11 @@ void fs_setup(const char *bin, bool quick)
 	snprintf(fs.prefix, sizeof(fs.prefix), "/egsoak/%d", (int)getpid());
 	if (eg_cgroup2_root(cgroot, sizeof(cgroot)))
 		fs_fail("no cgroup v2 mount");
-	if (eg_test_etcd_start(3, &fs.etcd))
-		fs_fail("etcd did not start");
-	if (eg_etcd_open(fs.etcd.endpoints, 2000, &fs.cli, err, sizeof(err)))
+	/* etcd as production runs it: client TLS, auth on */
+	if (eg_test_etcd_start_tls(3, true, 0, &fs.etcd))
+		fs_fail("etcd with TLS and auth did not start");
+	eg_test_etcd_auth(&fs.etcd, "root", fs.etcd.root_password_file, &fs.cp_auth);
+	if (eg_etcd_open_auth(fs.etcd.endpoints, 2000, &fs.cp_auth, &fs.cli, err, sizeof(err)))
 		fs_fail("etcd: %s", err);
 	world_keys();
 	for (int i = 0; i < FS_WORKERS; i++) {
@@ -576,6 +607,7 @@ void fs_setup(const char *bin, bool quick)
 			fs_fail("mkdir cgroup: %s", strerror(e));
 		}
 		proxies_start(w);
+		worker_role(w);
 		fs_daemon_start(w);
 		fs_agent_start(w);
 	}
