@@ -27,6 +27,7 @@ struct eg_etcd {
 	unsigned timeout_ms;
 	struct eg_etcd_creds creds; /* TLS files, user, password, token */
 	CURL *easy;		    /* unary calls; reused for keep-alive */
+	uint64_t skipped;	    /* keys holding a NUL, skipped (eg_etcd_skipped_keys) */
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -178,6 +179,41 @@ void eg_etcd_close(struct eg_etcd *e)
 const char *eg_etcd_endpoint(const struct eg_etcd *e)
 {
 	return e->ep[e->cur];
+}
+
+uint64_t eg_etcd_skipped_keys(const struct eg_etcd *e)
+{
+	return e->skipped;
+}
+
+void eg_etcd_count_skipped(struct eg_etcd *e)
+{
+	e->skipped++;
+}
+
+/* header.cluster_id, a uint64 as a decimal string (above INT64_MAX as
+ * often as not); absent: 0. */
+static int header_cluster(json_t *ans, uint64_t *out, char *err, size_t err_size)
+{
+	json_t *v = json_object_get(json_object_get(ans, "header"), "cluster_id");
+	const char *s = json_string_value(v);
+	uint64_t acc = 0;
+
+	*out = 0;
+	if (!v)
+		return 0;
+	if (!s || !*s || strlen(s) > 20 || json_string_length(v) != strlen(s))
+		goto bad;
+	for (const char *p = s; *p; p++) {
+		if (*p < '0' || *p > '9' || acc > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
+			goto bad;
+		acc = acc * 10 + (uint64_t)(*p - '0');
+	}
+	*out = acc;
+	return 0;
+bad:
+	eg_etcd_seterr(err, err_size, "etcd answer: header.cluster_id is not a uint64 string");
+	return -EPROTO;
 }
 
 void eg_etcd_range_free(struct eg_etcd_range *r)
@@ -498,6 +534,7 @@ int eg_etcd_get(struct eg_etcd *e, const char *key, bool prefix, struct eg_etcd_
 {
 	json_t *req = NULL, *ans = NULL;
 	char *next = NULL;
+	size_t next_len = 0;
 	int64_t at = 0;
 	size_t cap = 0;
 	int rc;
@@ -516,7 +553,7 @@ int eg_etcd_get(struct eg_etcd *e, const char *key, bool prefix, struct eg_etcd_
 			rc = -ENOMEM;
 			goto out;
 		}
-		if (next && json_object_set_new(req, "key", eg_etcd_b64(next, strlen(next) + 1))) {
+		if (next && json_object_set_new(req, "key", eg_etcd_b64(next, next_len + 1))) {
 			rc = -ENOMEM; /* next page: from the last key + "\0" */
 			goto out;
 		}
@@ -540,6 +577,8 @@ int eg_etcd_get(struct eg_etcd *e, const char *key, bool prefix, struct eg_etcd_
 		if (rc < 0)
 			goto out;
 		rc = eg_etcd_header_revision(ans, at ? NULL : &r->revision, err, err_size);
+		if (rc >= 0 && !at)
+			rc = header_cluster(ans, &r->cluster_id, err, err_size);
 		if (rc < 0)
 			goto out;
 		if (!at)
@@ -582,8 +621,27 @@ int eg_etcd_get(struct eg_etcd *e, const char *key, bool prefix, struct eg_etcd_
 			struct eg_etcd_kv *kv = &r->kvs[r->n];
 
 			rc = eg_etcd_parse_kv(json_array_get(kvs, i), kv, false, err, err_size);
+			if (rc == -EILSEQ && (!prefix || !memcmp(kv->key, key, strlen(key)))) {
+				/* a key holding a NUL: skipped alone, counted; the
+				 * next page still starts after it */
+				free(next);
+				next = kv->key;
+				next_len = kv->key_len;
+				kv->key = NULL;
+				eg_etcd_kv_free(kv);
+				e->skipped++;
+				continue;
+			}
+			if (rc == -EILSEQ) {
+				eg_etcd_kv_free(kv);
+				rc = -EPROTO;
+				eg_etcd_seterr(err, err_size,
+					       "etcd range: answered a key outside the prefix");
+			}
 			if (rc < 0)
 				goto out;
+			free(next);
+			next = NULL;
 			r->n++;
 			if (!prefix && strcmp(kv->key, key)) {
 				rc = -EPROTO;
@@ -606,8 +664,10 @@ int eg_etcd_get(struct eg_etcd *e, const char *key, bool prefix, struct eg_etcd_
 		ans = NULL;
 		if (!more || !prefix)
 			break;
-		free(next);
-		next = strdup(r->kvs[r->n - 1].key);
+		if (!next) { /* the page ended on a key kept */
+			next = strdup(r->kvs[r->n - 1].key);
+			next_len = next ? strlen(next) : 0;
+		}
 		if (!next) {
 			rc = -ENOMEM;
 			goto out;

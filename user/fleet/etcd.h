@@ -71,9 +71,13 @@ bool eg_etcd_is_loopback_url(const char *url, size_t len);
 void eg_etcd_close(struct eg_etcd *e);
 /* The endpoint that answered last (for logs and status). */
 const char *eg_etcd_endpoint(const struct eg_etcd *e);
+/* Keys that held a NUL byte, skipped by reads and watches on this handle
+ * (each one alone: the rest of the answer is delivered). */
+uint64_t eg_etcd_skipped_keys(const struct eg_etcd *e);
 
 struct eg_etcd_kv {
-	char *key;   /* NUL-terminated (a key holding a NUL is refused) */
+	char *key; /* NUL-terminated (a key holding a NUL is skipped, counted) */
+	size_t key_len;
 	char *value; /* value_len bytes, NUL-terminated for convenience */
 	size_t value_len;
 	int64_t create_revision, mod_revision, version;
@@ -81,6 +85,9 @@ struct eg_etcd_kv {
 
 struct eg_etcd_range {
 	int64_t revision; /* the store's revision when the read was served */
+	/* header.cluster_id: a restored or re-created store may have
+	 * another (0 when the answer did not say) */
+	uint64_t cluster_id;
 	size_t n;
 	struct eg_etcd_kv *kvs;
 };

@@ -22,7 +22,9 @@ int eg_etcd_json_bool(json_t *obj, const char *name, bool *out, char *err, size_
 int eg_etcd_header_revision(json_t *ans, int64_t *rev, char *err, size_t err_size);
 /* A mvccpb.KeyValue: key (base64, non-empty, no NUL), value (base64,
  * absent = empty), the revisions. for_delete: a delete event's kv, which
- * has no value. On error kv is left empty. */
+ * has no value. On error kv is left empty, except -EILSEQ: a key that
+ * holds a NUL, which the callers skip and count (eg_etcd_skipped_keys);
+ * kv->key then holds its key_len raw bytes, to be freed. */
 int eg_etcd_parse_kv(json_t *j, struct eg_etcd_kv *kv, bool for_delete, char *err, size_t err_size);
 void eg_etcd_kv_free(struct eg_etcd_kv *kv);
 /* len bytes as the JSON string of their base64 (the gateway's bytes
@@ -64,5 +66,6 @@ struct eg_etcd_creds *eg_etcd_creds(struct eg_etcd *e);
  * answer (try another); -EACCES when etcd refused the user or password;
  * -EPROTO. */
 int eg_etcd_login(struct eg_etcd *e, size_t i, char *err, size_t err_size);
+void eg_etcd_count_skipped(struct eg_etcd *e);
 
 #endif

@@ -141,10 +141,18 @@ int eg_etcd_parse_kv(json_t *j, struct eg_etcd_kv *kv, bool for_delete, char *er
 	rc = unb64(json_object_get(j, "key"), "key", &kv->key, &key_len, err, err_size);
 	if (rc < 0)
 		goto fail;
-	if (!key_len || memchr(kv->key, '\0', key_len)) {
-		eg_etcd_seterr(err, err_size, "etcd answer: a key is empty or holds a NUL");
+	kv->key_len = key_len;
+	if (!key_len) {
+		eg_etcd_seterr(err, err_size, "etcd answer: a key is empty");
 		rc = -EPROTO;
 		goto fail;
+	}
+	if (memchr(kv->key, '\0', key_len)) {
+		/* Any writer can make one: the caller skips this key alone
+		 * (and counts it) rather than the whole answer, so one bad
+		 * key blinds nobody. kv->key keeps its key_len raw bytes. */
+		eg_etcd_seterr(err, err_size, "etcd answer: a key holds a NUL");
+		return -EILSEQ;
 	}
 	rc = unb64(for_delete ? NULL : json_object_get(j, "value"), "value", &kv->value,
 		   &kv->value_len, err, err_size);

@@ -73,6 +73,14 @@ static bool key_matches(const struct eg_etcd_watch_spec *spec, const char *key)
 	return !strcmp(key, spec->key);
 }
 
+/* A skipped key (it holds a NUL) must still be one the watch asked for. */
+static bool key_prefix_matches(const struct eg_etcd_watch_spec *spec, const struct eg_etcd_kv *kv)
+{
+	size_t len = strlen(spec->key);
+
+	return spec->prefix ? kv->key_len >= len && !memcmp(kv->key, spec->key, len) : false;
+}
+
 static void free_events(struct eg_etcd_event *ev, size_t n)
 {
 	size_t i;
@@ -108,7 +116,7 @@ static int progress(struct watch *w, struct stream *s, int64_t rev)
 static int events(struct watch *w, struct stream *s, json_t *arr, int64_t rev)
 {
 	struct eg_etcd_event *ev;
-	size_t n = json_array_size(arr), i;
+	size_t n = json_array_size(arr), i, k = 0;
 	int rc = 0;
 
 	if (!json_is_array(arr) || !n) {
@@ -132,37 +140,52 @@ static int events(struct watch *w, struct stream *s, json_t *arr, int64_t rev)
 		}
 		/* proto3 leaves the zero value (PUT) out */
 		if (!t || !strcmp(t, "PUT")) {
-			ev[i].type = EG_ETCD_PUT;
+			ev[k].type = EG_ETCD_PUT;
 		} else if (!strcmp(t, "DELETE")) {
-			ev[i].type = EG_ETCD_DELETE;
+			ev[k].type = EG_ETCD_DELETE;
 		} else {
 			rc = -EPROTO;
 			eg_etcd_seterr(w->err, w->err_size, "etcd watch: event type '%.20s'", t);
 			goto out;
 		}
-		rc = eg_etcd_parse_kv(json_object_get(j, "kv"), &ev[i].kv,
-				      ev[i].type == EG_ETCD_DELETE, w->err, w->err_size);
+		rc = eg_etcd_parse_kv(json_object_get(j, "kv"), &ev[k].kv,
+				      ev[k].type == EG_ETCD_DELETE, w->err, w->err_size);
+		if (rc == -EILSEQ && key_prefix_matches(s->spec, &ev[k].kv)) {
+			/* a key holding a NUL: this event alone is skipped and
+			 * counted, the rest of the message is delivered */
+			eg_etcd_kv_free(&ev[k].kv);
+			eg_etcd_count_skipped(w->e);
+			continue;
+		}
+		if (rc == -EILSEQ) {
+			eg_etcd_kv_free(&ev[k].kv);
+			rc = -EPROTO;
+			eg_etcd_seterr(w->err, w->err_size,
+				       "etcd watch: event for a key outside the watch");
+		}
 		if (rc < 0)
 			goto out;
-		if (!key_matches(s->spec, ev[i].kv.key)) {
+		if (!key_matches(s->spec, ev[k].kv.key)) {
 			rc = -EPROTO;
 			eg_etcd_seterr(w->err, w->err_size,
 				       "etcd watch: event for key '%.80s' outside the watch",
-				       ev[i].kv.key);
+				       ev[k].kv.key);
 			goto out;
 		}
-		if (ev[i].kv.mod_revision < s->last_rev ||
-		    ev[i].kv.mod_revision < w->start_revision) {
+		if (ev[k].kv.mod_revision < s->last_rev ||
+		    ev[k].kv.mod_revision < w->start_revision) {
 			rc = -EPROTO;
 			eg_etcd_seterr(w->err, w->err_size,
 				       "etcd watch: event revision %lld goes back (after %lld)",
-				       (long long)ev[i].kv.mod_revision, (long long)s->last_rev);
+				       (long long)ev[k].kv.mod_revision, (long long)s->last_rev);
 			goto out;
 		}
-		s->last_rev = ev[i].kv.mod_revision;
+		s->last_rev = ev[k].kv.mod_revision;
+		k++;
 	}
 	w->delivered = true;
-	rc = w->fn(ev, n, rev, w->ctx);
+	/* nothing left when every key was skipped: not a progress note */
+	rc = k ? w->fn(ev, k, rev, w->ctx) : 0;
 out:
 	free_events(ev, n);
 	return rc;
