@@ -164,9 +164,10 @@ check "PUT not matching the selection" "409 not-selected" "$(echo "$R" | cut -d'
 
 say
 say "== 2. S moves to worker B as execution 8 =="
-show_cmd "$ISSUE" selection --key "$TMP/cp/$CPKID.seed" --sandbox "$S" --worker "${IDW[B]}" --generation 8 --activation 1
-SEL8=$("$ISSUE" selection --key "$TMP/cp/$CPKID.seed" --sandbox "$S" --worker "${IDW[B]}" --generation 8 --activation 1)
+say "one signed copy per recipient, each addressed to the worker whose prefix it goes under (--for)"
 for w in B A; do
+	show_cmd "$ISSUE" selection --key "$TMP/cp/$CPKID.seed" --sandbox "$S" --worker "${IDW[B]}" --generation 8 --activation 1 --for "${IDW[$w]}"
+	SEL8=$("$ISSUE" selection --key "$TMP/cp/$CPKID.seed" --sandbox "$S" --worker "${IDW[B]}" --generation 8 --activation 1 --for "${IDW[$w]}")
 	say "$ etcdctl --endpoints $ETCD put $PREFIX/workers/${IDW[$w]}/selections/$S \"\$SEL8\""
 	ctl put "$PREFIX/workers/${IDW[$w]}/selections/$S" "$SEL8" >/dev/null
 done

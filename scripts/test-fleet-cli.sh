@@ -35,7 +35,7 @@ SEL=$("$ISSUE" selection --key "v$(vec "v['selection']['signer_seed']")/k.seed" 
 	--activation "$(vec "v['selection']['activation']")" \
 	--pod-uid "$(vec "v['selection']['pod_uid']")" \
 	--substrate "$(vec "v['selection']['substrate']")" \
-	--now "$(vec "v['selection']['issued_at']")")
+	--now "$(vec "v['selection']['issued_at']")" --v1)
 [ "$SEL" = "$(vec "v['selection']['text']")" ] && ok || fail "selection differs from the vector: $SEL"
 KS=$("$ISSUE" keyset --root-key v1/k.seed --version "$(vec "v['keyset']['version']")" \
 	--now "$(vec "v['keyset']['issued_at']")" v3/k.pub v2/k.pub)
@@ -51,7 +51,7 @@ W=aaaaaaaa-0000-4000-8000-00000000000a
 IDS=(--sandbox $S --worker $W --generation 8 --activation 2)
 
 before=$(date +%s)
-out=$("$ISSUE" selection --key "cp/$CA.seed" "${IDS[@]}")
+out=$("$ISSUE" selection --key "cp/$CA.seed" "${IDS[@]}" --v1)
 after=$(date +%s)
 [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] && [[ $out =~ ^[A-Za-z0-9_-]{192}$ ]] && ok ||
 	fail "selection: not one line of 192 base64url characters: [$out]"
@@ -87,6 +87,23 @@ expect_refused "a key set given as a selection" 1 "selection refused:" -- \
 expect_refused "a selection given as a key set" 1 "key set refused:" -- \
 	"$ISSUE" inspect-keyset "$SEL"
 
+# --- selection v2: addressed to the worker whose prefix it goes under ------
+W2=bbbbbbbb-0000-4000-8000-00000000000b
+out2=$("$ISSUE" selection --key "cp/$CA.seed" "${IDS[@]}")
+[[ $out2 =~ ^[A-Za-z0-9_-]{214}$ ]] && ok || fail "selection v2: not 214 base64url characters: [$out2]"
+"$ISSUE" inspect-selection --keys cp "$out2" >info
+[ "$(head -1 info)" = "format selection-v2" ] && grep -qx "audience $W" info && ok ||
+	fail "inspect-selection v2 (audience defaults to --worker): [$(cat info)]"
+out2=$("$ISSUE" selection --key "cp/$CA.seed" "${IDS[@]}" --for $W2)
+"$ISSUE" inspect-selection --keys cp "$out2" | grep -qx "audience $W2" && ok ||
+	fail "selection --for: the audience is not $W2"
+expect_refused "truncated selection v2" 1 "selection refused: truncated" -- \
+	"$ISSUE" inspect-selection --keys cp "${out2:0:208}"
+expect_refused "--for and --v1" 2 "--for and --v1" -- \
+	"$ISSUE" selection --key "cp/$CA.seed" "${IDS[@]}" --for $W2 --v1
+expect_refused "--for an all-zero UUID" 2 "--for" -- \
+	"$ISSUE" selection --key "cp/$CA.seed" "${IDS[@]}" --for 00000000-0000-0000-0000-000000000000
+
 # --- selection: usage and key errors --------------------------------------
 expect_refused "selection without --worker" 2 "missing --worker" -- \
 	"$ISSUE" selection --key "cp/$CA.seed" --sandbox $S --generation 1 --activation 1
@@ -109,6 +126,16 @@ cp "cp/$CA.seed" open.seed
 chmod 644 open.seed
 expect_refused "a seed others can read" 1 "mode 0644 is too open" -- \
 	"$ISSUE" selection --key open.seed "${IDS[@]}"
+
+# --- key set v2: a signed expiry ------------------------------------------
+KSX=$("$ISSUE" keyset --root-key "root/$RK.seed" --version 3 --now 1767225600 --expires-in 1h "cp/$CA.pub")
+"$ISSUE" inspect-keyset --root-keys root "$KSX" >info
+[ "$(head -1 info)" = "format keyset-v2" ] && grep -qx "expires_at 1767229200" info && ok ||
+	fail "inspect-keyset v2: [$(cat info)]"
+expect_refused "--expires-in 0s" 2 "--expires-in" -- \
+	"$ISSUE" keyset --root-key "root/$RK.seed" --version 3 --expires-in 0s "cp/$CA.pub"
+expect_refused "--expires-in without a unit" 2 "--expires-in" -- \
+	"$ISSUE" keyset --root-key "root/$RK.seed" --version 3 --expires-in 60 "cp/$CA.pub"
 
 # --- key set ---------------------------------------------------------------
 KS2=$("$ISSUE" keyset --root-key "root/$RK.seed" --version 2 "cp/$CA.pub" "cp/$CB.pub")

@@ -92,8 +92,10 @@ static void selection(const char *kid, const char *sandbox, const char *worker, 
 	snprintf(seed, sizeof(seed), "%s/%s.seed", kh.keys_dir, kid);
 	snprintf(g, sizeof(g), "%u", gen);
 	snprintf(a, sizeof(a), "%u", act);
+	/* every selection of this file is written under DD_WORKER's prefix:
+	 * addressed to it (docs/fleet.md, "Audience") */
 	rc = kh_issue(out, size, "selection", "--key", seed, "--sandbox", sandbox, "--worker",
-		      worker, "--generation", g, "--activation", a, NULL);
+		      worker, "--generation", g, "--activation", a, "--for", DD_WORKER, NULL);
 	cr_assert_eq(rc, 0, "execgate-issue selection: %s", out);
 	out[strcspn(out, "\n")] = '\0';
 }

@@ -32,12 +32,15 @@ int LLVMFuzzerInitialize(int *argc, char **argv[])
 static void selection(const uint8_t *data, size_t size)
 {
 	struct eg_selection s;
-	uint8_t body[EG_SEL_BODY_LEN];
+	uint8_t body[EG_SEL_MAX_BODY_LEN];
 
 	if (eg_sel_decode(data, size, &s) == EG_SEL_OK) {
-		CHECK(size == EG_SEL_LEN);
-		eg_sel_encode_body(&s, body);
-		CHECK(memcmp(body, data, EG_SEL_BODY_LEN) == 0);
+		size_t n;
+
+		CHECK(size == eg_sel_len(s.version));
+		n = eg_sel_encode_body(&s, body);
+		CHECK(n + crypto_sign_BYTES == size);
+		CHECK(memcmp(body, data, n) == 0);
 	}
 	CHECK(eg_sel_verify(data, size, pk, &s) != EG_SEL_OK);
 }
@@ -49,7 +52,8 @@ static void keyset(const uint8_t *data, size_t size)
 	size_t len;
 
 	if (eg_ksd_decode(data, size, &d) == EG_KSD_OK) {
-		CHECK(size == EG_KSD_LEN(d.n));
+		CHECK(size ==
+		      (d.version == EG_KSD_VERSION2 ? EG_KSD_V2_LEN(d.n) : EG_KSD_LEN(d.n)));
 		CHECK(d.n >= 1 && d.n <= EG_KEYSET_MAX);
 		for (size_t i = 0; i < d.n; i++) {
 			uint8_t kid[EG_KEY_ID_LEN];
@@ -72,12 +76,13 @@ static void text(const uint8_t *data, size_t size)
 {
 	static uint8_t raw[EG_KSD_MAX_LEN];
 	static char back[EG_KSD_TEXT_MAX];
-	uint8_t sraw[EG_SEL_LEN];
+	uint8_t sraw[EG_SEL_MAX_LEN];
+	size_t slen;
 	char sback[EG_SEL_TEXT_MAX];
 	size_t n;
 
-	if (eg_sel_text_to_bin((const char *)data, size, sraw) == EG_SEL_OK) {
-		CHECK(eg_sel_to_text(sraw, sback) == size);
+	if (eg_sel_text_to_bin((const char *)data, size, sraw, &slen) == EG_SEL_OK) {
+		CHECK(eg_sel_to_text(sraw, slen, sback) == size);
 		CHECK(memcmp(sback, data, size) == 0);
 	}
 	if (eg_ksd_text_to_bin((const char *)data, size, raw, &n) == EG_KSD_OK && n > 0) {

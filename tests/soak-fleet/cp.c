@@ -86,19 +86,28 @@ int fs_cap(struct fs_sandbox *s, int worker, uint64_t gen, char *out, size_t siz
 	return issue(out, size, argv);
 }
 
-static void selection(const char *seed, struct fs_sandbox *s, int worker, uint64_t gen, char *out,
-		      size_t size)
+/* Signed for the prefix of worker aud (docs/fleet.md, "Audience"): a move
+ * writes one copy per recipient. */
+static void selection_for(const char *seed, struct fs_sandbox *s, int worker, int aud, uint64_t gen,
+			  char *out, size_t size)
 {
 	char bin[600], g[24];
-	const char *argv[] = {
-	    bin,	"selection",	 "--key",	 seed, "--sandbox",    s->id,
-	    "--worker", fs.w[worker].id, "--generation", g,    "--activation", "1",
-	    NULL};
+	const char *argv[] = {bin,	  "selection",	   "--key",
+			      seed,	  "--sandbox",	   s->id,
+			      "--worker", fs.w[worker].id, "--generation",
+			      g,	  "--activation",  "1",
+			      "--for",	  fs.w[aud].id,	   NULL};
 
 	snprintf(bin, sizeof(bin), "%s/execgate-issue", fs.bin);
 	snprintf(g, sizeof(g), "%llu", (unsigned long long)gen);
 	if (issue(out, size, argv))
 		fs_fail("execgate-issue selection: %s", out);
+}
+
+static void selection(const char *seed, struct fs_sandbox *s, int worker, uint64_t gen, char *out,
+		      size_t size)
+{
+	selection_for(seed, s, worker, worker, gen, out, size);
 }
 
 static void put(const char *key, const char *value)
@@ -494,6 +503,7 @@ again:
 	}
 	for (int w = 0; w < FS_WORKERS; w++)
 		if (s->ran_on[w] && w != to) {
+			selection_for(fs.cp_seed, s, to, w, gen, text, sizeof(text));
 			sel_key(w, s, key, sizeof(key));
 			put_timed(key, text, w, s);
 		}

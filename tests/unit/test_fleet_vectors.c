@@ -87,7 +87,7 @@ Test(fleet_vectors, selection_is_rebuilt_byte_for_byte)
 	cr_assert_eq(len, EG_SEL_LEN);
 	cr_assert_arr_eq(b, want, EG_SEL_LEN);
 	free(want);
-	eg_sel_to_text(b, text);
+	eg_sel_to_text(b, EG_SEL_LEN, text);
 	cr_assert_str_eq(text, str(v, "text"));
 	cr_assert_eq(eg_sel_verify(b, sizeof(b), pk, &out), EG_SEL_OK);
 	cr_assert_eq(memcmp(&out, &s, sizeof(s)), 0);

@@ -114,7 +114,7 @@ Test(keyset_doc, the_largest_set_round_trips)
 		add(&big, &k);
 	}
 	cr_assert_eq(eg_ksd_sign(&big, root.sk, b, &len), EG_KSD_OK);
-	cr_assert_eq(len, EG_KSD_MAX_LEN);
+	cr_assert_eq(len, EG_KSD_V1_MAX_LEN);
 	cr_assert_eq(eg_ksd_verify(b, len, root.pk, &out), EG_KSD_OK);
 	cr_assert_eq(out.n, EG_KEYSET_MAX);
 	n = eg_ksd_to_text(b, len, text);
@@ -179,6 +179,10 @@ static enum eg_ksd_err resigned(void (*edit)(uint8_t *b, size_t *len))
 static void version2(uint8_t *b, size_t *len)
 {
 	(void)len, b[0] = 2;
+}
+static void version3(uint8_t *b, size_t *len)
+{
+	(void)len, b[0] = 3;
 }
 static void reserved(uint8_t *b, size_t *len)
 {
@@ -245,7 +249,9 @@ static void small_order_key(uint8_t *b, size_t *len)
 
 Test(keyset_doc, every_decoder_reason)
 {
-	cr_assert_eq(resigned(version2), EG_KSD_BAD_VERSION);
+	/* a v2 head is 8 bytes longer: a v1 body under version 2 is short */
+	cr_assert_eq(resigned(version2), EG_KSD_TRUNCATED);
+	cr_assert_eq(resigned(version3), EG_KSD_BAD_VERSION);
 	cr_assert_eq(resigned(reserved), EG_KSD_RESERVED_BITS);
 	cr_assert_eq(resigned(count0), EG_KSD_BAD_COUNT);
 	cr_assert_eq(resigned(count65), EG_KSD_BAD_COUNT);
@@ -451,4 +457,85 @@ Test(keyset_doc, reason_names_are_kebab_case_and_distinct)
 			cr_assert_str_neq(n, eg_ksd_err_name(j));
 	}
 	cr_assert_str_eq(eg_ksd_err_name(EG_KSD__COUNT), "unknown");
+}
+
+/* Key set v2: the v1 head, expires_at at 28, entries from 36, signed
+ * under its own context; offsets spelled as numbers. */
+Test(keyset_doc, v2_layout_matches_the_spec)
+{
+	static uint8_t b[EG_KSD_MAX_LEN];
+	uint8_t msg[20 + 36 + 3 * 40];
+	struct eg_keyset_doc out;
+	size_t len;
+
+	doc.version = EG_KSD_VERSION2;
+	doc.expires_at = T0 + 3600;
+	cr_assert_eq(eg_ksd_sign(&doc, root.sk, b, &len), EG_KSD_OK);
+	cr_assert_eq(len, 36 + 3 * 40 + 64);
+	cr_assert_eq(b[0], 2);
+	cr_assert_eq(b[3], 3);
+	cr_assert_eq(eg_get_be64(b + 12), 5);
+	cr_assert_eq(eg_get_be64(b + 20), T0);
+	cr_assert_eq(eg_get_be64(b + 28), T0 + 3600);
+	cr_assert_arr_eq(b + 36, raw + 28, 3 * 40); /* the same sorted entries */
+	memcpy(msg, "execgate key set v2", 20);
+	memcpy(msg + 20, b, 36 + 3 * 40);
+	cr_assert_eq(crypto_sign_verify_detached(b + 156, msg, sizeof(msg), root.pk), 0);
+	cr_assert_eq(eg_ksd_verify(b, len, root.pk, &out), EG_KSD_OK);
+	cr_assert_eq(out.version, 2);
+	cr_assert_eq(out.expires_at, T0 + 3600);
+	/* the v1 context over the v2 bytes does not verify */
+	memcpy(msg, "execgate key set v1", 20);
+	cr_assert_neq(crypto_sign_verify_detached(b + 156, msg, sizeof(msg), root.pk), 0);
+	for (size_t l = 0; l < len; l++)
+		cr_assert_neq(eg_ksd_decode(b, l, &out), EG_KSD_OK, "len %zu", l);
+	/* the largest v2 */
+	cr_assert_eq(EG_KSD_MAX_LEN, 36 + 64 * 40 + 64);
+}
+
+Test(keyset_doc, v2_expiry_must_follow_issue)
+{
+	static uint8_t b[EG_KSD_MAX_LEN];
+	struct eg_keyset_doc out;
+	size_t len;
+
+	doc.version = EG_KSD_VERSION2;
+	doc.expires_at = T0;
+	cr_assert_eq(eg_ksd_sign(&doc, root.sk, b, &len), EG_KSD_BAD_EXPIRY);
+	doc.expires_at = T0 + 1;
+	cr_assert_eq(eg_ksd_sign(&doc, root.sk, b, &len), EG_KSD_OK);
+	cr_assert_eq(eg_ksd_decode(b, len, &out), EG_KSD_OK);
+	cr_assert_str_eq(eg_ksd_err_name(EG_KSD_BAD_EXPIRY), "bad-expiry");
+}
+
+/* Freshness before anything else, then the floor, then the version. */
+Test(keyset_doc, decide_at_refuses_expired_and_below_the_floor)
+{
+	uint8_t withdrawn[EG_KEYSET_MAX][EG_KEY_ID_LEN];
+	struct eg_keyset current;
+	struct eg_keyset_doc d;
+	size_t n;
+
+	eg_keyset_init(&current);
+	doc.version = EG_KSD_VERSION2;
+	doc.expires_at = T0 + 100;
+	cr_assert_eq(eg_ksd_sign(&doc, root.sk, raw, &raw_len), EG_KSD_OK);
+	cr_assert_eq(eg_ksd_decode(raw, raw_len, &d), EG_KSD_OK);
+	cr_assert_eq(eg_ksd_decide_at(0, 0, T0 + 99, &current, &d, withdrawn, &n), EG_KSD_APPLY);
+	cr_assert_eq(eg_ksd_decide_at(0, 0, T0 + 100, &current, &d, withdrawn, &n),
+		     EG_KSD_REFUSE_EXPIRED);
+	cr_assert_eq(eg_ksd_decide_at(9, 0, T0 + 100, &current, &d, withdrawn, &n),
+		     EG_KSD_REFUSE_EXPIRED);
+	/* a fresh worker (applied 0) given floor 6: version 5 never applies */
+	cr_assert_eq(eg_ksd_decide_at(0, 6, T0, &current, &d, withdrawn, &n), EG_KSD_REFUSE_FLOOR);
+	cr_assert_eq(eg_ksd_decide_at(0, 5, T0, &current, &d, withdrawn, &n), EG_KSD_APPLY);
+	/* below what was applied stays refuse-older */
+	cr_assert_eq(eg_ksd_decide_at(6, 7, T0, &current, &d, withdrawn, &n), EG_KSD_REFUSE_OLDER);
+	cr_assert_str_eq(eg_ksd_decision_name(EG_KSD_REFUSE_EXPIRED), "refuse-expired");
+	cr_assert_str_eq(eg_ksd_decision_name(EG_KSD_REFUSE_FLOOR), "refuse-floor");
+	/* a v1 never expires */
+	doc.version = EG_KSD_VERSION;
+	cr_assert_eq(eg_ksd_sign(&doc, root.sk, raw, &raw_len), EG_KSD_OK);
+	cr_assert_eq(eg_ksd_decode(raw, raw_len, &d), EG_KSD_OK);
+	cr_assert_eq(eg_ksd_decide_at(0, 0, UINT64_MAX, &current, &d, withdrawn, &n), EG_KSD_APPLY);
 }

@@ -135,6 +135,10 @@ static void version2(uint8_t *b)
 {
 	b[0] = 2;
 }
+static void version3(uint8_t *b)
+{
+	b[0] = 3;
+}
 static void version0(uint8_t *b)
 {
 	b[0] = 0;
@@ -174,7 +178,9 @@ static void generation_max(uint8_t *b)
 
 Test(selection, every_decoder_reason)
 {
-	cr_assert_eq(resigned(version2), EG_SEL_BAD_VERSION);
+	/* a v2 is 160 bytes: 144 with version 2 is a truncated v2 */
+	cr_assert_eq(resigned(version2), EG_SEL_TRUNCATED);
+	cr_assert_eq(resigned(version3), EG_SEL_BAD_VERSION);
 	cr_assert_eq(resigned(version0), EG_SEL_BAD_VERSION);
 	cr_assert_eq(resigned(reserved2), EG_SEL_RESERVED_BITS);
 	cr_assert_eq(resigned(reserved3), EG_SEL_RESERVED_BITS);
@@ -284,34 +290,42 @@ Test(selection, other_contexts_are_refused)
 Test(selection, text_round_trip)
 {
 	char text[EG_SEL_TEXT_MAX];
-	uint8_t back[EG_SEL_LEN];
-	size_t n = eg_sel_to_text(raw, text);
+	uint8_t back[EG_SEL_MAX_LEN];
+	size_t n = eg_sel_to_text(raw, EG_SEL_LEN, text), back_len;
 
 	cr_assert_eq(n, 192);
-	cr_assert_eq(eg_sel_text_to_bin(text, n, back), EG_SEL_OK);
+	cr_assert_eq(eg_sel_text_to_bin(text, n, back, &back_len), EG_SEL_OK);
+	cr_assert_eq(back_len, EG_SEL_LEN);
 	cr_assert_arr_eq(back, raw, EG_SEL_LEN);
 }
 
 Test(selection, text_form_is_strict)
 {
 	char text[EG_SEL_TEXT_MAX + 8], bad[EG_SEL_TEXT_MAX + 8];
-	uint8_t back[EG_SEL_LEN];
-	size_t n = eg_sel_to_text(raw, text);
+	uint8_t back[EG_SEL_MAX_LEN];
+	size_t n = eg_sel_to_text(raw, EG_SEL_LEN, text), bl;
+	struct eg_selection out;
 
 	for (size_t len = 0; len < n; len++)
-		cr_assert_neq(eg_sel_text_to_bin(text, len, back), EG_SEL_OK, "len %zu", len);
+		cr_assert_neq(eg_sel_text_to_bin(text, len, back, &bl), EG_SEL_OK, "len %zu", len);
 	strcpy(bad, text);
 	strcat(bad, "AAAA");
-	cr_assert_eq(eg_sel_text_to_bin(bad, n + 4, back), EG_SEL_TRAILING);
+	/* 147 bytes: framing passes (a v2 is 160), the decoder refuses */
+	cr_assert_eq(eg_sel_text_to_bin(bad, n + 4, back, &bl), EG_SEL_OK);
+	cr_assert_eq(bl, EG_SEL_LEN + 3);
+	cr_assert_eq(eg_sel_decode(back, bl, &out), EG_SEL_TRAILING);
+	memset(bad, 'A', 220);
+	bad[220] = '\0';
+	cr_assert_eq(eg_sel_text_to_bin(bad, 220, back, &bl), EG_SEL_TRAILING, "165 bytes");
 	strcpy(bad, text);
 	strcat(bad, "==");
-	cr_assert_eq(eg_sel_text_to_bin(bad, n + 2, back), EG_SEL_BAD_TEXT);
+	cr_assert_eq(eg_sel_text_to_bin(bad, n + 2, back, &bl), EG_SEL_BAD_TEXT);
 	strcpy(bad, text);
 	bad[10] = '+';
-	cr_assert_eq(eg_sel_text_to_bin(bad, n, back), EG_SEL_BAD_TEXT);
+	cr_assert_eq(eg_sel_text_to_bin(bad, n, back, &bl), EG_SEL_BAD_TEXT);
 	strcpy(bad, text);
 	bad[n] = '\n';
-	cr_assert_eq(eg_sel_text_to_bin(bad, n + 1, back), EG_SEL_BAD_TEXT);
+	cr_assert_eq(eg_sel_text_to_bin(bad, n + 1, back, &bl), EG_SEL_BAD_TEXT);
 }
 
 Test(selection, a_capability_is_not_a_selection)
@@ -340,4 +354,74 @@ Test(selection, reason_names_are_kebab_case_and_distinct)
 			cr_assert_str_neq(n, eg_sel_err_name(j));
 	}
 	cr_assert_str_eq(eg_sel_err_name(EG_SEL__COUNT), "unknown");
+}
+
+/* Selection v2: the v1 body, then the audience at 80, signed under its own
+ * context; offsets spelled as numbers. */
+Test(selection, v2_layout_matches_the_spec)
+{
+	uint8_t b[EG_SEL_MAX_LEN], msg[22 + 96];
+	struct eg_selection out;
+	size_t len;
+
+	sel.version = EG_SEL_VERSION2;
+	memcpy(sel.audience, WORKER_B, EG_ID_BYTES);
+	len = eg_sel_sign(&sel, key.sk, b);
+	cr_assert_eq(len, 160);
+	cr_assert_eq(EG_SEL_V2_LEN, 160);
+	cr_assert_eq(b[0], 2);
+	cr_assert_arr_eq(b + 16, SANDBOX_S, 16);
+	cr_assert_arr_eq(b + 32, WORKER_A, 16);
+	cr_assert_arr_eq(b + 80, WORKER_B, 16);
+	memcpy(msg, "execgate selection v2", 22);
+	memcpy(msg + 22, b, 96);
+	cr_assert_eq(crypto_sign_verify_detached(b + 96, msg, sizeof(msg), key.pk), 0);
+	cr_assert_eq(eg_sel_verify(b, len, key.pk, &out), EG_SEL_OK);
+	cr_assert_eq(memcmp(&out, &sel, sizeof(out)), 0);
+	/* the v1 context over the v2 body does not verify */
+	memcpy(msg, "execgate selection v1", 22);
+	cr_assert_neq(crypto_sign_verify_detached(b + 96, msg, sizeof(msg), key.pk), 0);
+}
+
+Test(selection, v2_strictness)
+{
+	uint8_t b[EG_SEL_MAX_LEN + 1], msg[22 + 96];
+	struct eg_selection out;
+	size_t len;
+
+	sel.version = EG_SEL_VERSION2;
+	memcpy(sel.audience, WORKER_A, EG_ID_BYTES);
+	len = eg_sel_sign(&sel, key.sk, b);
+	for (size_t l = 0; l < len; l++)
+		cr_assert_eq(eg_sel_decode(b, l, &out), EG_SEL_TRUNCATED, "len %zu", l);
+	cr_assert_eq(eg_sel_decode(b, len + 1, &out), EG_SEL_TRAILING);
+	/* an audience is never all-zero */
+	memset(b + 80, 0, 16);
+	memcpy(msg, "execgate selection v2", 22);
+	memcpy(msg + 22, b, 96);
+	crypto_sign_detached(b + 96, NULL, msg, sizeof(msg), key.sk);
+	cr_assert_eq(eg_sel_decode(b, len, &out), EG_SEL_ZERO_ID);
+	/* every bit of a v2 is covered by its signature */
+	len = eg_sel_sign(&sel, key.sk, b);
+	for (size_t i = 0; i < len * 8; i++) {
+		b[i / 8] ^= (uint8_t)(1u << (i % 8));
+		cr_assert_neq(eg_sel_verify(b, len, key.pk, &out), EG_SEL_OK, "bit %zu", i);
+		b[i / 8] ^= (uint8_t)(1u << (i % 8));
+	}
+}
+
+Test(selection, v2_text_round_trip)
+{
+	char text[EG_SEL_TEXT_MAX];
+	uint8_t b[EG_SEL_MAX_LEN], back[EG_SEL_MAX_LEN];
+	size_t len, n, bl;
+
+	sel.version = EG_SEL_VERSION2;
+	memcpy(sel.audience, WORKER_A, EG_ID_BYTES);
+	len = eg_sel_sign(&sel, key.sk, b);
+	n = eg_sel_to_text(b, len, text);
+	cr_assert_eq(n, 214);
+	cr_assert_eq(eg_sel_text_to_bin(text, n, back, &bl), EG_SEL_OK);
+	cr_assert_eq(bl, 160);
+	cr_assert_arr_eq(back, b, 160);
 }

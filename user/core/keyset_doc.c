@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Key set v1: encode, sign, strict decode, verify, and the apply rule.
+/* Key sets v1 and v2: encode, sign, strict decode, verify, and the apply rule.
  * docs/fleet.md is the specification; keep the two in step. */
 #include <stdlib.h>
 #include <string.h>
@@ -14,14 +14,27 @@ enum {
 	OFF_ROOT_KEY_ID = 4,
 	OFF_SET_VERSION = 12,
 	OFF_ISSUED_AT = 20,
-	OFF_ENTRIES = EG_KSD_HEAD_LEN,
+	OFF_EXPIRES_AT = 28, /* v2 */
 };
 _Static_assert(OFF_ISSUED_AT + 8 == EG_KSD_HEAD_LEN, "head layout");
+_Static_assert(OFF_EXPIRES_AT + 8 == EG_KSD_V2_HEAD_LEN, "v2 head layout");
 _Static_assert(EG_KSD_ENTRY_LEN == 40, "entry length");
-_Static_assert(EG_KSD_MAX_LEN == 2652, "largest key set");
+_Static_assert(EG_KSD_V1_MAX_LEN == 2652, "largest key set v1");
+_Static_assert(EG_KSD_MAX_LEN == 2660, "largest key set v2");
 
 #define CONTEXT_LEN sizeof(EG_KSD_SIGN_CONTEXT) /* with its NUL, as for capabilities */
 _Static_assert(CONTEXT_LEN == 20, "context includes its NUL");
+_Static_assert(sizeof(EG_KSD_V2_SIGN_CONTEXT) == CONTEXT_LEN, "both contexts are 20 bytes");
+
+static size_t head_len(uint8_t version)
+{
+	return version == EG_KSD_VERSION2 ? EG_KSD_V2_HEAD_LEN : EG_KSD_HEAD_LEN;
+}
+
+static size_t doc_len(uint8_t version, size_t n)
+{
+	return head_len(version) + EG_KSD_ENTRY_LEN * n + crypto_sign_BYTES;
+}
 
 static const char *const names[EG_KSD__COUNT] = {
     [EG_KSD_OK] = "ok",
@@ -38,6 +51,7 @@ static const char *const names[EG_KSD__COUNT] = {
     [EG_KSD_UNKNOWN_KEY] = "unknown-key",
     [EG_KSD_WRONG_KEY] = "wrong-key",
     [EG_KSD_BAD_SIGNATURE] = "bad-signature",
+    [EG_KSD_BAD_EXPIRY] = "bad-expiry",
 };
 
 const char *eg_ksd_err_name(enum eg_ksd_err err)
@@ -55,7 +69,9 @@ static int cmp_key(const void *a, const void *b)
  * msg holds CONTEXT_LEN + EG_KSD_MAX_LEN bytes. */
 static size_t signed_message(const uint8_t *buf, size_t body_len, uint8_t *msg)
 {
-	memcpy(msg, EG_KSD_SIGN_CONTEXT, CONTEXT_LEN);
+	memcpy(msg,
+	       buf[OFF_VERSION] == EG_KSD_VERSION2 ? EG_KSD_V2_SIGN_CONTEXT : EG_KSD_SIGN_CONTEXT,
+	       CONTEXT_LEN);
 	memcpy(msg + CONTEXT_LEN, buf, body_len);
 	return CONTEXT_LEN + body_len;
 }
@@ -68,7 +84,7 @@ enum eg_ksd_err eg_ksd_sign(const struct eg_keyset_doc *d,
 	struct eg_key keys[EG_KEYSET_MAX];
 	struct eg_keyset_doc check;
 	enum eg_ksd_err err;
-	size_t body_len;
+	size_t body_len, entries = head_len(d->version);
 
 	*len = 0;
 	memset(out, 0, EG_KSD_MAX_LEN);
@@ -82,42 +98,46 @@ enum eg_ksd_err eg_ksd_sign(const struct eg_keyset_doc *d,
 	memcpy(out + OFF_ROOT_KEY_ID, d->root_key_id, EG_KEY_ID_LEN);
 	eg_put_be64(out + OFF_SET_VERSION, d->keyset_version);
 	eg_put_be64(out + OFF_ISSUED_AT, d->issued_at);
+	if (d->version == EG_KSD_VERSION2)
+		eg_put_be64(out + OFF_EXPIRES_AT, d->expires_at);
 	for (size_t i = 0; i < d->n; i++) {
-		uint8_t *e = out + OFF_ENTRIES + i * EG_KSD_ENTRY_LEN;
+		uint8_t *e = out + entries + i * EG_KSD_ENTRY_LEN;
 
 		memcpy(e, keys[i].kid, EG_KEY_ID_LEN);
 		memcpy(e + EG_KEY_ID_LEN, keys[i].pk, crypto_sign_PUBLICKEYBYTES);
 	}
-	body_len = EG_KSD_LEN(d->n) - crypto_sign_BYTES;
+	body_len = doc_len(d->version, d->n) - crypto_sign_BYTES;
 	crypto_sign_detached(out + body_len, NULL, msg, signed_message(out, body_len, msg), sk);
-	err = eg_ksd_decode(out, EG_KSD_LEN(d->n), &check);
+	err = eg_ksd_decode(out, doc_len(d->version, d->n), &check);
 	if (err != EG_KSD_OK) {
 		memset(out, 0, EG_KSD_MAX_LEN);
 		return err;
 	}
-	*len = EG_KSD_LEN(d->n);
+	*len = doc_len(d->version, d->n);
 	return EG_KSD_OK;
 }
 
 enum eg_ksd_err eg_ksd_decode(const uint8_t *b, size_t len, struct eg_keyset_doc *out)
 {
 	struct eg_keyset_doc d;
-	size_t n;
+	size_t n, entries;
 
-	/* Framing first: the count says how long the document is. */
+	/* Framing first: the version and the count say how long the document
+	 * is. */
 	if (len < OFF_COUNT + 2)
 		return EG_KSD_TRUNCATED;
-	if (b[OFF_VERSION] != EG_KSD_VERSION)
+	if (b[OFF_VERSION] != EG_KSD_VERSION && b[OFF_VERSION] != EG_KSD_VERSION2)
 		return EG_KSD_BAD_VERSION;
 	if (b[OFF_RESERVED] != 0)
 		return EG_KSD_RESERVED_BITS;
 	n = eg_get_be16(b + OFF_COUNT);
 	if (n == 0 || n > EG_KEYSET_MAX)
 		return EG_KSD_BAD_COUNT;
-	if (len < EG_KSD_LEN(n))
+	if (len < doc_len(b[OFF_VERSION], n))
 		return EG_KSD_TRUNCATED;
-	if (len > EG_KSD_LEN(n))
+	if (len > doc_len(b[OFF_VERSION], n))
 		return EG_KSD_TRAILING;
+	entries = head_len(b[OFF_VERSION]);
 
 	memset(&d, 0, sizeof(d));
 	d.version = b[OFF_VERSION];
@@ -125,10 +145,14 @@ enum eg_ksd_err eg_ksd_decode(const uint8_t *b, size_t len, struct eg_keyset_doc
 	memcpy(d.root_key_id, b + OFF_ROOT_KEY_ID, EG_KEY_ID_LEN);
 	d.keyset_version = eg_get_be64(b + OFF_SET_VERSION);
 	d.issued_at = eg_get_be64(b + OFF_ISSUED_AT);
+	if (d.version == EG_KSD_VERSION2)
+		d.expires_at = eg_get_be64(b + OFF_EXPIRES_AT);
 	if (d.keyset_version == 0 || d.keyset_version > EG_KSD_VERSION_MAX)
 		return EG_KSD_BAD_SET_VERSION;
+	if (d.version == EG_KSD_VERSION2 && d.expires_at <= d.issued_at)
+		return EG_KSD_BAD_EXPIRY;
 	for (size_t i = 0; i < n; i++) {
-		const uint8_t *e = b + OFF_ENTRIES + i * EG_KSD_ENTRY_LEN;
+		const uint8_t *e = b + entries + i * EG_KSD_ENTRY_LEN;
 		struct eg_key *k = &d.keys[i];
 		uint8_t kid[EG_KEY_ID_LEN];
 
@@ -224,6 +248,10 @@ const char *eg_ksd_decision_name(enum eg_ksd_decision d)
 		return "refuse-equal";
 	case EG_KSD_REFUSE_OLDER:
 		return "refuse-older";
+	case EG_KSD_REFUSE_EXPIRED:
+		return "refuse-expired";
+	case EG_KSD_REFUSE_FLOOR:
+		return "refuse-floor";
 	}
 	return "unknown";
 }
@@ -251,4 +279,20 @@ enum eg_ksd_decision eg_ksd_decide(uint64_t applied_version, const struct eg_key
 		if (!doc_holds(doc, &current->keys[i]))
 			memcpy(withdrawn[(*n_withdrawn)++], current->keys[i].kid, EG_KEY_ID_LEN);
 	return EG_KSD_APPLY;
+}
+
+enum eg_ksd_decision eg_ksd_decide_at(uint64_t applied_version, uint64_t floor, uint64_t now,
+				      const struct eg_keyset *current,
+				      const struct eg_keyset_doc *doc,
+				      uint8_t withdrawn[EG_KEYSET_MAX][EG_KEY_ID_LEN],
+				      size_t *n_withdrawn)
+{
+	*n_withdrawn = 0;
+	if (doc->version == EG_KSD_VERSION2 && doc->expires_at <= now)
+		return EG_KSD_REFUSE_EXPIRED;
+	/* below what was applied is a rollback as before; between it and
+	 * the floor, a rollback only the floor sees */
+	if (doc->keyset_version < floor && doc->keyset_version >= applied_version)
+		return EG_KSD_REFUSE_FLOOR;
+	return eg_ksd_decide(applied_version, current, doc, withdrawn, n_withdrawn);
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Selection v1: encode, sign, strict decode, verify. docs/fleet.md is the
+/* Selections v1 and v2: encode, sign, strict decode, verify. docs/fleet.md is the
  * specification; keep the two in step. The decoder checks framing, then
  * every field in a fixed order, then the signature, and names the first
  * problem, so one input always yields one reason. */
@@ -20,13 +20,16 @@ enum {
 	OFF_POD_UID = 48,
 	OFF_GENERATION = 64,
 	OFF_ISSUED_AT = 72,
-	OFF_SIGNATURE = EG_SEL_BODY_LEN,
+	OFF_AUDIENCE = 80, /* v2 */
 };
 _Static_assert(OFF_ISSUED_AT + 8 == EG_SEL_BODY_LEN, "body layout");
-_Static_assert(EG_SEL_LEN == 144, "selection length");
+_Static_assert(OFF_AUDIENCE + EG_ID_BYTES == EG_SEL_V2_BODY_LEN, "v2 body layout");
+_Static_assert(EG_SEL_LEN == 144, "selection v1 length");
+_Static_assert(EG_SEL_V2_LEN == 160, "selection v2 length");
 
 #define CONTEXT_LEN sizeof(EG_SEL_SIGN_CONTEXT) /* with its NUL, as for capabilities */
 _Static_assert(CONTEXT_LEN == 22, "context includes its NUL");
+_Static_assert(sizeof(EG_SEL_V2_SIGN_CONTEXT) == CONTEXT_LEN, "both contexts are 22 bytes");
 
 static const char *const names[EG_SEL__COUNT] = {
     [EG_SEL_OK] = "ok",
@@ -48,9 +51,18 @@ const char *eg_sel_err_name(enum eg_sel_err err)
 	return (unsigned)err < EG_SEL__COUNT ? names[err] : "unknown";
 }
 
-void eg_sel_encode_body(const struct eg_selection *s, uint8_t b[EG_SEL_BODY_LEN])
+size_t eg_sel_len(uint8_t version)
 {
-	memset(b, 0, EG_SEL_BODY_LEN);
+	return version == EG_SEL_VERSION    ? EG_SEL_LEN
+	       : version == EG_SEL_VERSION2 ? EG_SEL_V2_LEN
+					    : 0;
+}
+
+size_t eg_sel_encode_body(const struct eg_selection *s, uint8_t *b)
+{
+	size_t body = s->version == EG_SEL_VERSION2 ? EG_SEL_V2_BODY_LEN : EG_SEL_BODY_LEN;
+
+	memset(b, 0, body);
 	b[OFF_VERSION] = s->version;
 	b[OFF_SUBSTRATE] = s->substrate;
 	eg_put_be32(b + OFF_ACTIVATION, s->activation);
@@ -60,34 +72,49 @@ void eg_sel_encode_body(const struct eg_selection *s, uint8_t b[EG_SEL_BODY_LEN]
 	memcpy(b + OFF_POD_UID, s->pod_uid, EG_ID_BYTES);
 	eg_put_be64(b + OFF_GENERATION, s->generation);
 	eg_put_be64(b + OFF_ISSUED_AT, s->issued_at);
+	if (s->version == EG_SEL_VERSION2)
+		memcpy(b + OFF_AUDIENCE, s->audience, EG_ID_BYTES);
+	return body;
 }
 
-static void signed_message(const uint8_t *body, uint8_t msg[CONTEXT_LEN + EG_SEL_BODY_LEN])
+/* context || body, by the version byte of body; returns its length. */
+static size_t signed_message(const uint8_t *body, size_t body_len,
+			     uint8_t msg[CONTEXT_LEN + EG_SEL_MAX_BODY_LEN])
 {
-	memcpy(msg, EG_SEL_SIGN_CONTEXT, CONTEXT_LEN);
-	memcpy(msg + CONTEXT_LEN, body, EG_SEL_BODY_LEN);
+	memcpy(msg,
+	       body[OFF_VERSION] == EG_SEL_VERSION2 ? EG_SEL_V2_SIGN_CONTEXT : EG_SEL_SIGN_CONTEXT,
+	       CONTEXT_LEN);
+	memcpy(msg + CONTEXT_LEN, body, body_len);
+	return CONTEXT_LEN + body_len;
 }
 
-void eg_sel_sign(const struct eg_selection *s, const uint8_t sk[crypto_sign_SECRETKEYBYTES],
-		 uint8_t out[EG_SEL_LEN])
+size_t eg_sel_sign(const struct eg_selection *s, const uint8_t sk[crypto_sign_SECRETKEYBYTES],
+		   uint8_t *out)
 {
-	uint8_t msg[CONTEXT_LEN + EG_SEL_BODY_LEN];
+	uint8_t msg[CONTEXT_LEN + EG_SEL_MAX_BODY_LEN];
+	size_t body = eg_sel_encode_body(s, out);
 
-	eg_sel_encode_body(s, out);
-	signed_message(out, msg);
-	crypto_sign_detached(out + OFF_SIGNATURE, NULL, msg, sizeof(msg), sk);
+	crypto_sign_detached(out + body, NULL, msg, signed_message(out, body, msg), sk);
+	return body + crypto_sign_BYTES;
 }
 
 enum eg_sel_err eg_sel_decode(const uint8_t *b, size_t len, struct eg_selection *out)
 {
 	struct eg_selection s;
 
+	size_t want;
+
+	/* Framing first: no version is shorter than v1, and the version byte
+	 * says the exact length. */
 	if (len < EG_SEL_LEN)
 		return EG_SEL_TRUNCATED;
-	if (len > EG_SEL_LEN)
+	want = eg_sel_len(b[OFF_VERSION]);
+	if (!want)
+		return len > EG_SEL_MAX_LEN ? EG_SEL_TRAILING : EG_SEL_BAD_VERSION;
+	if (len < want)
+		return EG_SEL_TRUNCATED;
+	if (len > want)
 		return EG_SEL_TRAILING;
-	if (b[OFF_VERSION] != EG_SEL_VERSION)
-		return EG_SEL_BAD_VERSION;
 	if (b[OFF_RESERVED] != 0 || b[OFF_RESERVED + 1] != 0)
 		return EG_SEL_RESERVED_BITS;
 	if (b[OFF_SUBSTRATE] != EG_SUBSTRATE_FC_K8S && b[OFF_SUBSTRATE] != EG_SUBSTRATE_FC_HOST)
@@ -102,7 +129,10 @@ enum eg_sel_err eg_sel_decode(const uint8_t *b, size_t len, struct eg_selection 
 	memcpy(s.pod_uid, b + OFF_POD_UID, EG_ID_BYTES);
 	s.generation = eg_get_be64(b + OFF_GENERATION);
 	s.issued_at = eg_get_be64(b + OFF_ISSUED_AT);
-	if (eg_id_is_zero(s.sandbox) || eg_id_is_zero(s.worker))
+	if (s.version == EG_SEL_VERSION2)
+		memcpy(s.audience, b + OFF_AUDIENCE, EG_ID_BYTES);
+	if (eg_id_is_zero(s.sandbox) || eg_id_is_zero(s.worker) ||
+	    (s.version == EG_SEL_VERSION2 && eg_id_is_zero(s.audience)))
 		return EG_SEL_ZERO_ID;
 	if (s.generation > EG_GENERATION_MAX)
 		return EG_SEL_BAD_GENERATION;
@@ -114,9 +144,10 @@ enum eg_sel_err eg_sel_verify(const uint8_t *buf, size_t len,
 			      const uint8_t pk[crypto_sign_PUBLICKEYBYTES],
 			      struct eg_selection *out)
 {
-	uint8_t msg[CONTEXT_LEN + EG_SEL_BODY_LEN], kid[EG_KEY_ID_LEN];
+	uint8_t msg[CONTEXT_LEN + EG_SEL_MAX_BODY_LEN], kid[EG_KEY_ID_LEN];
 	struct eg_selection s;
 	enum eg_sel_err err;
+	size_t body;
 
 	err = eg_sel_decode(buf, len, &s);
 	if (err != EG_SEL_OK)
@@ -124,8 +155,8 @@ enum eg_sel_err eg_sel_verify(const uint8_t *buf, size_t len,
 	eg_key_id(pk, kid);
 	if (memcmp(kid, s.key_id, EG_KEY_ID_LEN))
 		return EG_SEL_WRONG_KEY;
-	signed_message(buf, msg);
-	if (crypto_sign_verify_detached(buf + OFF_SIGNATURE, msg, sizeof(msg), pk) != 0)
+	body = len - crypto_sign_BYTES;
+	if (crypto_sign_verify_detached(buf + body, msg, signed_message(buf, body, msg), pk) != 0)
 		return EG_SEL_BAD_SIGNATURE;
 	*out = s;
 	return EG_SEL_OK;
@@ -147,11 +178,12 @@ enum eg_sel_err eg_sel_verify_keyset(const uint8_t *buf, size_t len, const struc
 	return eg_sel_verify(buf, len, k->pk, out);
 }
 
-enum eg_sel_err eg_sel_text_to_bin(const char *text, size_t len, uint8_t raw[EG_SEL_LEN])
+enum eg_sel_err eg_sel_text_to_bin(const char *text, size_t len, uint8_t *raw, size_t *raw_len)
 {
-	uint8_t buf[EG_SEL_LEN + 1];
+	uint8_t buf[EG_SEL_MAX_LEN + 1];
 	size_t n;
 
+	*raw_len = 0;
 	switch (eg_cap_text_to_bin(text, len, buf, sizeof(buf), &n)) {
 	case EG_DECODE_OK:
 		break;
@@ -162,18 +194,23 @@ enum eg_sel_err eg_sel_text_to_bin(const char *text, size_t len, uint8_t raw[EG_
 	}
 	if (n < EG_SEL_LEN)
 		return EG_SEL_TRUNCATED;
-	if (n > EG_SEL_LEN)
+	if (n > EG_SEL_MAX_LEN)
 		return EG_SEL_TRAILING;
-	memcpy(raw, buf, EG_SEL_LEN);
+	memcpy(raw, buf, n);
+	*raw_len = n;
 	return EG_SEL_OK;
 }
 
-size_t eg_sel_to_text(const uint8_t raw[EG_SEL_LEN], char out[EG_SEL_TEXT_MAX])
+size_t eg_sel_to_text(const uint8_t *raw, size_t len, char out[EG_SEL_TEXT_MAX])
 {
-	_Static_assert(sodium_base64_ENCODED_LEN(
-			   EG_SEL_LEN, sodium_base64_VARIANT_URLSAFE_NO_PADDING) <= EG_SEL_TEXT_MAX,
-		       "EG_SEL_TEXT_MAX too small");
-	sodium_bin2base64(out, EG_SEL_TEXT_MAX, raw, EG_SEL_LEN,
-			  sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+	_Static_assert(
+	    sodium_base64_ENCODED_LEN(EG_SEL_MAX_LEN, sodium_base64_VARIANT_URLSAFE_NO_PADDING) <=
+		EG_SEL_TEXT_MAX,
+	    "EG_SEL_TEXT_MAX too small");
+	if (len > EG_SEL_MAX_LEN) {
+		out[0] = '\0';
+		return 0;
+	}
+	sodium_bin2base64(out, EG_SEL_TEXT_MAX, raw, len, sodium_base64_VARIANT_URLSAFE_NO_PADDING);
 	return strlen(out);
 }

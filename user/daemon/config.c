@@ -359,6 +359,10 @@ static const struct key keys[] = {
     UINT(etcd_reconcile_interval, 60, 1, 86400,
 	 "seconds between two full reads of this worker's selections and the key set, on "
 	 "top of the watch"),
+    {"keyset_min_version", set_uint, show_uint_or_unset, F(keyset_min_version), 0, 4294967295u,
+     NULL, NULL, "none",
+     "the lowest key-set version this worker may apply from etcd: an older key set never "
+     "applies, also on a state dir that remembers nothing (docs/fleet.md, Freshness)"},
 };
 /* clang-format on */
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))

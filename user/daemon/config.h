@@ -58,6 +58,7 @@ struct egd_config {
 	char etcd_password_file[EGD_PATH_MAX];
 	char root_keys[EGD_PATH_MAX];	  /* "" : none */
 	unsigned etcd_reconcile_interval; /* seconds between full reconciles */
+	unsigned keyset_min_version;	  /* 0: none (docs/fleet.md, "Freshness") */
 };
 
 /* Reads file into cfg (defaults first). On error err holds the one-line

@@ -591,6 +591,7 @@ int main(int argc, char **argv)
 		    .prefix = d.cfg.etcd_prefix,
 		    .root_keys = d.cfg.root_keys,
 		    .reconcile_interval = d.cfg.etcd_reconcile_interval,
+		    .keyset_min_version = d.cfg.keyset_min_version,
 		    .log = fleet_log,
 		    .streams = fleet_streams,
 		    .ctx = &d,

@@ -3,35 +3,46 @@
  * "fleet" member and the execgate_fleet_* families of /metrics, both read
  * under the state's lock. */
 #include <stdio.h>
+#include <time.h>
 #include "fleetd/worker_impl.h"
 
 static const char *sel_reason(unsigned i)
 {
 	if (i < EG_SEL__COUNT)
 		return eg_sel_err_name(i);
-	return i == EG_FW_SEL_BAD_KEY	? "bad-etcd-key"
-	       : i == EG_FW_SEL_SANDBOX ? "wrong-sandbox"
-					: "older";
+	return i == EG_FW_SEL_BAD_KEY	 ? "bad-etcd-key"
+	       : i == EG_FW_SEL_SANDBOX	 ? "wrong-sandbox"
+	       : i == EG_FW_SEL_AUDIENCE ? "wrong-audience"
+	       : i == EG_FW_SEL_NO_AUD	 ? "no-audience"
+					 : "older";
 }
 
 static const char *ksd_reason(unsigned i)
 {
 	if (i < EG_KSD__COUNT)
 		return eg_ksd_err_name(i);
-	return i == EG_FW_KSD_EQUAL   ? "refuse-equal"
-	       : i == EG_FW_KSD_OLDER ? "refuse-older"
-				      : "apply-failed";
+	return i == EG_FW_KSD_EQUAL	? "refuse-equal"
+	       : i == EG_FW_KSD_OLDER	? "refuse-older"
+	       : i == EG_FW_KSD_EXPIRED ? "refuse-expired"
+	       : i == EG_FW_KSD_FLOOR	? "refuse-floor"
+					: "apply-failed";
 }
 
-/* Sandboxes with a selection in force (a refused document alone leaves
- * an entry without one). */
+/* Sandboxes with a selection in force: only those have an entry. */
 static size_t in_force(const struct eg_fleet_worker *f)
 {
-	size_t n = 0;
+	return f->n_sels;
+}
 
-	for (size_t i = 0; i < f->n_sels; i++)
-		n += f->sels[i].has_sel;
-	return n;
+/* Why the worker is not ready to act on the fleet, NULL when it is: no
+ * key set applied yet, or the applied one is past its signed expiry. */
+static const char *not_ready(const struct eg_fleet_worker *f)
+{
+	if (!f->keyset_version)
+		return "no-keyset";
+	if (eg_fw_keyset_stale(f, (int64_t)time(NULL)))
+		return "keyset-stale";
+	return NULL;
 }
 
 static int64_t since_update(const struct eg_fleet_worker *f)
@@ -44,6 +55,7 @@ json_t *eg_fleet_worker_status(struct eg_fleet_worker *d)
 {
 	struct eg_fleet_worker *f = d;
 	json_t *o, *rs, *rk, *refused;
+	const char *nr;
 	int64_t since;
 
 	pthread_mutex_lock(&f->lock);
@@ -55,6 +67,7 @@ json_t *eg_fleet_worker_status(struct eg_fleet_worker *d)
 		json_object_set_new(rk, ksd_reason(i), json_integer((json_int_t)f->refused_ksd[i]));
 	refused = json_pack("{s:o,s:o}", "selection", rs, "keyset", rk);
 	since = since_update(f);
+	nr = not_ready(f);
 	o = json_pack(
 	    "{s:s,s:s,s:b,s:s?,s:I,s:I,s:I,s:o,s:I,s:I,s:I,s:I,s:I,s:o}", "prefix", d->prefix,
 	    "endpoints", d->endpoints, "connected", f->connected, "endpoint",
@@ -65,6 +78,26 @@ json_t *eg_fleet_worker_status(struct eg_fleet_worker *d)
 	    (json_int_t)f->keyset_version, "selections", (json_int_t)in_force(f), "reconciles",
 	    (json_int_t)f->reconciles, "compactions", (json_int_t)f->compactions, "acks_written",
 	    (json_int_t)f->acks_written, "refused", refused);
+	if (o) {
+		json_object_set_new(o, "ready", json_boolean(!nr));
+		json_object_set_new(o, "not_ready", nr ? json_string(nr) : json_null());
+		json_object_set_new(o, "keyset_expires_at",
+				    f->keyset_expires_at
+					? json_integer((json_int_t)f->keyset_expires_at)
+					: json_null());
+		json_object_set_new(o, "keyset_stale",
+				    json_boolean(eg_fw_keyset_stale(f, (int64_t)time(NULL))));
+		json_object_set_new(o, "keyset_min_version",
+				    json_integer((json_int_t)f->keyset_min_version));
+		json_object_set_new(o, "skipped_keys", json_integer((json_int_t)f->skipped_keys));
+		json_object_set_new(o, "selections_dropped", json_integer((json_int_t)f->dropped));
+		json_object_set_new(o, "store_rewinds", json_integer((json_int_t)f->store_rewinds));
+		json_object_set_new(o, "last_rewind",
+				    f->store_rewinds ? json_pack("{s:I,s:s}", "at",
+								 (json_int_t)f->last_rewind_at,
+								 "what", f->last_rewind)
+						     : json_null());
+	}
 	pthread_mutex_unlock(&f->lock);
 	return o;
 }
@@ -106,6 +139,22 @@ void eg_fleet_worker_metrics(struct eg_fleet_worker *d, FILE *out)
 	      (long long)f->keyset_version);
 	gauge(out, "execgate_fleet_selections", "sandboxes with a selection in force",
 	      (long long)in_force(f));
+	gauge(out, "execgate_fleet_ready",
+	      "1 when a key set is applied and not past its signed expiry", not_ready(f) ? 0 : 1);
+	gauge(out, "execgate_fleet_keyset_stale",
+	      "1 while the applied key set is past its signed expiry",
+	      eg_fw_keyset_stale(f, (int64_t)time(NULL)) ? 1 : 0);
+	gauge(out, "execgate_fleet_keyset_expires_at",
+	      "the applied key set's signed expiry, unix seconds (0: none, a v1)",
+	      (long long)f->keyset_expires_at);
+	counter(out, "execgate_fleet_skipped_keys_total",
+		"etcd keys that could not be decoded (a NUL byte), skipped alone", f->skipped_keys);
+	counter(out, "execgate_fleet_selections_dropped_total",
+		"selections in force dropped because their key was withdrawn", f->dropped);
+	counter(out, "execgate_fleet_store_rewinds_total",
+		"times the store's revision or cluster id went back (a restore): everything "
+		"read and judged again",
+		f->store_rewinds);
 	counter(out, "execgate_fleet_reconciles_total", "full reads of the worker's prefix",
 		f->reconciles);
 	counter(out, "execgate_fleet_compactions_total",

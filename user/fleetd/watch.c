@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The fleet's two threads (fleetd/worker.h). The watcher reads this
- * worker's selections and the key set in full (start-up, every
- * etcd_reconcile_interval seconds, after a compaction), then watches both
- * from the read's revision + 1; a broken stream resumes from the applied
- * revision + 1 on whatever endpoint answers, with a backoff. The acker
+/* The fleet's three threads (fleetd/worker.h). The watcher reads this
+ * worker's selections and the key set in full (start-up, after a key set
+ * applied, a compaction or a store that went back), then watches both from
+ * the read's revision + 1; a broken stream resumes from the applied
+ * revision + 1 on whatever endpoint answers, with a backoff, once a probe
+ * showed that the store did not go back. The reconciler reads both in
+ * full every etcd_reconcile_interval seconds beside the watch. The acker
  * writes <prefix>/acks/<self>/<sandbox> whenever a sandbox's state
- * changed, on its own etcd handle, so a slow or absent etcd never holds a
- * PUT, and never an admission. */
+ * changed. Each has its own etcd handle, so a slow or absent etcd never
+ * holds a PUT, and never an admission. */
 #include <errno.h>
+#include <malloc.h>
 #include <string.h>
 #include <time.h>
 #include "fleet/etcd.h"
@@ -31,8 +34,19 @@ static void heard(struct eg_fleet_worker *d, struct eg_etcd *e, int64_t revision
 		f->store_rev = revision;
 	f->last_update_ns = eg_fw_mono_ns();
 	f->connected = true;
+	f->skipped_keys = eg_etcd_skipped_keys(e);
 	snprintf(f->endpoint, sizeof(f->endpoint), "%s", eg_etcd_endpoint(e));
 	pthread_mutex_unlock(&f->lock);
+}
+
+static int64_t store_rev(struct eg_fleet_worker *d)
+{
+	int64_t r;
+
+	pthread_mutex_lock(&d->lock);
+	r = d->store_rev;
+	pthread_mutex_unlock(&d->lock);
+	return r;
 }
 
 static void set_applied(struct eg_fleet_worker *d, int64_t revision)
@@ -73,7 +87,8 @@ static void nap(struct eg_fleet_worker *d, unsigned ms)
 	}
 }
 
-static void apply_kv(struct eg_fleet_worker *d, const struct eg_etcd_kv *kv, bool deleted)
+static void apply_kv(struct eg_fleet_worker *d, const struct eg_etcd_kv *kv, bool deleted,
+		     bool count)
 {
 	struct eg_fleet_worker *f = d;
 
@@ -82,38 +97,58 @@ static void apply_kv(struct eg_fleet_worker *d, const struct eg_etcd_kv *kv, boo
 		return;
 	}
 	if (!strcmp(kv->key, f->key_keyset))
-		eg_fleet_worker_apply_keyset(d, kv->key, kv->value, kv->value_len,
-					     kv->mod_revision);
+		eg_fw_apply_keyset(d, kv->key, kv->value, kv->value_len, kv->mod_revision, count);
 	else
-		eg_fleet_worker_apply_selection(d, kv->key, kv->value, kv->value_len,
-						kv->mod_revision);
+		eg_fw_apply_selection(d, kv->key, kv->value, kv->value_len, kv->mod_revision,
+				      count);
 }
 
 /* Reads the key set, then the selections (so that they verify under the
- * newest keys), applies both; *from gets the revision to watch from. */
-static int reconcile(struct eg_fleet_worker *d, struct eg_etcd *e, int64_t *from, char *err,
-		     size_t err_size)
+ * newest keys), applies both; *from gets the revision to watch from.
+ * count: refusals are counted (false beside a running watch, which counts
+ * them itself). */
+static int reconcile(struct eg_fleet_worker *d, struct eg_etcd *e, bool count, int64_t *from,
+		     char *err, size_t err_size)
 {
 	struct eg_fleet_worker *f = d;
 	struct eg_etcd_range ks = {0}, sels = {0};
+	int64_t before;
 	int rc;
 
+	before = store_rev(d);
 	rc = eg_etcd_get(e, f->key_keyset, false, &ks, err, err_size);
 	if (rc)
 		return rc;
+	/* A store whose revision or cluster id went back (a restore): the
+	 * counting floor is reset here, so everything below is judged, and
+	 * counted, afresh. */
+	pthread_mutex_lock(&f->lock);
+	eg_fw_store_seen(d, ks.cluster_id, before, ks.revision, "full read");
+	pthread_mutex_unlock(&f->lock);
 	heard(d, e, ks.revision);
 	for (size_t i = 0; i < ks.n; i++)
-		apply_kv(d, &ks.kvs[i], false);
+		apply_kv(d, &ks.kvs[i], false, count);
+	before = store_rev(d);
 	rc = eg_etcd_get(e, f->prefix_workers, true, &sels, err, err_size);
 	if (rc) {
 		eg_etcd_range_free(&ks);
 		return rc;
 	}
+	pthread_mutex_lock(&f->lock);
+	if (eg_fw_store_seen(d, sels.cluster_id, before, sels.revision, "full read")) {
+		/* went back between the two reads: start again */
+		pthread_mutex_unlock(&f->lock);
+		eg_etcd_range_free(&ks);
+		eg_etcd_range_free(&sels);
+		snprintf(err, err_size, "the store went back during a full read");
+		return -EAGAIN;
+	}
+	pthread_mutex_unlock(&f->lock);
 	heard(d, e, sels.revision);
 	for (size_t i = 0; i < sels.n; i++)
-		apply_kv(d, &sels.kvs[i], false);
+		apply_kv(d, &sels.kvs[i], false, count);
 	/* The older of the two reads: a change between them is watched
-	 * again, and judged once (fleet.c). */
+	 * again, and counted once (its revision is then below applied). */
 	*from = (ks.revision < sels.revision ? ks.revision : sels.revision) + 1;
 	set_applied(d, *from - 1);
 	pthread_mutex_lock(&f->lock);
@@ -121,6 +156,10 @@ static int reconcile(struct eg_fleet_worker *d, struct eg_etcd *e, int64_t *from
 	pthread_mutex_unlock(&f->lock);
 	eg_etcd_range_free(&ks);
 	eg_etcd_range_free(&sels);
+	/* A full read holds every key of the prefix at once, junk included
+	 * (at most EG_ETCD_MAX_KVS): give that memory back, or each thread's
+	 * malloc arena keeps the largest read for good. */
+	malloc_trim(0);
 	return 0;
 }
 
@@ -137,7 +176,7 @@ static int on_events(const struct eg_etcd_event *ev, size_t n, int64_t revision,
 
 	heard(w->d, w->e, revision);
 	for (size_t i = 0; i < n; i++) {
-		apply_kv(w->d, &ev[i].kv, ev[i].type == EG_ETCD_DELETE);
+		apply_kv(w->d, &ev[i].kv, ev[i].type == EG_ETCD_DELETE, true);
 		if (ev[i].kv.mod_revision > last)
 			last = ev[i].kv.mod_revision;
 	}
@@ -150,6 +189,28 @@ static int on_events(const struct eg_etcd_event *ev, size_t n, int64_t revision,
 		w->applied = last;
 	set_applied(w->d, w->applied);
 	return 0;
+}
+
+/* After a broken stream: has the store gone back (restored from a
+ * snapshot, or another cluster)? A watch resumed from the applied revision
+ * + 1 on such a store would wait silently for revisions it already
+ * reused. One read of the key-set key answers with the store's revision
+ * and cluster id. */
+static bool rewound(struct eg_fleet_worker *d, struct eg_etcd *e)
+{
+	struct eg_etcd_range r = {0};
+	char err[EG_ERR_MAX];
+	int64_t before = store_rev(d);
+	bool back;
+
+	if (eg_etcd_get(e, d->key_keyset, false, &r, err, sizeof(err)))
+		return false;
+	pthread_mutex_lock(&d->lock);
+	back = eg_fw_store_seen(d, r.cluster_id, before, r.revision, "after a broken watch");
+	pthread_mutex_unlock(&d->lock);
+	heard(d, e, r.revision);
+	eg_etcd_range_free(&r);
+	return back;
 }
 
 static void *watcher(void *arg)
@@ -172,7 +233,7 @@ static void *watcher(void *arg)
 		int64_t from, compact = 0;
 		int rc;
 
-		rc = reconcile(d, e, &from, err, sizeof(err));
+		rc = reconcile(d, e, true, &from, err, sizeof(err));
 		if (rc) {
 			lost(d, "reading the prefix", err);
 			nap(d, backoff);
@@ -211,6 +272,8 @@ static void *watcher(void *arg)
 			lost(d, "watch", err);
 			nap(d, backoff);
 			backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
+			if (!f->stopping && rewound(d, e))
+				break; /* read everything again */
 		}
 	}
 	eg_etcd_close(e);
@@ -226,9 +289,7 @@ static int put_ack(struct eg_fleet_worker *d, struct eg_etcd *e, const uint8_t s
 	int rc;
 
 	pthread_mutex_lock(&f->lock);
-	for (size_t i = 0; i < f->n_sels; i++)
-		if (!memcmp(f->sels[i].sandbox, sandbox, EG_ID_BYTES))
-			s = &f->sels[i];
+	s = eg_fw_find(f, sandbox);
 	rc = s ? eg_fw_ack_signed(d, s, &json, fp) : -ENOENT;
 	pthread_mutex_unlock(&f->lock);
 	eg_uuid_to_text(sandbox, u);
@@ -263,7 +324,6 @@ static void *acker(void *arg)
 {
 	struct eg_fleet_worker *d = arg;
 	struct eg_fleet_worker *f = d;
-	uint64_t next_reconcile = eg_fw_mono_ns() + (uint64_t)d->reconcile_interval * 1000000000ull;
 	uint64_t next_recheck = eg_fw_mono_ns() + ACK_RECHECK_NS;
 	unsigned backoff = BACKOFF_MIN_MS;
 	char err[EG_ERR_MAX];
@@ -279,11 +339,6 @@ static void *acker(void *arg)
 		bool found = false;
 		struct timespec ts;
 
-		if (eg_fw_mono_ns() >= next_reconcile) {
-			f->interrupt = 1;
-			next_reconcile =
-			    eg_fw_mono_ns() + (uint64_t)d->reconcile_interval * 1000000000ull;
-		}
 		for (size_t i = 0; i < f->n_sels && !found; i++)
 			if (f->sels[i].ack_dirty) {
 				f->sels[i].ack_dirty = false;
@@ -318,6 +373,47 @@ static void *acker(void *arg)
 	return NULL;
 }
 
+/* The periodic full read, every etcd_reconcile_interval seconds, on a
+ * handle and thread of its own while the watch goes on: a read of a
+ * prefix that a writer filled with 150 000 junk keys takes seconds, and a
+ * genuine move must not wait for it. Safe beside the watch because every
+ * document is judged on its signed content: a value read here that the
+ * watch has since replaced by a newer one is refused as older, and not
+ * counted (its revision is at or below the applied one). A store that
+ * went back makes the watcher read everything again itself. */
+static void *reconciler(void *arg)
+{
+	struct eg_fleet_worker *d = arg;
+	struct eg_etcd *e = NULL;
+	char err[EG_ERR_MAX];
+
+	if (eg_etcd_open_auth(d->endpoints, ETCD_TIMEOUT_MS, d->etcd_auth, &e, err, sizeof(err))) {
+		eg_fw_log(d, 3, "fleet: %s: no periodic full read", err);
+		return NULL;
+	}
+	while (!d->stopping) {
+		int64_t from;
+		uint64_t rewinds;
+		int rc;
+
+		nap(d, d->reconcile_interval * 1000u);
+		if (d->stopping)
+			break;
+		pthread_mutex_lock(&d->lock);
+		rewinds = d->store_rewinds;
+		pthread_mutex_unlock(&d->lock);
+		rc = reconcile(d, e, false, &from, err, sizeof(err));
+		if (rc)
+			lost(d, "reading the prefix", err);
+		pthread_mutex_lock(&d->lock);
+		if (d->store_rewinds != rewinds)
+			d->interrupt = 1; /* the watcher starts again from a full read */
+		pthread_mutex_unlock(&d->lock);
+	}
+	eg_etcd_close(e);
+	return NULL;
+}
+
 int eg_fleet_worker_start(struct eg_fleet_worker *d, char *err, size_t err_size)
 {
 	struct eg_fleet_worker *f = d;
@@ -330,6 +426,18 @@ int eg_fleet_worker_start(struct eg_fleet_worker *d, char *err, size_t err_size)
 			f->stopping = 1;
 			f->interrupt = 1;
 			pthread_join(f->watcher, NULL);
+		}
+	}
+	if (!rc) {
+		rc = pthread_create(&f->reconciler, NULL, reconciler, d);
+		if (rc) {
+			pthread_mutex_lock(&f->lock);
+			f->stopping = 1;
+			f->interrupt = 1;
+			pthread_cond_broadcast(&f->wake);
+			pthread_mutex_unlock(&f->lock);
+			pthread_join(f->watcher, NULL);
+			pthread_join(f->acker, NULL);
 		}
 	}
 	if (rc) {
@@ -353,5 +461,6 @@ void eg_fleet_worker_stop(struct eg_fleet_worker *d)
 	pthread_mutex_unlock(&f->lock);
 	pthread_join(f->watcher, NULL);
 	pthread_join(f->acker, NULL);
+	pthread_join(f->reconciler, NULL);
 	f->started = false;
 }

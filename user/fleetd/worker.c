@@ -52,52 +52,155 @@ static void sel_dir(const struct eg_fleet_worker *d, char *out, size_t size)
 	snprintf(out, size, "%s/fleet/selections", d->state_dir);
 }
 
-static struct eg_fw_sel *find(struct eg_fleet_worker *f, const uint8_t sandbox[EG_ID_BYTES],
-			      bool create)
+static size_t slot_of(const uint8_t sandbox[EG_ID_BYTES], size_t cap)
+{
+	uint64_t h;
+
+	memcpy(&h, sandbox + 8, sizeof(h));
+	h ^= h >> 29;
+	h *= 0x9e3779b97f4a7c15ull;
+	return (size_t)(h >> 17) & (cap - 1);
+}
+
+static void index_put(uint32_t *idx, size_t cap, const uint8_t sandbox[EG_ID_BYTES], size_t i)
+{
+	size_t j = slot_of(sandbox, cap);
+
+	while (idx[j])
+		j = (j + 1) & (cap - 1);
+	idx[j] = (uint32_t)(i + 1);
+}
+
+/* The index again over sels (cap: its new size, a power of two). */
+static int reindex(struct eg_fleet_worker *d, size_t cap)
+{
+	uint32_t *idx = cap == d->idx_cap ? d->idx : calloc(cap, sizeof(*idx));
+
+	if (!idx)
+		return -ENOMEM;
+	memset(idx, 0, cap * sizeof(*idx));
+	for (size_t i = 0; i < d->n_sels; i++)
+		index_put(idx, cap, d->sels[i].sandbox, i);
+	if (idx != d->idx)
+		free(d->idx);
+	d->idx = idx;
+	d->idx_cap = cap;
+	return 0;
+}
+
+struct eg_fw_sel *eg_fw_find(struct eg_fleet_worker *d, const uint8_t sandbox[EG_ID_BYTES])
+{
+	if (!d->idx_cap)
+		return NULL;
+	for (size_t j = slot_of(sandbox, d->idx_cap); d->idx[j]; j = (j + 1) & (d->idx_cap - 1))
+		if (!memcmp(d->sels[d->idx[j] - 1].sandbox, sandbox, EG_ID_BYTES))
+			return &d->sels[d->idx[j] - 1];
+	return NULL;
+}
+
+/* A new entry for a selection that has just verified (never for a refused
+ * document: those cost no memory). NULL when out of memory. */
+static struct eg_fw_sel *insert(struct eg_fleet_worker *d, const uint8_t sandbox[EG_ID_BYTES])
 {
 	struct eg_fw_sel *s;
 
-	for (size_t i = 0; i < f->n_sels; i++)
-		if (!memcmp(f->sels[i].sandbox, sandbox, EG_ID_BYTES))
-			return &f->sels[i];
-	if (!create)
-		return NULL;
-	if (f->n_sels == f->cap_sels) {
-		size_t cap = f->cap_sels ? f->cap_sels * 2 : 64;
-		struct eg_fw_sel *n = realloc(f->sels, cap * sizeof(*n));
+	if (d->n_sels == d->cap_sels) {
+		size_t cap = d->cap_sels ? d->cap_sels * 2 : 64;
+		struct eg_fw_sel *n = realloc(d->sels, cap * sizeof(*n));
 
 		if (!n)
 			return NULL;
-		f->sels = n;
-		f->cap_sels = cap;
+		d->sels = n;
+		d->cap_sels = cap;
 	}
-	s = &f->sels[f->n_sels++];
+	if ((d->n_sels + 1) * 2 > d->idx_cap && reindex(d, d->idx_cap ? d->idx_cap * 2 : 128))
+		return NULL;
+	s = &d->sels[d->n_sels];
 	memset(s, 0, sizeof(*s));
 	memcpy(s->sandbox, sandbox, EG_ID_BYTES);
+	index_put(d->idx, d->idx_cap, sandbox, d->n_sels);
+	d->n_sels++;
 	return s;
+}
+
+/* Forgets the selection in force s (its key was withdrawn), on disk too. */
+static void drop(struct eg_fleet_worker *d, struct eg_fw_sel *s)
+{
+	char dir[512 + 32], path[512 + 80], u[EG_UUID_TEXT_LEN];
+	size_t i = (size_t)(s - d->sels);
+
+	sel_dir(d, dir, sizeof(dir));
+	eg_uuid_to_text(s->sandbox, u);
+	snprintf(path, sizeof(path), "%s/%s", dir, u);
+	if (unlink(path) && errno != ENOENT)
+		eg_fw_log(d, 3, "fleet: sandbox %s: removing %s failed: %s", u, path,
+			  strerror(errno));
+	d->sels[i] = d->sels[--d->n_sels];
+	reindex(d, d->idx_cap); /* in place: cannot fail */
+	d->dropped++;
+}
+
+struct key_find {
+	char kid[EG_KID_TEXT_LEN];
+	uint8_t pk[32];
+	bool found;
+};
+
+static int key_find_cb(const char *kid, const uint8_t pk[32], void *ctx)
+{
+	struct key_find *k = ctx;
+
+	if (strcmp(kid, k->kid))
+		return 0;
+	memcpy(k->pk, pk, 32);
+	k->found = true;
+	return 1;
+}
+
+/* Decode, then verify against the worker's key set: only the key the
+ * selection names is looked up (no copy of the set, no point checks), so
+ * a refused document costs a decode and a scan of at most 64 key ids. */
+static enum eg_sel_err verify_sel(struct eg_fleet_worker *d, const uint8_t *raw, size_t len,
+				  struct eg_selection *out)
+{
+	struct eg_selection sel;
+	struct key_find k = {.found = false};
+	enum eg_sel_err e = eg_sel_decode(raw, len, &sel);
+
+	if (e != EG_SEL_OK)
+		return e;
+	eg_key_id_format(sel.key_id, k.kid);
+	eg_worker_keys_list(d->worker, key_find_cb, &k);
+	if (!k.found)
+		return EG_SEL_UNKNOWN_KEY;
+	return eg_sel_verify(raw, len, k.pk, out);
 }
 
 /* <state_dir>/fleet/selections/<uuid>: "<mod_revision> <text>\n", written
  * crash-safe, so that a restart knows the selection in force and refuses
  * an older replay. */
-static int store_selection(struct eg_fleet_worker *d, const struct eg_fw_sel *s, const char *text)
+static int store_selection(struct eg_fleet_worker *d, const struct eg_fw_sel *s)
 {
-	char dir[512 + 32], path[512 + 80], u[EG_UUID_TEXT_LEN], line[400];
+	char dir[512 + 32], path[512 + 80], u[EG_UUID_TEXT_LEN], line[400], text[EG_SEL_TEXT_MAX];
 	int n;
 
 	sel_dir(d, dir, sizeof(dir));
 	eg_uuid_to_text(s->sandbox, u);
 	snprintf(path, sizeof(path), "%s/%s", dir, u);
+	eg_sel_to_text(s->raw, s->raw_len, text);
 	n = snprintf(line, sizeof(line), "%lld %s\n", (long long)s->sel_rev, text);
 	return eg_write_file_atomic(path, line, (size_t)n, 0600);
 }
 
 /* The stored selections are this daemon's own state (0600 under
- * state_dir, like the keys): decoded strictly, not verified again (the key
- * that signed one may have been withdrawn since; it was applied). */
+ * state_dir, like the keys): decoded strictly and verified again against
+ * the keys in force. One whose key is no longer in the set (withdrawn
+ * while the daemon was down, or before a crash let it drop the file) is
+ * dropped, its record left as it is (docs/fleet.md, "Withdrawal"); any
+ * other failure stops the start: a restart must not accept an older
+ * replay because its record of the newer one is unreadable. */
 static int load_selections(struct eg_fleet_worker *d, char *err, size_t err_size)
 {
-	struct eg_fleet_worker *f = d;
 	char dir[512 + 32], path[512 + 300];
 	struct dirent *de;
 	DIR *dh;
@@ -111,10 +214,12 @@ static int load_selections(struct eg_fleet_worker *d, char *err, size_t err_size
 		return -errno;
 	}
 	while ((de = readdir(dh))) {
-		uint8_t id[EG_ID_BYTES], raw[EG_SEL_LEN];
+		uint8_t id[EG_ID_BYTES], raw[EG_SEL_MAX_LEN];
 		char line[400], text[EG_SEL_TEXT_MAX];
+		enum eg_sel_err serr = EG_SEL_BAD_TEXT;
 		struct eg_fw_sel *s;
 		struct eg_selection sel;
+		size_t raw_len = 0;
 		long long rev;
 		FILE *fp;
 		bool ok;
@@ -126,23 +231,41 @@ static int load_selections(struct eg_fleet_worker *d, char *err, size_t err_size
 		fp = ok ? fopen(path, "re") : NULL;
 		ok = fp && fgets(line, sizeof(line), fp) &&
 		     sscanf(line, "%lld %255s", &rev, text) == 2 && rev > 0 &&
-		     eg_sel_text_to_bin(text, strlen(text), raw) == EG_SEL_OK &&
-		     eg_sel_decode(raw, sizeof(raw), &sel) == EG_SEL_OK &&
+		     eg_sel_text_to_bin(text, strlen(text), raw, &raw_len) == EG_SEL_OK &&
+		     eg_sel_decode(raw, raw_len, &sel) == EG_SEL_OK &&
 		     !memcmp(sel.sandbox, id, EG_ID_BYTES);
 		if (fp)
 			fclose(fp);
-		if (!ok) {
-			/* Not trusted, and not silently dropped: a restart
-			 * must not accept an older replay because its record
-			 * of the newer one is unreadable. */
+		if (ok)
+			serr = verify_sel(d, raw, raw_len, &sel);
+		if (ok && serr == EG_SEL_UNKNOWN_KEY) {
+			char kid[EG_KID_TEXT_LEN];
+
+			eg_key_id_format(sel.key_id, kid);
+			if (unlink(path)) {
+				snprintf(err, err_size, "fleet: %s: %s", path, strerror(errno));
+				closedir(dh);
+				return -EIO;
+			}
+			d->dropped++;
+			eg_fw_log(d, 4,
+				  "fleet: sandbox %s: stored selection dropped: its key %s is not "
+				  "in the key set any more (its record stays as it is)",
+				  de->d_name, kid);
+			continue;
+		}
+		if (!ok || serr != EG_SEL_OK) {
+			/* Not trusted, and not silently dropped. */
 			snprintf(err, err_size,
-				 "fleet: %s: not a stored selection (remove it only if the "
+				 "fleet: %s: not a stored selection%s%s (remove it only if the "
 				 "sandbox's selection is known)",
-				 path);
+				 path, ok ? ": " : "", ok ? eg_sel_err_name(serr) : "");
 			closedir(dh);
 			return -EINVAL;
 		}
-		s = find(f, id, true);
+		s = eg_fw_find(d, id);
+		if (!s)
+			s = insert(d, id);
 		if (!s) {
 			closedir(dh);
 			snprintf(err, err_size, "fleet: %s", strerror(ENOMEM));
@@ -150,11 +273,91 @@ static int load_selections(struct eg_fleet_worker *d, char *err, size_t err_size
 		}
 		s->has_sel = true;
 		s->sel = sel;
+		memcpy(s->raw, raw, raw_len);
+		s->raw_len = raw_len;
 		s->sel_rev = rev;
-		s->seen_rev = rev;
 	}
 	closedir(dh);
 	return 0;
+}
+
+/* <state_dir>/fleet/keyset: "<version> <expires_at>\n" of the key set
+ * applied last. The version is the floor a restart keeps (with
+ * <state_dir>/keyset.version, which the library keeps); expires_at says
+ * when the applied set goes stale. */
+static void keyset_path(const struct eg_fleet_worker *d, char *out, size_t size)
+{
+	snprintf(out, size, "%s/fleet/keyset", d->state_dir);
+}
+
+static void load_keyset_state(struct eg_fleet_worker *d)
+{
+	char path[600], line[64];
+	unsigned long long v, exp;
+	FILE *fp;
+
+	keyset_path(d, path, sizeof(path));
+	fp = fopen(path, "re");
+	if (!fp)
+		return;
+	if (fgets(line, sizeof(line), fp) && sscanf(line, "%llu %llu", &v, &exp) == 2) {
+		if (v > d->keyset_floor)
+			d->keyset_floor = v;
+		if (v == d->keyset_version)
+			d->keyset_expires_at = exp;
+	}
+	fclose(fp);
+}
+
+static void store_keyset_state(struct eg_fleet_worker *d)
+{
+	char path[600], line[64];
+	int n, rc;
+
+	keyset_path(d, path, sizeof(path));
+	n = snprintf(line, sizeof(line), "%llu %llu\n", (unsigned long long)d->keyset_version,
+		     (unsigned long long)d->keyset_expires_at);
+	rc = eg_write_file_atomic(path, line, (size_t)n, 0600);
+	if (rc)
+		eg_fw_log(d, 3,
+			  "fleet: %s: %s: a restart knows the version from keyset.version only",
+			  path, strerror(-rc));
+}
+
+bool eg_fw_keyset_stale(const struct eg_fleet_worker *d, int64_t now)
+{
+	return d->keyset_expires_at && (uint64_t)now >= d->keyset_expires_at;
+}
+
+bool eg_fw_store_seen(struct eg_fleet_worker *d, uint64_t cluster, int64_t before, int64_t revision,
+		      const char *where)
+{
+	char why[200];
+
+	if (cluster && d->cluster_id && cluster != d->cluster_id)
+		snprintf(why, sizeof(why), "cluster id %016llx became %016llx",
+			 (unsigned long long)d->cluster_id, (unsigned long long)cluster);
+	else if (revision < before)
+		snprintf(why, sizeof(why), "revision went back from %lld to %lld",
+			 (long long)before, (long long)revision);
+	else
+		why[0] = '\0';
+	if (cluster)
+		d->cluster_id = cluster;
+	if (!why[0])
+		return false;
+	/* A restore from a snapshot, or another cluster: revisions judged
+	 * before mean nothing now. What is in force stays (ordered by its
+	 * signed content); everything is read and judged again, its refusals
+	 * counted again. */
+	d->store_rewinds++;
+	d->last_rewind_at = (int64_t)time(NULL);
+	snprintf(d->last_rewind, sizeof(d->last_rewind), "%s (%s)", why, where);
+	d->applied_rev = 0;
+	d->store_rev = revision;
+	d->keyset_judged = false;
+	eg_fw_log(d, 4, "fleet: the store went back: %s: reading everything again", d->last_rewind);
+	return true;
 }
 
 int eg_fleet_worker_open(const struct eg_fleet_worker_config *cfg, struct eg_fleet_worker **out,
@@ -202,6 +405,9 @@ int eg_fleet_worker_open(const struct eg_fleet_worker_config *cfg, struct eg_fle
 	rc = eg_worker_keys_version(d->worker, &d->keyset_version, err, err_size);
 	if (rc)
 		goto fail;
+	d->keyset_min_version = cfg->keyset_min_version;
+	d->keyset_floor = d->keyset_version;
+	load_keyset_state(d);
 	snprintf(dir, sizeof(dir), "%s/fleet", d->state_dir);
 	if (mkdir(dir, 0700) && errno != EEXIST) {
 		rc = -errno;
@@ -230,6 +436,7 @@ void eg_fleet_worker_close(struct eg_fleet_worker *d)
 		return;
 	eg_fleet_worker_stop(d);
 	free(d->sels);
+	free(d->idx);
 	pthread_mutex_destroy(&d->lock);
 	pthread_cond_destroy(&d->wake);
 	free(d);
@@ -243,7 +450,7 @@ pthread_mutex_t *eg_fleet_worker_lock(struct eg_fleet_worker *d)
 const char *eg_fleet_worker_put_refusal(struct eg_fleet_worker *d,
 					const struct eg_install_spec *spec)
 {
-	struct eg_fw_sel *s = find(d, spec->sandbox, false);
+	struct eg_fw_sel *s = eg_fw_find(d, spec->sandbox);
 
 	return eg_fleet_put_refusal(d->self, s && s->has_sel, s ? &s->sel : NULL, spec->worker,
 				    spec->generation, spec->activation, spec->pod_uid);
@@ -255,7 +462,7 @@ void eg_fleet_worker_touch(struct eg_fleet_worker *d, const uint8_t sandbox[EG_I
 	struct eg_fw_sel *s;
 
 	pthread_mutex_lock(&f->lock);
-	s = find(f, sandbox, false);
+	s = eg_fw_find(f, sandbox);
 	if (s && s->has_sel) {
 		s->ack_dirty = true;
 		pthread_cond_signal(&f->wake);
@@ -301,14 +508,43 @@ static int add_key(const char *kid, const uint8_t pk[32], void *ctx)
 	return 0;
 }
 
+/* Whether one more refusal may be logged: at most REFUSAL_LOG_BURST a
+ * second, so that a writer who puts 150 000 junk keys costs the log a
+ * line a second, not 150 000 (the counters stay exact). Under lock. */
+#define REFUSAL_LOG_BURST 20
+static bool refusal_loggable(struct eg_fleet_worker *d)
+{
+	uint64_t sec = eg_fw_mono_ns() / 1000000000ull;
+
+	if (sec != d->log_second) {
+		if (d->log_suppressed)
+			eg_fw_log(d, 4, "fleet: %llu more refused documents not logged (counted)",
+				  (unsigned long long)d->log_suppressed);
+		d->log_second = sec;
+		d->log_in_second = 0;
+		d->log_suppressed = 0;
+	}
+	if (d->log_in_second < REFUSAL_LOG_BURST) {
+		d->log_in_second++;
+		return true;
+	}
+	d->log_suppressed++;
+	return false;
+}
+
+/* Counted and logged only when this write was not judged before in this
+ * store (fresh): a full read meets every refused key again. */
 static void refuse_sel(struct eg_fleet_worker *d, unsigned reason, const char *name,
-		       const char *key, int64_t rev)
+		       const char *key, int64_t rev, bool fresh)
 {
 	char k[1700];
 
+	if (!fresh)
+		return;
 	d->refused_sel[reason]++;
-	eg_fw_log(d, 4, "fleet: selection refused: %s: key %s mod_revision %lld", name,
-		  key_text(key, k, sizeof(k)), (long long)rev);
+	if (refusal_loggable(d))
+		eg_fw_log(d, 4, "fleet: selection refused: %s: key %s mod_revision %lld", name,
+			  key_text(key, k, sizeof(k)), (long long)rev);
 }
 
 static void retire(struct eg_fleet_worker *d, const uint8_t sandbox[EG_ID_BYTES], const char *why)
@@ -357,93 +593,82 @@ static bool enforce(struct eg_fleet_worker *d, const struct eg_fw_sel *s)
 void eg_fleet_worker_apply_selection(struct eg_fleet_worker *d, const char *key, const char *value,
 				     size_t len, int64_t rev)
 {
+	eg_fw_apply_selection(d, key, value, len, rev, true);
+}
+
+void eg_fw_apply_selection(struct eg_fleet_worker *d, const char *key, const char *value,
+			   size_t len, int64_t rev, bool may_count)
+{
 	struct eg_fleet_worker *f = d;
-	size_t plen = strlen(f->prefix_workers);
-	char u[EG_UUID_TEXT_LEN], text[EG_SEL_TEXT_MAX];
-	uint8_t id[EG_ID_BYTES], raw[EG_SEL_LEN];
+	size_t plen = strlen(f->prefix_workers), raw_len = 0;
+	char u[EG_UUID_TEXT_LEN], w[EG_UUID_TEXT_LEN];
+	uint8_t id[EG_ID_BYTES], raw[EG_SEL_MAX_LEN];
 	struct eg_fw_sel *s;
 	struct eg_selection sel;
-	struct eg_keyset *ks;
 	enum eg_sel_err serr;
 	enum eg_fleet_order order;
-	int64_t prev_seen;
+	bool fresh;
 	int rc;
 
 	pthread_mutex_lock(&f->lock);
+	/* Every write is judged on its signed content, never on its
+	 * mod_revision (a restored store reuses revisions); the revision only
+	 * says whether this write was judged (and counted) before. */
+	fresh = may_count && rev > f->applied_rev;
 	/* The key must be exactly <prefix>/workers/<self>/selections/<uuid>,
 	 * the UUID in its canonical lower-case form. */
 	if (strncmp(key, f->prefix_workers, plen) || eg_uuid_from_text(key + plen, id)) {
-		refuse_sel(d, EG_FW_SEL_BAD_KEY, "bad-etcd-key", key, rev);
+		refuse_sel(d, EG_FW_SEL_BAD_KEY, "bad-etcd-key", key, rev, fresh);
 		goto out;
 	}
 	eg_uuid_to_text(id, u);
 	if (strcmp(key + plen, u)) {
-		refuse_sel(d, EG_FW_SEL_BAD_KEY, "bad-etcd-key", key, rev);
+		refuse_sel(d, EG_FW_SEL_BAD_KEY, "bad-etcd-key", key, rev, fresh);
 		goto out;
 	}
-	s = find(f, id, true);
-	if (!s) {
-		eg_fw_log(d, 3, "fleet: sandbox %s: %s", u, strerror(ENOMEM));
-		goto out;
-	}
-	/* Each write of a key is judged once: a reconcile reading the same
-	 * write again neither applies nor counts it twice. */
-	if (rev <= s->seen_rev) {
-		/* Judged before, but enforced again: a daemon killed between
-		 * storing a selection and retiring the record it replaces
-		 * loads that selection as judged, and this is where its
-		 * record is retired (and acked) after the restart. */
-		if (s->has_sel && enforce(d, s)) {
-			s->ack_dirty = true;
-			pthread_cond_signal(&f->wake);
-		}
-		goto out;
-	}
-	prev_seen = s->seen_rev;
-	s->seen_rev = rev;
-	serr = eg_sel_text_to_bin(value, len, raw);
-	ks = calloc(1, sizeof(*ks));
-	if (!ks) {
-		eg_fw_log(d, 3, "fleet: sandbox %s: %s", u, strerror(ENOMEM));
-		goto out;
-	}
-	if (serr == EG_SEL_OK) {
-		eg_keyset_init(ks);
-		eg_worker_keys_list(d->worker, add_key, ks);
-		serr = eg_sel_verify_keyset(raw, sizeof(raw), ks, &sel);
-	}
-	free(ks);
-	if (serr == EG_SEL_UNKNOWN_KEY) {
-		/* Signed by a key this worker does not hold yet: the key set
-		 * that brings it may be a moment behind on its own stream.
-		 * Judged again at the next read, refused and counted once. */
-		s->seen_rev = prev_seen;
-		if (s->unknown_rev != rev)
-			refuse_sel(d, serr, eg_sel_err_name(serr), key, rev);
-		s->unknown_rev = rev;
-		goto out;
-	}
+	serr = eg_sel_text_to_bin(value, len, raw, &raw_len);
+	if (serr == EG_SEL_OK)
+		serr = verify_sel(d, raw, raw_len, &sel);
 	if (serr != EG_SEL_OK) {
-		refuse_sel(d, serr, eg_sel_err_name(serr), key, rev);
+		/* unknown-key included: judged again at every full read (the
+		 * key set that brings its key may be a moment behind), and
+		 * counted once, at the write */
+		refuse_sel(d, serr, eg_sel_err_name(serr), key, rev, fresh);
 		goto out;
 	}
 	if (memcmp(sel.sandbox, id, EG_ID_BYTES)) {
-		refuse_sel(d, EG_FW_SEL_SANDBOX, "wrong-sandbox", key, rev);
+		refuse_sel(d, EG_FW_SEL_SANDBOX, "wrong-sandbox", key, rev, fresh);
 		goto out;
 	}
-	order = eg_fleet_order(s->has_sel, &s->sel, &sel);
+	/* The store cannot order a cut (docs/fleet.md, "Audience"): a v2 is
+	 * acted on only by the worker it is addressed to, and a v1, which
+	 * has no audience, only when it names this worker. A genuine
+	 * selection copied from another worker's prefix changes nothing. */
+	if (sel.version == EG_SEL_VERSION2 && memcmp(sel.audience, d->self, EG_ID_BYTES)) {
+		refuse_sel(d, EG_FW_SEL_AUDIENCE, "wrong-audience", key, rev, fresh);
+		goto out;
+	}
+	if (sel.version == EG_SEL_VERSION && memcmp(sel.worker, d->self, EG_ID_BYTES)) {
+		refuse_sel(d, EG_FW_SEL_NO_AUD, "no-audience", key, rev, fresh);
+		goto out;
+	}
+	s = eg_fw_find(f, id);
+	order = eg_fleet_order(s != NULL, s ? &s->sel : NULL, &sel);
 	if (order == EG_FLEET_OLDER) {
-		refuse_sel(d, EG_FW_SEL_OLDER, "older", key, rev);
+		refuse_sel(d, EG_FW_SEL_OLDER, "older", key, rev, fresh);
 		goto out;
 	}
 	if (order == EG_FLEET_NEWER) {
-		struct eg_fw_sel next = *s;
+		struct eg_fw_sel next;
 
+		memset(&next, 0, sizeof(next));
+		memcpy(next.sandbox, id, EG_ID_BYTES);
 		next.has_sel = true;
 		next.sel = sel;
+		memcpy(next.raw, raw, raw_len);
+		next.raw_len = raw_len;
 		next.sel_rev = rev;
-		eg_sel_to_text(raw, text);
-		rc = store_selection(d, &next, text);
+		rc = store_selection(d, &next);
 		if (rc)
 			/* Applied anyway (the newer selection is the safer
 			 * one to enforce), but a restart would not know it. */
@@ -451,45 +676,122 @@ void eg_fleet_worker_apply_selection(struct eg_fleet_worker *d, const char *key,
 				  "fleet: sandbox %s: storing the selection failed: %s: a restart "
 				  "may accept an older one",
 				  u, strerror(-rc));
-		*s = next;
-		eg_uuid_to_text(sel.worker, text);
+		if (!s)
+			s = insert(f, id);
+		if (!s) {
+			eg_fw_log(d, 3, "fleet: sandbox %s: %s", u, strerror(ENOMEM));
+			goto out;
+		}
+		s->has_sel = true;
+		s->sel = sel;
+		memcpy(s->raw, raw, raw_len);
+		s->raw_len = raw_len;
+		s->sel_rev = rev;
+		eg_uuid_to_text(sel.worker, w);
 		eg_fw_log(d, 6,
 			  "fleet: selection applied: sandbox=%s worker=%s generation=%llu "
 			  "activation=%u mod_revision=%lld",
-			  u, text, (unsigned long long)sel.generation, sel.activation,
-			  (long long)rev);
+			  u, w, (unsigned long long)sel.generation, sel.activation, (long long)rev);
 	}
-	enforce(d, s);
-	s->ack_dirty = true;
-	pthread_cond_signal(&f->wake);
+	/* NEWER or SAME: enforced again either way, so that a daemon killed
+	 * between storing a selection and retiring the record it replaces
+	 * retires that record (and acks it) at its first read after the
+	 * restart. */
+	if (enforce(d, s) || order == EG_FLEET_NEWER || fresh) {
+		s->ack_dirty = true;
+		pthread_cond_signal(&f->wake);
+	}
 out:
 	pthread_mutex_unlock(&f->lock);
+}
+
+/* A key set changed the keys in force: every selection in force verifies
+ * again; one whose key was withdrawn stops counting (docs/fleet.md,
+ * "Withdrawal"). Under lock. */
+static void reverify(struct eg_fleet_worker *d)
+{
+	for (size_t i = 0; i < d->n_sels;) {
+		struct eg_fw_sel *s = &d->sels[i];
+		struct eg_selection sel;
+		char u[EG_UUID_TEXT_LEN], kid[EG_KID_TEXT_LEN];
+		enum eg_sel_err e = verify_sel(d, s->raw, s->raw_len, &sel);
+
+		if (e == EG_SEL_OK) {
+			i++;
+			continue;
+		}
+		eg_uuid_to_text(s->sandbox, u);
+		eg_key_id_format(s->sel.key_id, kid);
+		eg_fw_log(d, 4,
+			  "fleet: sandbox %s: selection generation %llu activation %u dropped: %s "
+			  "(key %s); its record stays as it is, the next genuine selection "
+			  "applies",
+			  u, (unsigned long long)s->sel.generation, s->sel.activation,
+			  eg_sel_err_name(e), kid);
+		drop(d, s); /* the last entry moves to i */
+	}
 }
 
 struct keys_ctx {
 	struct eg_keyset ks;
 };
 
+static void refuse_ksd(struct eg_fleet_worker *d, unsigned reason, const char *name,
+		       const struct eg_keyset_doc *doc, const char *key, int64_t rev, bool fresh)
+{
+	char k[1700];
+
+	if (!fresh)
+		return;
+	d->refused_ksd[reason]++;
+	if (!refusal_loggable(d))
+		return;
+	if (doc)
+		eg_fw_log(d, 4,
+			  "fleet: key set refused: %s (version %llu, applied %llu, floor %llu, "
+			  "expires_at %llu): key %s mod_revision %lld",
+			  name, (unsigned long long)doc->keyset_version,
+			  (unsigned long long)d->keyset_version,
+			  (unsigned long long)(d->keyset_floor > d->keyset_min_version
+						   ? d->keyset_floor
+						   : d->keyset_min_version),
+			  (unsigned long long)doc->expires_at, key_text(key, k, sizeof(k)),
+			  (long long)rev);
+	else
+		eg_fw_log(d, 4, "fleet: key set refused: %s: key %s mod_revision %lld", name,
+			  key_text(key, k, sizeof(k)), (long long)rev);
+}
+
 void eg_fleet_worker_apply_keyset(struct eg_fleet_worker *d, const char *key, const char *value,
 				  size_t len, int64_t rev)
+{
+	eg_fw_apply_keyset(d, key, value, len, rev, true);
+}
+
+void eg_fw_apply_keyset(struct eg_fleet_worker *d, const char *key, const char *value, size_t len,
+			int64_t rev, bool may_count)
 {
 	struct eg_fleet_worker *f = d;
 	uint8_t withdrawn[EG_KEYSET_MAX][EG_KEY_ID_LEN], raw[EG_KSD_MAX_LEN];
 	uint8_t pks[EG_KEYSET_MAX][32];
-	char k[1700], err[EG_ERR_MAX] = "", kid[EG_KID_TEXT_LEN];
+	char err[EG_ERR_MAX] = "", kid[EG_KID_TEXT_LEN];
 	struct eg_keyset_doc *doc = NULL;
 	struct keys_ctx *cur = NULL;
 	enum eg_ksd_decision dec;
 	size_t raw_len = 0, n_withdrawn = 0;
 	enum eg_ksd_err kerr;
-	bool first;
+	uint64_t floor;
+	bool first, fresh;
 	int rc;
 
 	pthread_mutex_lock(&f->lock);
-	if (strcmp(key, f->key_keyset) || rev <= f->keyset_seen_rev)
+	if (strcmp(key, f->key_keyset))
 		goto out;
-	first = f->keyset_seen_rev == 0;
-	f->keyset_seen_rev = rev;
+	/* Ordered by its signed version and expiry alone; the revision says
+	 * only whether this write was judged (and counted) before. */
+	fresh = may_count && rev > f->applied_rev;
+	first = !f->keyset_judged;
+	f->keyset_judged = true;
 	doc = calloc(1, sizeof(*doc));
 	cur = calloc(1, sizeof(*cur));
 	if (!doc || !cur) {
@@ -500,29 +802,39 @@ void eg_fleet_worker_apply_keyset(struct eg_fleet_worker *d, const char *key, co
 	if (kerr == EG_KSD_OK)
 		kerr = eg_ksd_verify_roots(raw, raw_len, &f->roots, doc);
 	if (kerr != EG_KSD_OK) {
-		f->refused_ksd[kerr]++;
-		eg_fw_log(d, 4, "fleet: key set refused: %s: key %s mod_revision %lld",
-			  eg_ksd_err_name(kerr), key_text(key, k, sizeof(k)), (long long)rev);
+		refuse_ksd(d, kerr, eg_ksd_err_name(kerr), NULL, key, rev, fresh);
 		goto out;
 	}
 	eg_keyset_init(&cur->ks);
 	eg_worker_keys_list(d->worker, add_key, &cur->ks);
-	dec = eg_ksd_decide(f->keyset_version, &cur->ks, doc, withdrawn, &n_withdrawn);
+	floor = f->keyset_floor > f->keyset_min_version ? f->keyset_floor : f->keyset_min_version;
+	dec = eg_ksd_decide_at(f->keyset_version, floor, (uint64_t)time(NULL), &cur->ks, doc,
+			       withdrawn, &n_withdrawn);
 	if (dec == EG_KSD_REFUSE_EQUAL && first) {
-		/* The set applied before a restart, read again: not a
-		 * replay. */
+		/* The set applied before a restart (or a rewind), read again:
+		 * not a replay. */
+		if (!f->keyset_expires_at && doc->expires_at) {
+			f->keyset_expires_at = doc->expires_at;
+			store_keyset_state(d);
+		}
 		eg_fw_log(d, 6, "fleet: key set version %llu: applied already",
 			  (unsigned long long)doc->keyset_version);
 		goto out;
 	}
-	if (dec != EG_KSD_APPLY) {
-		f->refused_ksd[dec == EG_KSD_REFUSE_EQUAL ? EG_FW_KSD_EQUAL : EG_FW_KSD_OLDER]++;
-		eg_fw_log(d, 4,
-			  "fleet: key set refused: %s (version %llu, applied %llu): key %s "
-			  "mod_revision %lld",
-			  eg_ksd_decision_name(dec), (unsigned long long)doc->keyset_version,
-			  (unsigned long long)f->keyset_version, key_text(key, k, sizeof(k)),
-			  (long long)rev);
+	switch (dec) {
+	case EG_KSD_APPLY:
+		break;
+	case EG_KSD_REFUSE_EQUAL:
+		refuse_ksd(d, EG_FW_KSD_EQUAL, "refuse-equal", doc, key, rev, fresh);
+		goto out;
+	case EG_KSD_REFUSE_OLDER:
+		refuse_ksd(d, EG_FW_KSD_OLDER, "refuse-older", doc, key, rev, fresh);
+		goto out;
+	case EG_KSD_REFUSE_EXPIRED:
+		refuse_ksd(d, EG_FW_KSD_EXPIRED, "refuse-expired", doc, key, rev, fresh);
+		goto out;
+	case EG_KSD_REFUSE_FLOOR:
+		refuse_ksd(d, EG_FW_KSD_FLOOR, "refuse-floor", doc, key, rev, fresh);
 		goto out;
 	}
 	for (size_t i = 0; i < doc->n; i++)
@@ -540,12 +852,20 @@ void eg_fleet_worker_apply_keyset(struct eg_fleet_worker *d, const char *key, co
 		goto out;
 	}
 	f->keyset_version = doc->keyset_version;
-	/* Selections refused unknown-key may verify now: read again. */
+	f->keyset_expires_at = doc->expires_at;
+	if (f->keyset_version > f->keyset_floor)
+		f->keyset_floor = f->keyset_version;
+	store_keyset_state(d);
+	/* Withdrawal reaches everything signed: the selections in force
+	 * verify again under the new keys. Then read again: selections
+	 * refused unknown-key may verify now. */
+	reverify(d);
 	f->interrupt = 1;
 	eg_fw_log(d, 5,
 		  "fleet: key set version %llu applied: %zu keys, %zu withdrawn, token cache "
-		  "flushed (mod_revision %lld)",
-		  (unsigned long long)doc->keyset_version, doc->n, n_withdrawn, (long long)rev);
+		  "flushed, expires_at %llu (mod_revision %lld)",
+		  (unsigned long long)doc->keyset_version, doc->n, n_withdrawn,
+		  (unsigned long long)doc->expires_at, (long long)rev);
 	for (size_t i = 0; i < n_withdrawn; i++) {
 		eg_key_id_format(withdrawn[i], kid);
 		eg_fw_log(d, 5, "fleet: key %s withdrawn", kid);

@@ -31,6 +31,9 @@ struct eg_fleet_worker_config {
 	const char *prefix;    /* etcd_prefix */
 	const char *root_keys; /* a directory of pinned root .pub files */
 	unsigned reconcile_interval;
+	/* keyset_min_version: no key set below it applies, whatever the
+	 * state dir remembers (a re-created one remembers nothing); 0: none */
+	uint64_t keyset_min_version;
 	/* One log line, syslog priority prio. It may hold etcd keys, which
 	 * are attacker-controlled: the callback must escape it whole
 	 * (execgated's egd_log does). */

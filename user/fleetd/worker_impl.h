@@ -15,33 +15,38 @@
 #include <stdio.h>
 #include <jansson.h>
 #include "core/keyset.h"
+#include "core/fleet_apply.h"
 #include "core/keyset_doc.h"
 #include "core/selection.h"
 
 #include <execgate/execgate.h>
 #include "fleetd/worker.h"
 
-/* Why a document was refused, by kind: the decoder's reasons, then ours. */
-#define EG_FW_SEL_BAD_KEY EG_SEL__COUNT	      /* key is not .../selections/<uuid> */
-#define EG_FW_SEL_SANDBOX (EG_SEL__COUNT + 1) /* selection's sandbox is not the key's */
-#define EG_FW_SEL_OLDER	  (EG_SEL__COUNT + 2) /* not newer than the one in force */
-#define EG_FW_SEL_REASONS (EG_SEL__COUNT + 3)
-#define EG_FW_KSD_EQUAL	  EG_KSD__COUNT	      /* the applied version again */
-#define EG_FW_KSD_OLDER	  (EG_KSD__COUNT + 1) /* a lower version */
-#define EG_FW_KSD_APPLY	  (EG_KSD__COUNT + 2) /* the worker could not apply it */
-#define EG_FW_KSD_REASONS (EG_KSD__COUNT + 3)
+/* Why a document was refused, by kind: the decoders' reasons, then ours. */
+#define EG_FW_SEL_BAD_KEY  EG_SEL__COUNT       /* key is not .../selections/<uuid> */
+#define EG_FW_SEL_SANDBOX  (EG_SEL__COUNT + 1) /* selection's sandbox is not the key's */
+#define EG_FW_SEL_OLDER	   (EG_SEL__COUNT + 2) /* not newer than the one in force */
+#define EG_FW_SEL_AUDIENCE (EG_SEL__COUNT + 3) /* v2: addressed to another worker */
+#define EG_FW_SEL_NO_AUD   (EG_SEL__COUNT + 4) /* v1 naming another worker: no audience */
+#define EG_FW_SEL_REASONS  (EG_SEL__COUNT + 5)
+#define EG_FW_KSD_EQUAL	   EG_KSD__COUNT       /* the applied version again */
+#define EG_FW_KSD_OLDER	   (EG_KSD__COUNT + 1) /* a lower version */
+#define EG_FW_KSD_APPLY	   (EG_KSD__COUNT + 2) /* the worker could not apply it */
+#define EG_FW_KSD_EXPIRED  (EG_KSD__COUNT + 3) /* its signed expiry has passed */
+#define EG_FW_KSD_FLOOR	   (EG_KSD__COUNT + 4) /* below the highest version ever seen */
+#define EG_FW_KSD_REASONS  (EG_KSD__COUNT + 5)
 
+/* A selection in force. Only a verified selection makes one: a refused
+ * document costs no memory at all (a writer can put any number of keys). */
 #define EG_FW_ACK_FP_LEN 16
 
 struct eg_fw_sel {
 	uint8_t sandbox[EG_ID_BYTES];
-	bool has_sel;
+	bool has_sel; /* always true once in the table */
 	struct eg_selection sel;
-	int64_t sel_rev;  /* mod_revision of the key that carried sel */
-	int64_t seen_rev; /* the newest write of the key judged (applied or refused) */
-	/* A write refused unknown-key: judged again (its key may come with
-	 * the next key set), counted once. */
-	int64_t unknown_rev;
+	uint8_t raw[EG_SEL_MAX_LEN]; /* the signed bytes: verified again at a key-set change */
+	size_t raw_len;
+	int64_t sel_rev; /* mod_revision of the key that carried sel (informational) */
 	bool ack_dirty;
 	/* the fingerprint of the last ack written (fleetd/ack.c) */
 	bool ack_written;
@@ -59,21 +64,37 @@ struct eg_fleet_worker {
 	void *ctx;
 	pthread_mutex_t lock;
 	pthread_cond_t wake; /* the acker: an ack to write, or stop */
+	/* the selections in force, and an open-addressing index over them by
+	 * sandbox (slot = position + 1, 0 empty): a lookup is O(1) */
 	struct eg_fw_sel *sels;
 	size_t n_sels, cap_sels;
+	uint32_t *idx;
+	size_t idx_cap; /* a power of two, at least 2 n_sels */
 	struct eg_keyset roots;
 	uint64_t keyset_version;
-	int64_t keyset_seen_rev;
-	int64_t applied_rev;	 /* the store revision this worker has applied */
-	int64_t store_rev;	 /* the newest store revision etcd told it */
-	uint64_t last_update_ns; /* CLOCK_MONOTONIC of the last answer from etcd */
+	/* the highest key-set version this worker ever saw applied, or was
+	 * given (keyset_min_version): nothing below it applies */
+	uint64_t keyset_floor, keyset_min_version;
+	uint64_t keyset_expires_at; /* of the applied set; 0: none (v1) or unknown */
+	bool keyset_judged;	    /* the key-set key was judged once since start or a rewind */
+	int64_t applied_rev;	    /* the store revision this worker has applied */
+	int64_t store_rev;	    /* the newest store revision etcd told it */
+	uint64_t cluster_id;	    /* the store's cluster id, 0 before the first read */
+	uint64_t last_update_ns;    /* CLOCK_MONOTONIC of the last answer from etcd */
 	bool connected;
 	char endpoint[256];
 	uint64_t refused_sel[EG_FW_SEL_REASONS];
 	uint64_t refused_ksd[EG_FW_KSD_REASONS];
 	uint64_t reconciles, compactions, watch_errors, acks_written, ack_errors, retired;
+	uint64_t skipped_keys;	/* etcd keys holding a NUL, skipped by the client */
+	uint64_t dropped;	/* selections whose key was withdrawn, dropped */
+	uint64_t store_rewinds; /* the store's revision or cluster id went back */
+	int64_t last_rewind_at; /* unix seconds, 0: never */
+	char last_rewind[200];	/* what the last rewind was */
+	/* refusals logged this second (worker.c, refusal_loggable) */
+	uint64_t log_second, log_in_second, log_suppressed;
 	/* threads (watch.c) */
-	pthread_t watcher, acker;
+	pthread_t watcher, acker, reconciler;
 	bool started;
 	uint8_t node_sk[64]; /* the node key that signs the acks (ack.c) */
 	bool have_node_key;
@@ -85,9 +106,6 @@ struct eg_fleet_worker {
 
 void eg_fw_log(struct eg_fleet_worker *d, int prio, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* The ack of s as one line of JSON (docs/fleet.md, "Acks") into *out
- * (free()); under lock. 0 or -errno. */
-int eg_fw_ack_json(struct eg_fleet_worker *d, const struct eg_fw_sel *s, char **out);
 /* ack.c. The ack of s signed by the node key (<state_dir>/node.seed,
  * loaded at the first call), one line (docs/fleet.md, "Acks"), into *out
  * (free()), and fp, the fingerprint of what it says but its revision and
@@ -99,5 +117,25 @@ int eg_fw_ack_signed(struct eg_fleet_worker *d, const struct eg_fw_sel *s, char 
  * record or mode changed by another process). Takes the lock. */
 void eg_fw_ack_recheck(struct eg_fleet_worker *d);
 uint64_t eg_fw_mono_ns(void);
+/* eg_fleet_worker_apply_selection / _keyset; may_count false: a refusal
+ * is not counted nor logged (the periodic full read beside the watch,
+ * which would count a write the watch counts too). */
+void eg_fw_apply_selection(struct eg_fleet_worker *d, const char *key, const char *value,
+			   size_t len, int64_t rev, bool may_count);
+void eg_fw_apply_keyset(struct eg_fleet_worker *d, const char *key, const char *value, size_t len,
+			int64_t rev, bool may_count);
+/* The selection in force for sandbox, NULL when none; under lock. */
+struct eg_fw_sel *eg_fw_find(struct eg_fleet_worker *d, const uint8_t sandbox[EG_ID_BYTES]);
+/* The store answered at revision with cluster id cluster (0: unknown) a
+ * request sent when the newest revision seen was before (store_rev then:
+ * another thread may have seen newer ones since, while a long read was
+ * served at its first page's revision); under lock. True when it went back
+ * (a restore, a re-created cluster): the revisions and the counting floor
+ * are reset, the rewind counted and logged, and the caller must read
+ * everything again. */
+bool eg_fw_store_seen(struct eg_fleet_worker *d, uint64_t cluster, int64_t before, int64_t revision,
+		      const char *where);
+/* Whether the applied key set's signed expiry has passed (now: unix s). */
+bool eg_fw_keyset_stale(const struct eg_fleet_worker *d, int64_t now);
 
 #endif

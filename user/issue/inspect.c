@@ -22,7 +22,7 @@ static const struct eg_opt sel_opts[] = {
 static const struct issue_cmd sel_cmd = {
     .name = "inspect-selection",
     .synopsis = "[--keys FILE|DIR] TEXT",
-    .about = "Decodes a selection v1 text strictly, verifies its signature when --keys is\n"
+    .about = "Decodes a selection (v1 or v2) text strictly, verifies its signature when --keys is\n"
 	     "given, and prints its fields, one \"name value\" line each. A refused selection\n"
 	     "prints one line on stderr naming the reason, and exits 1.",
     .opts = sel_opts,
@@ -38,7 +38,7 @@ static const struct eg_opt ksd_opts[] = {
 static const struct issue_cmd ksd_cmd = {
     .name = "inspect-keyset",
     .synopsis = "[--root-keys FILE|DIR] TEXT",
-    .about = "Decodes a key set v1 text strictly, verifies its root signature when\n"
+    .about = "Decodes a key set (v1 or v2) text strictly, verifies its root signature when\n"
 	     "--root-keys is given, and prints its fields, one \"name value\" line each. A\n"
 	     "refused key set prints one line on stderr naming the reason, and exits 1.",
     .opts = ksd_opts,
@@ -93,7 +93,8 @@ int cmd_inspect_selection(int argc, char **argv)
 {
 	static struct eg_keyset ks;
 	char uuid[EG_UUID_TEXT_LEN], kid[EG_KID_TEXT_LEN];
-	uint8_t raw[EG_SEL_LEN];
+	uint8_t raw[EG_SEL_MAX_LEN];
+	size_t raw_len;
 	struct eg_selection s;
 	enum eg_sel_err err;
 	bool have_keys;
@@ -105,10 +106,10 @@ int cmd_inspect_selection(int argc, char **argv)
 	rc = parse(&p, &sel_cmd, argc, argv, &ks, &have_keys, &text);
 	if (rc >= 0)
 		return rc;
-	err = eg_sel_text_to_bin(text, strlen(text), raw);
+	err = eg_sel_text_to_bin(text, strlen(text), raw, &raw_len);
 	if (err == EG_SEL_OK)
-		err = have_keys ? eg_sel_verify_keyset(raw, sizeof(raw), &ks, &s)
-				: eg_sel_decode(raw, sizeof(raw), &s);
+		err = have_keys ? eg_sel_verify_keyset(raw, raw_len, &ks, &s)
+				: eg_sel_decode(raw, raw_len, &s);
 	if (err != EG_SEL_OK) {
 		fprintf(stderr, "execgate-issue: inspect-selection: selection refused: %s\n",
 			eg_sel_err_name(err));
@@ -127,6 +128,10 @@ int cmd_inspect_selection(int argc, char **argv)
 	eg_uuid_format(s.pod_uid, uuid);
 	printf("pod_uid %s\n", uuid);
 	printf("issued_at %llu\n", (unsigned long long)s.issued_at);
+	if (s.version == EG_SEL_VERSION2) {
+		eg_uuid_format(s.audience, uuid);
+		printf("audience %s\n", uuid);
+	}
 	printf("signature %s\n", have_keys ? "verified" : "not-checked");
 	return out_done("inspect-selection");
 }
@@ -162,6 +167,8 @@ int cmd_inspect_keyset(int argc, char **argv)
 	printf("root_key_id %s\n", kid);
 	printf("version %llu\n", (unsigned long long)d.keyset_version);
 	printf("issued_at %llu\n", (unsigned long long)d.issued_at);
+	if (d.version == EG_KSD_VERSION2)
+		printf("expires_at %llu\n", (unsigned long long)d.expires_at);
 	printf("keys %zu\n", d.n);
 	for (size_t i = 0; i < d.n; i++) {
 		eg_key_id_format(d.keys[i].kid, kid);

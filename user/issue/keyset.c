@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* execgate-issue keyset: sign one key set v1 (core/keyset_doc.h) over the
- * given control-plane public keys with a root seed, and print its text. */
+/* execgate-issue keyset: sign one key set (core/keyset_doc.h) over the
+ * given control-plane public keys with a root seed, and print its text: v2
+ * with a signed expiry (--expires-in), or v1 without one. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include "core/duration.h"
 #include "core/ids.h"
 #include "core/keyset.h"
 #include "core/keyset_doc.h"
@@ -16,17 +18,21 @@ static const struct eg_opt opts[] = {
 	   ".pub the workers pin"),
     EG_OPT("version", "N", "the key-set version, 1..2^53-1; it replaces only a lower one"),
     EG_OPT("now", "UNIX", "issue at this unix time (seconds) instead of the clock"),
+    EG_OPT("expires-in", "DURATION",
+	   "sign a key set v2 that workers refuse after now + DURATION (30s, 10m, 2h, 1d); "
+	   "without it a v1, which never expires"),
     EG_OPT_END,
 };
 
 static const struct issue_cmd keyset_cmd = {
     .name = "keyset",
-    .synopsis = "--root-key SEEDFILE --version N [--now UNIX] PUBFILE...",
-    .about = "Signs one key set v1 holding the control-plane public keys PUBFILE... (keygen's\n"
+    .synopsis = "--root-key SEEDFILE --version N [--expires-in DURATION] [--now UNIX] PUBFILE...",
+    .about = "Signs one key set (v2 with --expires-in, else v1) holding the control-plane public "
+	     "keys PUBFILE... (keygen's\n"
 	     "KID.pub, 1 to 64, no key twice, never the root's own) with a root key, and\n"
 	     "prints its text form on stdout, one line. A key set replaces only a lower\n"
-	     "version, and withdraws every key it no longer lists (the worker side that\n"
-	     "applies it is not built yet). Its layout and context are in docs/fleet.md.",
+	     "version, and withdraws every key it no longer lists; a worker refuses a v2\n"
+	     "past its expiry. Its layout and context are in docs/fleet.md.",
     .opts = opts,
 };
 
@@ -39,6 +45,7 @@ int cmd_keyset(int argc, char **argv)
 	const char *root_path = NULL, *optarg;
 	bool have_now = false, have_version = false;
 	uint64_t now = 0;
+	int64_t expires_in = 0;
 	enum eg_ksd_err kerr;
 	const struct eg_opt *o;
 	struct eg_opts p;
@@ -63,6 +70,14 @@ int cmd_keyset(int argc, char **argv)
 				return eg_opts_usage(&p, "--now '%s': not a unix time in seconds",
 						     optarg);
 			have_now = true;
+		} else if (!strcmp(o->name, "expires-in")) {
+			if (eg_duration_parse(optarg, &expires_in) != 0 ||
+			    expires_in < 1000000000LL)
+				return eg_opts_usage(
+				    &p,
+				    "--expires-in '%s': not a duration of at least "
+				    "1s (30s, 10m, 2h, 1d)",
+				    optarg);
 		}
 	}
 	if (c < 0)
@@ -111,8 +126,13 @@ int cmd_keyset(int argc, char **argv)
 		}
 		doc.n++;
 	}
-	doc.version = EG_KSD_VERSION;
+	doc.version = expires_in ? EG_KSD_VERSION2 : EG_KSD_VERSION;
 	doc.issued_at = now;
+	doc.expires_at = expires_in ? now + (uint64_t)(expires_in / 1000000000LL) : 0;
+	if (expires_in && doc.expires_at < now) {
+		fprintf(stderr, "execgate-issue: keyset: --now + --expires-in overflows\n");
+		goto out;
+	}
 	eg_key_id(root_pk, doc.root_key_id);
 	kerr = eg_ksd_sign(&doc, sk, raw, &raw_len);
 	if (kerr == EG_KSD_OK)
