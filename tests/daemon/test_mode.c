@@ -4,6 +4,7 @@
  * counted, and the kernel then lets through (audit) or refuses (enforce)
  * a real connect without a grant, as /metrics reports. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,4 +121,103 @@ Test(daemon_mode, put_mode_switches_logs_counts_and_the_kernel_follows)
 	cr_assert_eq(kh_child_connect(&client, bsock, NULL, NULL), 0, "installed in audit");
 	cr_assert(metrics_has("execgate_would_deny_total{reason=\"deny-no-grant\","
 			      "hook=\"connect_unix\"} 2\n"));
+}
+
+/* How often needle is in the daemon's log (appended across starts). */
+static int log_count(const char *needle)
+{
+	char *buf = calloc(1, 1 << 20);
+	FILE *f = fopen(dd.log, "r");
+	size_t n = 0;
+	int count = 0;
+
+	cr_assert_not_null(buf);
+	if (f) {
+		n = fread(buf, 1, (1 << 20) - 1, f);
+		fclose(f);
+	}
+	buf[n] = '\0';
+	for (const char *p = buf; (p = strstr(p, needle)); p++)
+		count++;
+	free(buf);
+	return count;
+}
+
+static void status_mode(char *global, size_t size, long long *switches, long long *audit)
+{
+	struct dd_resp r = dd_req("GET", "/v1/status", NULL);
+	json_t *m = json_object_get(r.json, "mode");
+
+	cr_assert_eq(r.status, 200, "status: %d %s", r.status, r.body);
+	snprintf(global, size, "%s", json_string_value(json_object_get(m, "global")));
+	*switches = json_integer_value(json_object_get(m, "switches"));
+	*audit = json_integer_value(json_object_get(json_object_get(m, "sandboxes"), "audit"));
+	dd_resp_free(&r);
+}
+
+/* The config's mode wins at every start (docs/operators.md, "Rolling
+ * enforcement out"): a global audit switched over the API is put back to
+ * enforce by a restart, loudly, and the kernel refuses again; a sandbox's
+ * own audit mode is its record's and stays, named in a warning. With
+ * mode = audit in the config the start sets audit, and a start that finds
+ * the config's mode in place switches nothing. */
+Test(daemon_mode, a_start_puts_the_configs_mode_back_and_says_so)
+{
+	const char *bsock = kh_path("bridge.sock");
+	struct kh_child bridge, client;
+	struct dd_resp r;
+	char global[16];
+	long long switches, audit, before;
+
+	kh_child_start(&bridge, false);
+	kh_child_start(&client, true);
+	cr_assert_eq(kh_child_listen(&bridge, bsock), 0);
+	r = dd_install(DD_SANDBOX, 8, 1, bridge.pid, bsock);
+	cr_assert_eq(r.status, 200, "install: %d %s", r.status, r.body);
+	dd_resp_free(&r);
+	cr_assert(dd_log_has("mode: global enforce (config)"), "the first start");
+
+	put_mode("{\"mode\":\"audit\"}", 200, "global audit over the API");
+	cr_assert_eq(kh_child_connect(&client, bsock, NULL, NULL), 0, "audit, no grant");
+	cr_assert_eq(dd_stop(SIGTERM), 0);
+	dd_start();
+	status_mode(global, sizeof(global), &switches, &audit);
+	cr_assert_str_eq(global, "enforce", "the restart put the config's mode back");
+	cr_assert_eq(audit, 0);
+	cr_assert_eq(log_count("mode: global audit -> enforce at start: the config's mode = "
+			       "enforce wins"),
+		     1, "the reset is logged");
+	cr_assert_eq(kh_child_connect(&client, bsock, NULL, NULL), -EPERM, "enforce again");
+
+	/* a sandbox's own audit stays, and is named */
+	put_mode("{\"mode\":\"audit\",\"sandbox\":\"" DD_SANDBOX "\"}", 200, "sandbox audit");
+	cr_assert_eq(dd_stop(SIGTERM), 0);
+	dd_start();
+	status_mode(global, sizeof(global), &switches, &audit);
+	cr_assert_str_eq(global, "enforce");
+	cr_assert_eq(audit, 1, "the sandbox's own audit mode stays");
+	cr_assert_eq(log_count("mode: 1 sandbox(es) keep their own audit mode"), 1);
+	cr_assert_eq(log_count("mode: global audit -> enforce at start"), 1, "no second reset");
+	put_mode("{\"mode\":\"inherit\",\"sandbox\":\"" DD_SANDBOX "\"}", 200, "sandbox inherit");
+
+	/* mode = audit in the config: the start sets it; the next start
+	 * finds it in place and switches nothing */
+	snprintf(dd.extra, sizeof(dd.extra), "mode = audit\n");
+	cr_assert_eq(dd_stop(SIGTERM), 0);
+	dd_start();
+	status_mode(global, sizeof(global), &before, &audit);
+	cr_assert_str_eq(global, "audit", "the config's audit");
+	cr_assert_eq(log_count("mode: global enforce -> audit at start: the config's mode = audit "
+			       "wins"),
+		     1);
+	cr_assert_eq(kh_child_connect(&client, bsock, NULL, NULL), 0, "audit, no grant");
+	cr_assert_eq(dd_stop(SIGTERM), 0);
+	dd_start();
+	status_mode(global, sizeof(global), &switches, &audit);
+	cr_assert_str_eq(global, "audit");
+	cr_assert_eq(switches, before, "a start in the config's mode is no switch");
+	cr_assert(dd_log_has("mode: global audit (config)"));
+	dd.extra[0] = '\0';
+	kh_child_stop(&client);
+	kh_child_stop(&bridge);
 }

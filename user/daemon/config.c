@@ -91,6 +91,18 @@ static int set_tier(const struct key *k, struct egd_config *c, const char *v, ch
 	return 0;
 }
 
+/* The global mode the daemon sets at start, as `execgate load --mode`. */
+static int set_mode(const struct key *k, struct egd_config *c, const char *v, char *why,
+		    size_t why_size)
+{
+	if (strcmp(v, "enforce") && strcmp(v, "audit")) {
+		snprintf(why, why_size, "not enforce or audit");
+		return -EINVAL;
+	}
+	snprintf(FIELD(c, k), k->size, "%s", v);
+	return 0;
+}
+
 /* A group name, or a numeric gid. Resolved once, at start-up. The field
  * is a struct egd_group. */
 static int set_group(const struct key *k, struct egd_config *c, const char *v, char *why,
@@ -297,6 +309,10 @@ static const struct key keys[] = {
      "none: load what the kernel offers",
      "refuse to start (exit 5, nothing loaded) unless the kernel offers that tier; full "
      "is every tier (cgroup, lsm and tcp), as execgate load --require"},
+    {"mode", set_mode, show_text, F(mode), 0, 0, "enforce or audit", "enforce", NULL,
+     "the global mode set at every start, as execgate load --mode: a mode switched at run "
+     "time (PUT /v1/mode, execgate mode) lasts until the next start, which logs the reset "
+     "as a warning. A sandbox's own mode is its record's, and stays"},
     {"inet_tags", set_uint, show_uint_or_unset, F(inet_tags), EG_INET_TAGS_MIN, EG_INET_TAGS_MAX,
      NULL, NULL, "the pinned map's, else " EG_SIZE_TEXT(EG_INET_TAGS_DEFAULT),
      "capacity of eg_inet_tags, the tcp tier's socket tags: admitted TCP/UDP sockets open "

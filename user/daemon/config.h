@@ -30,6 +30,7 @@ struct egd_config {
 	char state_dir[EGD_PATH_MAX];
 	char cgroup[EGD_PATH_MAX]; /* "" : the cgroup v2 root, as `execgate load` */
 	char require[16];	   /* "" : load what the kernel offers */
+	char mode[8];		   /* the global mode set at start: enforce, audit */
 	unsigned inet_tags;	   /* 0: the pinned map's, else the default */
 	char socket[EGD_SOCKET_MAX];
 	struct egd_group admin_group, admit_group;

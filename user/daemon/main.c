@@ -191,6 +191,44 @@ static void reload_keys(struct egd *d, const char *why, bool always)
 	}
 }
 
+/* The config's mode wins at every start (docs/operators.md §12): a mode
+ * switched at run time over the API or with `execgate mode` is runtime
+ * state, and a restart never leaves a node in audit because someone once
+ * switched it; the reset is logged loudly. Set only when it differs, so
+ * that a start does not count as a switch. A sandbox's own mode is part of
+ * its record, which a restart keeps: those still in audit are named in a
+ * warning too. */
+static int apply_mode(const struct egd_config *c, char *err, size_t err_size)
+{
+	char now[8] = "", who[64];
+	unsigned audit = 0;
+	int rc;
+
+	rc = eg_mode_get(c->pin_dir, now, NULL, NULL, NULL, err, err_size);
+	if (rc)
+		return rc;
+	if (strcmp(now, c->mode)) {
+		snprintf(who, sizeof(who), "execgated pid %d (config mode)", (int)getpid());
+		rc = eg_mode_set(c->pin_dir, c->state_dir, NULL, c->mode, who, NULL, err, err_size);
+		if (rc)
+			return rc;
+		egd_log(EGD_LOG_WARNING,
+			"mode: global %s -> %s at start: the config's mode = %s wins; a mode "
+			"switched at run time (PUT /v1/mode, execgate mode) lasts until the next "
+			"start",
+			now, c->mode, c->mode);
+	} else {
+		egd_log(EGD_LOG_INFO, "mode: global %s (config)", c->mode);
+	}
+	if (!strcmp(c->mode, "enforce") &&
+	    !eg_mode_get(c->pin_dir, now, NULL, NULL, &audit, err, err_size) && audit)
+		egd_log(EGD_LOG_WARNING,
+			"mode: %u sandbox(es) keep their own audit mode (their records'): execgate "
+			"mode enforce --sandbox UUID, or inherit, enforces them",
+			audit);
+	return 0;
+}
+
 static void log_refusal(const char *step, const char *why, void *ctx)
 {
 	(void)ctx;
@@ -547,6 +585,11 @@ int main(int argc, char **argv)
 	if (rc) {
 		egd_log(EGD_LOG_ERR, "load: %s", err);
 		exit_code = rc == -EOPNOTSUPP ? EXIT_UNSUPPORTED : EXIT_ERROR;
+		goto out;
+	}
+	rc = apply_mode(&d.cfg, err, sizeof(err));
+	if (rc) {
+		egd_log(EGD_LOG_ERR, "mode: cannot set the config's mode %s: %s", d.cfg.mode, err);
 		goto out;
 	}
 	warn_attach_point(&d.cfg);
