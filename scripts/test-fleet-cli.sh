@@ -40,6 +40,19 @@ SEL=$("$ISSUE" selection --key "v$(vec "v['selection']['signer_seed']")/k.seed" 
 KS=$("$ISSUE" keyset --root-key v1/k.seed --version "$(vec "v['keyset']['version']")" \
 	--now "$(vec "v['keyset']['issued_at']")" v3/k.pub v2/k.pub)
 [ "$KS" = "$(vec "v['keyset']['text']")" ] && ok || fail "keyset differs from the vector: $KS"
+# and the v2 vectors (tests/vectors/fleet_v2.json), same seeds
+vec2() { VECTORS="$ROOT/tests/vectors/fleet_v2.json" vec "$1"; }
+SEL2=$("$ISSUE" selection --key "v$(vec2 "v['selection']['signer_seed']")/k.seed" \
+	--sandbox "$(vec2 "v['selection']['sandbox']")" --worker "$(vec2 "v['selection']['worker']")" \
+	--generation "$(vec2 "v['selection']['generation']")" \
+	--activation "$(vec2 "v['selection']['activation']")" \
+	--pod-uid "$(vec2 "v['selection']['pod_uid']")" \
+	--substrate "$(vec2 "v['selection']['substrate']")" \
+	--now "$(vec2 "v['selection']['issued_at']")" --for "$(vec2 "v['selection']['audience']")")
+[ "$SEL2" = "$(vec2 "v['selection']['text']")" ] && ok || fail "selection v2 differs from the vector: $SEL2"
+KSV2=$("$ISSUE" keyset --root-key v1/k.seed --version "$(vec2 "v['keyset']['version']")" \
+	--now "$(vec2 "v['keyset']['issued_at']")" --expires-in 1d v3/k.pub v2/k.pub)
+[ "$KSV2" = "$(vec2 "v['keyset']['text']")" ] && ok || fail "keyset v2 differs from the vector: $KSV2"
 
 # --- fresh keys: keygen makes control-plane and root keys alike ----------
 RK=$("$ISSUE" keygen --out root)

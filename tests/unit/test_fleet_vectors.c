@@ -132,3 +132,90 @@ Test(fleet_vectors, key_set_is_rebuilt_byte_for_byte)
 		cr_assert_str_eq(kid, json_string_value(json_array_get(kids, i)));
 	}
 }
+
+/* tests/vectors/fleet_v2.json: selection v2 (an audience) and key set v2
+ * (an expiry), rebuilt from their fields the same way. */
+static json_t *vectors2;
+
+static void load2(void)
+{
+	char path[4096];
+	json_error_t err;
+
+	snprintf(path, sizeof(path), "%s/fleet_v2.json", test_vectors_dir());
+	vectors2 = json_load_file(path, 0, &err);
+	cr_assert_not_null(vectors2, "%s: %s", path, err.text);
+	vectors = vectors2; /* keypair() reads the seeds from it */
+}
+
+static void unload2(void)
+{
+	json_decref(vectors2);
+}
+
+TestSuite(fleet_vectors_v2, .init = load2, .fini = unload2);
+
+Test(fleet_vectors_v2, selection_is_rebuilt_byte_for_byte)
+{
+	json_t *v = json_object_get(vectors2, "selection");
+	uint8_t pk[32], sk[64], b[EG_SEL_MAX_LEN], *want;
+	char text[EG_SEL_TEXT_MAX];
+	struct eg_selection s, out;
+	size_t len, n;
+
+	keypair(str(v, "signer_seed"), pk, sk);
+	memset(&s, 0, sizeof(s));
+	s.version = 2;
+	cr_assert_eq(eg_substrate_parse(str(v, "substrate"), &s.substrate), 0);
+	s.activation = (uint32_t)num(v, "activation");
+	eg_key_id(pk, s.key_id);
+	uuid(v, "sandbox", s.sandbox);
+	uuid(v, "worker", s.worker);
+	uuid(v, "pod_uid", s.pod_uid);
+	uuid(v, "audience", s.audience);
+	s.generation = num(v, "generation");
+	s.issued_at = num(v, "issued_at");
+	n = eg_sel_sign(&s, sk, b);
+	cr_assert_eq(n, 160);
+	want = test_unhex(str(v, "hex"), &len);
+	cr_assert_eq(len, 160);
+	cr_assert_arr_eq(b, want, 160);
+	free(want);
+	eg_sel_to_text(b, n, text);
+	cr_assert_str_eq(text, str(v, "text"));
+	cr_assert_eq(eg_sel_verify(b, n, pk, &out), EG_SEL_OK);
+	cr_assert_eq(memcmp(&out, &s, sizeof(s)), 0);
+}
+
+Test(fleet_vectors_v2, key_set_is_rebuilt_byte_for_byte)
+{
+	json_t *v = json_object_get(vectors2, "keyset"), *seeds = json_object_get(v, "key_seeds");
+	uint8_t root_pk[32], root_sk[64], b[EG_KSD_MAX_LEN], *want;
+	char text[EG_KSD_TEXT_MAX];
+	static struct eg_keyset_doc d, out;
+	size_t len, want_len;
+
+	keypair(str(v, "root_seed"), root_pk, root_sk);
+	memset(&d, 0, sizeof(d));
+	d.version = 2;
+	eg_key_id(root_pk, d.root_key_id);
+	d.keyset_version = num(v, "version");
+	d.issued_at = num(v, "issued_at");
+	d.expires_at = num(v, "expires_at");
+	for (size_t i = 0; i < json_array_size(seeds); i++) {
+		uint8_t sk[64];
+
+		keypair(json_string_value(json_array_get(seeds, i)), d.keys[i].pk, sk);
+		eg_key_id(d.keys[i].pk, d.keys[i].kid);
+		d.n++;
+	}
+	cr_assert_eq(eg_ksd_sign(&d, root_sk, b, &len), EG_KSD_OK);
+	want = test_unhex(str(v, "hex"), &want_len);
+	cr_assert_eq(len, want_len);
+	cr_assert_arr_eq(b, want, len);
+	free(want);
+	eg_ksd_to_text(b, len, text);
+	cr_assert_str_eq(text, str(v, "text"));
+	cr_assert_eq(eg_ksd_verify(b, len, root_pk, &out), EG_KSD_OK);
+	cr_assert_eq(out.expires_at, d.expires_at);
+}
