@@ -5,6 +5,8 @@
 #include <criterion/criterion.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <jansson.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -146,4 +148,56 @@ Test(keys_cli, malformed_neighbour_never_keeps_a_withdrawn_key)
 	cr_expect_eq(access(stored, F_OK), 0, "%s is not on disk", stored);
 	fresh_check(out, sizeof(out));
 	cr_expect(!strstr(out, "unknown-key"), "after the add: %s", out);
+}
+
+/* The key-set digest `keys list --json` and `status` show is `keys list |
+ * sort | b2sum -l 256` (docs/api.md, "Key-set digest"). keys add/remove
+ * with no daemon at the default socket do not wait (exit 0); with
+ * --socket naming a path nobody listens on they cannot know whether a
+ * daemon took the change: exit 9, the change made on disk. */
+/* guarantees: none */
+Test(keys_cli, digest_is_b2sum_of_the_list_and_an_unanswered_socket_is_exit_9)
+{
+	char out[8192], cmd[1024], b2[128], pub[300], sock[200], *nl;
+	json_t *doc;
+	FILE *p;
+	int rc;
+
+	kh_keys();
+	rc = kh_cli(out, sizeof(out), "keys", "list", "--json", NULL);
+	cr_assert_eq(rc, 0, "%s", out);
+	doc = json_loads(out, 0, NULL);
+	cr_assert_not_null(doc, "%s", out);
+	snprintf(cmd, sizeof(cmd),
+		 "%s keys list --pin-dir %s --state-dir %s | sort | b2sum -l 256 | cut -d' ' -f1",
+		 getenv("EXECGATE_BIN"), kh.pin_dir, kh.state_dir);
+	p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	cr_assert_not_null(fgets(b2, sizeof(b2), p));
+	pclose(p);
+	nl = strchr(b2, '\n');
+	if (nl)
+		*nl = '\0';
+	cr_assert_eq(strlen(b2), 64, "b2sum: %s", b2);
+	cr_assert_str_eq(json_string_value(json_object_get(doc, "digest")), b2);
+	json_decref(doc);
+	rc = kh_cli(out, sizeof(out), "status", NULL);
+	cr_assert(strstr(out, "key set: 1 key, digest ") && strstr(out, b2), "status: %s", out);
+
+	/* no daemon at the default socket: not waited for */
+	cr_assert_neq(access("/run/execgate/api.sock", F_OK), 0,
+		      "a daemon's socket at the default path: this test needs none");
+	rc = kh_cli(out, sizeof(out), "keys", "remove", kh.kid, NULL);
+	cr_assert_eq(rc, 0, "remove, no daemon: %s", out);
+	snprintf(pub, sizeof(pub), "%s/%s.pub", kh.keys_dir, kh.kid);
+	rc = kh_cli(out, sizeof(out), "keys", "add", pub, NULL);
+	cr_assert_eq(rc, 0, "add, no daemon: %s", out);
+
+	/* --socket given, nobody there: 9, and the change is on disk */
+	snprintf(sock, sizeof(sock), "%s", kh_path("nobody.sock"));
+	rc = kh_cli(out, sizeof(out), "keys", "remove", kh.kid, "--socket", sock, NULL);
+	cr_assert_eq(rc, 9, "remove, --socket nobody listens on: exit %d: %s", rc, out);
+	cr_assert(strstr(out, "nobody listens"), "%s", out);
+	snprintf(pub, sizeof(pub), "%s/keys/%s.pub", kh.state_dir, kh.kid);
+	cr_assert_neq(access(pub, F_OK), 0, "the change is on disk");
 }
