@@ -121,3 +121,29 @@ Test(fleet_apply, put_refusal)
 	cr_assert_not_null(eg_fleet_put_refusal(self, true, &s, other, 8, 1, pod));
 	cr_assert(eg_fleet_matches(self, &(struct eg_selection){0}, self, 0, 0, nil) == false);
 }
+
+/* The store cannot order a cut (docs/fleet.md, "Audience"): a v2 counts
+ * only when addressed to self, a v1 only when it names self. */
+Test(fleet_apply, audience)
+{
+	struct eg_selection s = sel(other, 9, 0);
+
+	/* v1: naming another worker, copied here, is not acted on */
+	cr_assert_eq(eg_fleet_audience(self, &s), EG_FLEET_NO_AUDIENCE);
+	s = sel(self, 9, 0);
+	cr_assert_eq(eg_fleet_audience(self, &s), EG_FLEET_ADDRESSED);
+	/* v2: the audience decides, whoever it names */
+	s = sel(other, 9, 0);
+	s.version = 2;
+	memcpy(s.audience, other, EG_ID_BYTES);
+	cr_assert_eq(eg_fleet_audience(self, &s), EG_FLEET_WRONG_AUDIENCE);
+	memcpy(s.audience, self, EG_ID_BYTES);
+	cr_assert_eq(eg_fleet_audience(self, &s), EG_FLEET_ADDRESSED);
+	s = sel(self, 9, 0);
+	s.version = 2;
+	memcpy(s.audience, other, EG_ID_BYTES);
+	cr_assert_eq(eg_fleet_audience(self, &s), EG_FLEET_WRONG_AUDIENCE,
+		     "a copy addressed to another worker, even naming self");
+	memcpy(s.audience, nil, EG_ID_BYTES);
+	cr_assert_eq(eg_fleet_audience(self, &s), EG_FLEET_WRONG_AUDIENCE);
+}

@@ -35,6 +35,15 @@ enum eg_fleet_order eg_fleet_order(bool has_applied, const struct eg_selection *
 	return EG_FLEET_OLDER;
 }
 
+enum eg_fleet_audience eg_fleet_audience(const uint8_t self[EG_ID_BYTES],
+					 const struct eg_selection *sel)
+{
+	if (sel->version == EG_SEL_VERSION2)
+		return memcmp(sel->audience, self, EG_ID_BYTES) ? EG_FLEET_WRONG_AUDIENCE
+								: EG_FLEET_ADDRESSED;
+	return memcmp(sel->worker, self, EG_ID_BYTES) ? EG_FLEET_NO_AUDIENCE : EG_FLEET_ADDRESSED;
+}
+
 bool eg_fleet_matches(const uint8_t self[EG_ID_BYTES], const struct eg_selection *sel,
 		      const uint8_t worker[EG_ID_BYTES], uint64_t generation, uint32_t activation,
 		      const uint8_t pod_uid[EG_ID_BYTES])

@@ -33,6 +33,18 @@ enum eg_fleet_order {
 enum eg_fleet_order eg_fleet_order(bool has_applied, const struct eg_selection *applied,
 				   const struct eg_selection *sel);
 
+/* Whether this worker may act on a verified selection read under its own
+ * prefix (docs/fleet.md, "Audience"): a v2 only when addressed to self, a
+ * v1 (no audience) only when it names self, so that a genuine selection
+ * copied from another worker's prefix never orders a cut. */
+enum eg_fleet_audience {
+	EG_FLEET_ADDRESSED = 0,
+	EG_FLEET_WRONG_AUDIENCE, /* a v2 addressed to another worker */
+	EG_FLEET_NO_AUDIENCE,	 /* a v1 naming another worker */
+};
+enum eg_fleet_audience eg_fleet_audience(const uint8_t self[EG_ID_BYTES],
+					 const struct eg_selection *sel);
+
 /* What applying a selection (not OLDER) does to the local record. */
 enum eg_fleet_action {
 	EG_FLEET_NONE = 0, /* nothing admits that the selection does not name */

@@ -644,11 +644,13 @@ void eg_fw_apply_selection(struct eg_fleet_worker *d, const char *key, const cha
 	 * acted on only by the worker it is addressed to, and a v1, which
 	 * has no audience, only when it names this worker. A genuine
 	 * selection copied from another worker's prefix changes nothing. */
-	if (sel.version == EG_SEL_VERSION2 && memcmp(sel.audience, d->self, EG_ID_BYTES)) {
+	switch (eg_fleet_audience(d->self, &sel)) {
+	case EG_FLEET_ADDRESSED:
+		break;
+	case EG_FLEET_WRONG_AUDIENCE:
 		refuse_sel(d, EG_FW_SEL_AUDIENCE, "wrong-audience", key, rev, fresh);
 		goto out;
-	}
-	if (sel.version == EG_SEL_VERSION && memcmp(sel.worker, d->self, EG_ID_BYTES)) {
+	case EG_FLEET_NO_AUDIENCE:
 		refuse_sel(d, EG_FW_SEL_NO_AUD, "no-audience", key, rev, fresh);
 		goto out;
 	}
