@@ -72,9 +72,32 @@ Test(etcd_refusals, no_header)
 {
 	refused("{\"kvs\":[]}", "no header");
 }
-Test(etcd_refusals, key_holding_a_nul)
+/* Any writer can put a key holding a NUL: it is skipped alone and
+ * counted, the rest of the answer is delivered (one bad key blinds
+ * nothing); outside the prefix it is still refused. */
+Test(etcd_refusals, key_holding_a_nul_is_skipped_and_counted)
 {
-	refused("{" HDR ",\"kvs\":[{\"key\":\"" KEY_NUL "\",\"mod_revision\":\"3\"}]}", "NUL");
+	struct eg_etcd_range r;
+	struct eg_etcd *e;
+	char err[256] = "";
+	int rc;
+
+	fake.body = "{" HDR ",\"kvs\":[{\"key\":\"" KEY_NUL "\",\"mod_revision\":\"3\"},"
+		    "{\"key\":\"L2svYw==\",\"mod_revision\":\"4\",\"value\":\"e30=\"}]}";
+	cr_assert_eq(eg_fake_http_start(&fake), 0);
+	cr_assert_eq(eg_etcd_open(fake.url, 1000, &e, err, sizeof(err)), 0, "%s", err);
+	rc = eg_etcd_get(e, "/k", true, &r, err, sizeof(err));
+	cr_assert_eq(rc, 0, "rc %d: %s", rc, err);
+	cr_assert_eq(r.n, 1);
+	cr_assert_str_eq(r.kvs[0].key, "/k/c");
+	cr_assert_eq(eg_etcd_skipped_keys(e), 1);
+	eg_etcd_range_free(&r);
+	eg_etcd_close(e);
+}
+Test(etcd_refusals, key_holding_a_nul_outside_the_prefix)
+{
+	/* "/x\0b" */
+	refused("{" HDR ",\"kvs\":[{\"key\":\"L3gAYg==\",\"mod_revision\":\"3\"}]}", "outside");
 }
 Test(etcd_refusals, key_not_base64)
 {
@@ -264,12 +287,18 @@ Test(etcd_refusals, watch_event_before_created)
 	fake.hold_open = true;
 	watch_refused(p, -EPROTO, "before 'created'");
 }
-Test(etcd_refusals, watch_key_with_nul)
+/* A key holding a NUL: that event alone is skipped, the next ones are
+ * delivered. */
+Test(etcd_refusals, watch_key_with_nul_is_skipped)
 {
-	static const char *const p[] = {CREATED, EV("L2svYQBi", "4"), NULL};
+	static const char *const p[] = {CREATED, EV("L2svYQBi", "4"), EV("L2svYQ==", "5"), NULL};
+	struct got g = {0};
+	char err[256] = "";
+	int rc = watch_pieces(p, &g, err, sizeof(err));
 
-	fake.hold_open = true;
-	watch_refused(p, -EPROTO, "NUL");
+	cr_assert_eq(rc, -EPIPE, "rc %d: %s", rc, err);
+	cr_assert_eq(g.events, 1, "%s", err);
+	cr_assert_str_eq(g.last_key, "/k/a");
 }
 Test(etcd_refusals, watch_key_outside)
 {
