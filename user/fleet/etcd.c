@@ -28,6 +28,7 @@ struct eg_etcd {
 	struct eg_etcd_creds creds; /* TLS files, user, password, token */
 	CURL *easy;		    /* unary calls; reused for keep-alive */
 	uint64_t skipped;	    /* keys holding a NUL, skipped (eg_etcd_skipped_keys) */
+	volatile int *abort;	    /* eg_etcd_set_abort: ends a paged read between pages */
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -189,6 +190,11 @@ uint64_t eg_etcd_skipped_keys(const struct eg_etcd *e)
 void eg_etcd_count_skipped(struct eg_etcd *e)
 {
 	e->skipped++;
+}
+
+void eg_etcd_set_abort(struct eg_etcd *e, volatile int *flag)
+{
+	e->abort = flag;
 }
 
 /* header.cluster_id, a uint64 as a decimal string (above INT64_MAX as
@@ -532,6 +538,12 @@ static int check_key(const char *key, bool prefix, char *err, size_t err_size)
 int eg_etcd_get(struct eg_etcd *e, const char *key, bool prefix, struct eg_etcd_range *r, char *err,
 		size_t err_size)
 {
+	return eg_etcd_get_since(e, key, prefix, 0, r, err, err_size);
+}
+
+int eg_etcd_get_since(struct eg_etcd *e, const char *key, bool prefix, int64_t min_mod_revision,
+		      struct eg_etcd_range *r, char *err, size_t err_size)
+{
 	json_t *req = NULL, *ans = NULL;
 	char *next = NULL;
 	size_t next_len = 0;
@@ -548,6 +560,11 @@ int eg_etcd_get(struct eg_etcd *e, const char *key, bool prefix, struct eg_etcd_
 		bool more = false;
 		size_t i;
 
+		if (e->abort && *e->abort) {
+			rc = -ECANCELED;
+			eg_etcd_seterr(err, err_size, "etcd range: aborted");
+			goto out;
+		}
 		req = json_object();
 		if (!req || set_key(req, key, prefix)) {
 			rc = -ENOMEM;
@@ -556,6 +573,15 @@ int eg_etcd_get(struct eg_etcd *e, const char *key, bool prefix, struct eg_etcd_
 		if (next && json_object_set_new(req, "key", eg_etcd_b64(next, next_len + 1))) {
 			rc = -ENOMEM; /* next page: from the last key + "\0" */
 			goto out;
+		}
+		if (min_mod_revision > 0) {
+			char mm[24];
+
+			snprintf(mm, sizeof(mm), "%lld", (long long)min_mod_revision);
+			if (json_object_set_new(req, "min_mod_revision", json_string(mm))) {
+				rc = -ENOMEM;
+				goto out;
+			}
 		}
 		if (prefix && json_object_set_new(req, "limit", json_string(PAGE_LIMIT))) {
 			rc = -ENOMEM;

@@ -102,6 +102,15 @@ void eg_etcd_range_free(struct eg_etcd_range *r);
  * again right after a new one was obtained. The same for every call below. */
 int eg_etcd_get(struct eg_etcd *e, const char *key, bool prefix, struct eg_etcd_range *r, char *err,
 		size_t err_size);
+/* A read of many pages ends between two pages with -ECANCELED once *flag
+ * is nonzero (NULL: never), so that a thread that stops does not wait for
+ * a read of a prefix a writer filled. */
+void eg_etcd_set_abort(struct eg_etcd *e, volatile int *flag);
+/* The same, only the keys written at min_mod_revision or later (0: all):
+ * etcd filters them, so a read of a large prefix that changed little sends
+ * little (r->revision is still the store's). */
+int eg_etcd_get_since(struct eg_etcd *e, const char *key, bool prefix, int64_t min_mod_revision,
+		      struct eg_etcd_range *r, char *err, size_t err_size);
 /* Put; *revision (may be NULL) gets the store's revision after it. */
 int eg_etcd_put(struct eg_etcd *e, const char *key, const char *value, size_t value_len,
 		int64_t *revision, char *err, size_t err_size);

@@ -92,6 +92,10 @@ json_t *eg_fleet_worker_status(struct eg_fleet_worker *d)
 		json_object_set_new(o, "skipped_keys", json_integer((json_int_t)f->skipped_keys));
 		json_object_set_new(o, "selections_dropped", json_integer((json_int_t)f->dropped));
 		json_object_set_new(o, "store_rewinds", json_integer((json_int_t)f->store_rewinds));
+		json_object_set_new(o, "prefix_keys", json_integer((json_int_t)f->prefix_keys));
+		json_object_set_new(o, "prefix_keys_limit", json_integer(EG_FW_MAX_PREFIX_KEYS));
+		json_object_set_new(o, "periodic_reads_skipped",
+				    json_integer((json_int_t)f->periodic_skipped));
 		json_object_set_new(o, "last_rewind",
 				    f->store_rewinds ? json_pack("{s:I,s:s}", "at",
 								 (json_int_t)f->last_rewind_at,
@@ -151,6 +155,12 @@ void eg_fleet_worker_metrics(struct eg_fleet_worker *d, FILE *out)
 		"etcd keys that could not be decoded (a NUL byte), skipped alone", f->skipped_keys);
 	counter(out, "execgate_fleet_selections_dropped_total",
 		"selections in force dropped because their key was withdrawn", f->dropped);
+	gauge(out, "execgate_fleet_prefix_keys",
+	      "keys under the worker's selections prefix at the last full read",
+	      (long long)f->prefix_keys);
+	counter(out, "execgate_fleet_periodic_reads_skipped_total",
+		"periodic reads not made because the prefix holds more keys than the limit",
+		f->periodic_skipped);
 	counter(out, "execgate_fleet_store_rewinds_total",
 		"times the store's revision or cluster id went back (a restore): everything "
 		"read and judged again",

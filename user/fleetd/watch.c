@@ -34,7 +34,16 @@ static void heard(struct eg_fleet_worker *d, struct eg_etcd *e, int64_t revision
 		f->store_rev = revision;
 	f->last_update_ns = eg_fw_mono_ns();
 	f->connected = true;
-	f->skipped_keys = eg_etcd_skipped_keys(e);
+	/* each handle counts the keys it skipped: status shows the sum */
+	for (size_t i = 0; i < sizeof(f->skipped_by) / sizeof(f->skipped_by[0]); i++)
+		if (!f->skipped_by[i].e || f->skipped_by[i].e == e) {
+			f->skipped_by[i].e = e;
+			f->skipped_by[i].n = eg_etcd_skipped_keys(e);
+			break;
+		}
+	f->skipped_keys = 0;
+	for (size_t i = 0; i < sizeof(f->skipped_by) / sizeof(f->skipped_by[0]); i++)
+		f->skipped_keys += f->skipped_by[i].n;
 	snprintf(f->endpoint, sizeof(f->endpoint), "%s", eg_etcd_endpoint(e));
 	pthread_mutex_unlock(&f->lock);
 }
@@ -107,14 +116,19 @@ static void apply_kv(struct eg_fleet_worker *d, const struct eg_etcd_kv *kv, boo
  * newest keys), applies both; *from gets the revision to watch from.
  * count: refusals are counted (false beside a running watch, which counts
  * them itself). */
-static int reconcile(struct eg_fleet_worker *d, struct eg_etcd *e, bool count, int64_t *from,
-		     char *err, size_t err_size)
+static int reconcile(struct eg_fleet_worker *d, struct eg_etcd *e, bool count, int64_t since,
+		     int64_t *from, char *err, size_t err_size)
 {
 	struct eg_fleet_worker *f = d;
 	struct eg_etcd_range ks = {0}, sels = {0};
+	uint64_t rewinds;
 	int64_t before;
+	size_t n_keys;
 	int rc;
 
+	pthread_mutex_lock(&f->lock);
+	rewinds = f->store_rewinds;
+	pthread_mutex_unlock(&f->lock);
 	before = store_rev(d);
 	rc = eg_etcd_get(e, f->key_keyset, false, &ks, err, err_size);
 	if (rc)
@@ -129,7 +143,9 @@ static int reconcile(struct eg_fleet_worker *d, struct eg_etcd *e, bool count, i
 	for (size_t i = 0; i < ks.n; i++)
 		apply_kv(d, &ks.kvs[i], false, count);
 	before = store_rev(d);
-	rc = eg_etcd_get(e, f->prefix_workers, true, &sels, err, err_size);
+	/* since > 0: only the selections written from that revision on; the
+	 * key set is one key, read whole */
+	rc = eg_etcd_get_since(e, f->prefix_workers, true, since, &sels, err, err_size);
 	if (rc) {
 		eg_etcd_range_free(&ks);
 		return rc;
@@ -145,21 +161,42 @@ static int reconcile(struct eg_fleet_worker *d, struct eg_etcd *e, bool count, i
 	}
 	pthread_mutex_unlock(&f->lock);
 	heard(d, e, sels.revision);
-	for (size_t i = 0; i < sels.n; i++)
+	for (size_t i = 0; i < sels.n && !f->stopping; i++)
 		apply_kv(d, &sels.kvs[i], false, count);
 	/* The older of the two reads: a change between them is watched
 	 * again, and counted once (its revision is then below applied). */
 	*from = (ks.revision < sels.revision ? ks.revision : sels.revision) + 1;
-	set_applied(d, *from - 1);
-	pthread_mutex_lock(&f->lock);
-	f->reconciles++;
-	pthread_mutex_unlock(&f->lock);
+	/* Only the watcher's reads move the applied revision: the periodic
+	 * read beside the watch counts nothing, so the watch must still
+	 * count what it delivers below that read's revision. */
+	if (count)
+		set_applied(d, *from - 1);
+	n_keys = sels.n;
 	eg_etcd_range_free(&ks);
 	eg_etcd_range_free(&sels);
 	/* A full read holds every key of the prefix at once, junk included
 	 * (at most EG_ETCD_MAX_KVS): give that memory back, or each thread's
 	 * malloc arena keeps the largest read for good. */
 	malloc_trim(0);
+	pthread_mutex_lock(&f->lock);
+	f->reconciles++; /* done: its memory is given back */
+	if (f->store_rewinds == rewinds)
+		f->read_rev = *from - 1;
+	{
+		bool was = f->prefix_keys > EG_FW_MAX_PREFIX_KEYS;
+
+		/* a full read counts them; a read of what changed since only
+		 * raises the count (it does not see what stayed) */
+		if (!since || n_keys > f->prefix_keys)
+			f->prefix_keys = n_keys;
+		if (f->prefix_keys > EG_FW_MAX_PREFIX_KEYS && !was)
+			eg_fw_log(d, 4,
+				  "fleet: %s holds %zu keys, above the %u a worker tracks: no "
+				  "periodic read until a full read finds fewer (remove the keys "
+				  "that are no selection)",
+				  f->prefix_workers, f->prefix_keys, EG_FW_MAX_PREFIX_KEYS);
+	}
+	pthread_mutex_unlock(&f->lock);
 	return 0;
 }
 
@@ -228,12 +265,13 @@ static void *watcher(void *arg)
 		eg_fw_log(d, 3, "fleet: %s: the watcher does not run", err);
 		return NULL;
 	}
+	eg_etcd_set_abort(e, &f->stopping);
 	while (!f->stopping) {
 		struct watch_ctx w = {d, e, 0};
 		int64_t from, compact = 0;
 		int rc;
 
-		rc = reconcile(d, e, true, &from, err, sizeof(err));
+		rc = reconcile(d, e, true, 0, &from, err, sizeof(err));
 		if (rc) {
 			lost(d, "reading the prefix", err);
 			nap(d, backoff);
@@ -391,20 +429,49 @@ static void *reconciler(void *arg)
 		eg_fw_log(d, 3, "fleet: %s: no periodic full read", err);
 		return NULL;
 	}
+	eg_etcd_set_abort(e, &d->stopping);
 	while (!d->stopping) {
-		int64_t from;
+		int64_t from, since;
 		uint64_t rewinds;
+		bool full;
 		int rc;
 
-		nap(d, d->reconcile_interval * 1000u);
+		/* every etcd_reconcile_interval seconds, or at once when a key
+		 * set applied (selections refused unknown-key may verify now) */
+		for (unsigned ms = 0;
+		     ms < d->reconcile_interval * 1000u && !d->stopping && !d->full_read_due;
+		     ms += 100)
+			nap(d, 100);
 		if (d->stopping)
 			break;
 		pthread_mutex_lock(&d->lock);
+		full = d->full_read_due;
+		d->full_read_due = 0;
 		rewinds = d->store_rewinds;
+		if (!full && d->prefix_keys > EG_FW_MAX_PREFIX_KEYS) {
+			/* A writer filled the prefix: a periodic read would make
+			 * etcd scan it all every interval (seconds of its CPU at
+			 * 150 000 keys, slowing every worker's moves). The watch
+			 * goes on; a key set, a compaction, a store that went
+			 * back or a restart still read it all. */
+			d->periodic_skipped++;
+			pthread_mutex_unlock(&d->lock);
+			eg_fw_enforce_all(d);
+			continue;
+		}
+		/* Periodically, only what was written since the last read:
+		 * whatever the watch may have missed has a later revision, and
+		 * etcd filters the rest (150 000 junk keys cost it a scan, not
+		 * a transfer). A key set applied reads everything, to judge
+		 * again what was refused unknown-key. */
+		since = full || !d->read_rev ? 0 : d->read_rev + 1;
 		pthread_mutex_unlock(&d->lock);
-		rc = reconcile(d, e, false, &from, err, sizeof(err));
+		rc = reconcile(d, e, false, since, &from, err, sizeof(err));
 		if (rc)
 			lost(d, "reading the prefix", err);
+		/* what is in force is enforced again (a record changed behind
+		 * the fleet's back), as a full read would */
+		eg_fw_enforce_all(d);
 		pthread_mutex_lock(&d->lock);
 		if (d->store_rewinds != rewinds)
 			d->interrupt = 1; /* the watcher starts again from a full read */

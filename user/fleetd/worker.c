@@ -354,6 +354,7 @@ bool eg_fw_store_seen(struct eg_fleet_worker *d, uint64_t cluster, int64_t befor
 	d->last_rewind_at = (int64_t)time(NULL);
 	snprintf(d->last_rewind, sizeof(d->last_rewind), "%s (%s)", why, where);
 	d->applied_rev = 0;
+	d->read_rev = 0;
 	d->store_rev = revision;
 	d->keyset_judged = false;
 	eg_fw_log(d, 4, "fleet: the store went back: %s: reading everything again", d->last_rewind);
@@ -590,6 +591,58 @@ static bool enforce(struct eg_fleet_worker *d, const struct eg_fw_sel *s)
 	return true;
 }
 
+/* Read without the lock (written under it): a junk key costs no lock. */
+static uint64_t keys_generation(struct eg_fleet_worker *d)
+{
+	return __atomic_load_n(&d->keys_gen, __ATOMIC_ACQUIRE);
+}
+
+/* Every check of a selection that needs no state but the keys in force:
+ * the etcd key, the signature, the sandbox, the audience. EG_SEL_OK, or
+ * the refusal (an enum eg_sel_err or EG_FW_SEL_*) and *name. */
+static unsigned judge_selection(struct eg_fleet_worker *d, const char *key, const char *value,
+				size_t len, uint8_t id[EG_ID_BYTES], char u[EG_UUID_TEXT_LEN],
+				uint8_t raw[EG_SEL_MAX_LEN], size_t *raw_len,
+				struct eg_selection *sel, const char **name)
+{
+	size_t plen = strlen(d->prefix_workers);
+	enum eg_sel_err serr;
+
+	/* The key must be exactly <prefix>/workers/<self>/selections/<uuid>,
+	 * the UUID in its canonical lower-case form. */
+	*name = "bad-etcd-key";
+	if (strncmp(key, d->prefix_workers, plen) || eg_uuid_from_text(key + plen, id))
+		return EG_FW_SEL_BAD_KEY;
+	eg_uuid_to_text(id, u);
+	if (strcmp(key + plen, u))
+		return EG_FW_SEL_BAD_KEY;
+	serr = eg_sel_text_to_bin(value, len, raw, raw_len);
+	if (serr == EG_SEL_OK)
+		serr = verify_sel(d, raw, *raw_len, sel);
+	*name = eg_sel_err_name(serr);
+	if (serr != EG_SEL_OK)
+		return serr;
+	*name = "wrong-sandbox";
+	if (memcmp(sel->sandbox, id, EG_ID_BYTES))
+		return EG_FW_SEL_SANDBOX;
+	/* The store cannot order a cut (docs/fleet.md, "Audience"): a v2 is
+	 * acted on only by the worker it is addressed to, and a v1, which
+	 * has no audience, only when it names this worker. A genuine
+	 * selection copied from another worker's prefix changes nothing. */
+	switch (eg_fleet_audience(d->self, sel)) {
+	case EG_FLEET_ADDRESSED:
+		break;
+	case EG_FLEET_WRONG_AUDIENCE:
+		*name = "wrong-audience";
+		return EG_FW_SEL_AUDIENCE;
+	case EG_FLEET_NO_AUDIENCE:
+		*name = "no-audience";
+		return EG_FW_SEL_NO_AUD;
+	}
+	*name = NULL;
+	return EG_SEL_OK;
+}
+
 void eg_fleet_worker_apply_selection(struct eg_fleet_worker *d, const char *key, const char *value,
 				     size_t len, int64_t rev)
 {
@@ -600,58 +653,45 @@ void eg_fw_apply_selection(struct eg_fleet_worker *d, const char *key, const cha
 			   size_t len, int64_t rev, bool may_count)
 {
 	struct eg_fleet_worker *f = d;
-	size_t plen = strlen(f->prefix_workers), raw_len = 0;
+	size_t raw_len = 0;
 	char u[EG_UUID_TEXT_LEN], w[EG_UUID_TEXT_LEN];
 	uint8_t id[EG_ID_BYTES], raw[EG_SEL_MAX_LEN];
 	struct eg_fw_sel *s;
 	struct eg_selection sel;
-	enum eg_sel_err serr;
 	enum eg_fleet_order order;
+	const char *name = NULL;
+	uint64_t keys_gen;
+	unsigned reason;
 	bool fresh;
 	int rc;
 
+	/* Judged without the lock first: a refused document (any number of
+	 * junk keys, read by a full read beside the watch) never holds the
+	 * lock the watcher and the PUT handler need; one that is not counted
+	 * takes it not at all. */
+	keys_gen = keys_generation(d);
+	reason = judge_selection(d, key, value, len, id, u, raw, &raw_len, &sel, &name);
+	if (reason != EG_SEL_OK && !may_count)
+		return;
 	pthread_mutex_lock(&f->lock);
 	/* Every write is judged on its signed content, never on its
 	 * mod_revision (a restored store reuses revisions); the revision only
 	 * says whether this write was judged (and counted) before. */
 	fresh = may_count && rev > f->applied_rev;
-	/* The key must be exactly <prefix>/workers/<self>/selections/<uuid>,
-	 * the UUID in its canonical lower-case form. */
-	if (strncmp(key, f->prefix_workers, plen) || eg_uuid_from_text(key + plen, id)) {
-		refuse_sel(d, EG_FW_SEL_BAD_KEY, "bad-etcd-key", key, rev, fresh);
-		goto out;
+	if (reason == EG_SEL_OK && f->keys_gen != keys_gen) {
+		/* a key set applied meanwhile: verify again under it */
+		enum eg_sel_err e = verify_sel(d, raw, raw_len, &sel);
+
+		if (e != EG_SEL_OK) {
+			reason = e;
+			name = eg_sel_err_name(e);
+		}
 	}
-	eg_uuid_to_text(id, u);
-	if (strcmp(key + plen, u)) {
-		refuse_sel(d, EG_FW_SEL_BAD_KEY, "bad-etcd-key", key, rev, fresh);
-		goto out;
-	}
-	serr = eg_sel_text_to_bin(value, len, raw, &raw_len);
-	if (serr == EG_SEL_OK)
-		serr = verify_sel(d, raw, raw_len, &sel);
-	if (serr != EG_SEL_OK) {
+	if (reason != EG_SEL_OK) {
 		/* unknown-key included: judged again at every full read (the
 		 * key set that brings its key may be a moment behind), and
 		 * counted once, at the write */
-		refuse_sel(d, serr, eg_sel_err_name(serr), key, rev, fresh);
-		goto out;
-	}
-	if (memcmp(sel.sandbox, id, EG_ID_BYTES)) {
-		refuse_sel(d, EG_FW_SEL_SANDBOX, "wrong-sandbox", key, rev, fresh);
-		goto out;
-	}
-	/* The store cannot order a cut (docs/fleet.md, "Audience"): a v2 is
-	 * acted on only by the worker it is addressed to, and a v1, which
-	 * has no audience, only when it names this worker. A genuine
-	 * selection copied from another worker's prefix changes nothing. */
-	switch (eg_fleet_audience(d->self, &sel)) {
-	case EG_FLEET_ADDRESSED:
-		break;
-	case EG_FLEET_WRONG_AUDIENCE:
-		refuse_sel(d, EG_FW_SEL_AUDIENCE, "wrong-audience", key, rev, fresh);
-		goto out;
-	case EG_FLEET_NO_AUDIENCE:
-		refuse_sel(d, EG_FW_SEL_NO_AUD, "no-audience", key, rev, fresh);
+		refuse_sel(d, reason, name, key, rev, fresh);
 		goto out;
 	}
 	s = eg_fw_find(f, id);
@@ -854,6 +894,7 @@ void eg_fw_apply_keyset(struct eg_fleet_worker *d, const char *key, const char *
 		goto out;
 	}
 	f->keyset_version = doc->keyset_version;
+	__atomic_store_n(&f->keys_gen, f->keys_gen + 1, __ATOMIC_RELEASE);
 	f->keyset_expires_at = doc->expires_at;
 	if (f->keyset_version > f->keyset_floor)
 		f->keyset_floor = f->keyset_version;
@@ -862,7 +903,7 @@ void eg_fw_apply_keyset(struct eg_fleet_worker *d, const char *key, const char *
 	 * verify again under the new keys. Then read again: selections
 	 * refused unknown-key may verify now. */
 	reverify(d);
-	f->interrupt = 1;
+	f->full_read_due = 1;
 	eg_fw_log(d, 5,
 		  "fleet: key set version %llu applied: %zu keys, %zu withdrawn, token cache "
 		  "flushed, expires_at %llu (mod_revision %lld)",
@@ -878,6 +919,17 @@ out:
 		sodium_memzero(doc, sizeof(*doc));
 	free(doc);
 	free(cur);
+}
+
+void eg_fw_enforce_all(struct eg_fleet_worker *d)
+{
+	pthread_mutex_lock(&d->lock);
+	for (size_t i = 0; i < d->n_sels; i++)
+		if (enforce(d, &d->sels[i])) {
+			d->sels[i].ack_dirty = true;
+			pthread_cond_signal(&d->wake);
+		}
+	pthread_mutex_unlock(&d->lock);
 }
 
 void eg_fleet_worker_deleted(struct eg_fleet_worker *d, const char *key, int64_t rev)

@@ -22,6 +22,12 @@
 #include <execgate/execgate.h>
 #include "fleetd/worker.h"
 
+/* The most keys under <prefix>/workers/<self>/selections/ that a worker
+ * reads every etcd_reconcile_interval (docs/fleet.md, "Bounded work"):
+ * far above the sandboxes a worker runs. Above it (junk put by a writer)
+ * the periodic read stops and status says so; the watch goes on. */
+#define EG_FW_MAX_PREFIX_KEYS 10000u
+
 /* Why a document was refused, by kind: the decoders' reasons, then ours. */
 #define EG_FW_SEL_BAD_KEY  EG_SEL__COUNT       /* key is not .../selections/<uuid> */
 #define EG_FW_SEL_SANDBOX  (EG_SEL__COUNT + 1) /* selection's sandbox is not the key's */
@@ -72,6 +78,7 @@ struct eg_fleet_worker {
 	size_t idx_cap; /* a power of two, at least 2 n_sels */
 	struct eg_keyset roots;
 	uint64_t keyset_version;
+	uint64_t keys_gen; /* bumped under lock by every key set applied */
 	/* the highest key-set version this worker ever saw applied, or was
 	 * given (keyset_min_version): nothing below it applies */
 	uint64_t keyset_floor, keyset_min_version;
@@ -86,7 +93,11 @@ struct eg_fleet_worker {
 	uint64_t refused_sel[EG_FW_SEL_REASONS];
 	uint64_t refused_ksd[EG_FW_KSD_REASONS];
 	uint64_t reconciles, compactions, watch_errors, acks_written, ack_errors, retired;
-	uint64_t skipped_keys;	/* etcd keys holding a NUL, skipped by the client */
+	uint64_t skipped_keys; /* etcd keys holding a NUL, skipped by the client */
+	struct {
+		const void *e; /* the watcher's and the reconciler's handles */
+		uint64_t n;
+	} skipped_by[2];
 	uint64_t dropped;	/* selections whose key was withdrawn, dropped */
 	uint64_t store_rewinds; /* the store's revision or cluster id went back */
 	int64_t last_rewind_at; /* unix seconds, 0: never */
@@ -98,7 +109,11 @@ struct eg_fleet_worker {
 	bool started;
 	uint8_t node_sk[64]; /* the node key that signs the acks (ack.c) */
 	bool have_node_key;
-	volatile int interrupt; /* ends the watch: stop, or a reconcile is due */
+	volatile int interrupt;	    /* ends the watch: stop, or a reconcile is due */
+	volatile int full_read_due; /* the reconciler reads everything at once */
+	int64_t read_rev;	    /* the store revision the last read (full or since) saw */
+	size_t prefix_keys;	    /* keys under the selections prefix at the last full read */
+	uint64_t periodic_skipped;  /* periodic reads not made: prefix_keys above the limit */
 	volatile int stopping;
 	char prefix_workers[512]; /* <prefix>/workers/<self>/selections/ */
 	char key_keyset[256];	  /* <prefix>/keyset */
@@ -124,6 +139,9 @@ void eg_fw_apply_selection(struct eg_fleet_worker *d, const char *key, const cha
 			   size_t len, int64_t rev, bool may_count);
 void eg_fw_apply_keyset(struct eg_fleet_worker *d, const char *key, const char *value, size_t len,
 			int64_t rev, bool may_count);
+/* Retires every active record that the selection in force does not name,
+ * as reading each selection again would. Takes the lock. */
+void eg_fw_enforce_all(struct eg_fleet_worker *d);
 /* The selection in force for sandbox, NULL when none; under lock. */
 struct eg_fw_sel *eg_fw_find(struct eg_fleet_worker *d, const uint8_t sandbox[EG_ID_BYTES]);
 /* The store answered at revision with cluster id cluster (0: unknown) a
