@@ -246,8 +246,14 @@ struct eg_install_report {
 /* 0, or -ESTALE (older than what is installed: err names both), -EEXIST
  * (an endpoint belongs to another active sandbox), -ESRCH/-EINVAL (a
  * process could not be identified, a bad path), -ENOSPC (a new sandbox and
- * eg_records holds EG_MAX_SANDBOXES already). Nothing is written unless
- * every check passed; the record is published before its endpoints. */
+ * eg_records holds EG_MAX_SANDBOXES already). After 1.2.0 the install
+ * rule (docs/fleet.md, "The install rule") is the library's, for every
+ * caller: -EXDEV when spec->worker is not this worker's id (the config's
+ * worker_id, else <state_dir>/node.worker; not checked when neither
+ * exists), and, while the fleet is on (eg_worker_fleet_set), -ENOMSG when
+ * the signed selection in force for the sandbox does not name exactly
+ * this execution or none has arrived. Nothing is written unless every
+ * check passed; the record is published before its endpoints. */
 int eg_worker_install(struct eg_worker *w, const struct eg_install_spec *spec,
 		      struct eg_install_report *rep, char *err, size_t err_size);
 /* eg_worker_install that also sets the sandbox's own mode in the same
@@ -257,6 +263,13 @@ int eg_worker_install(struct eg_worker *w, const struct eg_install_spec *spec,
 int eg_worker_install_mode(struct eg_worker *w, const struct eg_install_spec *spec,
 			   const char *mode, struct eg_install_report *rep, char *err,
 			   size_t err_size);
+/* Whether this state dir takes part in the fleet (execgated with
+ * etcd_endpoints): on writes <state_dir>/fleet/on, naming this worker's
+ * id (-EINVAL when the handle knows none), off removes it. While it is
+ * on, every install through the library must match the selection stored
+ * in <state_dir>/fleet/selections (see eg_worker_install). Added in
+ * a release after 1.2.0. */
+int eg_worker_fleet_set(struct eg_worker *w, bool on, char *err, size_t err_size);
 /* 0 (also when already retired), -ENOENT without a record. */
 int eg_worker_retire(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES],
 		     struct eg_runtime_record *after, char *err, size_t err_size);

@@ -278,21 +278,13 @@ enum MHD_Result egd_h_sandbox_install(struct egd_call *c)
 				       "\"mode\": not a string (enforce, audit or inherit)");
 	}
 	memset(&rep, 0, sizeof(rep));
-	/* With the fleet on, only the signed selection in force may be
-	 * installed; the check and the install are one step against the
-	 * watcher (fleetd/worker.h); the lock is not taken by admission. */
-	if (c->d->fleet) {
-		const char *why;
-
+	/* The install rule is the library's, the same for `execgate install`
+	 * (docs/fleet.md, "The install rule"): -EXDEV wrong worker, -ENOMSG
+	 * not selected. With the fleet on, the fleet's lock makes the check
+	 * and the install one step against the watcher, which stores the
+	 * selections under it (fleetd/worker.h); admission never takes it. */
+	if (c->d->fleet)
 		pthread_mutex_lock(eg_fleet_worker_lock(c->d->fleet));
-		why = eg_fleet_worker_put_refusal(c->d->fleet, &spec);
-		if (why) {
-			pthread_mutex_unlock(eg_fleet_worker_lock(c->d->fleet));
-			json_decref(o);
-			return egd_reply_error(c, MHD_HTTP_CONFLICT, "not-selected",
-					       "sandbox %s: %s", c->arg, why);
-		}
-	}
 	rc = eg_worker_install_mode(c->d->worker, &spec,
 				    mode && json_is_string(mode) ? json_string_value(mode) : NULL,
 				    &rep, err, sizeof(err));
@@ -302,6 +294,10 @@ enum MHD_Result egd_h_sandbox_install(struct egd_call *c)
 			eg_fleet_worker_touch(c->d->fleet, spec.sandbox);
 	}
 	json_decref(o); /* the socket paths pointed into it */
+	if (rc == -EXDEV)
+		return egd_reply_error(c, MHD_HTTP_CONFLICT, "wrong-worker", "%s", err);
+	if (rc == -ENOMSG)
+		return egd_reply_error(c, MHD_HTTP_CONFLICT, "not-selected", "%s", err);
 	if (rc == -ESTALE)
 		return egd_reply_error(c, MHD_HTTP_CONFLICT, "stale install", "%s", err);
 	if (rc == -EEXIST)

@@ -620,6 +620,14 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	finish_cuts(&d); /* before the socket: the first answers see them done */
+	/* The marker tells every writer of this state dir, `execgate install`
+	 * too, whether the install rule needs a selection (docs/fleet.md,
+	 * "The install rule"); a start without the fleet removes it. */
+	rc = eg_worker_fleet_set(d.worker, d.cfg.etcd_endpoints[0] != '\0', err, sizeof(err));
+	if (rc) {
+		egd_log(EGD_LOG_ERR, "fleet: %s", err);
+		goto out;
+	}
 	/* The fleet's state before the socket: the first PUT is checked
 	 * against the selections stored before a restart. */
 	if (d.cfg.etcd_endpoints[0]) {

@@ -236,6 +236,7 @@ int eg_wk_node_key_load(struct eg_worker *w, const char *worker_id, char *err, s
 			return rc;
 		}
 	}
+	w->have_worker_id = true;
 	kerr = eg_key_file_load(seed_path, EG_KEY_ALG_ED25519, EG_KEY_KIND_SECRET, seed,
 				sizeof(seed), NULL);
 	if (kerr == EG_KEY_FILE_MISSING)

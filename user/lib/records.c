@@ -41,7 +41,11 @@ int eg_worker_install_mode(struct eg_worker *w, const struct eg_install_spec *sp
 	pthread_mutex_lock(stripe);
 	rc = eg_wk_write_begin(w, err, err_size);
 	if (!rc) {
-		rc = eg_wk_maps_enter(w, err, err_size);
+		/* Under the writer lock: a CLI and the daemon's PUT judge the
+		 * same stored selection, one after the other. */
+		rc = eg_wk_install_gate(w, spec, err, err_size);
+		if (!rc)
+			rc = eg_wk_maps_enter(w, err, err_size);
 		if (!rc) {
 			rc = eg_install_mode(&w->rt, spec, mode, &res, err, err_size);
 			eg_wk_maps_exit(w);

@@ -57,6 +57,7 @@ struct eg_worker {
 	uint8_t node_sk[crypto_sign_SECRETKEYBYTES];
 	uint8_t node_kid[EG_KEY_ID_LEN];
 	__u8 worker_id[EG_ID_BYTES];
+	bool have_worker_id; /* worker_id is known (config, or node.worker) */
 };
 
 /* Every call accepts err == NULL: its message then goes to a scratch
@@ -94,6 +95,11 @@ void eg_wk_maps_exit(struct eg_worker *w);
 /* Loads <state_dir>/node.seed and the worker id (config, else node.worker);
  * without either, verdicts stay unsigned (0). */
 int eg_wk_node_key_load(struct eg_worker *w, const char *worker_id, char *err, size_t err_size);
+/* The install rule (fleet_gate.c, core/fleet_gate.h), under the writer
+ * locks: 0, -EXDEV (wrong worker), -ENOMSG (not selected) or another
+ * -errno, err set. */
+int eg_wk_install_gate(struct eg_worker *w, const struct eg_install_spec *spec, char *err,
+		       size_t err_size);
 /* Fills res->signed_verdict for a refresh-route or deny of a decoded token. */
 void eg_wk_sign_verdict(struct eg_worker *w, struct eg_verdict_result *res, uint64_t now);
 
