@@ -143,6 +143,8 @@ static int run_install(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	eg_worker_close(w);
 	if (rc) {
 		eg_cli_err("%s", err);
+		if (rc == -EXDEV || rc == -ENOMSG) /* the install rule (docs/fleet.md) */
+			return EG_EXIT_REFUSED;
 		return rc == -ESTALE ? EG_EXIT_STALE : EG_EXIT_ERROR;
 	}
 	eg_cli_warn_streams(rep.after.sandbox, &rep.streams);
@@ -177,7 +179,10 @@ const struct eg_cli_cmd eg_cmd_install = {
 	     "and registers its endpoints. A newer generation replaces the record and kills\n"
 	     "every grant of the older one; an older one is refused (exit 6). Streams of\n"
 	     "an older epoch are cut before it returns; when that fails (a step refused,\n"
-	     "a stream left), the record change stands and the exit is 8.",
+	     "a stream left), the record change stands and the exit is 8. The install rule\n"
+	     "(docs/fleet.md) refuses, exit 10, nothing written: a --worker other than this\n"
+	     "worker's id (node.worker), and while execgated runs the fleet (fleet/on in the\n"
+	     "state dir) an execution the signed selection in force does not name.",
     .opts = install_opts,
     .dirs = true,
     .run = run_install,

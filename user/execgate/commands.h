@@ -18,6 +18,9 @@ enum eg_exit {
 	EG_EXIT_REVOCATION = 8,	 /* install/retire: done, but stream revocation failed */
 	EG_EXIT_UNTAKEN = 9,	 /* keys add/remove: done on disk, the serving daemon has not
 				  * taken it within 1 s */
+	EG_EXIT_REFUSED = 10,	 /* install: the install rule refused it, nothing written:
+				  * another worker (wrong-worker) or, fleet on, not the
+				  * selection in force (not-selected) */
 };
 
 /* One per subcommand, in the order `execgate --help` lists them. */

@@ -29,7 +29,11 @@ static void usage(FILE *f)
 			commands[i]->args);
 	fprintf(f,
 		"every command takes --pin-dir DIR (default %s) and --state-dir DIR\n"
-		"(default %s), and --help\n\noptions:\n",
+		"(default %s), and --help\n"
+		"exit codes: 0 ok/allow, 1 failed, 2 usage, 3 refresh-route, 4 deny, 5 tier not\n"
+		"available, 6 stale install, 7 not found/not loaded, 8 stream cut failed, 9 key\n"
+		"change not taken by execgated, 10 install refused (wrong-worker, not-selected)\n"
+		"\noptions:\n",
 		EG_WORKER_DEFAULT_PIN_DIR, EG_WORKER_DEFAULT_STATE_DIR);
 	eg_opts_help_std(f);
 }
