@@ -1034,6 +1034,154 @@ static void fleet_tls_setup(void)
 	fleet_init();
 }
 
+/* `execgate install` of DD_SANDBOX on the daemon's state dir, as an
+ * operator on the worker would run it. */
+static int cli_install(const char *worker, unsigned gen, unsigned act, pid_t bridge,
+		       const char *sock, char *out, size_t size)
+{
+	char g[16], a[16], b[16];
+
+	snprintf(g, sizeof(g), "%u", gen);
+	snprintf(a, sizeof(a), "%u", act);
+	snprintf(b, sizeof(b), "%d", (int)bridge);
+	return kh_cli(out, size, "install", "--sandbox", DD_SANDBOX, "--worker", worker,
+		      "--generation", g, "--activation", a, "--bridge-pid", b, "--bridge-socket",
+		      sock, NULL);
+}
+
+/* One rule for every writer (docs/fleet.md, "The install rule"): with the
+ * fleet on, a CLI install is held to the selection in force as the PUT is,
+ * and an allowed one reaches the ack by the acker's recheck alone. */
+/* guarantees: none */
+Test(daemon_fleet, cli_install_obeys_the_selection_and_the_ack_follows)
+{
+	struct kh_child bridge;
+	const char *sock = kh_path("bridge.sock");
+	char out[2048], want[512];
+	json_t *ack;
+	int rc;
+
+	start_with_keyset();
+	kh_child_start(&bridge, false);
+	cr_assert_eq(kh_child_listen(&bridge, sock), 0);
+
+	/* no selection names it: refused, exit 10, nothing installed */
+	rc = cli_install(DD_WORKER, 8, 1, bridge.pid, sock, out, sizeof(out));
+	snprintf(want, sizeof(want),
+		 "execgate: install: sandbox %s: not selected: no signed selection for this "
+		 "sandbox yet\n",
+		 DD_SANDBOX);
+	cr_assert_eq(rc, 10, "exit %d: %s", rc, out);
+	cr_assert_str_eq(out, want);
+	cr_assert_str_eq(record_state(DD_SANDBOX, NULL), "absent");
+
+	/* selected: another worker is still refused, the selection installs,
+	 * and the ack says so without the daemon having been called */
+	publish(DD_SANDBOX, DD_WORKER, 8, 1);
+	ack = wait_ack(DD_SANDBOX, "pending", 8, 10000);
+	cr_assert_not_null(ack, "no pending ack");
+	json_decref(ack);
+	rc = cli_install(DD_WORKER_B, 8, 1, bridge.pid, sock, out, sizeof(out));
+	cr_assert_eq(rc, 10, "exit %d: %s", rc, out);
+	cr_assert(strstr(out, "(wrong-worker)"), "%s", out);
+	rc = cli_install(DD_WORKER, 8, 1, bridge.pid, sock, out, sizeof(out));
+	cr_assert_eq(rc, 0, "exit %d: %s", rc, out);
+	ack = wait_ack(DD_SANDBOX, "active", 8, 10000);
+	cr_assert_not_null(ack, "the ack does not follow a CLI install");
+	cr_assert_eq(json_integer_value(json_object_get(ack, "activation")), 1);
+	json_decref(ack);
+	kh_child_stop(&bridge);
+}
+
+/* The fleet retired it: a CLI install cannot bring it back, and the ack
+ * keeps telling the truth. */
+/* guarantees: none */
+Test(daemon_fleet, cli_install_cannot_reactivate_what_the_fleet_retired)
+{
+	struct kh_child bridge;
+	const char *sock = kh_path("bridge.sock");
+	char out[2048], want[512];
+	struct dd_resp r;
+	json_t *ack;
+	int rc;
+
+	start_with_keyset();
+	kh_child_start(&bridge, false);
+	cr_assert_eq(kh_child_listen(&bridge, sock), 0);
+	publish(DD_SANDBOX, DD_WORKER, 8, 1);
+	r = dd_install(DD_SANDBOX, 8, 1, bridge.pid, sock);
+	cr_assert_eq(r.status, 200, "%d %s", r.status, r.body);
+	dd_resp_free(&r);
+	publish(DD_SANDBOX, DD_WORKER_B, 9, 0);
+	ack = wait_ack(DD_SANDBOX, "retired", 9, 10000);
+	cr_assert_not_null(ack, "no retired ack");
+	json_decref(ack);
+
+	/* a new attempt of the retired generation, which the rule alone
+	 * refuses (without it this installs: reactivated) */
+	rc = cli_install(DD_WORKER, 8, 2, bridge.pid, sock, out, sizeof(out));
+	snprintf(want, sizeof(want),
+		 "execgate: install: sandbox %s: not selected: the selection names another "
+		 "worker\n",
+		 DD_SANDBOX);
+	cr_assert_eq(rc, 10, "exit %d: %s", rc, out);
+	cr_assert_str_eq(out, want);
+	cr_assert_str_eq(record_state(DD_SANDBOX, NULL), "retired");
+	/* the PUT of the same is refused the same way */
+	r = dd_install(DD_SANDBOX, 8, 2, bridge.pid, sock);
+	cr_assert_eq(r.status, 409, "%d %s", r.status, r.body);
+	cr_assert_str_eq(dd_str(&r, "error"), "not-selected", "%s", r.body);
+	dd_resp_free(&r);
+
+	/* the ack after the refusal: a mode switch makes the acker write it
+	 * again (a positive signal that it looked), and it still says
+	 * retired, generation 8, activation 1 */
+	r = dd_req("PUT", "/v1/mode", "{\"mode\":\"audit\"}");
+	cr_assert_eq(r.status, 200, "%d %s", r.status, r.body);
+	dd_resp_free(&r);
+	ack = wait_ack_mode(DD_SANDBOX, "retired", 9, "audit", 10000);
+	cr_assert_not_null(ack, "no ack after the mode switch, or not retired");
+	cr_assert_eq(json_integer_value(json_object_get(ack, "generation")), 8);
+	cr_assert_eq(json_integer_value(json_object_get(ack, "activation")), 1);
+	json_decref(ack);
+	r = dd_req("PUT", "/v1/mode", "{\"mode\":\"enforce\"}");
+	cr_assert_eq(r.status, 200, "%d %s", r.status, r.body);
+	dd_resp_free(&r);
+	kh_child_stop(&bridge);
+}
+
+/* PUT naming a worker other than worker_id: 409 wrong-worker, before the
+ * selection is looked at, nothing written. */
+/* guarantees: none */
+Test(daemon_fleet, put_naming_another_worker_is_wrong_worker)
+{
+	struct kh_child bridge;
+	const char *sock = kh_path("bridge.sock");
+	char body[512];
+	struct dd_resp r;
+
+	start_with_keyset();
+	kh_child_start(&bridge, false);
+	cr_assert_eq(kh_child_listen(&bridge, sock), 0);
+	/* even one the selection names (written under this worker's prefix,
+	 * addressed to it) */
+	publish(DD_SANDBOX, DD_WORKER_B, 8, 1);
+	snprintf(
+	    body, sizeof(body),
+	    "{\"worker\":\"" DD_WORKER_B "\",\"generation\":8,\"activation\":1,"
+	    "\"bridge_pid\":%d,\"substrate\":\"firecracker-host\",\"bridge_sockets\":[\"%s\"]}",
+	    (int)bridge.pid, sock);
+	r = dd_req("PUT", "/v1/sandboxes/" DD_SANDBOX, body);
+	cr_assert_eq(r.status, 409, "%d %s", r.status, r.body);
+	cr_assert_str_eq(dd_str(&r, "error"), "wrong-worker", "%s", r.body);
+	cr_assert_str_eq(dd_str(&r, "reason"),
+			 "sandbox " DD_SANDBOX ": worker " DD_WORKER_B
+			 ": not this worker, which is " DD_WORKER " (wrong-worker)");
+	dd_resp_free(&r);
+	cr_assert_str_eq(record_state(DD_SANDBOX, NULL), "absent");
+	kh_child_stop(&bridge);
+}
+
 TestSuite(daemon_fleet_tls, .init = fleet_tls_setup, .fini = fleet_fini, .timeout = 120);
 
 /* guarantees: none */

@@ -85,3 +85,38 @@ Test(daemon_install, refusals_have_their_status_and_write_nothing)
 		   "\"activation\":1,\"bridge_pid\":1}");
 	expect_refused(r, 400, "bad request", "9007199254740991", "generation 2^53");
 }
+
+/* A record naming another worker would admit that worker's capabilities
+ * here: PUT naming a worker other than the daemon's worker_id is 409
+ * wrong-worker, with the fleet off as on (test_fleet.c), and changes
+ * nothing (docs/fleet.md, "The install rule"). */
+/* guarantees: none */
+Test(daemon_install, another_worker_is_409_wrong_worker)
+{
+	const char *own = kh_path("bridge.sock");
+	struct kh_child bridge;
+	struct dd_resp r;
+	char body[512];
+
+	kh_child_start(&bridge, false);
+	cr_assert_eq(kh_child_listen(&bridge, own), 0);
+	snprintf(body, sizeof(body),
+		 "{\"worker\":\"" DD_WORKER_B "\",\"generation\":3,\"activation\":1,"
+		 "\"bridge_pid\":%d,\"bridge_sockets\":[\"%s\"]}",
+		 (int)bridge.pid, own);
+	r = dd_req("PUT", "/v1/sandboxes/" DD_SANDBOX2, body);
+	cr_assert_eq(r.status, 409, "%d %s", r.status, r.body);
+	cr_assert_str_eq(dd_str(&r, "error"), "wrong-worker", "%s", r.body);
+	cr_assert_str_eq(dd_str(&r, "reason"),
+			 "sandbox " DD_SANDBOX2 ": worker " DD_WORKER_B
+			 ": not this worker, which is " DD_WORKER " (wrong-worker)");
+	dd_resp_free(&r);
+	r = dd_req("GET", "/v1/sandboxes/" DD_SANDBOX2, NULL);
+	cr_assert_eq(r.status, 404, "a refused install wrote a record: %s", r.body);
+	dd_resp_free(&r);
+	/* the daemon's own id installs */
+	r = dd_install(DD_SANDBOX2, 3, 1, bridge.pid, own);
+	cr_assert_eq(r.status, 200, "%d %s", r.status, r.body);
+	dd_resp_free(&r);
+	kh_child_stop(&bridge);
+}
