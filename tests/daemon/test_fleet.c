@@ -448,12 +448,8 @@ Test(daemon_fleet, ack_carries_the_effective_mode)
 	json_t *ack;
 
 	start_with_keyset();
-	kh_child_start(&bridge, false);
-	cr_assert_eq(kh_child_listen(&bridge, sock), 0);
-	publish(DD_SANDBOX, DD_WORKER, 8, 1);
-	r = dd_install(DD_SANDBOX, 8, 1, bridge.pid, sock);
-	cr_assert_eq(r.status, 200, "%d %s", r.status, r.body);
-	dd_resp_free(&r);
+	/* the PUT after the selection applied (ack pending), not racing it */
+	selected_and_installed(&bridge, sock);
 	/* then a move away: retired, in enforce, fenced for 9 */
 	publish(DD_SANDBOX, DD_WORKER_B, 9, 0);
 	ack = wait_ack_mode(DD_SANDBOX, "retired", 9, "enforce", 10000);
@@ -1106,12 +1102,8 @@ Test(daemon_fleet, cli_install_cannot_reactivate_what_the_fleet_retired)
 	int rc;
 
 	start_with_keyset();
-	kh_child_start(&bridge, false);
-	cr_assert_eq(kh_child_listen(&bridge, sock), 0);
-	publish(DD_SANDBOX, DD_WORKER, 8, 1);
-	r = dd_install(DD_SANDBOX, 8, 1, bridge.pid, sock);
-	cr_assert_eq(r.status, 200, "%d %s", r.status, r.body);
-	dd_resp_free(&r);
+	/* the PUT after the selection applied (ack pending), not racing it */
+	selected_and_installed(&bridge, sock);
 	publish(DD_SANDBOX, DD_WORKER_B, 9, 0);
 	ack = wait_ack(DD_SANDBOX, "retired", 9, 10000);
 	cr_assert_not_null(ack, "no retired ack");
