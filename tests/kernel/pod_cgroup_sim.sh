@@ -9,8 +9,11 @@
 # for the cgroup v2 root and the memory cgroup root (execgate status), with
 # EXECGATE_HOST_CGROUP and without; the DaemonSet's entrypoint must render
 # the host's root; and a real `execgate load` must attach and create its tag
-# maps from there. Nothing leaves the namespaces (--propagation private);
-# the scratch cgroups, pins and files go on exit.
+# maps from there. Nothing leaves the namespaces: inside, every mount this
+# process sees is made private before anything is mounted, and the scratch
+# mounts hang off one of those ("/" need not be a mount point, as in a
+# chroot, where `unshare --propagation private` fails). The scratch cgroups,
+# pins and files go on exit.
 #
 # usage: pod_cgroup_sim.sh EXECGATE_BIN YAML
 # Prints one line per check and "N passed, M failed"; exits 1 on a failure.
@@ -50,7 +53,10 @@ relmem=${v1mem#/sys/fs/cgroup}   # /memory on hybrid hosts
 cleanup() {
 	"$execgate" unload --pin-dir "$pins" --state-dir "$scratch/state" >/dev/null 2>&1 || true
 	rmdir "$cg2/$name/attach" "$cg2/$name/pod" "$cg2/$name" 2>/dev/null || true
-	rm -rf "$scratch"
+	# Only directories here: the mounts on them lived in the namespaces.
+	rmdir "/dev/shm/$name-bind/host/sys/fs/cgroup" "/dev/shm/$name-cgroupns/host/sys/fs/cgroup" \
+		2>/dev/null || true
+	rm -rf "$scratch" "/dev/shm/$name-bind" "/dev/shm/$name-cgroupns"
 }
 trap cleanup EXIT INT TERM
 mkdir "$cg2/$name" "$cg2/$name/pod" "$cg2/$name/attach"
@@ -69,7 +75,6 @@ echo 5f0c1e2d3c4b5a69788796a5b4c3d2e1 >"$scratch/machine-id"
 cat >"$scratch/inner.sh" <<'EOF'
 set -eu
 mode=$1
-host=$scratch/host/sys/fs/cgroup
 pass=0 fail=0
 ok() { echo "  ok   $mode: $*"; pass=$((pass + 1)); }
 bad() { echo "  FAIL $mode: $*"; fail=$((fail + 1)); }
@@ -77,18 +82,47 @@ expect() { # WHAT GOT WANT
 	if [ "$2" = "$3" ]; then ok "$1 = $3"; else bad "$1 = '$2', want '$3'"; fi
 }
 
+# Every mount this namespace sees becomes private here, so that nothing
+# mounted or unmounted below reaches the host. A mount point written with
+# an escape (\040) is not one of ours; its make-private may fail.
+awk '{ print $5 }' /proc/self/mountinfo | while read -r m; do
+	mount --make-private "$m" 2>/dev/null || true
+done
+# The scratch mounts go in a directory on a mount made private above: the
+# scratch dir's own, or /dev/shm when that mount is not visible (a chroot
+# on a directory of the host's root).
+visible() { # DIR: the mount that holds DIR is in our mountinfo
+	m=$(findmnt -n -o TARGET -T "$1" 2>/dev/null) || return 1
+	[ -n "$m" ] && awk -v m="$m" '$5 == m { f = 1 } END { exit !f }' /proc/self/mountinfo
+}
+if visible "$scratch"; then mnt=$scratch/mnt-$mode
+elif mountpoint -q /dev/shm; then mnt=/dev/shm/$name-$mode
+else bad "no private mount to work on: $scratch is on no visible mount and /dev/shm is not one"
+	echo "$pass passed, $fail failed"; exit 1
+fi
+host=$mnt/host/sys/fs/cgroup
+# A pod's namespace holds the pod's mounts alone: another mount of a cgroup
+# hierarchy elsewhere on this host (a chroot's, a bind for a container) is
+# not in it, and would give the loader a second candidate for the host's
+# root. Gone here, in our private copy only.
+awk '{ for (i = 7; i <= NF; i++) if ($i == "-") break
+	if (($(i + 1) == "cgroup" || $(i + 1) == "cgroup2") && $5 !~ "^/sys/fs/cgroup(/|$)") print $5
+}' /proc/self/mountinfo | sort -r | while read -r m; do
+	umount -l "$m" 2>/dev/null || true
+done
+
 # The pod's view: the host's tree moves under $host, and /sys/fs/cgroup
 # becomes the pod's own cgroup.
-mkdir -p "$scratch/stash" "$host"
-mount --rbind /sys/fs/cgroup "$scratch/stash"
+mkdir -p "$mnt/stash" "$host"
+mount --rbind /sys/fs/cgroup "$mnt/stash"
 umount -R /sys/fs/cgroup
 if [ "$mode" = bind ]; then
-	mount --bind "$scratch/stash$rel2/$name/pod" /sys/fs/cgroup
+	mount --bind "$mnt/stash$rel2/$name/pod" /sys/fs/cgroup
 else
 	mount -t cgroup2 none /sys/fs/cgroup # the namespace's root: our pod cgroup
 fi
-mount --rbind "$scratch/stash" "$host"
-umount -R "$scratch/stash"
+mount --rbind "$mnt/stash" "$host"
+umount -R "$mnt/stash"
 grep -q " /sys/fs/cgroup .* - cgroup2 " /proc/self/mountinfo ||
 	{ bad "no pod cgroup2 mount at /sys/fs/cgroup"; echo "$pass passed, $fail failed"; exit 1; }
 [ "$(stat -c %i /sys/fs/cgroup)" != 1 ] && ok "the pod's /sys/fs/cgroup is not the hierarchy root" ||
@@ -140,8 +174,9 @@ EOF
 
 export execgate scratch name pins rel2 relmem
 rc=0
-unshare -m --propagation private sh "$scratch/inner.sh" bind || rc=1
+# --propagation unchanged: inner.sh makes the mounts it sees private itself.
+unshare -m --propagation unchanged sh "$scratch/inner.sh" bind || rc=1
 # A cgroup namespace is rooted at the cgroup of the process that makes it.
-sh -c 'echo $$ >"$1/cgroup.procs" && exec unshare -C -m --propagation private sh "$2" cgroupns' \
+sh -c 'echo $$ >"$1/cgroup.procs" && exec unshare -C -m --propagation unchanged sh "$2" cgroupns' \
 	sh "$cg2/$name/pod" "$scratch/inner.sh" || rc=1
 exit $rc

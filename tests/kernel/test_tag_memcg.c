@@ -194,13 +194,43 @@ static void memcg_fini(void)
 		rmdir(memcg);
 }
 
-/* In a mount namespace of this test process's own (private, so nothing
- * reaches the host), covers <root>/cgroup.procs with a read-only file: the
- * loader's child cannot join the root then, as in a container without write
- * access to it. Returns the covered path, for uncover(). */
+/* The mount point that holds path: the longest mount point in this
+ * process's mountinfo that is path or a directory above it. */
+static void mount_point_of(const char *path, char *out, size_t size)
+{
+	char line[8192], mp[4096];
+	size_t best = 0;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+
+	cr_assert_not_null(f, "/proc/self/mountinfo: %s", strerror(errno));
+	out[0] = '\0';
+	while (fgets(line, sizeof(line), f)) {
+		size_t n;
+
+		/* ID PARENT MAJ:MIN ROOT MOUNT_POINT ...; no mount point here
+		 * has a space (it would be written \040). */
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mp) != 1)
+			continue;
+		n = strlen(mp);
+		if (n >= best && !strncmp(path, mp, n) &&
+		    (path[n] == '/' || path[n] == '\0' || (n == 1 && mp[0] == '/'))) {
+			best = n;
+			snprintf(out, size, "%s", mp);
+		}
+	}
+	fclose(f);
+	cr_assert_neq(out[0], '\0', "no mount holds %s", path);
+}
+
+/* In a mount namespace of this test process's own, covers
+ * <root>/cgroup.procs with a read-only file: the loader's child cannot join
+ * the root then, as in a container without write access to it. Only the
+ * mount that holds the file is made private (so the bind mount never
+ * propagates to the host): "/" need not be a mount point, as in a chroot.
+ * Returns the covered path, for uncover(). */
 static void cover_root_procs(const char *root, char *procs, size_t size)
 {
-	char ro[64];
+	char ro[64], mp[4096];
 	int fd;
 
 	snprintf(procs, size, "%s/cgroup.procs", root);
@@ -209,7 +239,8 @@ static void cover_root_procs(const char *root, char *procs, size_t size)
 	cr_assert_geq(fd, 0, "%s: %s", ro, strerror(errno));
 	close(fd);
 	cr_assert_eq(unshare(CLONE_NEWNS), 0, "unshare(CLONE_NEWNS): %s", strerror(errno));
-	cr_assert_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0, "private /: %s",
+	mount_point_of(procs, mp, sizeof(mp));
+	cr_assert_eq(mount(NULL, mp, NULL, MS_REC | MS_PRIVATE, NULL), 0, "private %s: %s", mp,
 		     strerror(errno));
 	cr_assert_eq(mount(ro, procs, NULL, MS_BIND, NULL), 0, "bind over %s: %s", procs,
 		     strerror(errno));
