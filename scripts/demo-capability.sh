@@ -93,7 +93,22 @@ check() {
 		say "  ^^^ expected: $want"
 		fails=$((fails + 1))
 	fi
+	# The exit code a script branches on: 0 allow, 3 refresh-route, 4 deny
+	# (execgate check --help).
+	if [ "$rc" != "$(want_rc "$want")" ]; then
+		say "  ^^^ expected exit $(want_rc "$want")"
+		fails=$((fails + 1))
+	fi
 	ROWS+=("$label|$where|$out|$rc")
+}
+
+want_rc() {
+	case $1 in
+	allow) echo 0 ;;
+	refresh-route:*) echo 3 ;;
+	deny:*) echo 4 ;;
+	*) echo "?" ;;
+	esac
 }
 
 say "== checks (execgate check --keys worker-keys ...) =="
@@ -127,9 +142,20 @@ say
 say "== the same check, machine-readable (--json, token read from stdin) =="
 show "printf '%s\\n' \"\$CAP8\" | execgate check --keys worker-keys --sandbox S --worker A --generation 7 --activation 1 --now $NOW --json -"
 set +e
-printf '%s\n' "$CAP8" | "$EXECGATE" check --keys "$TMP/worker-keys" "${ON_A[@]}" --now "$NOW" --json -
-say "(exit $?)"
+json=$(printf '%s\n' "$CAP8" | "$EXECGATE" check --keys "$TMP/worker-keys" "${ON_A[@]}" --now "$NOW" --json -)
+rc=$?
 set -e
+say "$json"
+say "(exit $rc)"
+# The same verdict as the text form above, in the schema's members, and the
+# same exit code.
+got=$(printf '%s' "$json" | jq -r '[.schema_version, .verdict, .reason, .token.worker,
+	.token.generation, .record.worker, .record.generation] | map(tostring) | join(" ")') || got="(not JSON)"
+want="2 refresh-route worker-mismatch $B 8 $A 7"
+if [ "$got" != "$want" ] || [ "$rc" != 3 ]; then
+	say "  ^^^ expected exit 3 and: $want; got exit $rc and: $got"
+	fails=$((fails + 1))
+fi
 say
 
 say "== summary =="
