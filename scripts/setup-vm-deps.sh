@@ -5,7 +5,8 @@
 # vng finds them (/lib/modules/<version>/vmlinuz beside the modules).
 #
 # Idempotent: with everything in place a run costs one dpkg query and a few
-# stat calls. Prints one line per kernel on stdout: "<label> <version>", which
+# stat calls. EXECGATE_VMTEST_RESOLVE_ONLY=1 (make test-setup) stops after
+# resolving the kernel packages in the archive. Prints one line per kernel on stdout: "<label> <version>", which
 # scripts/vmtest.sh reads; everything else goes to stderr.
 #
 # Never `apt-get -t trixie`: that drags libc6 and dozens of core packages from
@@ -192,6 +193,15 @@ if [ -n "${EXECGATE_VMTEST_REFRESH:-}" ] || [ -z "$v61" ] || [ -z "$v612" ]; the
 	fi
 	[ -n "$p61" ] || die "cannot resolve the Debian 6.1 image from linux-image-amd64"
 	[ -n "$p612" ] || die "no linux-image-6.12.*+deb12-amd64-unsigned in the archive"
+	if [ "${EXECGATE_VMTEST_RESOLVE_ONLY:-}" = 1 ]; then
+		# make test-setup: the names resolve and the archive has both
+		# images; nothing is downloaded or unpacked.
+		for p in "$p61" "$p612"; do
+			apt-cache show "$p" >/dev/null 2>&1 || die "$p: not in the archive"
+			echo "resolved $p"
+		done
+		exit 0
+	fi
 	ensure_kernel debian-6.1 "$p61"
 	ensure_kernel debian-6.12 "$p612"
 else

@@ -41,13 +41,12 @@ fi
 
 start=$(date +%s)
 [ "$(id -u)" -eq 0 ] || die "must run as root (debootstrap, the VM's root image)"
+# The 6.12 kernel the VM matrix uses: setup-vm-deps.sh names it and records
+# the package it came from beside its modules (and installs qemu first).
+ver=$("$root/scripts/setup-vm-deps.sh" | awk '$1 == "debian-6.12" { print $2 }')
 for t in debootstrap mke2fs qemu-system-x86_64 dpkg-buildpackage lintian; do
 	command -v "$t" >/dev/null || die "$t: not installed (scripts/setup-deps.sh, scripts/setup-vm-deps.sh)"
 done
-
-# The 6.12 kernel the VM matrix uses: setup-vm-deps.sh names it and records
-# the package it came from beside its modules.
-ver=$("$root/scripts/setup-vm-deps.sh" | awk '$1 == "debian-6.12" { print $2 }')
 [ -n "$ver" ] || die "scripts/setup-vm-deps.sh named no debian-6.12 kernel"
 kdeb=$(cat "/lib/modules/$ver/.execgate-vmtest" 2>/dev/null || true)
 [ -f "$kdeb" ] || die "kernel $ver: its package ($kdeb) is gone from the cache; rerun with EXECGATE_VMTEST_REFRESH=1"

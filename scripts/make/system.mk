@@ -5,7 +5,7 @@
 # ${XDG_CACHE_HOME:-$HOME/.cache}/execgate/. EXECGATE_SKIP_SYSTEM_TEST=1
 # skips it, loudly.
 .PHONY: test-system
-test-system: | $(DEPS_STAMP)
+test-system: | $(DEPS_STAMP) vm-deps
 	BUILD=$(BUILD) ./scripts/system-test.sh
 
 CHECK_EXTRA += test-system
