@@ -253,8 +253,20 @@ test-kernel: $(BUILD)/test-kernel $(BINS)
 		$(BUILD)/test-kernel --jobs 1 --json=$(BUILD)/test-kernel-host.json || \
 		{ ./scripts/ktest-failures.sh $(BUILD)/test-kernel-host.json; exit 1; }
 
-vmtest: $(BUILD)/test-kernel $(BINS)
+# The VM tools and kernels (scripts/setup-vm-deps.sh, idempotent: one dpkg
+# query when everything is there). Every target that boots a VM needs it.
+.PHONY: vm-deps
+vm-deps: | $(DEPS_STAMP)
+	./scripts/setup-vm-deps.sh >/dev/null
+
+vmtest: $(BUILD)/test-kernel $(BINS) | vm-deps
 	BUILD=$(BUILD) ./scripts/vmtest.sh
+
+# make test-setup: the two set-up scripts in a fresh Debian 12 root, and
+# every program the checks call resolves there (scripts/test-setup.sh).
+.PHONY: test-setup
+test-setup: | $(DEPS_STAMP)
+	./scripts/test-setup.sh
 
 fuzz: $(BUILD)/fuzz-admission
 	@mkdir -p $(BUILD)/fuzz-corpus
@@ -280,10 +292,34 @@ test-cli: $(BINS)
 
 # Each part of the project that brings its own targets keeps them in
 # scripts/make/<part>.mk and appends its test targets to CHECK_EXTRA.
+# CHECK_BUILD_EXTRA: the binaries those targets run, built by check-build.
 CHECK_EXTRA :=
+CHECK_BUILD_EXTRA :=
 include $(sort $(wildcard scripts/make/*.mk))
 
-check: all format-check abi-check test-abi test-unit test-unit-san test-cli fuzz-smoke test-kernel $(CHECK_EXTRA) vmtest
+# make check runs scripts/check.sh: everything is built once (check-build),
+# then two lanes side by side, the VM stages (vm) beside the host stages
+# (host), and a table of each stage's time at the end. A failed stage does
+# not stop the others; check fails when any failed. test-schema becomes
+# json-schema-check, run in the host lane after the two suites it reads.
+CHECK_VM := vmtest $(filter test-system,$(CHECK_EXTRA))
+CHECK_LATE := test-kernel $(filter test-daemon,$(CHECK_EXTRA)) \
+	$(if $(filter test-schema,$(CHECK_EXTRA)),json-schema-check) $(filter soak%,$(CHECK_EXTRA))
+CHECK_HOST := test-setup format-check abi-check test-abi test-unit test-unit-san test-cli fuzz-smoke \
+	$(filter-out $(CHECK_VM) $(CHECK_LATE) test-schema,$(CHECK_EXTRA)) $(CHECK_LATE)
+
+.PHONY: check-build check-quick
+check-build: all $(BUILD)/test-unit $(BUILD)/test-unit-san $(BUILD)/test-kernel \
+	$(BUILD)/fuzz-admission $(CHECK_BUILD_EXTRA)
+
+check: | $(DEPS_STAMP)
+	CHECK_HOST='$(CHECK_HOST)' CHECK_VM='$(CHECK_VM)' BUILD='$(BUILD)' MAKE='$(MAKE)' \
+		./scripts/check.sh
+
+# The inner loop while working (not what CI runs): unit, sanitizer unit,
+# host kernel and daemon suites; no VM, no soak.
+check-quick: | $(DEPS_STAMP)
+	BUILD='$(BUILD)' MAKE='$(MAKE)' ./scripts/check.sh --quick
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/execgate

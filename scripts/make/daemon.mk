@@ -7,7 +7,7 @@
 # kernel tests' harness (scratch cgroup, pins, keys, tokens, children).
 
 # user/daemon/json.c too: test_json.c compares the verdict's two forms.
-DAEMON_TEST_SRCS := $(wildcard tests/daemon/*.c) tests/kernel/harness.c tests/kernel/not_offered.c \
+DAEMON_TEST_SRCS := $(wildcard tests/daemon/*.c) tests/kernel/harness.c tests/kernel/world_pool.c tests/kernel/not_offered.c \
 	tests/kernel/json_log.c tests/kernel/stream_holder.c tests/kernel/restrict.c \
 	tests/kernel/tcp_env.c user/daemon/json.c tests/fleet/etcd_env.c
 
@@ -47,3 +47,4 @@ install-daemon: all
 	@# An operator's config is never overwritten; the example stays beside the docs.
 	test -e $(DESTDIR)$(SYSCONFDIR)/execgate/execgated.conf || \
 		install -m 0644 deploy/execgated.conf $(DESTDIR)$(SYSCONFDIR)/execgate/execgated.conf
+CHECK_BUILD_EXTRA += $(BUILD)/test-daemon

@@ -83,3 +83,4 @@ fuzz-etcd-smoke: $(BUILD)/fuzz-etcd
 	@grep -E '^Done [0-9]+ runs' $(BUILD)/fuzz-etcd.log | sed 's/^/fuzz-etcd-smoke: /'
 
 CHECK_EXTRA += fuzz-etcd-smoke
+CHECK_BUILD_EXTRA += $(BUILD)/test-fleet $(BUILD)/test-fleet-san $(BUILD)/fuzz-fleet $(BUILD)/fuzz-etcd

@@ -24,3 +24,4 @@ fuzz-key-file-smoke: $(BUILD)/fuzz-key-file
 	@grep -E '^Done [0-9]+ runs' $(BUILD)/fuzz-key-file.log | sed 's/^/fuzz-key-file-smoke: /'
 
 CHECK_EXTRA += test-keys-cli fuzz-key-file-smoke
+CHECK_BUILD_EXTRA += $(BUILD)/fuzz-key-file

@@ -99,3 +99,4 @@ test-ops: $(MAN_PAGES) $(BINS) $(OPS_CONFIG_CHECK) | $(DEPS_STAMP)
 	python3 ./tests/ops/test_kubernetes.py $(CURDIR) $(BUILD)/ops-k8s $(OPS_CONFIG_CHECK)
 
 CHECK_EXTRA += test-ops
+CHECK_BUILD_EXTRA += $(MAN_PAGES) $(OPS_CONFIG_CHECK)

@@ -42,3 +42,4 @@ soak-fleet-quick: $(BUILD)/soak-fleet $(BINS) $(BUILD)/execgate-bridge $(BUILD)/
 # In `make check` since its quick run passed three times in a row on the
 # shared 2-core host (docs/bench/2026-12-03-soak-fleet.md).
 CHECK_EXTRA += soak-fleet-quick
+CHECK_BUILD_EXTRA += $(BUILD)/soak $(BUILD)/soak-fleet
