@@ -20,10 +20,12 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <criterion/criterion.h>
+#include <jansson.h>
 #include "not_offered.h"
 #include "harness.h"
 #include "json_log.h"
 #include "restrict.h"
+#include "world_pool.h"
 #include "core/keyset.h"
 #include "loader/cgroup.h"
 #include "loader/pins.h"
@@ -136,9 +138,19 @@ static int run_va(char *out, size_t size, const char *prog, bool dirs, va_list a
 
 int kh_cli(char *out, size_t size, ...)
 {
+	const char *first;
 	va_list ap;
 	int rc;
 
+	/* "-n" first: the arguments after it, without the test's dirs. */
+	va_start(ap, size);
+	first = va_arg(ap, const char *);
+	if (first && !strcmp(first, "-n")) {
+		rc = run_va(out, size, bin("EXECGATE_BIN", "build/execgate"), false, ap);
+		va_end(ap);
+		return rc;
+	}
+	va_end(ap);
 	va_start(ap, size);
 	rc = run_va(out, size, bin("EXECGATE_BIN", "build/execgate"), true, ap);
 	va_end(ap);
@@ -244,31 +256,6 @@ void kh_scratch_make(const char *prefix, unsigned n)
 	kh.cgroup_made = true;
 }
 
-void kh_setup_requiring(const char *tier)
-{
-	char out[4096], err[512];
-	unsigned n = kh_seq++;
-	int rc;
-
-	memset(&kh, 0, sizeof(kh));
-	kh_child_restrict = 0;
-	if (geteuid() != 0)
-		kh_not_offered(KH_NEED_ROOT, "not running as root");
-	kh_json_log_open();
-	kh_scratch_make("egk", n);
-
-	/* Without a tier, the NULL in place of "--require" ends the list. */
-	rc = kh_cli(out, sizeof(out), "load", "--cgroup", kh.cgroup, tier ? "--require" : NULL,
-		    tier, NULL);
-	if (rc == 5)
-		kh_not_offered(KH_NEED_CGROUP, out);
-	cr_assert_eq(rc, 0, "execgate load --cgroup %s: exit %d: %s", kh.cgroup, rc, out);
-	kh.loaded = true;
-	rc = eg_maps_open(&kh.maps, kh.pin_dir, err, sizeof(err));
-	cr_assert_eq(rc, 0, "%s", err);
-	kh.maps_open = true;
-}
-
 static int rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
 	(void)st;
@@ -276,17 +263,80 @@ static int rm_entry(const char *path, const struct stat *st, int type, struct FT
 	return type == FTW_DP ? rmdir(path) : unlink(path);
 }
 
-void kh_teardown(void)
+/* What this kernel offers, probed once for every test of the run (on the
+ * host and in each VM guest alike) by `execgate probe --json` on a pin dir
+ * nothing is loaded in, and kept in /tmp/egk-probe-<runner pid>.json: each
+ * test is a child of Criterion's runner, whose report hook below removes
+ * the file at the end of the run.
+ * A test that needs a tier the probe found not offered ends there, before
+ * a load that could only fail: on 6.1 (no connect_unix) each such load
+ * cost a probe of every tier under TCG. A tier the probe offers is loaded
+ * and probed again by the test's own load, as before: the cache only
+ * spares the loads that must fail, and a failing probe is never cached.
+ * Returns true when tier is offered; why: the probe's reason otherwise. */
+static bool kh_probe_offers(const char *tier, char *why, size_t size)
+{
+	char path[160], tmp[200], out[65536], none[160];
+	json_t *doc, *tiers, *t;
+	json_error_t jerr;
+	size_t i;
+	bool offered = false, found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/tmp/egk-probe-%d.json", (int)getppid());
+	if (access(path, R_OK)) {
+		int rc;
+
+		snprintf(none, sizeof(none), "/tmp/egk-probe-state-%d", (int)getpid());
+		snprintf(tmp, sizeof(tmp), "/sys/fs/bpf/egk-probe-none-%d", (int)getpid());
+		rc = kh_cli(out, sizeof(out), "-n", "probe", "--json", "--pin-dir", tmp,
+			    "--state-dir", none, NULL);
+		nftw(none, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		cr_assert_eq(rc, 0, "execgate probe --json: exit %d: %s", rc, out);
+		snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
+		f = fopen(tmp, "we");
+		cr_assert_not_null(f, "%s: %s", tmp, strerror(errno));
+		cr_assert_eq(fputs(out, f) >= 0 && fclose(f) == 0, true, "%s", tmp);
+		cr_assert_eq(rename(tmp, path), 0, "%s: %s", path, strerror(errno));
+	}
+	doc = json_load_file(path, 0, &jerr);
+	cr_assert_not_null(doc, "%s: %s", path, jerr.text);
+	tiers = json_object_get(doc, "tiers");
+	json_array_foreach(tiers, i, t)
+	{
+		const char *name = json_string_value(json_object_get(t, "name"));
+
+		/* "full", as load --require reads it: every tier. */
+		if (!name || (strcmp(tier, "full") && strcmp(name, tier)))
+			continue;
+		found = true;
+		offered = json_is_true(json_object_get(t, "offered"));
+		if (!offered) {
+			snprintf(why, size,
+				 "execgate probe (%s): tier %s is not offered by this kernel: %s",
+				 path, name, json_string_value(json_object_get(t, "why_not")));
+			break;
+		}
+	}
+	json_decref(doc);
+	cr_assert(found, "%s: no tier named %s", path, tier);
+	return offered;
+}
+
+ReportHook(POST_ALL)(struct criterion_global_stats *stats)
+{
+	char path[160];
+
+	(void)stats;
+	snprintf(path, sizeof(path), "/tmp/egk-probe-%d.json", (int)getpid());
+	unlink(path);
+}
+
+/* The world kh names goes: its loaded tiers, cgroup and scratch dir. */
+static void world_destroy(void)
 {
 	char out[1024];
 
-	for (size_t i = 0; i < kh.npids; i++)
-		if (kh.pids[i] > 0)
-			kill(kh.pids[i], SIGKILL);
-	for (size_t i = 0; i < kh.npids; i++)
-		if (kh.pids[i] > 0)
-			waitpid(kh.pids[i], NULL, 0);
-	kh.npids = 0;
 	if (kh.maps_open)
 		eg_maps_close(&kh.maps);
 	kh.maps_open = false;
@@ -301,6 +351,80 @@ void kh_teardown(void)
 	}
 	if (kh.dir[0])
 		nftw(kh.dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void setup(const char *tier, bool pooled)
+{
+	char out[4096], err[512];
+	unsigned n = kh_seq++;
+	int rc;
+
+	memset(&kh, 0, sizeof(kh));
+	kh_child_restrict = 0;
+	if (geteuid() != 0)
+		kh_not_offered(KH_NEED_ROOT, "not running as root");
+	kh_json_log_open();
+	if (tier) {
+		char why[1024];
+
+		if (!kh_probe_offers(tier, why, sizeof(why)))
+			kh_not_offered(KH_NEED_CGROUP, why);
+	}
+	if (pooled && kh_pool_take(tier))
+		return;
+	if (kh.dir[0]) {
+		/* A pooled world that could not be reset (world_pool.h). */
+		world_destroy();
+		memset(&kh, 0, sizeof(kh));
+	}
+	kh_scratch_make("egk", n);
+
+	/* Without a tier, the NULL in place of "--require" ends the list. */
+	rc = kh_cli(out, sizeof(out), "load", "--cgroup", kh.cgroup, tier ? "--require" : NULL,
+		    tier, NULL);
+	if (rc == 5)
+		kh_not_offered(KH_NEED_CGROUP, out);
+	cr_assert_eq(rc, 0, "execgate load --cgroup %s: exit %d: %s", kh.cgroup, rc, out);
+	kh.loaded = true;
+	rc = eg_maps_open(&kh.maps, kh.pin_dir, err, sizeof(err));
+	cr_assert_eq(rc, 0, "%s", err);
+	kh.maps_open = true;
+	if (pooled)
+		kh_pool_record(tier);
+}
+
+void kh_setup_requiring(const char *tier)
+{
+	setup(tier, false);
+}
+
+void kh_setup_shared(void)
+{
+	setup("cgroup", true);
+}
+
+void kh_setup_shared_requiring(const char *tier)
+{
+	setup(tier, true);
+}
+
+void kh_teardown(void)
+{
+	for (size_t i = 0; i < kh.npids; i++)
+		if (kh.pids[i] > 0)
+			kill(kh.pids[i], SIGKILL);
+	for (size_t i = 0; i < kh.npids; i++)
+		if (kh.pids[i] > 0)
+			waitpid(kh.pids[i], NULL, 0);
+	kh.npids = 0;
+	if (kh.maps_open)
+		eg_maps_close(&kh.maps);
+	kh.maps_open = false;
+	/* A world recorded after its load goes to the next test when it can
+	 * (world_pool.h); any other is unloaded and removed. */
+	if (kh_pool_give())
+		return;
+	world_destroy();
 }
 
 /* --- kernel state ----------------------------------------------------------- */

@@ -52,6 +52,12 @@ void kh_scratch_make(const char *prefix, unsigned n);
  * the tier it needs, as the tcp suite does on 6.1, which has no
  * connect_unix). kh_setup requires "cgroup". */
 void kh_setup_requiring(const char *tier);
+/* kh_setup and kh_setup_requiring, but the world may be one an earlier
+ * test of the run loaded, reset to its state right after that load
+ * (world_pool.h): for suites whose tests need a loaded world and not the
+ * load itself. kh_teardown hands such a world on. */
+void kh_setup_shared(void);
+void kh_setup_shared_requiring(const char *tier);
 void kh_teardown(void);
 
 /* <dir>/<name> */

@@ -25,7 +25,7 @@
 #define SANDBOX_2 "5f0c2c1e-7a4b-4c1d-9e3f-0000000000c8"
 #define WORKER_A  "a0000000-0000-4000-8000-00000000000a"
 
-TestSuite(admit_cache, .init = kh_setup, .fini = kh_teardown, .timeout = 90);
+TestSuite(admit_cache, .init = kh_setup_shared, .fini = kh_teardown, .timeout = 90);
 
 static void install_as(const char *sandbox, unsigned gen, pid_t bridge, pid_t vmm,
 		       const char *bsock, const char *vmm_sock)

@@ -87,7 +87,7 @@ Test(attach_root, root_id_is_the_cgroup2_mount_points)
 	cr_assert_str_eq(a.cgroup, child);
 }
 
-TestSuite(attach_root_cli, .init = kh_setup, .fini = kh_teardown, .timeout = 60);
+TestSuite(attach_root_cli, .init = kh_setup_shared, .fini = kh_teardown, .timeout = 60);
 
 /* guarantees: none */
 Test(attach_root_cli, status_warns_below_the_root_and_the_flag_fails)

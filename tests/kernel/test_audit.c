@@ -29,7 +29,7 @@
 
 /* 240 s: load_sets_the_mode_... loads every tier three times, and a load
  * in the 6.12 VM under TCG takes tens of seconds (it timed out at 90 s). */
-TestSuite(audit, .init = kh_setup, .fini = kh_teardown, .timeout = 240);
+TestSuite(audit, .init = kh_setup_shared, .fini = kh_teardown, .timeout = 240);
 
 static void install_sb(pid_t bridge, pid_t vmm, const char *bsock, const char *vsock,
 		       const char *gen)

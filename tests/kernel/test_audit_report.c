@@ -26,7 +26,7 @@
 #define SANDBOX	 "5f0c2c1e-7a4b-4c1d-9e3f-0000000000a8"
 #define WORKER_A "a0000000-0000-4000-8000-00000000000a"
 
-TestSuite(audit_report, .init = kh_setup, .fini = kh_teardown, .timeout = 90);
+TestSuite(audit_report, .init = kh_setup_shared, .fini = kh_teardown, .timeout = 90);
 
 static char out[65536];
 

@@ -21,7 +21,7 @@
 
 static void setup(void)
 {
-	kh_setup_requiring(NULL);
+	kh_setup_shared_requiring(NULL);
 }
 
 TestSuite(audit_tcp, .init = setup, .fini = kh_teardown, .timeout = 120);

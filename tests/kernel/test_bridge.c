@@ -38,7 +38,7 @@
 #define GREETING "guest says hi\n"
 #define ASSIGNED "OK 1073741824\n" /* not the port asked for, as Firecracker */
 
-TestSuite(bridge, .init = kh_setup, .fini = kh_teardown, .timeout = 120);
+TestSuite(bridge, .init = kh_setup_shared, .fini = kh_teardown, .timeout = 120);
 
 /* kh_path() returns a static buffer: copy each path. */
 #define PATHS                                                                                      \

@@ -18,7 +18,7 @@
 #define WORKER_A "a0000000-0000-4000-8000-00000000000a"
 #define WORKER_B "b0000000-0000-4000-8000-00000000000b"
 
-TestSuite(cgroup_cli, .init = kh_setup, .fini = kh_teardown, .timeout = 90);
+TestSuite(cgroup_cli, .init = kh_setup_shared, .fini = kh_teardown, .timeout = 90);
 
 static void install(const char *gen, pid_t bridge, pid_t vmm, const char *bsock, const char *vsock)
 {

@@ -16,7 +16,7 @@
 #define WORKER_A "a0000000-0000-4000-8000-00000000000a"
 #define WORKER_B "b0000000-0000-4000-8000-00000000000b"
 
-TestSuite(cgroup, .init = kh_setup, .fini = kh_teardown, .timeout = 60);
+TestSuite(cgroup, .init = kh_setup_shared, .fini = kh_teardown, .timeout = 60);
 
 static void install(unsigned gen, unsigned act, pid_t bridge, pid_t vmm, const char *bridge_sock,
 		    const char *vmm_sock, int want_exit)

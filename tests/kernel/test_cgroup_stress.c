@@ -20,7 +20,7 @@
 #define S2 "5f0c2c1e-7a4b-4c1d-9e3f-0000000005a2"
 #define W  "a0000000-0000-4000-8000-00000000000a"
 
-TestSuite(cgroup_stress, .init = kh_setup, .fini = kh_teardown, .timeout = 120);
+TestSuite(cgroup_stress, .init = kh_setup_shared, .fini = kh_teardown, .timeout = 120);
 
 static double seconds(void)
 {

@@ -12,7 +12,7 @@
 #define S	 "5f0c2c1e-7a4b-4c1d-9e3f-0000000000c1"
 #define WORKER_A "a0000000-0000-4000-8000-00000000000a"
 
-TestSuite(cli_verdict, .init = kh_setup, .fini = kh_teardown, .timeout = 60);
+TestSuite(cli_verdict, .init = kh_setup_shared, .fini = kh_teardown, .timeout = 60);
 
 /* The value of "signed_verdict" in a JSON line: base64url text or "". */
 static void signed_verdict_of(const char *json, char *out, size_t size)

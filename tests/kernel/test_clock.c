@@ -24,7 +24,7 @@
 #define SANDBOX	 "5f0c2c1e-7a4b-4c1d-9e3f-0000000000c1"
 #define WORKER_A "a0000000-0000-4000-8000-00000000000a"
 
-TestSuite(clock, .init = kh_setup, .fini = kh_teardown, .timeout = 60);
+TestSuite(clock, .init = kh_setup_shared, .fini = kh_teardown, .timeout = 60);
 
 static __u64 now_ns(clockid_t id)
 {

@@ -25,7 +25,7 @@
 #define WORKER	  "a0000000-0000-4000-8000-00000000000a"
 
 /* Many CLI runs: under TCG in the VM matrix one test takes over a minute. */
-TestSuite(endpoint_owner, .init = kh_setup, .fini = kh_teardown, .timeout = 240);
+TestSuite(endpoint_owner, .init = kh_setup_shared, .fini = kh_teardown, .timeout = 240);
 
 /* `execgate install` of sandbox at generation 7 with one VMM socket; the
  * exit status, with the output in out. */

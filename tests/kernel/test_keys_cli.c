@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include "harness.h"
 
-TestSuite(keys_cli, .init = kh_setup, .fini = kh_teardown, .timeout = 120);
+TestSuite(keys_cli, .init = kh_setup_shared, .fini = kh_teardown, .timeout = 120);
 
 #define SEEDS 100
 

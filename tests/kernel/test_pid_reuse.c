@@ -42,7 +42,7 @@
 #define PID_LOCK    "/tmp/execgate-ns_last_pid.lock"
 #define PID_TRIES   8
 
-TestSuite(pid_reuse, .init = kh_setup, .fini = kh_teardown, .timeout = 120);
+TestSuite(pid_reuse, .init = kh_setup_shared, .fini = kh_teardown, .timeout = 120);
 
 static int pid_lock(void)
 {

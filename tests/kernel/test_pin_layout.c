@@ -19,7 +19,7 @@
 /* Whatever this kernel offers: the list is checked against what loaded. */
 static void setup(void)
 {
-	kh_setup_requiring(NULL);
+	kh_setup_shared_requiring(NULL);
 }
 
 TestSuite(pin_layout, .init = setup, .fini = kh_teardown, .timeout = 60);

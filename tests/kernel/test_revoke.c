@@ -28,7 +28,7 @@
 #define PRESSED	 12 /* streams cut with fewer free fds than that */
 #define MAX_FILL 256
 
-TestSuite(revoke, .init = kh_setup, .fini = kh_teardown, .timeout = 60);
+TestSuite(revoke, .init = kh_setup_shared, .fini = kh_teardown, .timeout = 60);
 
 /* The bridge: a child in the scratch cgroup that connects n streams to the
  * VMM socket and holds them; commands over a socketpair. */

@@ -27,7 +27,7 @@
 #define WORKER_A "a0000000-0000-4000-8000-00000000000a"
 #define NSTREAMS 3
 
-TestSuite(revoke_audit, .init = kh_setup, .fini = kh_teardown, .timeout = 90);
+TestSuite(revoke_audit, .init = kh_setup_shared, .fini = kh_teardown, .timeout = 90);
 
 /* How the revocation is made: each cuts every stream of execution 7 in
  * enforce. */

@@ -30,7 +30,7 @@
 #define WORKER_A "a0000000-0000-4000-8000-00000000000a"
 #define NSTREAMS 3
 
-TestSuite(revoke_crash, .init = kh_setup, .fini = kh_teardown, .timeout = 120);
+TestSuite(revoke_crash, .init = kh_setup_shared, .fini = kh_teardown, .timeout = 120);
 
 /* The world of every test: execution 7 installed by the CLI with h as its
  * bridge, and NSTREAMS streams of it open to the VMM socket, data flowing

@@ -31,7 +31,7 @@
  * tier). */
 static void setup(void)
 {
-	kh_setup_requiring(NULL);
+	kh_setup_shared_requiring(NULL);
 }
 
 TestSuite(tcp, .init = setup, .fini = kh_teardown, .timeout = 120);

@@ -14,7 +14,7 @@
 #define SANDBOX "5f0c2c1e-7a4b-4c1d-9e3f-0000000000a1"
 #define WORKER	"a0000000-0000-4000-8000-00000000000a"
 
-TestSuite(worker, .init = kh_setup, .fini = kh_teardown, .timeout = 120);
+TestSuite(worker, .init = kh_setup_shared, .fini = kh_teardown, .timeout = 120);
 
 static struct eg_worker *open_worker(void)
 {
