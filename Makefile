@@ -262,6 +262,12 @@ vm-deps: | $(DEPS_STAMP)
 vmtest: $(BUILD)/test-kernel $(BINS) | vm-deps
 	BUILD=$(BUILD) ./scripts/vmtest.sh
 
+# The guarantee matrix over the last vmtest's results and test-kernel's
+# (make check judges it once both have run).
+.PHONY: vmtest-judge
+vmtest-judge: | vm-deps
+	BUILD=$(BUILD) ./scripts/vmtest.sh judge
+
 # make test-setup: the two set-up scripts in a fresh Debian 12 root, and
 # every program the checks call resolves there (scripts/test-setup.sh).
 .PHONY: test-setup

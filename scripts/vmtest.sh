@@ -6,6 +6,7 @@
 #
 #   vmtest.sh                 the matrix (make vmtest; make has built the binaries)
 #   vmtest.sh check           only the guarantee-tag consistency check (no VM)
+#   vmtest.sh judge           the matrix over the results of the last run (no VM)
 #   vmtest.sh run [--kernel LABEL] -- CMD [ARGS...]
 #                             boot one kernel (default debian-6.12) and run CMD
 #                             in it through scripts/vm-guest.sh (bench, demo)
@@ -15,7 +16,9 @@
 # EXECGATE_VM_FILTER (a Criterion --filter, e.g. 'revoke_vsock/*': only
 # those tests run; the others are "filtered", neither pass nor failure, and
 # no guarantee matrix is judged, since most of its cells did not run; a
-# selected test skipped without a reason of its own counts as filtered too).
+# selected test skipped without a reason of its own counts as filtered too),
+# EXECGATE_VM_SERIAL=1 (boot the kernels one after the other, not side by
+# side), EXECGATE_VM_JUDGE=later (no matrix: `vmtest.sh judge` makes it).
 #
 # Kernels (scripts/setup-vm-deps.sh fetches and caches them):
 #   debian-6.1   no connect_unix, BPF LSM    -> tier lsm
@@ -150,7 +153,7 @@ run_one() {
 	local t0=$SECONDS
 	boot "$label" "$out" tests env EXECGATE_BIN="$build/execgate" \
 		EXECGATE_ISSUE_BIN="$build/execgate-issue" \
-		"$build/test-kernel" --jobs 1 --filter "$vm_filter" --json="$out/results.json" \
+		"$build/test-kernel" --jobs 1 --verbose --filter "$vm_filter" --json="$out/results.json" \
 		>"$out/console.log" 2>&1 || rc=$?
 	log "$label: vng exited $rc after $((SECONDS - t0))s (console: $out/console.log)"
 	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
@@ -349,6 +352,63 @@ matrix() {
 	gmatrix matrix "$status_json" "$root/tests/kernel" "${cols[@]}"
 }
 
+# judge LABEL...: the guarantee matrix (unless EXECGATE_VM_JUDGE=later or a
+# filter ran) and each kernel's counts; exits 1 on any failure.
+judge() {
+	local labels=("$@") bad=0 pass=0 fail=0 noff=0 l out p f n grc
+	if [ -n "${EXECGATE_VM_FILTER:-}" ]; then
+		log "EXECGATE_VM_FILTER=$EXECGATE_VM_FILTER: only those tests ran; no guarantee matrix"
+	elif [ "${EXECGATE_VM_JUDGE:-}" = later ]; then
+		log "EXECGATE_VM_JUDGE=later: the guarantee matrix is judged by vmtest.sh judge"
+	else
+		matrix "${labels[@]}" || bad=1
+	fi
+	for l in "${labels[@]}"; do
+		out=$out_root/$l
+		if [ -f "$out/error" ]; then
+			echo "$l (${kver[$l]}): FAILED: $(cat "$out/error")"
+			bad=1
+			fail=$((fail + 1))
+			continue
+		fi
+		if [ ! -f "$out/results.tsv" ]; then
+			echo "$l (${kver[$l]}): FAILED: no results (did it boot?)"
+			bad=1
+			continue
+		fi
+		p=$(awk -F'\t' '$2 == "pass"' "$out/results.tsv" | wc -l)
+		f=$(awk -F'\t' '$2 == "fail" || $2 == "skipped"' "$out/results.tsv" | wc -l)
+		n=$(awk -F'\t' '$2 == "not-offered"' "$out/results.tsv" | wc -l)
+		grc=$(cat "$out/tests.rc")
+		echo "$l (${kver[$l]}, tier $(tier_of "$l")): $p pass, $f fail, $n not offered, test-kernel exit $grc"
+		awk -F'\t' '$2 == "fail" || $2 == "skipped" { printf "  %s %s: %s\n", toupper($2), $1, $3 }' \
+			"$out/results.tsv"
+		# An unexplained skip inside a VM is a failure: opt-out variables are
+		# never set there, and "not offered" has its own prefix.
+		[ "$f" -eq 0 ] && [ "$grc" -eq 0 ] || bad=1
+		pass=$((pass + p))
+		fail=$((fail + f))
+		noff=$((noff + n))
+	done
+	echo "vmtest: $pass passed, $fail failed, $noff not offered"
+	[ "$bad" -eq 0 ] || {
+		log "FAILED (per-kernel logs under $out_root)"
+		exit 1
+	}
+}
+
+# --- vmtest.sh judge ---------------------------------------------------------------
+# The matrix over results already there: make check runs it once both the
+# VM lane and the host suite (the matrix's host column) are done.
+if [ "${1:-}" = judge ]; then
+	[ -x "$build/execgate" ] || die "$build/execgate missing: make BUILD=$BUILD first"
+	read_guarantees
+	load_kernels
+	read -r -a labels <<<"${EXECGATE_VM_KERNELS:-debian-6.1 debian-6.12}"
+	EXECGATE_VM_JUDGE= judge "${labels[@]}"
+	exit 0
+fi
+
 # --- vmtest.sh check ---------------------------------------------------------------
 if [ "${1:-}" = check ]; then
 	[ -x "$build/execgate" ] || die "$build/execgate missing: make BUILD=$BUILD first"
@@ -421,38 +481,4 @@ for p in "${pids[@]}"; do
 	wait "$p" || true
 done
 
-bad=0
-if [ -n "${EXECGATE_VM_FILTER:-}" ]; then
-	log "EXECGATE_VM_FILTER=$EXECGATE_VM_FILTER: only those tests ran; no guarantee matrix"
-else
-	matrix "${labels[@]}" || bad=1
-fi
-
-pass=0 fail=0 noff=0
-for l in "${labels[@]}"; do
-	out=$out_root/$l
-	if [ -f "$out/error" ]; then
-		echo "$l (${kver[$l]}): FAILED: $(cat "$out/error")"
-		bad=1
-		fail=$((fail + 1))
-		continue
-	fi
-	p=$(awk -F'\t' '$2 == "pass"' "$out/results.tsv" | wc -l)
-	f=$(awk -F'\t' '$2 == "fail" || $2 == "skipped"' "$out/results.tsv" | wc -l)
-	n=$(awk -F'\t' '$2 == "not-offered"' "$out/results.tsv" | wc -l)
-	grc=$(cat "$out/tests.rc")
-	echo "$l (${kver[$l]}, tier $(tier_of "$l")): $p pass, $f fail, $n not offered, test-kernel exit $grc"
-	awk -F'\t' '$2 == "fail" || $2 == "skipped" { printf "  %s %s: %s\n", toupper($2), $1, $3 }' \
-		"$out/results.tsv"
-	# An unexplained skip inside a VM is a failure: opt-out variables are
-	# never set there, and "not offered" has its own prefix.
-	[ "$f" -eq 0 ] && [ "$grc" -eq 0 ] || bad=1
-	pass=$((pass + p))
-	fail=$((fail + f))
-	noff=$((noff + n))
-done
-echo "vmtest: $pass passed, $fail failed, $noff not offered"
-[ "$bad" -eq 0 ] || {
-	log "FAILED (per-kernel logs under $out_root)"
-	exit 1
-}
+judge "${labels[@]}"

@@ -238,7 +238,12 @@ Test(daemon_bad_clients, thousand_connections)
 		if (ms > worst)
 			worst = ms;
 	}
-	cr_expect_lt(worst, 250, "with %d idle connections a good client took %.1f ms", N, worst);
+	/* A starved client waits for seconds (the idle connections' own
+	 * timeouts); 2 s leaves room for a busy machine (720 ms was seen with
+	 * two TCG guests beside this test) and still tells the two apart. */
+	cr_log_info("with %d idle connections the worst of 20 good requests took %.1f ms", N,
+		    worst);
+	cr_expect_lt(worst, 2000, "with %d idle connections a good client took %.1f ms", N, worst);
 	request_all(fds, N, &ok, &busy, &closed);
 	cr_expect_geq(ok + busy, N - 40, "answers: %d ok, %d 503, %d closed", ok, busy, closed);
 	for (int i = 0; i < N; i++)

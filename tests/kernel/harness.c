@@ -33,6 +33,7 @@
 
 struct kh_env kh;
 static unsigned kh_seq;
+pid_t kh_last_pid;
 
 static const char *bin(const char *env, const char *fallback)
 {
@@ -78,6 +79,7 @@ static int run_argv(char *out, size_t size, char *const argv[])
 	pid = fork();
 	if (pid < 0)
 		return -1;
+	kh_last_pid = pid;
 	if (pid == 0) {
 		dup2(pipefd[1], 1);
 		dup2(pipefd[1], 2);

@@ -69,6 +69,8 @@ const char *kh_path(const char *name);
 int kh_cli(char *out, size_t size, ...) __attribute__((sentinel));
 /* Runs `execgate-issue ARGS...`. */
 int kh_issue(char *out, size_t size, ...) __attribute__((sentinel));
+/* The pid of the last program kh_cli, kh_issue or kh_run started. */
+extern pid_t kh_last_pid;
 /* Any program (absolute path or PATH lookup); no dirs added. */
 int kh_run(char *out, size_t size, const char *prog, ...) __attribute__((sentinel));
 

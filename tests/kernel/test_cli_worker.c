@@ -76,10 +76,12 @@ Test(cli_worker, status_exits_7_when_nothing_is_loaded)
 }
 
 /* The inotify events pending on fd (a watch on the cgroup root) that name
- * a probe's scratch cgroup, execgate-probe-PID (loader/tier_cgroup.c).
- * The create and the remove both happen before the command exits, so
- * both are queued by the time it has returned: no wait is needed. */
-static int probe_cgroup_events(int fd, char *buf, size_t size)
+ * the probe cgroup of one of pids, execgate-probe-PID
+ * (loader/tier_cgroup.c): only the commands this test ran count, as other
+ * loaders (another suite's, side by side) probe under the same root. The
+ * create and the remove both happen before the command exits, so both are
+ * queued by the time it has returned: no wait is needed. */
+static int probe_cgroup_events(int fd, char *buf, size_t size, const pid_t *pids, size_t npids)
 {
 	int seen = 0;
 	ssize_t n;
@@ -87,9 +89,12 @@ static int probe_cgroup_events(int fd, char *buf, size_t size)
 	while ((n = read(fd, buf, size)) > 0)
 		for (char *p = buf; p < buf + n;) {
 			const struct inotify_event *ev = (const struct inotify_event *)p;
+			char want[64];
 
-			if (ev->len && !strncmp(ev->name, "execgate-probe-", 15))
-				seen++;
+			for (size_t i = 0; ev->len && i < npids; i++) {
+				snprintf(want, sizeof(want), "execgate-probe-%d", (int)pids[i]);
+				seen += !strcmp(ev->name, want);
+			}
 			p += sizeof(*ev) + ev->len;
 		}
 	return seen;
@@ -102,6 +107,7 @@ Test(cli_worker, status_has_no_side_effects)
 	char root[400], buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
 	struct timespec t0, t1;
 	double best = 1e9;
+	pid_t pids[5];
 	int fd, wd, rc;
 
 	cr_assert_eq(eg_cgroup2_root(root, sizeof(root)), 0);
@@ -116,17 +122,19 @@ Test(cli_worker, status_has_no_side_effects)
 	 * machine may make cgroups at the root meanwhile. */
 	rc = kh_cli(out, sizeof(out), "probe", NULL);
 	cr_assert_eq(rc, 0, "probe: %s", out);
-	cr_assert_gt(probe_cgroup_events(fd, buf, sizeof(buf)), 0,
-		     "the watch saw no execgate-probe-* cgroup made by probe");
+	pids[0] = kh_last_pid;
+	cr_assert_eq(probe_cgroup_events(fd, buf, sizeof(buf), pids, 1), 2,
+		     "the watch did not see probe make and remove execgate-probe-%d", (int)pids[0]);
 
 	for (int i = 0; i < 5; i++) {
 		rc = kh_cli(out, sizeof(out), "status", "--json", NULL);
 		cr_assert_eq(rc, 0, "status: exit %d: %s", rc, out);
+		pids[i] = kh_last_pid;
 	}
 	cr_assert(strstr(out, "\"loaded\":true,\"probed\":true,"), "%s", out);
 	cr_assert(strstr(out, "{\"name\":\"cgroup\",\"offered\":true,\"loaded\":true"), "%s", out);
-	cr_assert_eq(probe_cgroup_events(fd, buf, sizeof(buf)), 0,
-		     "status created or removed an execgate-probe-* cgroup under %s", root);
+	cr_assert_eq(probe_cgroup_events(fd, buf, sizeof(buf), pids, 5), 0,
+		     "status created or removed an execgate-probe-PID cgroup under %s", root);
 	close(fd);
 
 	/* The loader's share of a status: the library call itself, in this

@@ -26,6 +26,7 @@
 #include "loader/tier.h"
 #include "test_lsm_common.h"
 #include "test_lsm_env.h"
+#include "world_pool.h"
 
 enum agent_op {
 	AG_CONNECT_UNIX,
@@ -351,14 +352,68 @@ unsigned lsm_env_vsock_port(unsigned n)
 	return 20000 + ((unsigned)getpid() % 20000) * 4 + n;
 }
 
+/* An LSM test's world as the world pool sees it (world_pool.h): the
+ * socket dir holds the record. */
+static struct kh_world lsm_world(struct lsm_env *e)
+{
+	return (struct kh_world){
+	    .dir = e->dir,
+	    .cgroup = e->cgroup,
+	    .pin_dir = e->pin_dir,
+	    .state_dir = e->state_dir,
+	    .dir_size = sizeof(e->dir),
+	    .cgroup_size = sizeof(e->cgroup),
+	    .pin_size = sizeof(e->pin_dir),
+	    .state_size = sizeof(e->state_dir),
+	};
+}
+
+static void lsm_env_destroy(struct lsm_env *e)
+{
+	struct eg_tier_ctx ctx = {.pin_dir = e->pin_dir, .cgroup_path = e->cgroup};
+	char err[512];
+
+	if (e->rt_open)
+		eg_runtime_close(&e->rt);
+	e->rt_open = false;
+	if (e->lsm_tier)
+		eg_tier_lsm.unload(&ctx, err, sizeof(err));
+	if (e->cgroup_tier)
+		eg_tier_cgroup.unload(&ctx, err, sizeof(err));
+	e->lsm_tier = e->cgroup_tier = false;
+	if (e->pin_dir[0])
+		eg_pins_remove_maps(e->pin_dir);
+	rm_tree(e->state_dir);
+	rm_tree(e->dir);
+	if (e->cgroup[0])
+		rmdir(e->cgroup);
+	memset(e, 0, sizeof(*e));
+}
+
 void lsm_env_init(struct lsm_env *e)
 {
 	struct eg_tier_ctx ctx;
-	char err[512], root[200], why[256];
+	struct kh_world w;
+	char err[512], root[200], why[256], link[300];
+	bool taken;
 	int rc;
 
 	eg_test_require_lsm();
 	memset(e, 0, sizeof(*e));
+	/* A world an earlier LSM test of the run loaded, reset (world_pool.h). */
+	w = lsm_world(e);
+	taken = kh_world_take("lsm", &w);
+	if (e->dir[0]) {
+		e->lsm_tier = true;
+		snprintf(link, sizeof(link), "%s/links/cgroup_connect_unix", e->pin_dir);
+		e->cgroup_tier = access(link, F_OK) == 0;
+		if (taken &&
+		    !eg_runtime_open(&e->rt, e->pin_dir, e->state_dir, true, err, sizeof(err))) {
+			e->rt_open = true;
+			return;
+		}
+		lsm_env_destroy(e);
+	}
 	snprintf(e->pin_dir, sizeof(e->pin_dir), "/sys/fs/bpf/egt-lsm-%d", (int)getpid());
 	snprintf(e->state_dir, sizeof(e->state_dir), "/tmp/egt-lsm-state-%d", (int)getpid());
 	snprintf(e->dir, sizeof(e->dir), "/tmp/egt-lsm-%d", (int)getpid());
@@ -385,12 +440,13 @@ void lsm_env_init(struct lsm_env *e)
 	rc = eg_runtime_open(&e->rt, e->pin_dir, e->state_dir, true, err, sizeof(err));
 	cr_assert_eq(rc, 0, "runtime: %s", err);
 	e->rt_open = true;
+	w = lsm_world(e);
+	kh_world_record("lsm", &w);
 }
 
 void lsm_env_fini(struct lsm_env *e)
 {
-	struct eg_tier_ctx ctx = {.pin_dir = e->pin_dir, .cgroup_path = e->cgroup};
-	char err[512];
+	struct kh_world w;
 
 	for (size_t i = 0; i < e->nagents; i++) {
 		agent_stop(e->agents[i]);
@@ -400,18 +456,13 @@ void lsm_env_fini(struct lsm_env *e)
 	if (e->rt_open)
 		eg_runtime_close(&e->rt);
 	e->rt_open = false;
-	if (e->lsm_tier)
-		eg_tier_lsm.unload(&ctx, err, sizeof(err));
-	if (e->cgroup_tier)
-		eg_tier_cgroup.unload(&ctx, err, sizeof(err));
-	e->lsm_tier = e->cgroup_tier = false;
-	if (e->pin_dir[0])
-		eg_pins_remove_maps(e->pin_dir);
-	rm_tree(e->state_dir);
-	rm_tree(e->dir);
-	if (e->cgroup[0])
-		rmdir(e->cgroup);
-	memset(e, 0, sizeof(*e));
+	/* Handed on to the next LSM test when it can be (world_pool.h). */
+	w = lsm_world(e);
+	if (e->lsm_tier && kh_world_give(&w)) {
+		memset(e, 0, sizeof(*e));
+		return;
+	}
+	lsm_env_destroy(e);
 }
 
 int lsm_env_install(struct lsm_env *e, const struct lsm_install *in, struct eg_install_result *res,

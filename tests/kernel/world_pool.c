@@ -17,15 +17,21 @@
 #include "harness.h"
 #include "world_pool.h"
 
-#define WORLD	  ".world"
-#define MAX_PINS  64
-#define MAX_ENTRY (1u << 20) /* a dump line's key or value, bytes */
+#define WORLD ".world"
 
-/* The slot of this Criterion run for tier: a file naming the pooled world.
- * Each test is a child of the runner, which drains the slots at its end. */
-static void slot_path(char *out, size_t size, pid_t runner, const char *tier)
+static struct kh_world kh_world(void)
 {
-	snprintf(out, size, "/tmp/egk-pool-%d-%s", (int)runner, tier ? tier : "none");
+	return (struct kh_world){
+	    .dir = kh.dir,
+	    .cgroup = kh.cgroup,
+	    .pin_dir = kh.pin_dir,
+	    .state_dir = kh.state_dir,
+	    .dir_size = sizeof(kh.dir),
+	    .cgroup_size = sizeof(kh.cgroup),
+	    .pin_size = sizeof(kh.pin_dir),
+	    .state_size = sizeof(kh.state_dir),
+	    .keys_sub = "issuer",
+	};
 }
 
 static bool fresh_only(void)
@@ -252,7 +258,7 @@ static char *read_all(FILE *f)
 
 /* Whether the pins are the objects recorded after load: same names, same
  * ids, in the same order of the directory walk of the same directories. */
-static bool same_pins(void)
+static bool same_pins(const struct kh_world *w)
 {
 	char path[300], *now = NULL, *then = NULL;
 	FILE *f = tmpfile(), *g;
@@ -260,9 +266,9 @@ static bool same_pins(void)
 
 	if (!f)
 		return false;
-	snprintf(path, sizeof(path), "%s/" WORLD "/pins", kh.dir);
+	snprintf(path, sizeof(path), "%s/" WORLD "/pins", w->dir);
 	g = fopen(path, "re");
-	if (g && list_pins(kh.pin_dir, f) > 0 && !fseek(f, 0, SEEK_SET)) {
+	if (g && list_pins(w->pin_dir, f) > 0 && !fseek(f, 0, SEEK_SET)) {
 		now = read_all(f);
 		then = read_all(g);
 		same = now && then && !strcmp(now, then);
@@ -277,16 +283,16 @@ static bool same_pins(void)
 
 /* --- record, give, take ---------------------------------------------------------- */
 
-static int each_map(bool save)
+static int each_map(const struct kh_world *w, bool save)
 {
 	char dir[400];
 	struct dirent *de;
-	DIR *d = opendir(kh.pin_dir);
+	DIR *d = opendir(w->pin_dir);
 	int rc = 0;
 
 	if (!d)
 		return -errno;
-	snprintf(dir, sizeof(dir), "%s/" WORLD "/maps", kh.dir);
+	snprintf(dir, sizeof(dir), "%s/" WORLD "/maps", w->dir);
 	while (!rc && (de = readdir(d))) {
 		char pin[400], file[700];
 		struct bpf_map_info mi;
@@ -295,7 +301,7 @@ static int each_map(bool save)
 
 		if (de->d_name[0] == '.' || !strcmp(de->d_name, "links"))
 			continue;
-		snprintf(pin, sizeof(pin), "%s/%s", kh.pin_dir, de->d_name);
+		snprintf(pin, sizeof(pin), "%s/%s", w->pin_dir, de->d_name);
 		fd = bpf_obj_get(pin);
 		if (fd < 0) {
 			rc = -errno;
@@ -321,41 +327,50 @@ static int each_map(bool save)
 	return rc;
 }
 
-void kh_pool_record(const char *tier)
+void kh_world_record(const char *slot_name, const struct kh_world *w)
 {
 	char path[300], out[2048];
 	FILE *f;
 	int rc;
 
-	snprintf(path, sizeof(path), "%s/" WORLD, kh.dir);
+	snprintf(path, sizeof(path), "%s/" WORLD, w->dir);
 	cr_assert_eq(mkdir(path, 0700), 0, "mkdir %s: %s", path, strerror(errno));
-	snprintf(path, sizeof(path), "%s/" WORLD "/maps", kh.dir);
+	snprintf(path, sizeof(path), "%s/" WORLD "/maps", w->dir);
 	cr_assert_eq(mkdir(path, 0700), 0, "mkdir %s: %s", path, strerror(errno));
-	snprintf(path, sizeof(path), "%s/" WORLD "/pins", kh.dir);
+	snprintf(path, sizeof(path), "%s/" WORLD "/pins", w->dir);
 	f = fopen(path, "we");
 	cr_assert_not_null(f, "%s: %s", path, strerror(errno));
-	rc = list_pins(kh.pin_dir, f);
+	rc = list_pins(w->pin_dir, f);
 	cr_assert_eq(fclose(f), 0);
-	cr_assert_gt(rc, 0, "listing the pins of %s: %s", kh.pin_dir, strerror(-rc));
-	rc = each_map(true);
-	cr_assert_eq(rc, 0, "recording the maps of %s: %s", kh.pin_dir, strerror(-rc));
-	snprintf(path, sizeof(path), "%s/" WORLD "/state", kh.dir);
-	rc = kh_run(out, sizeof(out), "cp", "-a", kh.state_dir, path, NULL);
-	cr_assert_eq(rc, 0, "cp -a %s %s: %s", kh.state_dir, path, out);
-	snprintf(path, sizeof(path), "%s/" WORLD "/tier", kh.dir);
+	cr_assert_gt(rc, 0, "listing the pins of %s: %s", w->pin_dir, strerror(-rc));
+	rc = each_map(w, true);
+	cr_assert_eq(rc, 0, "recording the maps of %s: %s", w->pin_dir, strerror(-rc));
+	snprintf(path, sizeof(path), "%s/" WORLD "/state", w->dir);
+	if (access(w->state_dir, F_OK) == 0) {
+		rc = kh_run(out, sizeof(out), "cp", "-a", w->state_dir, path, NULL);
+		cr_assert_eq(rc, 0, "cp -a %s %s: %s", w->state_dir, path, out);
+	}
+	snprintf(path, sizeof(path), "%s/" WORLD "/slot", w->dir);
 	f = fopen(path, "we");
 	cr_assert_not_null(f, "%s: %s", path, strerror(errno));
-	fprintf(f, "%s\n", tier ? tier : "none");
+	fprintf(f, "%s\n", slot_name);
 	cr_assert_eq(fclose(f), 0);
 }
 
-static bool cgroup_idle(void)
+void kh_pool_record(const char *tier)
+{
+	struct kh_world w = kh_world();
+
+	kh_world_record(tier ? tier : "none", &w);
+}
+
+static bool cgroup_idle(const char *cgroup)
 {
 	char path[600], buf[64];
 	struct dirent *de;
 	DIR *d;
 
-	snprintf(path, sizeof(path), "%s/cgroup.procs", kh.cgroup);
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cgroup);
 	/* The killed tasks leave the cgroup once the kernel has torn them
 	 * down: a moment after waitpid. */
 	for (int i = 0; i < 100; i++) {
@@ -372,7 +387,7 @@ static bool cgroup_idle(void)
 			return false;
 		usleep(10000);
 	}
-	d = opendir(kh.cgroup);
+	d = opendir(cgroup);
 	if (!d)
 		return false;
 	while ((de = readdir(d)))
@@ -384,36 +399,51 @@ static bool cgroup_idle(void)
 	return true;
 }
 
-bool kh_pool_give(void)
+/* The slot a world goes to: "egk-pool-<runner>-<name>" under /tmp. */
+static void slot_of(char *out, size_t size, pid_t runner, const char *name)
 {
-	char path[300], slot[200], tmp[220], tier[32] = "";
+	snprintf(out, size, "/tmp/egk-pool-%d-%s", (int)runner, name);
+}
+
+bool kh_world_give(const struct kh_world *w)
+{
+	char path[300], slot[200], tmp[220], name[32] = "";
 	FILE *f;
 
-	if (fresh_only() || !kh.loaded || !kh.cgroup_made || !kh.dir[0])
+	if (fresh_only() || !w->dir[0])
 		return false;
-	snprintf(path, sizeof(path), "%s/" WORLD "/tier", kh.dir);
+	snprintf(path, sizeof(path), "%s/" WORLD "/slot", w->dir);
 	f = fopen(path, "re");
 	if (!f)
 		return false;
-	if (!fgets(tier, sizeof(tier), f))
-		tier[0] = '\0';
+	if (!fgets(name, sizeof(name), f))
+		name[0] = '\0';
 	fclose(f);
-	tier[strcspn(tier, "\n")] = '\0';
-	if (!tier[0] || !cgroup_idle() || !same_pins())
+	name[strcspn(name, "\n")] = '\0';
+	if (!name[0] || !cgroup_idle(w->cgroup) || !same_pins(w))
 		return false;
-	slot_path(slot, sizeof(slot), getppid(), !strcmp(tier, "none") ? NULL : tier);
+	slot_of(slot, sizeof(slot), getppid(), name);
 	if (!access(slot, F_OK))
 		return false; /* one world a slot: this one goes */
 	snprintf(tmp, sizeof(tmp), "%s.%d", slot, (int)getpid());
 	f = fopen(tmp, "we");
 	if (!f)
 		return false;
-	fprintf(f, "%s\n%s\n%s\n", kh.dir, kh.cgroup, kh.pin_dir);
+	fprintf(f, "%s\n%s\n%s\n%s\n", w->dir, w->cgroup, w->pin_dir, w->state_dir);
 	if (fclose(f) || rename(tmp, slot)) {
 		unlink(tmp);
 		return false;
 	}
 	return true;
+}
+
+bool kh_pool_give(void)
+{
+	struct kh_world w = kh_world();
+
+	if (!kh.loaded || !kh.cgroup_made)
+		return false;
+	return kh_world_give(&w);
 }
 
 static int rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
@@ -425,11 +455,11 @@ static int rm_entry(const char *path, const struct stat *st, int type, struct FT
 
 /* Empties the scratch dir but for the record, then puts the state dir back
  * as the load left it and the issuer dir, empty. */
-static int reset_dir(void)
+static int reset_dir(const struct kh_world *w)
 {
 	char path[300], out[2048];
 	struct dirent *de;
-	DIR *d = opendir(kh.dir);
+	DIR *d = opendir(w->dir);
 
 	if (!d)
 		return -errno;
@@ -439,51 +469,72 @@ static int reset_dir(void)
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
 		    !strcmp(de->d_name, WORLD))
 			continue;
-		snprintf(p, sizeof(p), "%s/%s", kh.dir, de->d_name);
+		snprintf(p, sizeof(p), "%s/%s", w->dir, de->d_name);
 		nftw(p, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	}
 	closedir(d);
-	snprintf(path, sizeof(path), "%s/" WORLD "/state", kh.dir);
-	if (kh_run(out, sizeof(out), "cp", "-a", path, kh.state_dir, NULL))
+	nftw(w->state_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	snprintf(path, sizeof(path), "%s/" WORLD "/state", w->dir);
+	if (access(path, F_OK) == 0 &&
+	    kh_run(out, sizeof(out), "cp", "-a", path, w->state_dir, NULL))
 		return -EIO;
-	return mkdir(kh.keys_dir, 0700) ? -errno : 0;
+	if (w->keys_sub) {
+		snprintf(path, sizeof(path), "%s/%s", w->dir, w->keys_sub);
+		if (mkdir(path, 0700))
+			return -errno;
+	}
+	return 0;
 }
 
-bool kh_pool_take(const char *tier)
+/* Fills w's paths from the slot name's world; false when there is none or
+ * it cannot be reset (then w names it, for the caller to destroy). */
+bool kh_world_take(const char *name, struct kh_world *w)
 {
-	char slot[200], claimed[220], dir[128] = "", cgroup[512] = "", pin[128] = "";
-	char err[512];
+	char slot[200], claimed[220], line[4][512];
 	FILE *f;
+	bool ok = false;
 
 	if (fresh_only())
 		return false;
-	slot_path(slot, sizeof(slot), getppid(), tier);
+	slot_of(slot, sizeof(slot), getppid(), name);
 	snprintf(claimed, sizeof(claimed), "%s.taken-%d", slot, (int)getpid());
 	if (rename(slot, claimed))
 		return false;
 	f = fopen(claimed, "re");
 	if (f) {
-		if (!fgets(dir, sizeof(dir), f) || !fgets(cgroup, sizeof(cgroup), f) ||
-		    !fgets(pin, sizeof(pin), f))
-			dir[0] = '\0';
+		ok = true;
+		for (int i = 0; i < 4; i++) {
+			if (!fgets(line[i], sizeof(line[i]), f))
+				ok = false;
+			else
+				line[i][strcspn(line[i], "\n")] = '\0';
+		}
 		fclose(f);
 	}
 	unlink(claimed);
-	dir[strcspn(dir, "\n")] = '\0';
-	cgroup[strcspn(cgroup, "\n")] = '\0';
-	pin[strcspn(pin, "\n")] = '\0';
-	if (!dir[0] || !cgroup[0] || !pin[0])
+	if (!ok)
 		return false;
-	snprintf(kh.dir, sizeof(kh.dir), "%s", dir);
-	snprintf(kh.cgroup, sizeof(kh.cgroup), "%s", cgroup);
-	snprintf(kh.pin_dir, sizeof(kh.pin_dir), "%s", pin);
-	snprintf(kh.state_dir, sizeof(kh.state_dir), "%s/state", kh.dir);
+	snprintf(w->dir, w->dir_size, "%s", line[0]);
+	snprintf(w->cgroup, w->cgroup_size, "%s", line[1]);
+	snprintf(w->pin_dir, w->pin_size, "%s", line[2]);
+	snprintf(w->state_dir, w->state_size, "%s", line[3]);
+	return same_pins(w) && !each_map(w, false) && !reset_dir(w);
+}
+
+bool kh_pool_take(const char *tier)
+{
+	struct kh_world w = kh_world();
+	char err[512];
+	bool ok;
+
+	ok = kh_world_take(tier ? tier : "none", &w);
+	if (!kh.dir[0])
+		return false;
+	/* From here kh names the world: one that cannot be reset is destroyed
+	 * by the caller and replaced by a fresh load. */
 	snprintf(kh.keys_dir, sizeof(kh.keys_dir), "%s/issuer", kh.dir);
 	kh.cgroup_made = kh.loaded = true;
-	/* From here, a world that cannot be reset is destroyed by the caller's
-	 * teardown and replaced by a fresh load. */
-	if (!same_pins() || each_map(false) || reset_dir() ||
-	    eg_maps_open(&kh.maps, kh.pin_dir, err, sizeof(err)))
+	if (!ok || eg_maps_open(&kh.maps, kh.pin_dir, err, sizeof(err)))
 		return false;
 	kh.maps_open = true;
 	return true;
@@ -493,7 +544,7 @@ bool kh_pool_take(const char *tier)
  * runner, where no Criterion assertion may run. */
 static void destroy_slot(const char *slot)
 {
-	char dir[128] = "", cgroup[512] = "", pin[128] = "", state[160];
+	char dir[128] = "", cgroup[512] = "", pin[128] = "", state[160] = "";
 	const char *bin = getenv("EXECGATE_BIN");
 	FILE *f = fopen(slot, "re");
 	pid_t pid;
@@ -501,16 +552,17 @@ static void destroy_slot(const char *slot)
 	if (!f)
 		return;
 	if (!fgets(dir, sizeof(dir), f) || !fgets(cgroup, sizeof(cgroup), f) ||
-	    !fgets(pin, sizeof(pin), f))
+	    !fgets(pin, sizeof(pin), f) || !fgets(state, sizeof(state), f))
 		dir[0] = '\0';
 	fclose(f);
 	unlink(slot);
 	dir[strcspn(dir, "\n")] = '\0';
 	cgroup[strcspn(cgroup, "\n")] = '\0';
 	pin[strcspn(pin, "\n")] = '\0';
-	if (!dir[0] || strncmp(dir, "/tmp/egk-", 9))
+	state[strcspn(state, "\n")] = '\0';
+	/* Only what the harness names: a scratch dir under /tmp. */
+	if (!dir[0] || (strncmp(dir, "/tmp/egk-", 9) && strncmp(dir, "/tmp/egt-lsm-", 13)))
 		return;
-	snprintf(state, sizeof(state), "%s/state", dir);
 	if (bin && (pid = fork()) == 0) {
 		int null = open("/dev/null", O_WRONLY);
 
@@ -524,6 +576,8 @@ static void destroy_slot(const char *slot)
 	for (int i = 0; i < 100 && rmdir(cgroup) && errno == EBUSY; i++)
 		usleep(10000);
 	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	if (strcmp(state, dir) && !strncmp(state, "/tmp/egt-lsm-state-", 19))
+		nftw(state, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 ReportHook(POST_ALL)(struct criterion_global_stats *stats)

@@ -29,6 +29,22 @@
 
 #include <stdbool.h>
 
+#include <stddef.h>
+
+/* The paths of a world, kh's or another harness's (test_lsm_env.h). */
+struct kh_world {
+	char *dir, *cgroup, *pin_dir, *state_dir;
+	size_t dir_size, cgroup_size, pin_size, state_size;
+	const char *keys_sub; /* a dir under dir made anew, empty, on a reset, or NULL */
+};
+
+/* The same for any world, under a slot name of the caller's: record after
+ * its load, give at its teardown, take (the paths filled in; false with
+ * the paths filled in: a world that must be destroyed). */
+void kh_world_record(const char *slot, const struct kh_world *w);
+bool kh_world_give(const struct kh_world *w);
+bool kh_world_take(const char *slot, struct kh_world *w);
+
 /* Fills kh with a pooled world for tier (NULL: loaded without --require),
  * reset to its state after load; false when there is none to take. */
 bool kh_pool_take(const char *tier);
