@@ -76,6 +76,31 @@ static int map_info(int fd, struct bpf_map_info *mi)
 	return bpf_obj_get_info_by_fd(fd, mi, &len) ? -errno : 0;
 }
 
+static bool is_array(__u32 type)
+{
+	return type == BPF_MAP_TYPE_ARRAY || type == BPF_MAP_TYPE_PERCPU_ARRAY;
+}
+
+/* Every value of an array, index order, into vals (max_entries * vb): one
+ * batch call where the kernel has it (5.6+), else one lookup an index. */
+static int array_values(int fd, const struct bpf_map_info *mi, size_t vb, char *vals)
+{
+	__u32 n = mi->max_entries, count = n, out = 0;
+	__u32 *keys = calloc(n, sizeof(*keys));
+	int rc;
+
+	if (!keys)
+		return -ENOMEM;
+	rc = bpf_map_lookup_batch(fd, NULL, &out, keys, vals, &count, NULL);
+	free(keys);
+	if ((rc == 0 || errno == ENOENT) && count == n)
+		return 0;
+	for (__u32 i = 0; i < n; i++)
+		if (bpf_map_lookup_elem(fd, &i, vals + (size_t)i * vb))
+			return -errno;
+	return 0;
+}
+
 /* Every entry of a map, written to f: key then value, count in the head. */
 static int dump_map(int fd, const struct bpf_map_info *mi, FILE *f)
 {
@@ -93,7 +118,20 @@ static int dump_map(int fd, const struct bpf_map_info *mi, FILE *f)
 		rc = -EIO;
 		goto out;
 	}
-	while (!bpf_map_get_next_key(fd, first ? NULL : key, next)) {
+	if (is_array(mi->type)) {
+		char *all = calloc(mi->max_entries, vb);
+
+		rc = all ? array_values(fd, mi, vb, all) : -ENOMEM;
+		for (__u32 i = 0; !rc && i < mi->max_entries; i++, h.count++)
+			if (fwrite(&i, sizeof(i), 1, f) != 1 ||
+			    fwrite(all + (size_t)i * vb, vb, 1, f) != 1)
+				rc = -EIO;
+		free(all);
+		if (rc)
+			goto out;
+		first = false;
+	}
+	while (!is_array(mi->type) && !bpf_map_get_next_key(fd, first ? NULL : key, next)) {
 		first = false;
 		memcpy(key, next, mi->key_size);
 		if (bpf_map_lookup_elem(fd, key, val))
@@ -114,10 +152,12 @@ out:
 }
 
 /* Deletes every entry of a hash-like map, then writes the dump back. An
- * array's entries cannot be deleted: each index is written over. */
+ * array's entries cannot be deleted: each index that differs from the dump
+ * is written over (most do not: thousands of hint and generation words,
+ * a syscall each, made every reset cost a load's worth under TCG). */
 static int restore_map(int fd, const struct bpf_map_info *mi, FILE *f)
 {
-	bool array = mi->type == BPF_MAP_TYPE_ARRAY || mi->type == BPF_MAP_TYPE_PERCPU_ARRAY;
+	bool array = is_array(mi->type);
 	size_t vb = value_bytes(mi);
 	struct dump_head h;
 	char *key = calloc(1, mi->key_size), *next = calloc(1, mi->key_size), *val = calloc(1, vb);
@@ -132,7 +172,30 @@ static int restore_map(int fd, const struct bpf_map_info *mi, FILE *f)
 		rc = -EINVAL;
 		goto out;
 	}
-	if (!array) {
+	if (array) {
+		char *now = calloc(mi->max_entries, vb);
+
+		rc = now ? array_values(fd, mi, vb, now) : -ENOMEM;
+		for (__u32 i = 0; !rc && i < h.count; i++) {
+			__u32 idx;
+
+			if (fread(key, mi->key_size, 1, f) != 1 || fread(val, vb, 1, f) != 1) {
+				rc = -EINVAL;
+				break;
+			}
+			memcpy(&idx, key, sizeof(idx));
+			if (idx >= mi->max_entries) {
+				rc = -EINVAL;
+				break;
+			}
+			if (memcmp(now + (size_t)idx * vb, val, vb) &&
+			    bpf_map_update_elem(fd, key, val, BPF_ANY))
+				rc = -errno;
+		}
+		free(now);
+		goto out;
+	}
+	{
 		/* Always restart from the first key: the one just deleted has
 		 * no successor to ask for. */
 		while (!bpf_map_get_next_key(fd, NULL, next))
