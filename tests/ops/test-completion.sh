@@ -97,7 +97,7 @@ flags_cover()
 	shift 2
 	local help
 	help=$("$@" 2>&1)
-	for f in $(grep -o -- '--[a-z][a-z-]*' <<<"$help" | sort -u); do
+	for f in $(grep -o -- '--[a-z][a-z0-9-]*' <<<"$help" | sort -u); do
 		[[ " $flags " == *" $f "* ]] || missing="$missing $f"
 	done
 	if [[ -z $missing ]]; then

@@ -45,10 +45,10 @@ check_unit() {
 			fail "$unit $v: exit $rc, [$(cat "$out")] [$(cat "$err")]"
 	done
 	# "  --name ARG  help" or "  -c, --name ARG  help"
-	flags=$(sed -n -E 's/^  (-[a-zA-Z], )?--([a-z][a-z-]*).*/\2/p' "$out.help")
+	flags=$(sed -n -E 's/^  (-[a-zA-Z], )?--([a-z][a-z0-9-]*).*/\2/p' "$out.help")
 	# Every flag is described: text after the flag and its value.
 	bare=$(grep -E '^  (-[a-zA-Z], )?--[a-z]' "$out.help" |
-		grep -vE '^  (-[a-zA-Z], )?--[a-z][a-z-]*( [^ ]+)? +[^ ].{8,}' || true)
+		grep -vE '^  (-[a-zA-Z], )?--[a-z][a-z0-9-]*( [^ ]+)? +[^ ].{8,}' || true)
 	[ -z "$bare" ] && ok || fail "$unit --help: flags without a description: $bare"
 	rm -f "$out.help"
 	for want in help version; do
