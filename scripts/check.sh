@@ -1,24 +1,29 @@
 #!/bin/bash
-# make check and make check-quick: every test stage, in two lanes that run
+# make check and make check-quick: every test stage, in lanes that run
 # side by side, then a table of each stage's time.
 #
-#   check.sh [--quick] [STAGE...]
+#   check.sh [--quick]
 #
-# The machine has two cores and the VM stages each keep about one busy
-# (TCG runs the guest's one test process on one vCPU): the "vm" lane runs
-# them (the kernel matrix, whose two kernels boot side by side, then the
-# .deb under systemd), while the "host" lane runs everything else on the
-# host kernel, one stage after another, as the host stages share host state
-# (scratch cgroups under one root, the bpf_stats switch, loopback ports).
-# Every stage runs even when an earlier one failed, so that one run shows
-# every failure; the exit status is 1 when any stage failed.
+# The machine has two cores. The VM stages each keep about one busy (TCG
+# runs the guest's one test process on one vCPU): the "vm" lane runs them,
+# the kernel matrix (its two kernels boot side by side) and then the .deb
+# under systemd. The host stages run in two lanes, "host" and "host2", one
+# stage after another in each: the host kernel suite in one and the daemon
+# suite in the other, as both mostly wait on the processes they start, and
+# stages that share one host resource run in the same lane. Every stage runs
+# even when an earlier one failed, so that one run shows every failure; the
+# exit status is 1 when any stage failed. Then the "final" stages, which
+# read what several lanes left: CHECK_FINAL, and the VM guarantee matrix
+# (vmtest-judge), whose host column is test-kernel's results.
 #
 # Each stage is `make <target>` with its output in $BUILD/check/<stage>.log,
 # shown (its last 300 lines) when it fails. --quick: check-quick, the inner
-# loop (unit, sanitizer unit, host kernel, daemon; no VM, no soak).
+# loop (unit, sanitizer unit and host kernel beside the daemon suite; no VM,
+# no soak).
 #
-# Environment: MAKE, BUILD; CHECK_HOST and CHECK_VM name the stages (the
-# Makefile passes them: scripts/make/*.mk add theirs to CHECK_EXTRA).
+# Environment: MAKE, BUILD; CHECK_HOST, CHECK_HOST2, CHECK_VM, CHECK_FINAL
+# name the stages (the Makefile passes them: scripts/make/*.mk add theirs to
+# CHECK_EXTRA).
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -66,11 +71,15 @@ lane() {
 }
 
 if [ "$quick" -eq 1 ]; then
-	host=(test-unit test-unit-san test-kernel test-daemon)
+	host=(test-unit test-unit-san test-kernel)
+	host2=(test-daemon)
 	vm=()
+	final=()
 else
 	read -r -a host <<<"${CHECK_HOST:?CHECK_HOST: run through make check}"
+	read -r -a host2 <<<"${CHECK_HOST2:-}"
 	read -r -a vm <<<"${CHECK_VM:-}"
+	read -r -a final <<<"${CHECK_FINAL:-}"
 fi
 
 # Everything either lane runs is built first, once, with both cores: a lane
@@ -82,10 +91,14 @@ if [ "$bad" -eq 0 ]; then
 	# is judged once both lanes are done, not when the VMs happen to end.
 	EXECGATE_VM_JUDGE=later lane vm "${vm[@]}" &
 	vm_pid=$!
+	lane host2 "${host2[@]}" &
+	host2_pid=$!
 	lane host "${host[@]}" || bad=1
+	wait "$host2_pid" || bad=1
 	wait "$vm_pid" || bad=1
+	lane final "${final[@]}" || bad=1
 	if [[ " ${vm[*]} " == *" vmtest "* ]]; then
-		stage vm vmtest-judge || bad=1
+		stage final vmtest-judge || bad=1
 	fi
 fi
 
@@ -96,7 +109,7 @@ printf '  %-6s %-22s %8s  %s\n' lane stage seconds result
 while read -r l t s r; do
 	printf '  %-6s %-22s %8s  %s\n' "$l" "$t" "$s" "$r"
 done <"$out/times"
-for l in build host vm; do
+for l in build host host2 vm final; do
 	s=$(awk -v l="$l" '$1 == l { s += $3 } END { print s + 0 }' "$out/times")
 	printf '  %-6s %-22s %8s\n' "$l" "(lane total)" "$s"
 done

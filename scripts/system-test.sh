@@ -16,7 +16,7 @@
 # first (console.log).
 #
 # A test that cannot run fails. EXECGATE_SKIP_SYSTEM_TEST=1 skips it with a
-# loud SKIPPED line. EXECGATE_SYSTEM_TIMEOUT: seconds for the VM (1500).
+# loud SKIPPED line. EXECGATE_SYSTEM_TIMEOUT: seconds for the VM (1200; it takes 3 to 6 minutes).
 # EXECGATE_SYSTEM_REUSE_DEBS=1 reuses the .debs of the last run (for work
 # on tests/system/ only).
 set -euo pipefail
@@ -85,7 +85,7 @@ t=$(date +%s)
 : >"$out/console.log"
 : >"$out/results.log"
 rc=0
-timeout "${EXECGATE_SYSTEM_TIMEOUT:-1500}" qemu-system-x86_64 -accel tcg -machine q35 -cpu max \
+timeout "${EXECGATE_SYSTEM_TIMEOUT:-1200}" qemu-system-x86_64 -accel tcg -machine q35 -cpu max \
 	-smp 2 -m 2G -nographic -monitor none -no-reboot \
 	-kernel "$rootdir/vmlinuz" -initrd "$rootdir/initrd.img" \
 	-drive "file=$rootdir/root.img,format=raw,if=virtio,snapshot=on,cache=unsafe" \
@@ -101,7 +101,7 @@ total=$(($(date +%s) - start))
 log "time: ${total} s in all: debs ${debs_s} s, root ${root_s} s (cached in $rootdir), VM ${vm_s} s"
 if [ "$rc" -eq 124 ]; then
 	tail -n 40 "$out/console.log" >&2
-	die "the VM did not power off within ${EXECGATE_SYSTEM_TIMEOUT:-1500} s"
+	die "the VM did not power off within ${EXECGATE_SYSTEM_TIMEOUT:-1200} s"
 fi
 if [ "$verdict" != "SYSTEST rc=0" ]; then
 	tail -n 40 "$out/console.log" >&2

@@ -12,7 +12,8 @@
 #                             in it through scripts/vm-guest.sh (bench, demo)
 #
 # Environment: BUILD (build dir, default build), EXECGATE_VM_TIMEOUT (seconds
-# per boot, default 3600), EXECGATE_VM_KERNELS (labels to boot, default all),
+# per boot, default 2400: with the system test's 1200 after it, a whole
+# make check stays under 80 minutes at worst), EXECGATE_VM_KERNELS (labels to boot, default all),
 # EXECGATE_VM_FILTER (a Criterion --filter, e.g. 'revoke_vsock/*': only
 # those tests run; the others are "filtered", neither pass nor failure, and
 # no guarantee matrix is judged, since most of its cells did not run; a
@@ -29,7 +30,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 BUILD=${BUILD:-build}
 build=$root/$BUILD
-timeout_s=${EXECGATE_VM_TIMEOUT:-3600}
+timeout_s=${EXECGATE_VM_TIMEOUT:-2400}
 # Suites that test userspace alone (flag parsing, key files, CLI output,
 # the demo's plumbing) behave the same on every kernel: they run on the
 # host (make test-kernel) and are not repeated under TCG, where every process

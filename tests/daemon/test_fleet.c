@@ -860,10 +860,13 @@ Test(daemon_fleet, compaction_then_reconcile)
 	cr_assert_not_null(ack, "the generation 9 selection was not applied after compaction");
 	json_decref(ack);
 	/* the periodic read beside the watch may apply generation 9 before
-	 * the watcher meets the compaction: wait for both */
+	 * the watcher meets the compaction, and the watcher's full read after
+	 * it moves the applied revision a moment later: wait for both */
 	for (double end = dd_now_ms() + 10000;; usleep(20000)) {
 		f = fleet_status();
-		if (json_integer_value(json_object_get(f, "compactions")) >= 1 || dd_now_ms() > end)
+		if ((json_integer_value(json_object_get(f, "compactions")) >= 1 &&
+		     json_integer_value(json_object_get(f, "applied_revision")) >= rev) ||
+		    dd_now_ms() > end)
 			break;
 		json_decref(f);
 	}
