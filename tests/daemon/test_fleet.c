@@ -836,6 +836,69 @@ Test(daemon_fleet, restart_retires_what_a_killed_daemon_left_active)
 	kh_child_stop(&bridge);
 }
 
+/* The secret half of a typed key file (execgate-ed25519-secret-v1 HEX): the
+ * hex, lower case as written. */
+static void seed_hex(const char *path, char *hex, size_t size)
+{
+	char line[256] = "";
+	FILE *f = fopen(path, "re");
+
+	cr_assert_not_null(f, "%s", path);
+	cr_assert_not_null(fgets(line, sizeof(line), f), "%s", path);
+	fclose(f);
+	line[strcspn(line, "\n")] = '\0';
+	cr_assert_not_null(strchr(line, ' '), "%s: %s", path, line);
+	snprintf(hex, size, "%s", strchr(line, ' ') + 1);
+	cr_assert_eq(strlen(hex), 64, "%s: %s", path, line);
+}
+
+/* docs/fleet.md, "Threat model": whoever can read the store learns which
+ * execution runs where, never a secret. Everything under the prefix after a
+ * worker applied a selection and acked it: no value holds the worker's node
+ * seed or the control plane's, in hex or in base64url, and the worker's
+ * only key is its ack. */
+/* guarantees: none */
+Test(daemon_fleet, a_reader_of_the_store_learns_no_secret)
+{
+	char node_hex[80], cp_hex[80], path[300], err[EG_ERR_MAX], acks[200];
+	char node_b64[64], cp_b64[64];
+	unsigned char bin[32];
+	struct eg_etcd_range r;
+	size_t mine = 0;
+
+	start_with_keyset();
+	publish(DD_SANDBOX, DD_WORKER, 8, 1);
+	json_decref(wait_ack(DD_SANDBOX, "pending", 8, 10000));
+
+	snprintf(path, sizeof(path), "%s/node.seed", kh.state_dir);
+	seed_hex(path, node_hex, sizeof(node_hex));
+	snprintf(path, sizeof(path), "%s/%s.seed", kh.keys_dir, kh.kid);
+	seed_hex(path, cp_hex, sizeof(cp_hex));
+	cr_assert_eq(sodium_hex2bin(bin, sizeof(bin), node_hex, 64, NULL, NULL, NULL), 0);
+	sodium_bin2base64(node_b64, sizeof(node_b64), bin, sizeof(bin),
+			  sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+	cr_assert_eq(sodium_hex2bin(bin, sizeof(bin), cp_hex, 64, NULL, NULL, NULL), 0);
+	sodium_bin2base64(cp_b64, sizeof(cp_b64), bin, sizeof(bin),
+			  sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+
+	snprintf(acks, sizeof(acks), "%s/acks/%s/", prefix, DD_WORKER);
+	cr_assert_eq(eg_etcd_get(cli, prefix, true, &r, err, sizeof(err)), 0, "%s", err);
+	/* the key set and the selection this test wrote, and the ack */
+	cr_assert_eq(r.n, 3, "%zu keys under %s", r.n, prefix);
+	for (size_t i = 0; i < r.n; i++) {
+		const char *v = r.kvs[i].value;
+
+		cr_assert_null(strcasestr(v, node_hex), "%s holds the node seed", r.kvs[i].key);
+		cr_assert_null(strstr(v, node_b64), "%s holds the node seed", r.kvs[i].key);
+		cr_assert_null(strcasestr(v, cp_hex), "%s holds a control-plane seed",
+			       r.kvs[i].key);
+		cr_assert_null(strstr(v, cp_b64), "%s holds a control-plane seed", r.kvs[i].key);
+		mine += !strncmp(r.kvs[i].key, acks, strlen(acks));
+	}
+	cr_assert_eq(mine, 1, "the worker's own ack, once");
+	eg_etcd_range_free(&r);
+}
+
 /* guarantees: none */
 Test(daemon_fleet, compaction_then_reconcile)
 {
