@@ -40,10 +40,13 @@ t_start=$(date +%s)
 
 # stage LANE TARGET: runs make TARGET, records "LANE TARGET SECONDS RESULT".
 stage() {
-	local lane=$1 target=$2 t0 rc
+	local lane=$1 target=$2 t0 rc jobs
 	t0=$(date +%s)
 	echo "check: [$lane] $target: started at $(date -u +%H:%M:%S)"
-	$MAKE --no-print-directory BUILD="$BUILD" "$target" >"$out/$target.log" 2>&1 </dev/null
+	# The build uses every core; each test stage runs its suite serially.
+	jobs=-j1
+	[ "$target" = check-build ] && jobs=-j"$(nproc)"
+	$MAKE --no-print-directory "$jobs" BUILD="$BUILD" "$target" >"$out/$target.log" 2>&1 </dev/null
 	rc=$?
 	local s=$(($(date +%s) - t0))
 	if [ "$rc" -eq 0 ]; then
