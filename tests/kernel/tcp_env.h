@@ -47,6 +47,12 @@ int te_cookie(struct te_env *e, int slot, unsigned long long *cookie);
 /* Closes the gateway's socket in slot. */
 int te_close(struct te_env *e, int slot);
 
+/* How long a test waits for the guest's end of a cut stream to see the
+ * cut: the wait ends at the first change, so a long bound costs nothing
+ * when the cut comes; 2 s was too short once in a guest whose host ran
+ * every lane of make check beside it. */
+#define TE_CUT_WAIT_MS 10000
+
 /* Guest side: the state of its k-th accepted TCP connection (0-based):
  * 1 open, 0 EOF, -errno when its last read failed, -ENOENT not accepted
  * (yet). Waits up to wait_ms for it to stop being open. */

@@ -200,8 +200,8 @@ ParameterizedTest(struct run *r, revoke_audit_tcp, every_tcp_cut_has_an_audit_tw
 		cr_assert_eq(cut, 2, "%s: enforce destroyed %u: %s", when, cut, out);
 		cr_assert_eq(would, 0, "%s: would_cut %u in enforce: %s", when, would, out);
 		for (int s = 0; s < 2; s++) {
-			cr_assert_eq(te_peer_state(&e, s, 2000), -ECONNRESET, "%s: guest end %d",
-				     when, s);
+			cr_assert_eq(te_peer_state(&e, s, TE_CUT_WAIT_MS), -ECONNRESET,
+				     "%s: guest end %d", when, s);
 			cr_assert_eq(te_send(&e, s), -ECONNABORTED, "%s: gateway end %d", when, s);
 		}
 	}
@@ -229,7 +229,7 @@ Test(revoke_audit_tcp, an_enforce_switch_destroys_what_audit_left_at_the_next_re
 	install(9, "", out, sizeof(out));
 	cr_assert_eq(member(out, "tcp_cut"), 1, "%s", out);
 	cr_assert_eq(member(out, "would_cut"), 0, "%s", out);
-	cr_assert_eq(te_peer_state(&e, 0, 2000), -ECONNRESET, "guest end");
+	cr_assert_eq(te_peer_state(&e, 0, TE_CUT_WAIT_MS), -ECONNRESET, "guest end");
 	cr_assert_eq(te_send(&e, 0), -ECONNABORTED, "gateway end");
 }
 
@@ -278,7 +278,7 @@ Test(revoke_audit_tcp, an_enforced_sandbox_never_destroys_an_audited_sandboxs_st
 	install(8, "", out, sizeof(out)); /* A, enforce */
 	cr_assert_eq(member(out, "tcp_cut"), 1, "A's stream only: %s", out);
 	cr_assert_eq(member(out, "would_cut"), 0, "B's is not A's to report: %s", out);
-	cr_assert_eq(te_peer_state(&e, 0, 2000), -ECONNRESET, "A's guest end");
+	cr_assert_eq(te_peer_state(&e, 0, TE_CUT_WAIT_MS), -ECONNRESET, "A's guest end");
 	cr_assert_eq(te_send(&e, 0), -ECONNABORTED, "A's gateway end");
 	cr_assert_eq(te_send(&e, 1), 0, "B's stream still sends");
 	cr_assert_eq(te_recv(&e, 1), 1, "and echoes");

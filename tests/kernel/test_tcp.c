@@ -282,7 +282,7 @@ static void start_granted(struct te_env *e)
  * guest's k-th accepted connection. */
 static void assert_destroyed(struct te_env *e, int slot, int k)
 {
-	cr_assert_eq(te_peer_state(e, k, 2000), -ECONNRESET, "guest end %d", k);
+	cr_assert_eq(te_peer_state(e, k, TE_CUT_WAIT_MS), -ECONNRESET, "guest end %d", k);
 	cr_assert_eq(te_send(e, slot), -ECONNABORTED, "gateway end %d, first call", slot);
 	cr_assert_eq(te_send(e, slot), -EPIPE, "gateway end %d, next call", slot);
 	cr_assert_eq(te_recv(e, slot), 0, "gateway end %d reads EOF after the error", slot);
@@ -469,7 +469,7 @@ Test(tcp, retire_destroys_every_stream_of_the_sandbox)
 	cr_assert_str_eq(last_method, expected_method());
 	cr_assert_eq(te_send_many(&e, 0, 150), 150, "a cut stream still sends");
 	for (int k = 0; k < 150; k += 37) {
-		int st = te_peer_state(&e, k, 2000);
+		int st = te_peer_state(&e, k, TE_CUT_WAIT_MS);
 
 		cr_assert_eq(st, -ECONNRESET, "guest end %d: %d (%s)", k, st,
 			     st < 0 ? strerror(-st) : "open or EOF");
