@@ -33,7 +33,8 @@ CHECK_EXTRA += fuzz-fleet-smoke
 # by tests/fleet/etcd_env.c (loopback ports, a temporary directory), and
 # its refusals against a canned HTTP server. No root needed; no etcd
 # binary fails the run.
-FLEET_TEST_SRCS := $(wildcard tests/fleet/*.c)
+# The one gate for a test that cannot run (tests/kernel/not_offered.h).
+FLEET_TEST_SRCS := $(wildcard tests/fleet/*.c) tests/kernel/not_offered.c
 .PHONY: test-fleet
 $(BUILD)/test-fleet: $(FLEET_TEST_SRCS) $(wildcard tests/fleet/*.h) $(FLEET_LIB) | $(DEPS_STAMP)
 	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(WARN) -o $@ $(FLEET_TEST_SRCS) $(FLEET_LIB) \

@@ -7,7 +7,9 @@
  * user, with the wrong CA, with a wrong password or outside its role is
  * refused, and says so; an expired token is replaced. Then the files and
  * endpoints the client refuses before it sends anything. No etcd or
- * openssl: the tests fail (EXECGATE_ALLOW_SKIP=1 skips them, loudly). */
+ * openssl: the tests fail; the one gate for a test that cannot run,
+ * tests/kernel/not_offered.h, skips them loudly under
+ * EXECGATE_ALLOW_SKIP=1 alone. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +21,7 @@
 #include <sys/stat.h>
 #include "fleet/etcd.h"
 #include "fleet/etcd_env.h"
+#include "kernel/not_offered.h"
 #include "fleet/etcd_impl.h"
 
 static struct eg_test_etcd env;
@@ -33,14 +36,8 @@ TestSuite(etcd_auth, .fini = fini, .timeout = 120);
 
 static void need_tools(void)
 {
-	if (access("/usr/bin/openssl", X_OK) == 0)
-		return;
-	if (getenv("EXECGATE_ALLOW_SKIP") && !strcmp(getenv("EXECGATE_ALLOW_SKIP"), "1")) {
-		fprintf(stderr, "SKIPPED: etcd_auth: /usr/bin/openssl missing "
-				"(EXECGATE_ALLOW_SKIP=1)\n");
-		cr_skip_test("SKIPPED: /usr/bin/openssl missing");
-	}
-	cr_assert_fail("/usr/bin/openssl missing (install openssl, or EXECGATE_ALLOW_SKIP=1)");
+	if (access("/usr/bin/openssl", X_OK))
+		kh_not_offered(KH_NEED_TOOL, "/usr/bin/openssl missing (scripts/setup-deps.sh)");
 }
 
 /* One member, TLS, auth on, and the worker role of docs/fleet.md for

@@ -13,6 +13,7 @@ static const char *const need_names[] = {
     [KH_NEED_VSOCK] = "local VSOCK (vsock_loopback, VM only)",
     [KH_NEED_ROOT] = "root",
     [KH_NEED_NO_LSM] = "a kernel without BPF LSM (the demo's VM step)",
+    [KH_NEED_TOOL] = "a program the set-up scripts install",
 };
 
 static bool env_is(const char *name, const char *value)
@@ -37,6 +38,7 @@ static bool promised(const char *tier, enum kh_need need)
 		return lsm;
 	case KH_NEED_ANY:
 	case KH_NEED_ROOT:
+	case KH_NEED_TOOL:
 		return true;
 	case KH_NEED_VSOCK:
 		return false;

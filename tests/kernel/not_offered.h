@@ -29,6 +29,9 @@ enum kh_need {
 	/* a kernel WITHOUT usable BPF LSM: the demo then runs its LSM steps in
 	 * a VM, the path test_cli_demo checks (promised by tier cgroup) */
 	KH_NEED_NO_LSM,
+	/* a program the set-up scripts install (scripts/check-tools.txt):
+	 * promised wherever a tier is declared, so its absence fails there */
+	KH_NEED_TOOL,
 };
 
 /* Whether EXECGATE_EXPECT_TIER promises need on this kernel. */
