@@ -41,26 +41,6 @@ static int node_key_load(struct eg_fleet_worker *d, char *err, size_t err_size)
 	return 0;
 }
 
-/* The sandbox's record as the rules read it: the record alone, one map
- * lookup (counting endpoints and grants would walk whole maps). */
-static void record_of(struct eg_fleet_worker *d, const uint8_t sandbox[EG_ID_BYTES],
-		      struct eg_fleet_local *l)
-{
-	struct eg_runtime_record rec;
-	char err[EG_ERR_MAX];
-
-	memset(l, 0, sizeof(*l));
-	if (eg_worker_record(d->worker, sandbox, &rec, err, sizeof(err)))
-		return;
-	l->has_record = true;
-	l->retired = rec.retired;
-	memcpy(l->worker, rec.worker, EG_ID_BYTES);
-	memcpy(l->pod_uid, rec.pod_uid, EG_ID_BYTES);
-	l->generation = rec.generation;
-	l->activation = rec.activation;
-	l->epoch = rec.epoch;
-}
-
 /* The sandbox's effective mode as o's "mode": its own, else the global
  * one, what the hooks read. An error leaves the ack unwritten (retried):
  * an ack never guesses the mode. */
@@ -88,7 +68,7 @@ static json_t *ack_truth(struct eg_fleet_worker *d, const struct eg_fw_sel *s,
 	enum eg_fleet_state st;
 	json_t *o, *sel;
 
-	record_of(d, s->sandbox, &local);
+	eg_fw_local_of(d, s->sandbox, &local);
 	st = eg_fleet_ack_state(d->self, s->has_sel, &s->sel, &local);
 	eg_uuid_to_text(d->self, self);
 	eg_uuid_to_text(s->sandbox, sb);

@@ -482,8 +482,8 @@ void eg_fleet_worker_touch_all(struct eg_fleet_worker *d)
 	pthread_mutex_unlock(&f->lock);
 }
 
-static void local_of(struct eg_fleet_worker *d, const uint8_t sandbox[EG_ID_BYTES],
-		     struct eg_fleet_local *l)
+void eg_fw_local_of(struct eg_fleet_worker *d, const uint8_t sandbox[EG_ID_BYTES],
+		    struct eg_fleet_local *l)
 {
 	struct eg_runtime_record rec;
 	char err[EG_ERR_MAX];
@@ -581,7 +581,7 @@ static bool enforce(struct eg_fleet_worker *d, const struct eg_fw_sel *s)
 {
 	struct eg_fleet_local local;
 
-	local_of(d, s->sandbox, &local);
+	eg_fw_local_of(d, s->sandbox, &local);
 	if (eg_fleet_decide(d->self, &s->sel, &local) != EG_FLEET_RETIRE)
 		return false;
 	retire(d, s->sandbox,
@@ -951,7 +951,7 @@ int eg_fw_ack_json(struct eg_fleet_worker *d, const struct eg_fw_sel *s, char **
 	enum eg_fleet_state st;
 	json_t *o, *sel;
 
-	local_of(d, s->sandbox, &local);
+	eg_fw_local_of(d, s->sandbox, &local);
 	st = eg_fleet_ack_state(d->self, s->has_sel, &s->sel, &local);
 	eg_uuid_to_text(d->self, self);
 	eg_uuid_to_text(s->sandbox, sb);

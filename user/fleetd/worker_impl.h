@@ -131,6 +131,11 @@ int eg_fw_ack_signed(struct eg_fleet_worker *d, const struct eg_fw_sel *s, char 
 /* Marks dirty every written ack that no longer says what is true (a
  * record or mode changed by another process). Takes the lock. */
 void eg_fw_ack_recheck(struct eg_fleet_worker *d);
+/* The sandbox's record as the rules read it: the record alone, one map
+ * lookup (this runs at every selection read and every ack, and counting
+ * endpoints and grants would walk whole maps). No record: all zero. */
+void eg_fw_local_of(struct eg_fleet_worker *d, const uint8_t sandbox[EG_ID_BYTES],
+		    struct eg_fleet_local *l);
 uint64_t eg_fw_mono_ns(void);
 /* eg_fleet_worker_apply_selection / _keyset; may_count false: a refusal
  * is not counted nor logged (the periodic full read beside the watch,
