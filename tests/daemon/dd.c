@@ -495,3 +495,30 @@ bool dd_log_has(const char *needle)
 	buf[n] = '\0';
 	return strstr(buf, needle) != NULL;
 }
+
+bool dd_key_listed(struct dd_resp *r, const char *kid)
+{
+	json_t *k;
+	size_t i;
+
+	json_array_foreach(json_object_get(r->json, "keys"), i, k)
+	{
+		if (!strcmp(json_string_value(json_object_get(k, "kid")), kid))
+			return true;
+	}
+	return false;
+}
+
+void dd_fresh_check(char *reason, size_t size)
+{
+	char tok[1024], *body;
+	struct dd_resp r;
+
+	kh_cap(tok, sizeof(tok), DD_SANDBOX, DD_WORKER, 8, 1, 120, 0);
+	body = dd_admit_body(tok, "file.read", 0);
+	r = dd_req("POST", "/v1/check", body);
+	free(body);
+	cr_assert_eq(r.status, 200, "check: %d %s", r.status, r.body);
+	snprintf(reason, size, "%s", dd_str(&r, "reason"));
+	dd_resp_free(&r);
+}

@@ -112,4 +112,10 @@ bool dd_log_has(const char *needle);
  * must not race that reload. */
 long long dd_settled_key_reloads(void);
 
+/* Whether the answer of GET /v1/keys in r lists key id kid. */
+bool dd_key_listed(struct dd_resp *r, const char *kid);
+/* The reason POST /v1/check gives a fresh token signed by the test key
+ * (kh_keys' issuer), for DD_SANDBOX on DD_WORKER, generation 8. */
+void dd_fresh_check(char *reason, size_t size);
+
 #endif

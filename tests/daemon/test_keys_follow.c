@@ -28,34 +28,6 @@ TestSuite(daemon_keys_follow, .init = dd_setup, .fini = dd_teardown, .timeout = 
 
 static char keys[200], pub_text[512];
 
-static bool listed(struct dd_resp *r, const char *kid)
-{
-	json_t *k;
-	size_t i;
-
-	json_array_foreach(json_object_get(r->json, "keys"), i, k)
-	{
-		if (!strcmp(json_string_value(json_object_get(k, "kid")), kid))
-			return true;
-	}
-	return false;
-}
-
-/* The reason a fresh token signed by the test key gets from check. */
-static void fresh_check(char *reason, size_t size)
-{
-	char tok[1024], *body;
-	struct dd_resp r;
-
-	kh_cap(tok, sizeof(tok), DD_SANDBOX, DD_WORKER, 8, 1, 120, 0);
-	body = dd_admit_body(tok, "file.read", 0);
-	r = dd_req("POST", "/v1/check", body);
-	free(body);
-	cr_assert_eq(r.status, 200, "check: %d %s", r.status, r.body);
-	snprintf(reason, size, "%s", dd_str(&r, "reason"));
-	dd_resp_free(&r);
-}
-
 /* Checks a fresh token every poll_ms until it is unknown-key or ms have
  * passed; the last reason into reason. */
 static void await_unknown(int ms, int poll_ms, char *reason, size_t size)
@@ -63,7 +35,7 @@ static void await_unknown(int ms, int poll_ms, char *reason, size_t size)
 	double end = dd_now_ms() + ms;
 
 	do {
-		fresh_check(reason, size);
+		dd_fresh_check(reason, size);
 		if (!strcmp(reason, "unknown-key"))
 			return;
 		usleep((useconds_t)poll_ms * 1000);
@@ -105,7 +77,7 @@ static void held_key(void)
 	pub_text[n] = '\0';
 	fclose(f);
 	dd_settled_key_reloads();
-	fresh_check(reason, sizeof(reason));
+	dd_fresh_check(reason, sizeof(reason));
 	cr_assert_str_neq(reason, "unknown-key", "the key is held");
 }
 
@@ -126,7 +98,7 @@ static void held_again(void)
 {
 	char reason[128];
 
-	fresh_check(reason, sizeof(reason));
+	dd_fresh_check(reason, sizeof(reason));
 	cr_assert_str_neq(reason, "unknown-key", "the key in the new directory is held");
 }
 
@@ -148,7 +120,7 @@ static void removal_followed(const char *file)
 	cr_log_info("removal refused after %.0f ms", dd_now_ms() - t0);
 	r = dd_req("GET", "/v1/keys", NULL);
 	cr_expect_eq(r.status, 200);
-	cr_expect(!listed(&r, kh.kid), "GET /v1/keys still lists the key: %s", r.body);
+	cr_expect(!dd_key_listed(&r, kh.kid), "GET /v1/keys still lists the key: %s", r.body);
 	dd_resp_free(&r);
 	cr_expect_eq(dd_metric("execgate_key_set_drift_total "), 0,
 		     "the periodic check found it, not the watch");
@@ -221,7 +193,7 @@ Test(daemon_keys_follow, secret_volume_data_swap)
 	{
 		char reason[128];
 
-		fresh_check(reason, sizeof(reason));
+		dd_fresh_check(reason, sizeof(reason));
 		cr_assert_str_neq(reason, "unknown-key", "the key is held through the symlinks");
 	}
 
@@ -242,7 +214,8 @@ Test(daemon_keys_follow, secret_volume_data_swap)
 				 "the ..data swap dropped the key, still trusted after %d ms",
 				 FOLLOW_MS);
 		r = dd_req("GET", "/v1/keys", NULL);
-		cr_expect(!listed(&r, kh.kid), "GET /v1/keys still lists the key: %s", r.body);
+		cr_expect(!dd_key_listed(&r, kh.kid), "GET /v1/keys still lists the key: %s",
+			  r.body);
 		dd_resp_free(&r);
 	}
 	cr_expect_gt(dd_metric("execgate_key_reloads_total{result=\"ok\"} "), reloads);
@@ -338,7 +311,7 @@ Test(daemon_keys_follow, keys_remove_waits_for_the_daemon)
 	rc = kh_cli(out, sizeof(out), "keys", "add", pub, "--socket", dd.socket, NULL);
 	cr_assert_eq(rc, 0, "keys add with a daemon that takes it: %s", out);
 	r = dd_req("GET", "/v1/keys", NULL);
-	cr_expect(listed(&r, kid2), "the daemon took the add: %s", r.body);
+	cr_expect(dd_key_listed(&r, kid2), "the daemon took the add: %s", r.body);
 	dd_resp_free(&r);
 
 	rc = kh_cli(out, sizeof(out), "keys", "remove", kid2, "--socket", dd.socket, NULL);

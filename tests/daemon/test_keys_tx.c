@@ -17,19 +17,6 @@ TestSuite(daemon_keys_tx, .init = dd_setup, .fini = dd_teardown, .timeout = 60);
 
 #define BAD_NAME "0000000000000000.pub"
 
-static bool listed(struct dd_resp *r, const char *kid)
-{
-	json_t *keys = json_object_get(r->json, "keys"), *k;
-	size_t i;
-
-	json_array_foreach(keys, i, k)
-	{
-		if (!strcmp(json_string_value(json_object_get(k, "kid")), kid))
-			return true;
-	}
-	return false;
-}
-
 static bool warns_of(struct dd_resp *r, const char *name)
 {
 	json_t *w = json_object_get(r->json, "warnings"), *s;
@@ -41,21 +28,6 @@ static bool warns_of(struct dd_resp *r, const char *name)
 			return true;
 	}
 	return false;
-}
-
-/* The reason a fresh token signed by the test key gets from check. */
-static void fresh_check(char *reason, size_t size)
-{
-	char tok[1024], *body;
-	struct dd_resp r;
-
-	kh_cap(tok, sizeof(tok), DD_SANDBOX, DD_WORKER, 8, 1, 120, 0);
-	body = dd_admit_body(tok, "file.read", 0);
-	r = dd_req("POST", "/v1/check", body);
-	free(body);
-	cr_assert_eq(r.status, 200, "check: %d %s", r.status, r.body);
-	snprintf(reason, size, "%s", dd_str(&r, "reason"));
-	dd_resp_free(&r);
 }
 
 static void write_file(const char *path, const char *text)
@@ -82,7 +54,7 @@ Test(daemon_keys_tx, malformed_neighbour_never_keeps_a_withdrawn_key)
 	n = fread(text, 1, sizeof(text) - 1, f);
 	text[n] = '\0';
 	fclose(f);
-	fresh_check(reason, sizeof(reason));
+	dd_fresh_check(reason, sizeof(reason));
 	cr_assert_str_neq(reason, "unknown-key", "the key is held");
 
 	/* A malformed neighbour: the inotify reload skips it and says so,
@@ -98,7 +70,7 @@ Test(daemon_keys_tx, malformed_neighbour_never_keeps_a_withdrawn_key)
 		usleep(20000);
 	} while (dd_now_ms() < end);
 	cr_assert(warns_of(&r, BAD_NAME), "GET /v1/keys names the neighbour: %s", r.body);
-	cr_assert(listed(&r, kh.kid), "the good key stays: %s", r.body);
+	cr_assert(dd_key_listed(&r, kh.kid), "the good key stays: %s", r.body);
 	dd_resp_free(&r);
 
 	/* DELETE: answered 200, the neighbour a warning of its own; gone from
@@ -110,9 +82,9 @@ Test(daemon_keys_tx, malformed_neighbour_never_keeps_a_withdrawn_key)
 	dd_resp_free(&r);
 	cr_expect_neq(access(pub, F_OK), 0, "%s is still on disk", pub);
 	r = dd_req("GET", "/v1/keys", NULL);
-	cr_expect(!listed(&r, kh.kid), "the withdrawn key is still listed: %s", r.body);
+	cr_expect(!dd_key_listed(&r, kh.kid), "the withdrawn key is still listed: %s", r.body);
 	dd_resp_free(&r);
-	fresh_check(reason, sizeof(reason));
+	dd_fresh_check(reason, sizeof(reason));
 	cr_expect_str_eq(reason, "unknown-key", "a fresh token signed by the withdrawn key");
 	/* Again: nothing left to withdraw. */
 	r = dd_req("DELETE", path, NULL);
@@ -126,9 +98,9 @@ Test(daemon_keys_tx, malformed_neighbour_never_keeps_a_withdrawn_key)
 	dd_resp_free(&r);
 	cr_expect_eq(access(pub, F_OK), 0, "%s is not on disk", pub);
 	r = dd_req("GET", "/v1/keys", NULL);
-	cr_expect(listed(&r, kh.kid), "the added key is not listed: %s", r.body);
+	cr_expect(dd_key_listed(&r, kh.kid), "the added key is not listed: %s", r.body);
 	dd_resp_free(&r);
-	fresh_check(reason, sizeof(reason));
+	dd_fresh_check(reason, sizeof(reason));
 	cr_expect_str_neq(reason, "unknown-key", "a fresh token after the PUT");
 
 	/* The log names the neighbour and why, on a line of its own. */
@@ -167,8 +139,8 @@ Test(daemon_keys_tx, withdrawal_takes_effect_even_when_the_file_stays)
 	dd_resp_free(&r);
 	cr_expect_eq(access(pub, F_OK), 0, "%s went after all", pub);
 	r = dd_req("GET", "/v1/keys", NULL);
-	cr_expect(!listed(&r, kh.kid), "the withdrawn key is still listed: %s", r.body);
+	cr_expect(!dd_key_listed(&r, kh.kid), "the withdrawn key is still listed: %s", r.body);
 	dd_resp_free(&r);
-	fresh_check(reason, sizeof(reason));
+	dd_fresh_check(reason, sizeof(reason));
 	cr_expect_str_eq(reason, "unknown-key", "a fresh token signed by the withdrawn key");
 }
