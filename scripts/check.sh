@@ -120,7 +120,8 @@ printf '  %-29s %8s  %s\n' "wall clock, all told" "$total" "$([ "$bad" -eq 0 ] &
 echo
 echo "check: cases per kernel (vmtest) and per host suite:"
 if [ -f "$out/vmtest-judge.log" ]; then
-	grep -E '^(debian-[0-9.]+ \(|vmtest: [0-9]+ passed)' "$out/vmtest-judge.log" | sed 's/^/  /'
+	grep -E '^(debian-[0-9.]+ \(|vmtest: [0-9]+ passed|  console\| |  (FAIL|SKIPPED) )' \
+		"$out/vmtest-judge.log" | sed 's/^/  /'
 fi
 # The host's own counts, from each Criterion suite's last line.
 for t in test-kernel test-daemon test-unit test-unit-san test-fleet test-fleet-san; do

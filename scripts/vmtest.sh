@@ -160,7 +160,7 @@ run_one() {
 	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
 		echo "timeout after ${timeout_s}s" >"$out/error"
 	elif [ ! -f "$out/tests.rc" ]; then
-		echo "guest did not report (vng $rc)" >"$out/error"
+		echo "guest did not report (vng $rc, after $((SECONDS - t0))s)" >"$out/error"
 	elif [ ! -s "$out/results.json" ]; then
 		echo "test binary wrote no results (exit $(cat "$out/tests.rc"))" >"$out/error"
 	fi
@@ -368,6 +368,11 @@ judge() {
 		out=$out_root/$l
 		if [ -f "$out/error" ]; then
 			echo "$l (${kver[$l]}): FAILED: $(cat "$out/error")"
+			# The guest's last words, where make check's summary (and so
+			# CI's excerpt of it) shows them: a panic, an OOM, the test
+			# that was running.
+			tail -n 15 "$out/console.log" 2>/dev/null | tr -d '\r' | cut -c1-200 |
+				sed "s/^/  console| /"
 			bad=1
 			fail=$((fail + 1))
 			continue

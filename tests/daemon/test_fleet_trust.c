@@ -668,6 +668,60 @@ Test(daemon_fleet_trust, a_store_restored_from_a_snapshot_is_judged_afresh)
 }
 
 /* guarantees: none */
+/* Another store behind the same endpoint (a cluster re-created, or one
+ * restored with another token): its revision need not go back, but its
+ * cluster id changes. The worker sees that alone, reads everything again
+ * and judges it afresh: a refusal counted once is counted again, and a
+ * move written afterwards applies. */
+Test(daemon_fleet_trust, a_store_with_another_cluster_id_is_judged_afresh)
+{
+	char snap[300], data[300], peer[80], cluster[120], token[320], out[2048], text[512],
+	    key[256];
+	json_t *f, *ack;
+	const char *what;
+
+	start_with_keyset(2, NULL);
+	/* a refusal to count: addressed to worker B, under this worker's prefix */
+	selection(kh.kid, DD_SANDBOX2, DD_WORKER_B, 5, 0, DD_WORKER_B, text, sizeof(text));
+	sel_key(DD_WORKER, DD_SANDBOX2, key, sizeof(key));
+	put(key, text);
+	cr_assert_eq(wait_refused("selection", "wrong-audience", 1, 10000), 1);
+
+	/* the same data at the same revision, in a cluster of another id */
+	snprintf(snap, sizeof(snap), "%s/same.db", kh.dir);
+	cr_assert_eq(kh_run(out, sizeof(out), "etcdctl", "--endpoints", etcd.m[0].client_url,
+			    "snapshot", "save", snap, NULL),
+		     0, "%s", out);
+	cr_assert_eq(eg_test_etcd_kill_member(&etcd, 0), 0);
+	snprintf(data, sizeof(data), "%s/%s.data", etcd.dir, etcd.m[0].name);
+	cr_assert_eq(kh_run(out, sizeof(out), "rm", "-rf", data, NULL), 0, "%s", out);
+	snprintf(peer, sizeof(peer), "http://127.0.0.1:%u", etcd.m[0].peer_port);
+	snprintf(cluster, sizeof(cluster), "%s=%s", etcd.m[0].name, peer);
+	snprintf(token, sizeof(token), "%s-another", etcd.dir);
+	cr_assert_eq(kh_run(out, sizeof(out), "etcdctl", "snapshot", "restore", snap, "--data-dir",
+			    data, "--name", etcd.m[0].name, "--initial-cluster", cluster,
+			    "--initial-cluster-token", token, "--initial-advertise-peer-urls", peer,
+			    NULL),
+		     0, "%s", out);
+	cr_assert_eq(eg_test_etcd_restart_member(&etcd, 0), 0);
+
+	cr_assert_geq(wait_fleet_int("store_rewinds", 1, 20000), 1,
+		      "a store with another cluster id went unseen");
+	f = fleet_status();
+	what = json_string_value(json_object_get(json_object_get(f, "last_rewind"), "what"));
+	cr_assert(what && strstr(what, "cluster id"), "last_rewind: %s", what ?: "(none)");
+	json_decref(f);
+	/* judged afresh: the refusal is counted again */
+	cr_assert_eq(wait_refused("selection", "wrong-audience", 2, 10000), 2);
+	/* and the new store carries moves */
+	publish(kh.kid, DD_SANDBOX, DD_WORKER, 5, 0);
+	ack = wait_ack(DD_SANDBOX, "pending", 5, 15000);
+	cr_assert_not_null(ack, "a selection written to the new store never applied");
+	json_decref(ack);
+	cr_assert(dd_log_has("fleet: the store went back: cluster id"));
+}
+
+/* guarantees: none */
 /* A selection signed by a key later withdrawn, at generation 2^53 - 1:
  * the withdrawal drops it (its record stays as it is), so a newer genuine
  * selection applies, before and after a restart; a stored one whose key
