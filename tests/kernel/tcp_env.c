@@ -37,17 +37,25 @@ enum op {
 	OP_UDP_COUNT,
 	OP_COOKIE,
 	OP_CLOSE,
+	OP_KEY,
 };
+
+/* A stream's two ends as "client-addr:port>server-addr:port": how a test
+ * names the guest's end of a gateway slot's stream. Accept order is not
+ * connect order: a handshake's last ACK can wait in another CPU's backlog
+ * while the next connect completes. */
+#define KEY_MAX 128
 
 struct te_msg {
 	int op, slot, n, port, udp, map_fd, wait_ms;
-	char addr[64];
+	char addr[KEY_MAX];
 };
 
 struct te_reply {
 	int rc;
 	int state;
 	unsigned long long epoch;
+	char key[KEY_MAX];
 };
 
 static void die_with_parent(void)
@@ -122,12 +130,63 @@ static int listen_on(int family, int type, int port)
 	return s;
 }
 
+/* addr:port of sa, a v4-mapped IPv6 address written as IPv4, so that both
+ * ends of a stream name it alike. */
+static void endpoint_text(const struct sockaddr_storage *ss, char *out, size_t cap)
+{
+	const struct sockaddr_in *a4 = (const struct sockaddr_in *)ss;
+	const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)ss;
+	char ip[INET6_ADDRSTRLEN] = "?";
+	int port = 0;
+
+	if (ss->ss_family == AF_INET) {
+		inet_ntop(AF_INET, &a4->sin_addr, ip, sizeof(ip));
+		port = ntohs(a4->sin_port);
+	} else if (ss->ss_family == AF_INET6) {
+		if (IN6_IS_ADDR_V4MAPPED(&a6->sin6_addr))
+			inet_ntop(AF_INET, &a6->sin6_addr.s6_addr[12], ip, sizeof(ip));
+		else
+			inet_ntop(AF_INET6, &a6->sin6_addr, ip, sizeof(ip));
+		port = ntohs(a6->sin6_port);
+	}
+	snprintf(out, cap, "%s:%d", ip, port);
+}
+
+/* fd's stream key (see KEY_MAX); the client end is fd's own end when
+ * client is true, its peer otherwise. Empty when either end is unknown. */
+static void stream_key(int fd, bool client, char out[KEY_MAX])
+{
+	struct sockaddr_storage self, peer;
+	socklen_t ls = sizeof(self), lp = sizeof(peer);
+	char a[64], b[64];
+
+	out[0] = '\0';
+	memset(&self, 0, sizeof(self));
+	memset(&peer, 0, sizeof(peer));
+	if (getsockname(fd, (struct sockaddr *)&self, &ls) ||
+	    getpeername(fd, (struct sockaddr *)&peer, &lp))
+		return;
+	endpoint_text(client ? &self : &peer, a, sizeof(a));
+	endpoint_text(client ? &peer : &self, b, sizeof(b));
+	snprintf(out, KEY_MAX, "%s>%s", a, b);
+}
+
 /* --- guest ------------------------------------------------------------------ */
 
 #define GUEST_MAX (TE_MAX_SLOTS + 16)
 
 static int conn_fd[GUEST_MAX], conn_state[GUEST_MAX];
+static char conn_key[GUEST_MAX][KEY_MAX];
 static int nconn, udp_count;
+
+/* The accepted connection whose stream key is key, or -1. */
+static int guest_conn_of(const char *key)
+{
+	for (int k = 0; k < nconn; k++)
+		if (key[0] && !strcmp(conn_key[k], key))
+			return k;
+	return -1;
+}
 
 static void guest_event(int ep, int fd, const int *lst, int nl, const int *udp, int nu)
 {
@@ -148,6 +207,7 @@ static void guest_event(int ep, int fd, const int *lst, int nl, const int *udp, 
 			}
 			conn_fd[nconn] = c;
 			conn_state[nconn] = 1;
+			stream_key(c, false, conn_key[nconn]);
 			ev.data.u64 = (1ULL << 32) | (unsigned)nconn;
 			epoll_ctl(ep, EPOLL_CTL_ADD, c, &ev);
 			nconn++;
@@ -238,11 +298,13 @@ static void guest_main(int ctl)
 			_exit(0);
 		if (m.op == OP_PEER_STATE) {
 			long long end = now_ms() + m.wait_ms;
+			int k;
 
 			do {
 				guest_pump(ep, lst, nl, udp, nu, 5);
-			} while ((m.slot >= nconn || conn_state[m.slot] == 1) && now_ms() < end);
-			r.rc = m.slot < nconn ? conn_state[m.slot] : -ENOENT;
+				k = guest_conn_of(m.addr);
+			} while ((k < 0 || conn_state[k] == 1) && now_ms() < end);
+			r.rc = k >= 0 ? conn_state[k] : -ENOENT;
 		} else if (m.op == OP_UDP_COUNT) {
 			long long end = now_ms() + 50;
 
@@ -258,6 +320,9 @@ static void guest_main(int ctl)
 /* --- gateway -------------------------------------------------------------- */
 
 static int gw_fd[TE_MAX_SLOTS];
+/* Each slot's stream key, taken at connect: a cut socket may no longer
+ * tell its port. */
+static char gw_key[TE_MAX_SLOTS][KEY_MAX];
 
 static int gw_connect(const char *addr, int port, bool udp)
 {
@@ -288,6 +353,7 @@ static void gw_put(int slot, int fd)
 	if (gw_fd[slot] > 0)
 		close(gw_fd[slot]);
 	gw_fd[slot] = fd;
+	stream_key(fd, true, gw_key[slot]);
 }
 
 /* fd's SO_COOKIE, eg_inet_tags' key: 0 or -errno. */
@@ -369,6 +435,11 @@ static struct te_reply gw_do(const struct te_msg *m)
 	}
 	case OP_COOKIE:
 		r.rc = sock_cookie(fd, &r.epoch);
+		break;
+	case OP_KEY:
+		r.rc = fd >= 0 && gw_key[m->slot][0] ? 0 : -ENOENT;
+		if (!r.rc)
+			snprintf(r.key, sizeof(r.key), "%s", gw_key[m->slot]);
 		break;
 	case OP_CLOSE:
 		r.rc = fd >= 0 && !close(fd) ? 0 : -EBADF;
@@ -541,10 +612,14 @@ int te_close(struct te_env *e, int slot)
 	return call(e->gw_ctl, &m).rc;
 }
 
-int te_peer_state(struct te_env *e, int k, int wait_ms)
+int te_peer_state(struct te_env *e, int slot, int wait_ms)
 {
-	struct te_msg m = msg(OP_PEER_STATE, k, NULL, 0);
+	struct te_msg k = msg(OP_KEY, slot, NULL, 0), m;
+	struct te_reply key = call(e->gw_ctl, &k);
 
+	if (key.rc)
+		return key.rc;
+	m = msg(OP_PEER_STATE, slot, key.key, 0);
 	m.wait_ms = wait_ms;
 	return call(e->guest_ctl, &m).rc;
 }

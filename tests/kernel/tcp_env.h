@@ -53,10 +53,11 @@ int te_close(struct te_env *e, int slot);
  * every lane of make check beside it. */
 #define TE_CUT_WAIT_MS 10000
 
-/* Guest side: the state of its k-th accepted TCP connection (0-based):
- * 1 open, 0 EOF, -errno when its last read failed, -ENOENT not accepted
- * (yet). Waits up to wait_ms for it to stop being open. */
-int te_peer_state(struct te_env *e, int k, int wait_ms);
+/* Guest side: the state of its end of the gateway's stream in slot, found
+ * by the stream's addresses and ports: 1 open, 0 EOF, -errno when its last
+ * read failed, -ENOENT not accepted (yet) or no stream in slot. Waits up to
+ * wait_ms for it to be accepted and stop being open. */
+int te_peer_state(struct te_env *e, int slot, int wait_ms);
 /* Datagrams the guest received on TE_UDP_PORT. */
 int te_udp_count(struct te_env *e);
 
