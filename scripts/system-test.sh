@@ -90,7 +90,7 @@ timeout "${EXECGATE_SYSTEM_TIMEOUT:-1200}" qemu-system-x86_64 -accel tcg -machin
 	-kernel "$rootdir/vmlinuz" -initrd "$rootdir/initrd.img" \
 	-drive "file=$rootdir/root.img,format=raw,if=virtio,snapshot=on,cache=unsafe" \
 	-drive "file=$out/payload.img,format=raw,if=virtio,readonly=on" \
-	-append "root=/dev/vda rw console=ttyS0 lsm=lockdown,capability,landlock,bpf panic=-1" \
+	-append "root=/dev/vda rw console=ttyS0 lsm=lockdown,capability,landlock,bpf panic=-1 no_timer_check" \
 	-serial "file:$out/console.log" -serial "file:$out/results.log" </dev/null || rc=$?
 vm_s=$(($(date +%s) - t))
 
