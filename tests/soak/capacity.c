@@ -125,6 +125,25 @@ static bool clear_error(const char *out, const char *cmd, const char *map)
 	       strstr(out, "full");
 }
 
+/* Admits the holder to sb from a fresh capability, left in token. A
+ * capability lives at most 120 s (EG_CAP_MAX_TTL), and on a loaded host
+ * filling eg_records alone took 265 s: the grant is renewed before each
+ * check that relies on it. 0, or -1 with err set. */
+static int holder_admit(struct eg_subject *who, struct eg_admit_args *aa, const __u8 *sb,
+			char token[EG_CAP_TEXT_MAX], char *err, size_t err_size)
+{
+	struct eg_verdict_result res;
+
+	soak_token(token, sb, 1, 1, 120);
+	aa->token_text = token;
+	memset(&res, 0, sizeof(res));
+	if (eg_worker_admit(se.w, who, aa, &res, err, err_size))
+		return -1;
+	if (!res.granted)
+		snprintf(err, err_size, "not granted");
+	return res.granted ? 0 : -1;
+}
+
 int soak_capacity(struct soak_result *r)
 {
 	struct prober p[NPROBERS];
@@ -132,7 +151,6 @@ int soak_capacity(struct soak_result *r)
 	struct eg_install_report rep;
 	struct eg_grant g;
 	struct eg_admit_args aa = {.req = {.scope = EG_SCOPE_FILE_READ}};
-	struct eg_verdict_result res;
 	struct eg_subject who = {.pidfd = -1};
 	char err[EG_ERR_MAX], out[4096], token[EG_CAP_TEXT_MAX], sbt[EG_UUID_TEXT_LEN];
 	char bsock[200], vsock[200], pid_text[16], msg_install[512] = "", msg_admit[512] = "";
@@ -168,11 +186,8 @@ int soak_capacity(struct soak_result *r)
 	spec.n_vmm_sockets = 1;
 	if (eg_worker_install(se.w, &spec, &rep, err, sizeof(err)))
 		soak_fail("capacity: install: %s", err);
-	soak_token(token, sb, 1, 1, 120);
-	aa.token_text = token;
 	who.pid = p[HOLDER].pid;
-	memset(&res, 0, sizeof(res));
-	if (eg_worker_admit(se.w, &who, &aa, &res, err, sizeof(err)) || !res.granted)
+	if (holder_admit(&who, &aa, sb, token, err, sizeof(err)))
 		soak_fail("capacity: admit holder: %s", err);
 	check_all(r, p, 20, "before");
 
@@ -189,9 +204,14 @@ int soak_capacity(struct soak_result *r)
 				  EG_MAX_SANDBOXES, records, err);
 		filler++;
 		r->runs++;
-		if (i % 4096 == 0)
+		if (i % 4096 == 0) {
+			if (holder_admit(&who, &aa, sb, token, err, sizeof(err)))
+				soak_fail("capacity: renewing the holder's grant: %s", err);
 			check_all(r, p, 1, "filling eg_records");
+		}
 	}
+	if (holder_admit(&who, &aa, sb, token, err, sizeof(err)))
+		soak_fail("capacity: renewing the holder's grant: %s", err);
 	if (fill_of("eg_records") != EG_MAX_SANDBOXES)
 		soak_fail("capacity: eg_records holds %u, not %u", fill_of("eg_records"),
 			  EG_MAX_SANDBOXES);
@@ -270,6 +290,8 @@ int soak_capacity(struct soak_result *r)
 	check_all(r, p, 20, "eg_grants full");
 
 	/* A new grant: refused, one clear line, exit 1; nobody stays denied. */
+	if (holder_admit(&who, &aa, sb, token, err, sizeof(err)))
+		soak_fail("capacity: renewing the holder's grant: %s", err);
 	{
 		const char *args[] = {"admit", "--pid", pid_text, token, NULL};
 
@@ -284,8 +306,7 @@ int soak_capacity(struct soak_result *r)
 		}
 	}
 	/* The holder's grant is renewed in place even now. */
-	memset(&res, 0, sizeof(res));
-	if (eg_worker_admit(se.w, &who, &aa, &res, err, sizeof(err)) || !res.granted) {
+	if (holder_admit(&who, &aa, sb, token, err, sizeof(err))) {
 		r->failed = true;
 		fprintf(stderr, "soak: capacity: re-admit of a granted process at capacity: %s\n",
 			err);
