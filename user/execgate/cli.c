@@ -42,8 +42,8 @@ void eg_cli_help(const struct eg_cli_cmd *cmd, FILE *f)
 	if (cmd->dirs)
 		eg_opts_help_rows(f, dir_opts);
 	eg_opts_help_std(f);
-	fprintf(f, "\nexit codes: 0 ok/allow, 1 failed, 2 usage, 3 refresh-route, 4 deny,\n"
-		   "5 tier not offered, 6 stale install, 7 not found / not loaded\n");
+	fputc('\n', f);
+	eg_cli_exit_codes_brief(f);
 }
 
 int eg_cli_usage(const struct eg_cli_parse *p, const char *fmt, ...)

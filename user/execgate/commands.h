@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Subcommands of `execgate` and the exit codes every one of them uses
- * (documented in README.md and docs/operators.md). */
+ * (their meanings: exit_codes.c). */
 #ifndef EXECGATE_CLI_COMMANDS_H
 #define EXECGATE_CLI_COMMANDS_H
 
@@ -21,7 +21,14 @@ enum eg_exit {
 	EG_EXIT_REFUSED = 10,	 /* install: the install rule refused it, nothing written:
 				  * another worker (wrong-worker) or, fleet on, not the
 				  * selection in force (not-selected) */
+	EG_EXIT__COUNT,
 };
+
+/* The table of the codes' meanings (exit_codes.c): the short forms folded
+ * into one paragraph for --help; one "CODE<TAB>MEANING" line each for
+ * `execgate --help-exit-codes`, which the docs are generated from. */
+void eg_cli_exit_codes_brief(FILE *f);
+void eg_cli_exit_codes_doc(FILE *f);
 
 /* One per subcommand, in the order `execgate --help` lists them. */
 extern const struct eg_cli_cmd eg_cmd_check, eg_cmd_load, eg_cmd_unload, eg_cmd_status,

@@ -21,6 +21,17 @@ static void verbose(void)
 	eg_log_set_level(EG_LOG_DEBUG);
 }
 
+static void help_exit_codes_row(FILE *f)
+{
+	const struct eg_opt row[] = {
+	    EG_OPT("help-exit-codes", NULL,
+		   "print the exit codes and their meanings, one per line, and exit 0"),
+	    EG_OPT_END,
+	};
+
+	eg_opts_help_rows(f, row);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: execgate COMMAND [ARGS]   (execgate COMMAND --help for its flags)\n");
@@ -29,12 +40,11 @@ static void usage(FILE *f)
 			commands[i]->args);
 	fprintf(f,
 		"every command takes --pin-dir DIR (default %s) and --state-dir DIR\n"
-		"(default %s), and --help\n"
-		"exit codes: 0 ok/allow, 1 failed, 2 usage, 3 refresh-route, 4 deny, 5 tier not\n"
-		"available, 6 stale install, 7 not found/not loaded, 8 stream cut failed, 9 key\n"
-		"change not taken by execgated, 10 install refused (wrong-worker, not-selected)\n"
-		"\noptions:\n",
+		"(default %s), and --help\n",
 		EG_WORKER_DEFAULT_PIN_DIR, EG_WORKER_DEFAULT_STATE_DIR);
+	eg_cli_exit_codes_brief(f);
+	fprintf(f, "\noptions:\n");
+	help_exit_codes_row(f);
 	eg_opts_help_std(f);
 }
 
@@ -43,6 +53,10 @@ int main(int argc, char **argv)
 	int rc;
 
 	eg_opts_verbose(verbose);
+	if (argc == 2 && !strcmp(argv[1], "--help-exit-codes")) {
+		eg_cli_exit_codes_doc(stdout);
+		return EG_EXIT_OK;
+	}
 	rc = eg_opts_top("execgate", &argc, argv, usage);
 	if (rc >= 0)
 		return rc;
