@@ -330,3 +330,76 @@ Test(cli_flags, socket_paths_with_control_characters_are_refused)
 				  "%s", r.err);
 		}
 }
+
+/* guarantees: none */
+Test(cli_flags, global_options_go_before_or_after_the_command)
+{
+	/* Dirs that do not exist: each command fails the same way on them,
+	 * before anything is opened. */
+	static const char *const pin = "/nonexistent/execgate-cli-flags/pins";
+	static const char *const state = "/nonexistent/execgate-cli-flags/state";
+	static struct run before, after;
+
+	RUN(&before, "--pin-dir", pin, "status");
+	RUN(&after, "status", "--pin-dir", pin);
+	cr_assert_eq(before.rc, 7, "--pin-dir X status: exit %d: %s", before.rc, before.err);
+	cr_assert_eq(before.rc, after.rc);
+	cr_assert_str_eq(before.out, after.out);
+	cr_assert(strstr(before.out, pin), "status does not name the pin dir: %s", before.out);
+
+	RUN(&before, "--pin-dir", pin, "--state-dir", state, "-v", "keys", "list");
+	RUN(&after, "keys", "list", "--pin-dir", pin, "--state-dir", state);
+	cr_assert_neq(before.rc, 2, "before keys: exit 2: %s", before.err);
+	cr_assert_eq(before.rc, after.rc, "%s / %s", before.err, after.err);
+	cr_assert(strstr(before.err, "execgate: keys: ") && strstr(before.err, pin), "%s",
+		  before.err);
+
+	RUN(&before, "--pin-dir=/nonexistent/x", "list");
+	RUN(&after, "list", "--pin-dir=/nonexistent/x");
+	cr_assert_eq(before.rc, after.rc);
+	cr_assert_str_eq(before.err, after.err);
+
+	/* Once on each side is twice. */
+	RUN(&before, "--pin-dir", pin, "status", "--pin-dir", pin);
+	cr_assert_eq(before.rc, 2);
+	cr_assert_str_eq(before.err, "execgate: status: --pin-dir: given more than once "
+				     "(execgate status --help)\n");
+	/* A command without dirs refuses them wherever they are. */
+	RUN(&before, "--pin-dir", pin, "verdict", "verify");
+	cr_assert_eq(before.rc, 2);
+	cr_assert(strstr(before.err, "execgate: verdict: --pin-dir: unknown option"), "%s",
+		  before.err);
+	/* No command, or no value. */
+	RUN(&before, "--pin-dir", pin);
+	cr_assert_eq(before.rc, 2, "%s", before.err);
+	cr_assert(strstr(before.err, "no command"), "%s", before.err);
+	RUN(&before, "--state-dir");
+	cr_assert_eq(before.rc, 2, "%s", before.err);
+	cr_assert(strstr(before.err, "missing DIR"), "%s", before.err);
+}
+
+/* guarantees: none */
+Test(cli_flags, help_command_is_the_commands_help)
+{
+	static char names[32][32];
+	static struct run r, h;
+	size_t n = commands(names, 32);
+
+	cr_assert_geq(n, 14, "execgate --help lists %zu commands", n);
+	for (size_t i = 0; i < n; i++) {
+		RUN(&r, "help", names[i]);
+		RUN(&h, names[i], "--help");
+		cr_assert_eq(r.rc, 0, "help %s: exit %d: %s", names[i], r.rc, r.err);
+		cr_assert_str_eq(r.out, h.out, "help %s differs from %s --help", names[i],
+				 names[i]);
+	}
+	RUN(&r, "help");
+	RUN(&h, "--help");
+	cr_assert_eq(r.rc, 0);
+	cr_assert_str_eq(r.out, h.out);
+	RUN(&r, "help", "no-such-command");
+	cr_assert_eq(r.rc, 2);
+	cr_assert_str_eq(r.err, "execgate: no-such-command: unknown command (execgate --help)\n");
+	RUN(&r, "help", "status", "list");
+	cr_assert_eq(r.rc, 2, "%s", r.err);
+}
