@@ -403,3 +403,25 @@ Test(cli_flags, help_command_is_the_commands_help)
 	RUN(&r, "help", "status", "list");
 	cr_assert_eq(r.rc, 2, "%s", r.err);
 }
+
+/* guarantees: none */
+Test(cli_flags, load_pin_dir_off_bpffs_is_a_usage_error)
+{
+	static char dir[] = "/tmp/execgate-cli-flags-XXXXXX", pins[64], want[256];
+	static struct run r;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(pins, sizeof(pins), "%s/pins", dir);
+	/* Refused before any probe, so nothing is loaded or attached. */
+	RUN(&r, "load", "--pin-dir", pins, "--state-dir", dir);
+	snprintf(want, sizeof(want),
+		 "execgate: load: pin dir %s: %s is not on bpffs (pick a directory under "
+		 "/sys/fs/bpf, or mount bpffs first)\n",
+		 pins, dir);
+	cr_expect_eq(r.rc, 2, "load --pin-dir off bpffs: exit %d: %s", r.rc, r.err);
+	cr_expect_str_eq(r.err, want);
+	cr_expect_neq(access(pins, F_OK), 0, "load created %s", pins);
+	rmdir(pins);
+	unlink(strcat(strcpy(want, dir), "/probe"));
+	cr_assert_eq(rmdir(dir), 0, "%s left with files in it", dir);
+}

@@ -20,8 +20,8 @@ static const struct eg_exit_doc {
      "the operation failed; the one-line message names the object and why. `status "
      "--require-root-attach`: a cgroup program is attached below the cgroup root"},
     {EG_EXIT_USAGE, "usage",
-     "usage: an unknown command, a bad flag, a missing argument or a malformed value; "
-     "nothing was done"},
+     "usage: an unknown command, a bad flag, a missing argument or a malformed value (for "
+     "`load`, a `--pin-dir` not on bpffs); nothing was done"},
     {EG_EXIT_REFRESH, "refresh-route", "`check`/`admit`: refresh-route"},
     {EG_EXIT_DENY, "deny", "`check`/`admit`: deny"},
     {EG_EXIT_UNSUPPORTED, "tier not offered",
