@@ -45,6 +45,13 @@ static const struct eg_exit_doc {
      "than this one (`wrong-worker`), or `execgated` takes part in the fleet on this state dir "
      "and the signed selection in force does not name this execution (`not-selected`); "
      "docs/fleet.md, \"The install rule\""},
+    {EG_EXIT_NO_ACCESS, "permission denied on the pins",
+     "`status`, `list`, `show`, `audit-report`, `events`: permission denied on the pin dir (its "
+     "pins are root's); the one line says what the daemon at `--socket` answers for it "
+     "(`loaded`, `not loaded`, or that none answers), never \"not loaded\" of its own"},
+    {EG_EXIT_DAEMON_READS, "execgated reads the events",
+     "`events`: the daemon serving this pin dir reads its events ring, and a second reader "
+     "would take events from it; read the daemon's `GET /v1/events`, or give `--force`"},
 };
 
 _Static_assert(sizeof(exit_docs) / sizeof(exit_docs[0]) == EG_EXIT__COUNT,

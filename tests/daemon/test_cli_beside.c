@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The CLI beside a serving execgated (user/execgate/daemon_ask.h): a user
+ * of the admit group, who cannot read root's 0700 pins, is told that and
+ * what the daemon answers, never "not loaded"; `execgate events` does not
+ * take events from the daemon's ring unless forced. Real processes: the
+ * CLI runs as uid 65534 with the admit group, by setuid. */
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <criterion/criterion.h>
+#include "dd.h"
+
+TestSuite(daemon_cli_beside, .init = dd_setup, .fini = dd_teardown, .timeout = 60);
+
+struct run {
+	int rc;
+	char out[8192], err[4096];
+};
+
+static void drain(int fd, char *buf, size_t size)
+{
+	size_t used = 0;
+	ssize_t n;
+
+	while (used + 1 < size && (n = read(fd, buf + used, size - 1 - used)) > 0)
+		used += (size_t)n;
+	buf[used] = '\0';
+}
+
+/* execgate ARGS... --pin-dir P --state-dir S, as uid (0: as root) with
+ * the admit group; stdout and stderr apart. */
+static void run_as(struct run *r, uid_t uid, const char *const *args)
+{
+	const char *argv[32], *bin = getenv("EXECGATE_BIN");
+	gid_t admit = DD_ADMIT_GID;
+	int o[2], e[2], st, n = 0;
+	pid_t pid;
+
+	cr_assert_not_null(bin, "EXECGATE_BIN must name the execgate binary");
+	argv[n++] = "execgate";
+	for (; *args && n < 27; args++)
+		argv[n++] = *args;
+	argv[n++] = "--pin-dir";
+	argv[n++] = kh.pin_dir;
+	argv[n++] = "--state-dir";
+	argv[n++] = kh.state_dir;
+	argv[n] = NULL;
+	cr_assert_eq(pipe(o), 0);
+	cr_assert_eq(pipe(e), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		dup2(o[1], 1);
+		dup2(e[1], 2);
+		close(o[0]);
+		close(e[0]);
+		if (uid && (setgroups(1, &admit) || setgid(65534) || setuid(uid)))
+			_exit(126);
+		execv(bin, (char *const *)argv);
+		_exit(127);
+	}
+	close(o[1]);
+	close(e[1]);
+	drain(o[0], r->out, sizeof(r->out));
+	drain(e[0], r->err, sizeof(r->err));
+	close(o[0]);
+	close(e[0]);
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	r->rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+#define RUN_AS(r, uid, ...) run_as((r), (uid), (const char *const[]){__VA_ARGS__, NULL})
+
+Test(daemon_cli_beside, status_without_access_names_what_the_daemon_answers)
+{
+	static struct run r;
+	static char want[1024];
+	struct dd_resp s;
+
+	/* the same user gets 200 loaded from the API */
+	cr_assert_eq(dd_req_as_member(65534, DD_ADMIT_GID, "GET", "/v1/status", NULL, NULL, 0),
+		     200);
+	s = dd_req("GET", "/v1/status", NULL);
+	cr_assert_eq(s.status, 200, "%s", s.body);
+	dd_resp_free(&s);
+
+	RUN_AS(&r, 65534, "status", "--socket", dd.socket);
+	snprintf(want, sizeof(want),
+		 "execgate: status: permission denied on %s; the daemon at %s answers: loaded\n",
+		 kh.pin_dir, dd.socket);
+	cr_expect_eq(r.rc, 11, "status as uid 65534: exit %d: %s%s", r.rc, r.out, r.err);
+	cr_expect_str_eq(r.err, want);
+	cr_expect_null(strstr(r.out, "not loaded"), "%s", r.out);
+
+	/* JSON asked: no document that says not loaded either */
+	RUN_AS(&r, 65534, "status", "--json", "--socket", dd.socket);
+	cr_expect_eq(r.rc, 11, "status --json: exit %d: %s%s", r.rc, r.out, r.err);
+	cr_expect_str_eq(r.out, "");
+
+	/* the read-only commands without --socket: the default socket's answer */
+	RUN_AS(&r, 65534, "list");
+	cr_expect_eq(r.rc, 11, "list: exit %d: %s%s", r.rc, r.out, r.err);
+	snprintf(want, sizeof(want), "execgate: list: permission denied on %s; ", kh.pin_dir);
+	cr_expect(strstr(r.err, want) == r.err, "%s", r.err);
+	RUN_AS(&r, 65534, "show", "--sandbox", DD_SANDBOX);
+	cr_expect_eq(r.rc, 11, "show: exit %d: %s%s", r.rc, r.out, r.err);
+	RUN_AS(&r, 65534, "events", "--drain", "--socket", dd.socket);
+	cr_expect_eq(r.rc, 11, "events: exit %d: %s%s", r.rc, r.out, r.err);
+	cr_expect(strstr(r.err, "answers: loaded"), "%s", r.err);
+
+	/* root reads the pins: the report as before */
+	RUN_AS(&r, 0, "status", "--socket", dd.socket);
+	cr_expect_eq(r.rc, 0, "status as root: exit %d: %s", r.rc, r.err);
+	cr_expect(strstr(r.out, ": loaded\n"), "%s", r.out);
+}
+
+Test(daemon_cli_beside, events_does_not_steal_from_the_daemon)
+{
+	static struct run r;
+	static char want[1024];
+
+	RUN_AS(&r, 0, "events", "--drain", "--socket", dd.socket);
+	snprintf(want, sizeof(want),
+		 "execgate: events: execgated at %s reads the events of %s: a second reader "
+		 "would take events from it; read its stream (curl --unix-socket %s "
+		 "http://localhost/v1/events), or --force\n",
+		 dd.socket, kh.pin_dir, dd.socket);
+	cr_expect_eq(r.rc, 12, "events beside the daemon: exit %d: %s%s", r.rc, r.out, r.err);
+	cr_expect_str_eq(r.err, want);
+	RUN_AS(&r, 0, "events", "--drain", "--force", "--socket", dd.socket);
+	cr_expect_eq(r.rc, 0, "events --force: exit %d: %s%s", r.rc, r.out, r.err);
+
+	/* the daemon gone, the ring is free to read */
+	cr_assert_eq(dd_stop(SIGTERM), 0);
+	RUN_AS(&r, 0, "events", "--drain", "--socket", dd.socket);
+	cr_expect_eq(r.rc, 0, "events without a daemon: exit %d: %s%s", r.rc, r.out, r.err);
+}
