@@ -4,44 +4,23 @@
  * what the daemon answers, never "not loaded"; `execgate events` does not
  * take events from the daemon's ring unless forced. Real processes: the
  * CLI runs as uid 65534 with the admit group, by setuid. */
-#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <criterion/criterion.h>
 #include "dd.h"
 
 TestSuite(daemon_cli_beside, .init = dd_setup, .fini = dd_teardown, .timeout = 60);
 
-struct run {
-	int rc;
-	char out[8192], err[4096];
-};
-
-static void drain(int fd, char *buf, size_t size)
-{
-	size_t used = 0;
-	ssize_t n;
-
-	while (used + 1 < size && (n = read(fd, buf + used, size - 1 - used)) > 0)
-		used += (size_t)n;
-	buf[used] = '\0';
-}
-
 /* execgate ARGS... --pin-dir P --state-dir S, as uid (0: as root) with
- * the admit group; stdout and stderr apart. */
-static void run_as(struct run *r, uid_t uid, const char *const *args)
+ * the admit group. */
+static void run_as(struct kh_split *r, uid_t uid, const char *const *args)
 {
-	const char *argv[32], *bin = getenv("EXECGATE_BIN");
-	gid_t admit = DD_ADMIT_GID;
-	int o[2], e[2], st, n = 0;
-	pid_t pid;
+	const char *argv[32];
+	int n = 0;
 
-	cr_assert_not_null(bin, "EXECGATE_BIN must name the execgate binary");
-	argv[n++] = "execgate";
 	for (; *args && n < 27; args++)
 		argv[n++] = *args;
 	argv[n++] = "--pin-dir";
@@ -49,35 +28,14 @@ static void run_as(struct run *r, uid_t uid, const char *const *args)
 	argv[n++] = "--state-dir";
 	argv[n++] = kh.state_dir;
 	argv[n] = NULL;
-	cr_assert_eq(pipe(o), 0);
-	cr_assert_eq(pipe(e), 0);
-	pid = fork();
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		dup2(o[1], 1);
-		dup2(e[1], 2);
-		close(o[0]);
-		close(e[0]);
-		if (uid && (setgroups(1, &admit) || setgid(65534) || setuid(uid)))
-			_exit(126);
-		execv(bin, (char *const *)argv);
-		_exit(127);
-	}
-	close(o[1]);
-	close(e[1]);
-	drain(o[0], r->out, sizeof(r->out));
-	drain(e[0], r->err, sizeof(r->err));
-	close(o[0]);
-	close(e[0]);
-	cr_assert_eq(waitpid(pid, &st, 0), pid);
-	r->rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	kh_cli_split(r, uid, DD_ADMIT_GID, argv);
 }
 
 #define RUN_AS(r, uid, ...) run_as((r), (uid), (const char *const[]){__VA_ARGS__, NULL})
 
 Test(daemon_cli_beside, status_without_access_names_what_the_daemon_answers)
 {
-	static struct run r;
+	static struct kh_split r;
 	static char want[1024];
 	struct dd_resp s;
 
@@ -120,7 +78,7 @@ Test(daemon_cli_beside, status_without_access_names_what_the_daemon_answers)
 
 Test(daemon_cli_beside, events_does_not_steal_from_the_daemon)
 {
-	static struct run r;
+	static struct kh_split r;
 	static char want[1024];
 
 	RUN_AS(&r, 0, "events", "--drain", "--socket", dd.socket);
