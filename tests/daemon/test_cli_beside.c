@@ -3,7 +3,8 @@
  * of the admit group, who cannot read root's 0700 pins, is told that and
  * what the daemon answers, never "not loaded"; `execgate events` does not
  * take events from the daemon's ring unless forced. Real processes: the
- * CLI runs as uid 65534 with the admit group, by setuid. */
+ * CLI runs as uid 65534 with the admit group, by setuid. And a pin dir off
+ * bpffs is the operator's mistake in the daemon's config too. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,4 +97,23 @@ Test(daemon_cli_beside, events_does_not_steal_from_the_daemon)
 	cr_assert_eq(dd_stop(SIGTERM), 0);
 	RUN_AS(&r, 0, "events", "--drain", "--socket", dd.socket);
 	cr_expect_eq(r.rc, 0, "events without a daemon: exit %d: %s%s", r.rc, r.out, r.err);
+}
+
+/* The same mistake in the daemon's config: a pin_dir off bpffs is a
+ * config error (exit 2, which the unit's RestartPreventExitStatus keeps
+ * systemd from retrying), not "tier not offered" (5). */
+Test(daemon_cli_beside, pin_dir_off_bpffs_is_a_config_error)
+{
+	char out[8192], saved[sizeof(kh.pin_dir)];
+	int rc;
+
+	cr_assert_eq(dd_stop(SIGTERM), 0);
+	memcpy(saved, kh.pin_dir, sizeof(saved));
+	cr_assert_lt(strlen(kh.dir) + 6, sizeof(kh.pin_dir));
+	strcat(strcpy(kh.pin_dir, kh.dir), "/pins");
+	dd_write_config();
+	memcpy(kh.pin_dir, saved, sizeof(saved));
+	rc = kh_run(out, sizeof(out), "timeout", "30", dd_bin(), "--config", dd.config, NULL);
+	cr_expect_eq(rc, 2, "pin_dir off bpffs: exit %d: %s", rc, out);
+	cr_expect(strstr(out, "is not on bpffs"), "%s", out);
 }
