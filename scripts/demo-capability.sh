@@ -132,11 +132,23 @@ NOW_AT=$((NOW + 120 + 16)) check "cap for 7 at expiry+16s" "deny: expired" "A (r
 check "cap for sandbox S" "deny: sandbox-mismatch" "A (runs T)" -- \
 	--sandbox "$T" --worker "$A" --generation 7 --activation 1 "$CAP7"
 check "terminal with a file.read,exec cap" "deny: scope-not-allowed" "A (runs 7)" -- \
+	"${ON_A[@]}" --scope terminal "$CAP7"
+check "the same with --need, --scope's older name" "deny: scope-not-allowed" "A (runs 7)" -- \
 	"${ON_A[@]}" --need terminal "$CAP7"
 check "ServicePort 8080/tcp, in profile" "allow" "A (serves 8080/tcp)" -- \
 	"${ON_A[@]}" --service-port 8080/tcp --port 8080/tcp "$CAPPORT"
 check "ServicePort 8080/tcp, not in profile" "deny: port-not-allowed" "A (serves 9090/tcp)" -- \
 	"${ON_A[@]}" --service-port 9090/tcp --port 8080/tcp "$CAPPORT"
+# --scope and --need are one flag: both given is a flag given twice.
+set +e
+out=$("$EXECGATE" check --keys "$TMP/worker-keys" "${ON_A[@]}" --scope exec --need terminal \
+	"$CAP7" 2>&1)
+rc=$?
+set -e
+if [ "$rc" != 2 ] || [ "$out" != "execgate: check: --need: the scope was given already (--scope and --need are one flag) (execgate check --help)" ]; then
+	say "  ^^^ check --scope X --need Y: expected exit 2 and one usage line; got exit $rc: $out"
+	fails=$((fails + 1))
+fi
 say
 
 say "== the same check, machine-readable (--json, token read from stdin) =="

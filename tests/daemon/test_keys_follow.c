@@ -338,3 +338,41 @@ Test(daemon_keys_follow, keys_remove_waits_for_the_daemon)
 		cr_expect_str_eq(reason, "unknown-key", "the daemon took it once continued");
 	}
 }
+
+/* `execgate keys list --json` is GET /v1/keys, member for member: the
+ * keys, the key files the load skipped (warnings), the digest and the
+ * state dir (docs/schema/key.schema.json). */
+Test(daemon_keys_follow, keys_list_json_is_the_apis_answer)
+{
+	char out[8192], bad[400];
+	struct dd_resp r = {0};
+	json_t *cli, *warn;
+	double end;
+	int rc;
+
+	held_key();
+	snprintf(bad, sizeof(bad), "%s/0000000000000000.pub", keys);
+	write_file(bad, "execgate-ed25519-public-v1 not-hex\n");
+	end = dd_now_ms() + 3000;
+	do {
+		dd_resp_free(&r);
+		usleep(100000);
+		r = dd_req("GET", "/v1/keys", NULL);
+		cr_assert_eq(r.status, 200, "%s", r.body);
+		warn = json_object_get(r.json, "warnings");
+	} while (json_array_size(warn) == 0 && dd_now_ms() < end);
+	cr_assert_eq(json_array_size(warn), 1, "the daemon names the bad file: %s", r.body);
+	cr_assert(
+	    strstr(json_string_value(json_array_get(warn, 0)), "0000000000000000.pub: key-not-hex"),
+	    "%s", r.body);
+
+	/* stdout's one line among the stderr warning lines */
+	rc = kh_cli(out, sizeof(out), "keys", "list", "--json", NULL);
+	cr_assert_eq(rc, 0, "%s", out);
+	cr_assert(strstr(out, "{\"schema_version\""), "%s", out);
+	cli = json_loads(strstr(out, "{\"schema_version\""), JSON_DISABLE_EOF_CHECK, NULL);
+	cr_assert_not_null(cli, "keys list --json: not JSON: %s", out);
+	cr_expect(json_equal(cli, r.json), "keys list --json:\n%s\nGET /v1/keys:\n%s", out, r.body);
+	json_decref(cli);
+	dd_resp_free(&r);
+}

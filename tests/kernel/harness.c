@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -183,6 +184,52 @@ int kh_run(char *out, size_t size, const char *prog, ...)
 	rc = run_va(out, size, prog, false, ap);
 	va_end(ap);
 	return rc;
+}
+
+static void drain_fd(int fd, char *buf, size_t size)
+{
+	size_t used = 0;
+	ssize_t n;
+
+	while (used + 1 < size && (n = read(fd, buf + used, size - 1 - used)) > 0)
+		used += (size_t)n;
+	buf[used] = '\0';
+}
+
+void kh_cli_split(struct kh_split *r, uid_t uid, gid_t supp, const char *const *args)
+{
+	const char *bin = getenv("EXECGATE_BIN"), *argv[32];
+	int o[2], e[2], st, n = 0;
+	pid_t pid;
+
+	cr_assert_not_null(bin, "EXECGATE_BIN must name the execgate binary");
+	argv[n++] = "execgate";
+	for (; *args && n < 31; args++)
+		argv[n++] = *args;
+	argv[n] = NULL;
+	cr_assert_eq(pipe(o), 0);
+	cr_assert_eq(pipe(e), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		dup2(o[1], 1);
+		dup2(e[1], 2);
+		close(o[0]);
+		close(e[0]);
+		if (uid && (setgroups(1, &supp) || setgid(65534) || setuid(uid)))
+			_exit(126);
+		execv(bin, (char *const *)argv);
+		_exit(127);
+	}
+	close(o[1]);
+	close(e[1]);
+	/* Small outputs: stderr after stdout cannot deadlock below 64 KiB. */
+	drain_fd(o[0], r->out, sizeof(r->out));
+	drain_fd(e[0], r->err, sizeof(r->err));
+	close(o[0]);
+	close(e[0]);
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	r->rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
 void kh_keys(void)

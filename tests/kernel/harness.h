@@ -74,6 +74,15 @@ extern pid_t kh_last_pid;
 /* Any program (absolute path or PATH lookup); no dirs added. */
 int kh_run(char *out, size_t size, const char *prog, ...) __attribute__((sentinel));
 
+/* `execgate ARGS...` (args NULL-terminated; no dirs added), stdout and
+ * stderr apart. uid 0: as this process; else as uid, gid 65534, with the
+ * one supplementary group supp (a member of the daemon's admit group). */
+struct kh_split {
+	int rc; /* exit status, 128+signal when killed */
+	char out[16384], err[4096];
+};
+void kh_cli_split(struct kh_split *r, uid_t uid, gid_t supp, const char *const *args);
+
 /* keygen into keys_dir and `execgate keys add`; fills kh.kid. */
 void kh_keys(void);
 /* A token from execgate-issue cap for the given identity (ttl seconds,

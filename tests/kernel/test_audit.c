@@ -344,12 +344,23 @@ Test(audit, load_sets_the_mode_and_a_reload_without_it_enforces)
 
 	rc = kh_cli(out, sizeof(out), "load", "--cgroup", kh.cgroup, "--mode", "audit", NULL);
 	cr_assert_eq(rc, 0, "load --mode audit: exit %d: %s", rc, out);
+	cr_assert(strstr(out, "mode: global enforce -> audit"), "%s", out);
 	cr_assert_eq(kh_child_connect(&caller, vsock, NULL, NULL), 0, "audit after load");
 	rc = kh_cli(out, sizeof(out), "load", "--cgroup", kh.cgroup, "--mode", "monitor", NULL);
 	cr_assert_eq(rc, 2, "load --mode monitor: exit %d: %s", rc, out);
 	rc = kh_cli(out, sizeof(out), "load", "--cgroup", kh.cgroup, NULL);
 	cr_assert_eq(rc, 0, "load: exit %d: %s", rc, out);
+	cr_assert(strstr(out, "mode: global audit -> enforce"), "%s", out);
 	cr_assert_eq(kh_child_connect(&caller, vsock, NULL, NULL), -EPERM, "enforce after reload");
+	/* The switch line only where the mode changed or was given: a reload
+	 * of an enforcing node without --mode switches nothing. */
+	rc = kh_cli(out, sizeof(out), "load", "--cgroup", kh.cgroup, NULL);
+	cr_assert_eq(rc, 0, "load: exit %d: %s", rc, out);
+	cr_assert_null(strstr(out, "mode: global"), "%s", out);
+	rc = kh_cli(out, sizeof(out), "load", "--cgroup", kh.cgroup, "--mode", "enforce", NULL);
+	cr_assert_eq(rc, 0, "load --mode enforce: exit %d: %s", rc, out);
+	cr_assert(strstr(out, "mode: global enforce -> enforce"), "%s", out);
+	cr_assert_eq(kh_child_connect(&caller, vsock, NULL, NULL), -EPERM, "enforce, given");
 }
 
 /* --- the switch under a storm ----------------------------------------------- */

@@ -12,67 +12,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <criterion/criterion.h>
+#include "harness.h"
 
 TestSuite(cli_flags, .timeout = 60);
 
-struct run {
-	int rc;
-	char out[16384], err[4096];
-};
-
-static void drain(int fd, char *buf, size_t size)
-{
-	size_t used = 0;
-	ssize_t n;
-
-	while ((n = read(fd, buf + used, size - 1 - used)) > 0 && used + 1 < size)
-		used += (size_t)n;
-	buf[used] = '\0';
-}
-
 /* execgate ARGV (NULL-terminated), stdout and stderr apart; no pin dir or
  * state dir is given, and none is touched. */
-static void run(struct run *r, const char *const *args)
-{
-	const char *bin = getenv("EXECGATE_BIN");
-	const char *argv[32];
-	int o[2], e[2], st, n = 0;
-	pid_t pid;
-
-	cr_assert_not_null(bin, "EXECGATE_BIN must name the execgate binary");
-	argv[n++] = "execgate";
-	for (; *args && n < 31; args++)
-		argv[n++] = *args;
-	argv[n] = NULL;
-	cr_assert_eq(pipe(o), 0);
-	cr_assert_eq(pipe(e), 0);
-	pid = fork();
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		dup2(o[1], 1);
-		dup2(e[1], 2);
-		close(o[0]);
-		close(e[0]);
-		execv(bin, (char *const *)argv);
-		_exit(127);
-	}
-	close(o[1]);
-	close(e[1]);
-	/* Small outputs: stderr after stdout cannot deadlock below 64 KiB. */
-	drain(o[0], r->out, sizeof(r->out));
-	drain(e[0], r->err, sizeof(r->err));
-	close(o[0]);
-	close(e[0]);
-	cr_assert_eq(waitpid(pid, &st, 0), pid);
-	r->rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-#define RUN(r, ...) run((r), (const char *const[]){__VA_ARGS__, NULL})
+#define RUN(r, ...) kh_cli_split((r), 0, 0, (const char *const[]){__VA_ARGS__, NULL})
 
 /* The subcommands `execgate --help` lists. */
 static size_t commands(char names[][32], size_t max)
 {
-	static struct run r;
+	static struct kh_split r;
 	size_t n = 0;
 
 	RUN(&r, "--help");
@@ -91,7 +42,7 @@ struct flag {
 };
 
 /* The flags `execgate CMD --help` documents, help text included. */
-static size_t flags(const char *cmd, struct flag *f, size_t max, struct run *r)
+static size_t flags(const char *cmd, struct flag *f, size_t max, struct kh_split *r)
 {
 	size_t n = 0;
 	char *save;
@@ -169,7 +120,7 @@ Test(cli_flags, every_subcommand_has_help_with_every_flag_described)
 {
 	static char names[32][32];
 	static struct flag f[40];
-	static struct run r;
+	static struct kh_split r;
 	size_t n = commands(names, 32);
 
 	cr_assert_geq(n, 14, "execgate --help lists %zu commands", n);
@@ -197,7 +148,7 @@ Test(cli_flags, errors_carry_the_command_and_abbreviations_are_refused)
 {
 	static char names[32][32], want[256];
 	static struct flag f[40];
-	static struct run r, h;
+	static struct kh_split r, h;
 	size_t n = commands(names, 32);
 
 	for (size_t i = 0; i < n; i++) {
@@ -253,7 +204,7 @@ Test(cli_flags, every_single_valued_flag_given_twice_is_refused)
 	};
 	static char names[32][32], want[256];
 	static struct flag f[40];
-	static struct run r, h;
+	static struct kh_split r, h;
 	const char *args[16];
 	size_t n = commands(names, 32), tried = 0, nargs;
 
@@ -291,7 +242,7 @@ Test(cli_flags, every_single_valued_flag_given_twice_is_refused)
 				args[nargs++] = opt;
 			}
 			args[nargs] = NULL;
-			run(&r, args);
+			kh_cli_split(&r, 0, 0, args);
 			snprintf(want, sizeof(want),
 				 "execgate: %s: --%s: given more than once (execgate %s --help)\n",
 				 names[i], f[k].name, names[i]);
@@ -318,7 +269,7 @@ Test(cli_flags, socket_paths_with_control_characters_are_refused)
 	static const char *const bad[] = {"/tmp/a\nb", "/tmp/a\tb", "/tmp/a\x1b[2Jb", "/tmp/\x7f",
 					  ""};
 	static const char *const opt[] = {"--bridge-socket", "--vmm-socket"};
-	static struct run r;
+	static struct kh_split r;
 
 	for (size_t o = 0; o < 2; o++)
 		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -329,4 +280,99 @@ Test(cli_flags, socket_paths_with_control_characters_are_refused)
 			cr_assert(strstr(r.err, bad[i][0] ? "control character" : "empty path"),
 				  "%s", r.err);
 		}
+}
+
+/* guarantees: none */
+Test(cli_flags, global_options_go_before_or_after_the_command)
+{
+	/* Dirs that do not exist: each command fails the same way on them,
+	 * before anything is opened. */
+	static const char *const pin = "/nonexistent/execgate-cli-flags/pins";
+	static const char *const state = "/nonexistent/execgate-cli-flags/state";
+	static struct kh_split before, after;
+
+	RUN(&before, "--pin-dir", pin, "status");
+	RUN(&after, "status", "--pin-dir", pin);
+	cr_assert_eq(before.rc, 7, "--pin-dir X status: exit %d: %s", before.rc, before.err);
+	cr_assert_eq(before.rc, after.rc);
+	cr_assert_str_eq(before.out, after.out);
+	cr_assert(strstr(before.out, pin), "status does not name the pin dir: %s", before.out);
+
+	RUN(&before, "--pin-dir", pin, "--state-dir", state, "-v", "keys", "list");
+	RUN(&after, "keys", "list", "--pin-dir", pin, "--state-dir", state);
+	cr_assert_neq(before.rc, 2, "before keys: exit 2: %s", before.err);
+	cr_assert_eq(before.rc, after.rc, "%s / %s", before.err, after.err);
+	cr_assert(strstr(before.err, "execgate: keys: ") && strstr(before.err, pin), "%s",
+		  before.err);
+
+	RUN(&before, "--pin-dir=/nonexistent/x", "list");
+	RUN(&after, "list", "--pin-dir=/nonexistent/x");
+	cr_assert_eq(before.rc, after.rc);
+	cr_assert_str_eq(before.err, after.err);
+
+	/* Once on each side is twice. */
+	RUN(&before, "--pin-dir", pin, "status", "--pin-dir", pin);
+	cr_assert_eq(before.rc, 2);
+	cr_assert_str_eq(before.err, "execgate: status: --pin-dir: given more than once "
+				     "(execgate status --help)\n");
+	/* A command without dirs refuses them wherever they are. */
+	RUN(&before, "--pin-dir", pin, "verdict", "verify");
+	cr_assert_eq(before.rc, 2);
+	cr_assert(strstr(before.err, "execgate: verdict: --pin-dir: unknown option"), "%s",
+		  before.err);
+	/* No command, or no value. */
+	RUN(&before, "--pin-dir", pin);
+	cr_assert_eq(before.rc, 2, "%s", before.err);
+	cr_assert(strstr(before.err, "no command"), "%s", before.err);
+	RUN(&before, "--state-dir");
+	cr_assert_eq(before.rc, 2, "%s", before.err);
+	cr_assert(strstr(before.err, "missing DIR"), "%s", before.err);
+}
+
+/* guarantees: none */
+Test(cli_flags, help_command_is_the_commands_help)
+{
+	static char names[32][32];
+	static struct kh_split r, h;
+	size_t n = commands(names, 32);
+
+	cr_assert_geq(n, 14, "execgate --help lists %zu commands", n);
+	for (size_t i = 0; i < n; i++) {
+		RUN(&r, "help", names[i]);
+		RUN(&h, names[i], "--help");
+		cr_assert_eq(r.rc, 0, "help %s: exit %d: %s", names[i], r.rc, r.err);
+		cr_assert_str_eq(r.out, h.out, "help %s differs from %s --help", names[i],
+				 names[i]);
+	}
+	RUN(&r, "help");
+	RUN(&h, "--help");
+	cr_assert_eq(r.rc, 0);
+	cr_assert_str_eq(r.out, h.out);
+	RUN(&r, "help", "no-such-command");
+	cr_assert_eq(r.rc, 2);
+	cr_assert_str_eq(r.err, "execgate: no-such-command: unknown command (execgate --help)\n");
+	RUN(&r, "help", "status", "list");
+	cr_assert_eq(r.rc, 2, "%s", r.err);
+}
+
+/* guarantees: none */
+Test(cli_flags, load_pin_dir_off_bpffs_is_a_usage_error)
+{
+	static char dir[] = "/tmp/execgate-cli-flags-XXXXXX", pins[64], want[256];
+	static struct kh_split r;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(pins, sizeof(pins), "%s/pins", dir);
+	/* Refused before any probe, so nothing is loaded or attached. */
+	RUN(&r, "load", "--pin-dir", pins, "--state-dir", dir);
+	snprintf(want, sizeof(want),
+		 "execgate: load: pin dir %s: %s is not on bpffs (pick a directory under "
+		 "/sys/fs/bpf, or mount bpffs first)\n",
+		 pins, dir);
+	cr_expect_eq(r.rc, 2, "load --pin-dir off bpffs: exit %d: %s", r.rc, r.err);
+	cr_expect_str_eq(r.err, want);
+	cr_expect_neq(access(pins, F_OK), 0, "load created %s", pins);
+	rmdir(pins);
+	unlink(strcat(strcpy(want, dir), "/probe"));
+	cr_assert_eq(rmdir(dir), 0, "%s left with files in it", dir);
 }

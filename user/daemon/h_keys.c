@@ -14,23 +14,16 @@ static int add_key(const char *kid, const uint8_t pk[32], void *ctx)
 }
 
 /* The key files the load skipped (one line each in text) as a JSON array
- * of printable strings, each also logged as a warning line of its own. */
+ * of printable strings (the one form `execgate keys list --json` prints
+ * too), each also logged as a warning line of its own. */
 static json_t *warnings(const char *text, bool log)
 {
-	json_t *arr = json_array();
+	json_t *arr = eg_json_lines(text), *line;
+	size_t i;
 
-	while (*text) {
-		size_t n = strcspn(text, "\n");
-		char line[EG_ERR_MAX * 4 + 1];
-
-		egd_log_escape(text, n, line, sizeof(line));
-		json_array_append_new(arr, json_string(line));
-		if (log)
-			egd_log(EGD_LOG_WARNING, "keys: skipped: %s", line);
-		text += n;
-		if (*text)
-			text++;
-	}
+	if (log)
+		json_array_foreach(arr, i, line)
+		    egd_log(EGD_LOG_WARNING, "keys: skipped: %s", json_string_value(line));
 	return arr;
 }
 

@@ -584,7 +584,11 @@ int main(int argc, char **argv)
 			   sizeof(err));
 	if (rc) {
 		egd_log(EGD_LOG_ERR, "load: %s", err);
-		exit_code = rc == -EOPNOTSUPP ? EXIT_UNSUPPORTED : EXIT_ERROR;
+		/* -EINVAL: the config's mistake (a pin_dir off bpffs), which
+		 * a restart would only repeat. */
+		exit_code = rc == -EOPNOTSUPP ? EXIT_UNSUPPORTED
+			    : rc == -EINVAL   ? EXIT_USAGE
+					      : EXIT_ERROR;
 		goto out;
 	}
 	rc = apply_mode(&d.cfg, err, sizeof(err));

@@ -40,10 +40,15 @@ void eg_cli_help(const struct eg_cli_cmd *cmd, FILE *f)
 	fprintf(f, "usage: execgate %s %s\n\n%s\n\noptions:\n", cmd->name, cmd->args, cmd->about);
 	eg_opts_help_rows(f, cmd->opts);
 	if (cmd->dirs)
-		eg_opts_help_rows(f, dir_opts);
+		eg_cli_help_dirs(f);
 	eg_opts_help_std(f);
-	fprintf(f, "\nexit codes: 0 ok/allow, 1 failed, 2 usage, 3 refresh-route, 4 deny,\n"
-		   "5 tier not offered, 6 stale install, 7 not found / not loaded\n");
+	fputc('\n', f);
+	eg_cli_exit_codes_brief(f);
+}
+
+void eg_cli_help_dirs(FILE *f)
+{
+	eg_opts_help_rows(f, dir_opts);
 }
 
 int eg_cli_usage(const struct eg_cli_parse *p, const char *fmt, ...)

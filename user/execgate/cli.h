@@ -65,6 +65,9 @@ int eg_cli_next_identity(struct eg_cli_parse *p, struct eg_identity_opts *id, co
 int eg_cli_usage(const struct eg_cli_parse *p, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void eg_cli_help(const struct eg_cli_cmd *cmd, FILE *f);
+/* The help rows of --pin-dir and --state-dir, which every command with
+ * dirs takes, before its name (execgate --pin-dir X status) or after. */
+void eg_cli_help_dirs(FILE *f);
 
 /* "execgate: <command>: <msg>\n" on stderr. */
 void eg_cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

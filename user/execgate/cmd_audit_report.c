@@ -13,6 +13,7 @@
 #include <jansson.h>
 #include <execgate/admin.h>
 #include "execgate/commands.h"
+#include "execgate/daemon_ask.h"
 #include "frontend/unix_get.h"
 #include "lib/json.h"
 
@@ -27,13 +28,6 @@ static const struct eg_opt audit_report_opts[] = {
     EG_OPT("json", NULL, "the report as one JSON document (schema_version 2)"),
     EG_OPT_END,
 };
-
-static bool same_dir(const char *a, const char *b)
-{
-	struct stat sa, sb;
-
-	return !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
 
 /* 1: *json is the daemon's report; 0: no daemon serves this pin dir here
  * (read the ring); else an exit code after the message. */
@@ -73,7 +67,7 @@ static int ask_daemon(const struct eg_cli_parse *p, const char *sock, bool sock_
 		*json = NULL;
 		return EG_EXIT_ERROR;
 	}
-	ours = same_dir(json_string_value(json_object_get(doc, "pin_dir")), p->pin_dir);
+	ours = eg_cli_same_pin_dir(json_string_value(json_object_get(doc, "pin_dir")), p->pin_dir);
 	json_decref(doc);
 	if (ours)
 		return 1;
@@ -135,9 +129,10 @@ static int run_audit_report(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	if (p.npos)
 		return eg_cli_usage(&p, "%s: unexpected argument", p.pos[0]);
 	rc = ask_daemon(&p, sock, sock_given, since, &json);
-	if (rc == 0)
-		rc = read_ring(&p, since, &json);
-	else if (rc == 1)
+	if (rc == 0) {
+		rc = eg_cli_pins_denied(p.pin_dir, sock);
+		rc = rc >= 0 ? rc : read_ring(&p, since, &json);
+	} else if (rc == 1)
 		rc = EG_EXIT_OK;
 	if (rc)
 		return rc;

@@ -25,10 +25,11 @@ static const struct eg_opt check_opts[] = {
     EG_OPT("retired-below", "N", "offline record: generations below N are retired here"),
     EG_OPT_MANY("service-port", "PORT/tcp|udp", "offline record: a ServicePort of the execution"),
     EG_OPT("no-record", NULL, "offline: no record here (refresh-route: no-record)"),
-    EG_OPT("need", "SCOPE",
-	   "the access asked for (file.read, file.write, exec, terminal, watch, "
-	   "control, serviceport)"),
-    EG_OPT("port", "N/tcp|udp", "ServicePort traffic to this port (implies --need serviceport)"),
+    EG_OPT("scope", "LIST",
+	   "the access asked for, comma-separated (file.read, file.write, exec, terminal, "
+	   "watch, control, serviceport), as admit's --scope and the API's scope"),
+    EG_OPT("need", "LIST", "the same as --scope (its older name)"),
+    EG_OPT("port", "N/tcp|udp", "ServicePort traffic to this port (implies --scope serviceport)"),
     EG_OPT("established", NULL, "a stream already open (an activation change keeps it)"),
     EG_OPT("now", "UNIX", "judge the token at this unix time (seconds) instead of the clock"),
     EG_OPT("json", NULL, "print the verdict as one JSON object (schema_version 2)"),
@@ -44,6 +45,7 @@ static int run_check(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	struct eg_worker *w;
 	const char *name, *val, *keys = NULL;
 	bool no_record = false, have_now = false;
+	unsigned scope_given = 0;
 	char err[EG_ERR_MAX], *text = NULL;
 	int c, rc;
 
@@ -54,13 +56,19 @@ static int run_check(const struct eg_cli_cmd *cmd, int argc, char **argv)
 			keys = val;
 		} else if (!strcmp(name, "no-record")) {
 			no_record = true;
-		} else if (!strcmp(name, "need")) {
+		} else if (!strcmp(name, "scope") || !strcmp(name, "need")) {
+			/* One flag by two names: given by both, it is given twice. */
+			if (scope_given++)
+				return eg_cli_usage(&p,
+						    "--%s: the scope was given already "
+						    "(--scope and --need are one flag)",
+						    name);
 			if (eg_scope_parse(val, &a.req.scope))
 				return eg_cli_usage(&p,
-						    "--need '%s': not a list of file.read, "
+						    "--%s '%s': not a list of file.read, "
 						    "file.write, exec, terminal, watch, control, "
 						    "serviceport",
-						    val);
+						    name, val);
 		} else if (!strcmp(name, "port")) {
 			if (eg_port_parse(val, &a.req.port, &a.req.proto))
 				return eg_cli_usage(&p, "--port '%s': not PORT/tcp or PORT/udp",
@@ -123,7 +131,7 @@ static int run_check(const struct eg_cli_cmd *cmd, int argc, char **argv)
 
 const struct eg_cli_cmd eg_cmd_check = {
     .name = "check",
-    .args = "[--keys DIR|FILE <record flags>] [--need SCOPE] [--port N/tcp|udp] [--established]\n"
+    .args = "[--keys DIR|FILE <record flags>] [--scope LIST] [--port N/tcp|udp] [--established]\n"
 	    "       [--now UNIX] [--json] TOKEN|-",
     .about = "The verdict admit would give, without a grant: verifies TOKEN and compares it\n"
 	     "with the installed record of its sandbox. With --keys, offline: the keys come\n"

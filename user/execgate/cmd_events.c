@@ -6,6 +6,7 @@
 #include <string.h>
 #include "execgate/text.h"
 #include "execgate/commands.h"
+#include "execgate/daemon_ask.h"
 #include "execgate/ring.h"
 #include "lib/json.h"
 
@@ -67,6 +68,10 @@ static const struct eg_opt events_opts[] = {
     EG_OPT("json", NULL, "one JSON object per line (schema_version 2)"),
     EG_OPT("count", "N", "exit 0 after exactly N events"),
     EG_OPT("drain", NULL, "print the events pending now, then exit 0 (with --count: at most N)"),
+    EG_CLI_SOCKET_OPT("when it serves this pin dir and reads its ring, events refuses (exit 12)"),
+    EG_OPT("force", NULL,
+	   "read the ring even though execgated reads it (each event then reaches only one of "
+	   "the two)"),
     EG_OPT_END,
 };
 
@@ -78,8 +83,9 @@ static int run_events(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	struct eg_cli_parse p;
 	struct eg_worker *w;
 	struct sigaction sa;
-	const char *name, *val;
-	bool drain = false;
+	const char *name, *val, *sock = EG_DAEMON_DEFAULT_SOCKET;
+	bool drain = false, force = false, loaded;
+	char said[512];
 	uint64_t count;
 	int c, n, rc;
 
@@ -87,6 +93,10 @@ static int run_events(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	while ((c = eg_cli_next(&p, &name, &val)) == 1) {
 		if (!strcmp(name, "drain")) {
 			drain = true;
+		} else if (!strcmp(name, "force")) {
+			force = true;
+		} else if (!strcmp(name, "socket")) {
+			sock = val;
 		} else if (eg_cli_parse_u64(val, 1000000000, &count) || !count) {
 			return eg_cli_usage(&p, "--count %s: not a positive number", val);
 		} else {
@@ -98,6 +108,19 @@ static int run_events(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	f.json = p.json;
 	if (p.npos)
 		return eg_cli_usage(&p, "%s: unexpected argument", p.pos[0]);
+	rc = eg_cli_pins_denied(p.pin_dir, sock);
+	if (rc >= 0)
+		return rc;
+	/* The ring has one read position: beside the daemon that reads it,
+	 * each event would reach one of the two readers, and the daemon's
+	 * streams and audit report would miss what this took. */
+	if (!force && eg_cli_daemon_serves(sock, p.pin_dir, &loaded, said, sizeof(said))) {
+		eg_cli_err("execgated at %s reads the events of %s: a second reader would take "
+			   "events from it; read its stream (curl --unix-socket %s "
+			   "http://localhost/v1/events), or --force",
+			   sock, p.pin_dir, sock);
+		return EG_EXIT_DAEMON_READS;
+	}
 	if (eg_cli_worker_open(&p, &w))
 		return EG_EXIT_ERROR;
 	if (!eg_node_worker_id_text(p.state_dir, worker_id))
@@ -135,10 +158,12 @@ static int run_events(const struct eg_cli_cmd *cmd, int argc, char **argv)
 
 const struct eg_cli_cmd eg_cmd_events = {
     .name = "events",
-    .args = "[--json] [--count N] [--drain]",
+    .args = "[--json] [--count N] [--drain] [--socket PATH] [--force]",
     .about = "Prints the kernel's denial events (pid, hook, reason, sandbox, epoch, path or\n"
 	     "VSOCK address) with their wall-clock time (RFC 3339, UTC, nanoseconds), until\n"
-	     "SIGINT/SIGTERM. Run one reader per worker: the ring buffer has one position.",
+	     "SIGINT/SIGTERM. The ring buffer has one read position: where execgated serves\n"
+	     "this pin dir (at --socket) it is the reader, and events refuses (exit 12)\n"
+	     "unless --force; read its GET /v1/events instead.",
     .opts = events_opts,
     .dirs = true,
     .run = run_events,

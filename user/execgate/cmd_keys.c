@@ -182,8 +182,14 @@ static int run_keys(const struct eg_cli_cmd *cmd, int argc, char **argv)
 
 		rc = o.json && !doc ? -ENOMEM : eg_worker_keys_list(w, list_one, &o);
 		if (doc) {
+			/* The members of GET /v1/keys, in its order: one
+			 * schema (docs/schema/key.schema.json) for both. */
+			eg_worker_keys_warnings(w, err, sizeof(err));
+			json_object_set_new(doc, "warnings", eg_json_lines(err));
+			err[0] = '\0';
 			eg_worker_keys_digest(w, digest);
 			json_object_set_new(doc, "digest", json_string(digest));
+			json_object_set_new(doc, "state_dir", json_string(p.state_dir));
 		}
 		if (rc < 0) {
 			snprintf(err, sizeof(err), "keys: %s", strerror(-rc));

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 #include "execgate/commands.h"
+#include "execgate/daemon_ask.h"
 #include "execgate/sandbox_cmd.h"
 #include "lib/json.h"
 
@@ -30,6 +31,9 @@ static int run_list(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	int rc;
 
 	rc = eg_cli_parse_json_only(&p, cmd, argc, argv);
+	if (rc >= 0)
+		return rc;
+	rc = eg_cli_pins_denied(p.pin_dir, EG_DAEMON_DEFAULT_SOCKET);
 	if (rc >= 0)
 		return rc;
 	if (eg_cli_worker_open(&p, &w))

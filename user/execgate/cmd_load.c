@@ -37,7 +37,9 @@ static int run_load(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	const char *name, *val, *require = NULL, *cgroup = NULL, *mode = "enforce";
 	const char *inet_val = NULL;
 	char err[EG_ERR_MAX], who[64];
+	char now[8] = "";
 	uint64_t inet_tags = 0;
+	bool mode_given = false;
 	int c, rc;
 
 	eg_cli_parse_init(&p, cmd, argc, argv);
@@ -47,7 +49,7 @@ static int run_load(const struct eg_cli_cmd *cmd, int argc, char **argv)
 		else if (!strcmp(name, "require"))
 			require = val;
 		else if (!strcmp(name, "mode"))
-			mode = val;
+			mode = val, mode_given = true;
 		else if (!strcmp(name, "inet-tags"))
 			inet_val = val;
 	}
@@ -75,10 +77,15 @@ static int run_load(const struct eg_cli_cmd *cmd, int argc, char **argv)
 					 : EG_EXIT_ERROR;
 	}
 	/* Right after the load: a fresh load has no records, so nothing is
-	 * decided before this; a reload keeps the pinned mode until here. */
+	 * decided before this; a reload keeps the pinned mode until here.
+	 * Without --mode, a node already enforcing is left as it is: no
+	 * switch to count or log (a fresh load's maps start in enforce). */
 	snprintf(who, sizeof(who), "uid %u pid %d (execgate load --mode)", (unsigned)getuid(),
 		 (int)getpid());
-	rc = eg_mode_set(p.pin_dir, p.state_dir, NULL, mode, who, NULL, err, sizeof(err));
+	rc = 0;
+	if (mode_given || eg_mode_get(p.pin_dir, now, NULL, NULL, NULL, err, sizeof(err)) ||
+	    strcmp(now, mode))
+		rc = eg_mode_set(p.pin_dir, p.state_dir, NULL, mode, who, NULL, err, sizeof(err));
 	if (rc) {
 		eg_cli_err("loaded, but the mode was not set: %s", err);
 		return EG_EXIT_ERROR;

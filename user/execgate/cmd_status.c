@@ -4,6 +4,7 @@
 #include <string.h>
 #include <execgate/admin.h>
 #include "execgate/commands.h"
+#include "execgate/daemon_ask.h"
 
 static const struct eg_opt status_opts[] = {
     EG_OPT("json", NULL, "print the report as one JSON object (schema_version 2)"),
@@ -13,6 +14,7 @@ static const struct eg_opt status_opts[] = {
     EG_OPT("require-enforce", NULL,
 	   "exit 1 when audit decides anywhere: the global mode, or any sandbox's own mode "
 	   "(for health checks; the report reads audit (not enforced) either way)"),
+    EG_CLI_SOCKET_OPT("asked what it serves when the pin dir cannot be read here"),
     EG_OPT_END,
 };
 
@@ -20,7 +22,7 @@ static int run_status(const struct eg_cli_cmd *cmd, int argc, char **argv)
 {
 	struct eg_attach_info attach;
 	struct eg_cli_parse p;
-	const char *name, *val;
+	const char *name, *val, *sock = EG_DAEMON_DEFAULT_SOCKET;
 	bool require_root = false, require_enforce = false;
 	char mode[8], err[EG_ERR_MAX];
 	unsigned n_audit = 0;
@@ -30,6 +32,8 @@ static int run_status(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	while ((c = eg_cli_next(&p, &name, &val)) == 1) {
 		if (!strcmp(name, "require-enforce"))
 			require_enforce = true;
+		else if (!strcmp(name, "socket"))
+			sock = val;
 		else
 			require_root = true; /* --require-root-attach */
 	}
@@ -37,6 +41,11 @@ static int run_status(const struct eg_cli_cmd *cmd, int argc, char **argv)
 		return p.exit;
 	if (p.npos)
 		return eg_cli_usage(&p, "%s: unexpected argument", p.pos[0]);
+	/* A user of the admit group cannot read root's pins: "not loaded"
+	 * would be a lie while the daemon serving them answers. */
+	rc = eg_cli_pins_denied(p.pin_dir, sock);
+	if (rc >= 0)
+		return rc;
 	rc = eg_status_write_attach(p.pin_dir, p.state_dir, stdout, p.json, &attach);
 	if (rc && rc != -ENOENT)
 		eg_cli_err("%s", strerror(-rc));
@@ -64,14 +73,15 @@ static int run_status(const struct eg_cli_cmd *cmd, int argc, char **argv)
 
 const struct eg_cli_cmd eg_cmd_status = {
     .name = "status",
-    .args = "[--json] [--require-root-attach] [--require-enforce]",
+    .args = "[--json] [--require-root-attach] [--require-enforce] [--socket PATH]",
     .about = "Tiers, programs, guarantees (held or not, and why), counters and map fill.\n"
 	     "Changes nothing: what the kernel offers is what load probed. Exit 0 when\n"
 	     "loaded, 7 when nothing is loaded at the pin dir (the report is printed).\n"
 	     "Warns (cgroup-not-root) when the cgroup programs are attached below the\n"
 	     "cgroup root; exit 1 for that only with --require-root-attach. Under audit\n"
 	     "(global or any sandbox) each guarantee reads audit (not enforced); exit 1\n"
-	     "for that only with --require-enforce.",
+	     "for that only with --require-enforce. Where the pin dir cannot be read here\n"
+	     "(permission denied), exit 11 with what execgated at --socket answers.",
     .opts = status_opts,
     .dirs = true,
     .run = run_status,

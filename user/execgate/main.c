@@ -21,28 +21,111 @@ static void verbose(void)
 	eg_log_set_level(EG_LOG_DEBUG);
 }
 
+static void help_exit_codes_row(FILE *f)
+{
+	const struct eg_opt row[] = {
+	    EG_OPT("help-exit-codes", NULL,
+		   "print the exit codes and their meanings, one per line, and exit 0"),
+	    EG_OPT_END,
+	};
+
+	eg_opts_help_rows(f, row);
+}
+
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: execgate COMMAND [ARGS]   (execgate COMMAND --help for its flags)\n");
+	fprintf(f, "usage: execgate [--pin-dir DIR] [--state-dir DIR] COMMAND [ARGS]\n"
+		   "(execgate help COMMAND, or execgate COMMAND --help: its flags)\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %s%s%s\n", commands[i]->name, commands[i]->args[0] ? " " : "",
 			commands[i]->args);
-	fprintf(f,
-		"every command takes --pin-dir DIR (default %s) and --state-dir DIR\n"
-		"(default %s), and --help\n"
-		"exit codes: 0 ok/allow, 1 failed, 2 usage, 3 refresh-route, 4 deny, 5 tier not\n"
-		"available, 6 stale install, 7 not found/not loaded, 8 stream cut failed, 9 key\n"
-		"change not taken by execgated, 10 install refused (wrong-worker, not-selected)\n"
-		"\noptions:\n",
-		EG_WORKER_DEFAULT_PIN_DIR, EG_WORKER_DEFAULT_STATE_DIR);
+	fprintf(f, "every command but verdict takes --pin-dir and --state-dir, before the command\n"
+		   "or among its flags; every command takes --help\n");
+	eg_cli_exit_codes_brief(f);
+	fprintf(f, "\noptions:\n");
+	eg_cli_help_dirs(f);
+	help_exit_codes_row(f);
 	eg_opts_help_std(f);
+}
+
+/* The global options a command also takes among its own flags: the
+ * dirs (with a value, "--pin-dir X" or "--pin-dir=X") and -v. */
+static int global_option(char **argv, int i, int argc)
+{
+	static const char *const with_value[] = {"--pin-dir", "--state-dir"};
+	const char *a = argv[i];
+
+	if (!strcmp(a, "-v") || !strcmp(a, "--verbose"))
+		return 1;
+	for (size_t k = 0; k < sizeof(with_value) / sizeof(with_value[0]); k++) {
+		size_t n = strlen(with_value[k]);
+
+		if (strncmp(a, with_value[k], n))
+			continue;
+		if (a[n] == '=')
+			return 1;
+		if (!a[n])
+			return i + 1 < argc ? 2 : -1;
+	}
+	return 0;
+}
+
+/* "execgate --pin-dir X keys list" is "execgate keys --pin-dir X list", as
+ * bpftool and systemctl take their global options on either side of the
+ * command: the global options before the command word move to just after
+ * it, where the command's parser takes them (and refuses one given twice,
+ * or one the command has no use for). -1 with a usage error printed. */
+static int hoist_global_options(int argc, char **argv)
+{
+	int i = 1, n;
+
+	while (i < argc && (n = global_option(argv, i, argc)) != 0) {
+		if (n < 0) {
+			fprintf(stderr, "execgate: %s: missing DIR (execgate --help)\n", argv[i]);
+			return -1;
+		}
+		i += n;
+	}
+	if (i > 1 && i >= argc) {
+		fprintf(stderr,
+			"execgate: no command after the global options (execgate --help)\n");
+		return -1;
+	}
+	if (i == 1 || argv[i][0] == '-')
+		return 0; /* none, or an option eg_opts_top takes or refuses */
+	char *cmd = argv[i];
+
+	memmove(&argv[2], &argv[1], (size_t)(i - 1) * sizeof(*argv));
+	argv[1] = cmd;
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
+	char *help_argv[4];
 	int rc;
 
 	eg_opts_verbose(verbose);
+	if (argc == 2 && !strcmp(argv[1], "--help-exit-codes")) {
+		eg_cli_exit_codes_doc(stdout);
+		return EG_EXIT_OK;
+	}
+	if (hoist_global_options(argc, argv))
+		return EG_EXIT_USAGE;
+	/* "execgate help CMD" is "execgate CMD --help". */
+	if (argc >= 3 && !strcmp(argv[1], "help")) {
+		if (argc > 3) {
+			fprintf(stderr,
+				"execgate: help: %s: unexpected argument (execgate --help)\n",
+				argv[3]);
+			return EG_EXIT_USAGE;
+		}
+		help_argv[0] = argv[0];
+		help_argv[1] = argv[2];
+		help_argv[2] = "--help";
+		help_argv[3] = NULL;
+		argv = help_argv;
+	}
 	rc = eg_opts_top("execgate", &argc, argv, usage);
 	if (rc >= 0)
 		return rc;

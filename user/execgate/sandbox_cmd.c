@@ -2,6 +2,7 @@
 /* What install, retire, forget, show and list share: the --sandbox
  * parse, the text of a record and of the streams a change cut. */
 #include <string.h>
+#include "execgate/daemon_ask.h"
 #include "execgate/commands.h"
 #include "execgate/text.h"
 #include "execgate/sandbox_cmd.h"
@@ -63,6 +64,9 @@ int eg_cli_open_sandbox(struct eg_cli_parse *p, const struct eg_cli_cmd *cmd, in
 		return eg_cli_usage(p, "%s: unexpected argument", p->pos[0]);
 	if (!have)
 		return eg_cli_usage(p, "--sandbox is required");
+	c = eg_cli_pins_denied(p->pin_dir, EG_DAEMON_DEFAULT_SOCKET);
+	if (c >= 0)
+		return c;
 	return eg_cli_worker_open_for(p, w, writes ? sandbox : NULL) ? EG_EXIT_ERROR : -1;
 }
 

@@ -75,6 +75,10 @@ json_t *eg_json_forget(const uint8_t sandbox[EG_ID_BYTES], unsigned endpoints_re
 json_t *eg_json_keys(json_t **keys);
 int eg_json_key_add(json_t *keys, const char *kid, const uint8_t pk[32]);
 json_t *eg_json_key_change(const char *kid, const char *what, bool value);
+/* The "warnings" of the key set and of a key change (the key files the
+ * load skipped, eg_worker_keys_warnings' lines): one string per line, its
+ * bytes as eg_json_bytes writes them. NULL on ENOMEM. */
+json_t *eg_json_lines(const char *text);
 
 /* A denial event; wall_ns is its CLOCK_REALTIME time; worker_id may be
  * NULL (JSON null) when the worker's id is not known. */

@@ -2,6 +2,7 @@
 /* Denial events and the key set (lib/json.h). */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include "core/ids.h"
 #include "lib/json.h"
 #include "loader/inet.h"
@@ -54,6 +55,22 @@ json_t *eg_json_keys(json_t **keys)
 		return NULL;
 	}
 	return o;
+}
+
+json_t *eg_json_lines(const char *text)
+{
+	json_t *arr = json_array();
+
+	while (arr && *text) {
+		size_t n = strcspn(text, "\n");
+
+		if (json_array_append_new(arr, eg_json_bytes(text, n))) {
+			json_decref(arr);
+			return NULL;
+		}
+		text += n + (text[n] ? 1 : 0);
+	}
+	return arr;
 }
 
 int eg_json_key_add(json_t *keys, const char *kid, const uint8_t pk[32])

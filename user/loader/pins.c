@@ -71,16 +71,42 @@ static int mkdir_p(const char *path, mode_t mode)
 	return 0;
 }
 
+/* Only the standard mount point is mounted on demand: mounting bpffs over
+ * an arbitrary directory would hide what is there. */
+static bool mountable(const char *pin_dir, const char *anc)
+{
+	return !strncmp(pin_dir, EG_BPFFS_MOUNT "/", strlen(EG_BPFFS_MOUNT) + 1) &&
+	       !strcmp(anc, EG_BPFFS_MOUNT);
+}
+
+int eg_pins_check(const char *pin_dir, char *err, size_t err_size)
+{
+	char anc[EG_PIN_PATH_MAX];
+
+	if (pin_dir[0] != '/') {
+		snprintf(err, err_size, "pin dir %s: must be an absolute path", pin_dir);
+		return -EINVAL;
+	}
+	existing_ancestor(pin_dir, anc, sizeof(anc));
+	if (!is_bpffs(anc) && !mountable(pin_dir, anc)) {
+		snprintf(err, err_size,
+			 "pin dir %s: %s is not on bpffs (pick a directory under " EG_BPFFS_MOUNT
+			 ", or mount bpffs first)",
+			 pin_dir, anc);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int eg_pins_prepare(const char *pin_dir, char *err, size_t err_size)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	char anc[EG_PIN_PATH_MAX], links[EG_PIN_PATH_MAX];
 	int rc;
 
-	if (pin_dir[0] != '/') {
-		snprintf(err, err_size, "pin dir %s: must be an absolute path", pin_dir);
-		return -EINVAL;
-	}
+	rc = eg_pins_check(pin_dir, err, err_size);
+	if (rc)
+		return rc;
 	if (ncpu <= 0 || ncpu > EG_COUNTER_CPUS) {
 		snprintf(err, err_size,
 			 "this host has %d possible CPUs; eg_counters has slots for %d", ncpu,
@@ -89,13 +115,6 @@ int eg_pins_prepare(const char *pin_dir, char *err, size_t err_size)
 	}
 	existing_ancestor(pin_dir, anc, sizeof(anc));
 	if (!is_bpffs(anc)) {
-		/* Only the standard mount point is mounted on demand: mounting
-		 * bpffs over an arbitrary directory would hide what is there. */
-		if (strncmp(pin_dir, EG_BPFFS_MOUNT "/", strlen(EG_BPFFS_MOUNT) + 1) ||
-		    strcmp(anc, EG_BPFFS_MOUNT)) {
-			snprintf(err, err_size, "pin dir %s: %s is not on bpffs", pin_dir, anc);
-			return -ENOTSUP;
-		}
 		if (mount("bpf", EG_BPFFS_MOUNT, "bpf", 0, "mode=0700")) {
 			rc = -errno;
 			snprintf(err, err_size, "pin dir %s: mounting bpffs on %s: %s", pin_dir,
@@ -111,8 +130,9 @@ int eg_pins_prepare(const char *pin_dir, char *err, size_t err_size)
 		return rc;
 	}
 	if (!is_bpffs(pin_dir)) {
+		/* a mount below the ancestor, or a race with one */
 		snprintf(err, err_size, "pin dir %s: not on bpffs", pin_dir);
-		return -ENOTSUP;
+		return -EINVAL;
 	}
 	return 0;
 }

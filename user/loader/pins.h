@@ -21,9 +21,13 @@
 
 /* Makes pin_dir and pin_dir/links exist on bpffs. When the nearest existing
  * ancestor is not bpffs and is the standard mount point /sys/fs/bpf, mounts
- * bpffs there first. -ENOTSUP (err says why) when pin_dir cannot be on
- * bpffs. */
+ * bpffs there first. -EINVAL (err says why) when pin_dir cannot be on
+ * bpffs: the operator's mistake, not the kernel's lack. */
 int eg_pins_prepare(const char *pin_dir, char *err, size_t err_size);
+/* Its path rule alone, changing nothing (load runs it before probing):
+ * absolute, and its nearest existing ancestor on bpffs or the standard
+ * mount point. 0 or -EINVAL. */
+int eg_pins_check(const char *pin_dir, char *err, size_t err_size);
 
 /* true iff pin_dir exists on bpffs and holds the records map. */
 bool eg_pins_loaded(const char *pin_dir);

@@ -34,6 +34,10 @@ int eg_tiers_load(const struct eg_tier_ctx *ctx, const char *require, char *err,
 			 EG_INET_TAGS_MIN, EG_INET_TAGS_MAX);
 		return -EINVAL;
 	}
+	/* A pin dir off bpffs is a usage error, said before any probe. */
+	rc = eg_pins_check(ctx->pin_dir, err, err_size);
+	if (rc)
+		return rc;
 	/* A cgroup that is not there is the operator's typo, not a kernel
 	 * without the tier: the cgroup probe would fail on it and the load
 	 * would say "not offered". */
