@@ -238,6 +238,11 @@ Test(daemon_config, systemd_unit_verifies)
 	cr_expect_eq(rc, 0, "capabilities: %s", out);
 	rc = kh_run(out, sizeof(out), "grep", "-c", "^Type=notify$", unit, NULL);
 	cr_expect_eq(rc, 0, "Type=notify: %s", out);
+	/* execgated's exit 2 (usage, config, a worker_id the node key is not
+	 * bound to) and 5 (tier not offered) are not retried: a restart
+	 * cannot fix them, and Restart=on-failure would loop. */
+	rc = kh_run(out, sizeof(out), "grep", "-c", "^RestartPreventExitStatus=2 5$", unit, NULL);
+	cr_expect_eq(rc, 0, "RestartPreventExitStatus=2 5: %s", out);
 }
 
 TestSuite(daemon_keys, .init = dd_setup, .fini = dd_teardown, .timeout = 60);
@@ -470,7 +475,9 @@ Test(daemon_worker_id, corrected_worker_id_needs_node_key_reset)
 		 dd.config, cfg);
 	cr_assert_eq(system(cmd), 0);
 	rc = kh_run(out, sizeof(out), bin(), "--config", cfg, NULL);
-	cr_expect_eq(rc, 1, "a start with another worker id: %s", out);
+	/* A configuration error: 2, which the unit does not restart
+	 * (RestartPreventExitStatus=, daemon_config.systemd_unit_verifies). */
+	cr_expect_eq(rc, 2, "a start with another worker id: %s", out);
 	cr_expect(strstr(out, "node key belongs to worker " DD_WORKER ", not " DD_WORKER_B), "%s",
 		  out);
 	snprintf(cmd, sizeof(cmd), "execgate node-key reset --state-dir %s --worker-id %s",
