@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include <criterion/criterion.h>
@@ -505,4 +506,35 @@ Test(daemon_worker_id, corrected_worker_id_needs_node_key_reset)
 	cr_assert_not_null(fgets(pub_b, sizeof(pub_b), f));
 	fclose(f);
 	cr_expect_str_neq(pub_a, pub_b, "the reset made a new node key");
+}
+
+TestSuite(daemon_state_dir, .init = dd_setup, .fini = dd_teardown, .timeout = 60);
+
+/* The state dir and its keys/ as the unit makes them (StateDirectoryMode=
+ * 0755): a hand-run daemon, started here, creates them the same, whatever
+ * umask it was started under. */
+Test(daemon_state_dir, made_0755_as_the_unit_makes_it)
+{
+	char keys[300], cmd[600], out[4096];
+	struct stat st;
+	int rc;
+
+	snprintf(keys, sizeof(keys), "%s/keys", kh.state_dir);
+	cr_assert_eq(stat(kh.state_dir, &st), 0, "%s: %s", kh.state_dir, strerror(errno));
+	cr_expect_eq(st.st_mode & 07777, 0755, "%s: mode %o", kh.state_dir, st.st_mode & 07777);
+	cr_assert_eq(stat(keys, &st), 0, "%s: %s", keys, strerror(errno));
+	cr_expect_eq(st.st_mode & 07777, 0755, "%s: mode %o", keys, st.st_mode & 07777);
+
+	/* Again from nothing, started under a umask that would make 0700. */
+	cr_assert_eq(dd_stop(SIGTERM), 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", kh.state_dir);
+	cr_assert_eq(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "umask 077 && exec timeout 8 %s --config %s", bin(), dd.config);
+	rc = kh_run(out, sizeof(out), "sh", "-c", cmd, NULL);
+	/* timeout's 124: it served until killed */
+	cr_expect_eq(rc, 124, "%s", out);
+	cr_assert_eq(stat(kh.state_dir, &st), 0, "%s: %s", kh.state_dir, strerror(errno));
+	cr_expect_eq(st.st_mode & 07777, 0755, "under umask 077: %s: mode %o", kh.state_dir,
+		     st.st_mode & 07777);
+	dd_start();
 }

@@ -560,6 +560,10 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	raise_nofile();
+	/* The unit's UMask=: a hand-run daemon makes the state dir and its
+	 * files with the modes systemd's start gives them (0755 directories,
+	 * user/loader/state_dir.h). */
+	umask(0022);
 	signal(SIGPIPE, SIG_IGN);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
