@@ -538,3 +538,41 @@ Test(daemon_state_dir, made_0755_as_the_unit_makes_it)
 		     st.st_mode & 07777);
 	dd_start();
 }
+
+TestSuite(daemon_docs, .init = dd_setup, .fini = dd_teardown, .timeout = 60);
+
+/* A file of the repository, read whole (the tests run from its top). */
+static char *repo_file(const char *path)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = fopen(path, "r");
+
+	cr_assert_not_null(f, "%s: run from the repository's top directory", path);
+	cr_assert_eq(getdelim(&buf, &len, '\0', f) > 0, true, "%s: empty", path);
+	fclose(f);
+	return buf;
+}
+
+/* What the docs show an operator matches what the daemon and the CLI use:
+ * the node key file's typed line in GET /v1/node-key's example, and the
+ * key directory of the README's offline check (the default state dir's). */
+Test(daemon_docs, node_key_example_and_key_dir_are_the_real_ones)
+{
+	struct dd_resp r = dd_req("GET", "/v1/node-key", NULL);
+	char want[128], *api = repo_file("docs/api.md"), *readme = repo_file("README.md");
+	const char *pub;
+	size_t n;
+
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	pub = dd_str(&r, "public_key_file");
+	n = strcspn(pub, " ");
+	cr_assert(n > 0 && pub[n] == ' ', "not a typed key line: %s", pub);
+	snprintf(want, sizeof(want), "\"public_key_file\":\"%.*s ", (int)n, pub);
+	cr_expect(strstr(api, want), "docs/api.md's node-key example does not start %s", want);
+	dd_resp_free(&r);
+	snprintf(want, sizeof(want), "execgate check --keys %s/keys ", EG_WORKER_DEFAULT_STATE_DIR);
+	cr_expect(strstr(readme, want), "README.md's offline check does not use %s", want);
+	free(api);
+	free(readme);
+}
