@@ -47,7 +47,7 @@ import jsonschema
 DOC_KINDS = [
     "verdict", "install-report", "retire-report", "forget-report", "list", "show",
     "key", "key-change", "event", "status", "signed-verdict", "error", "revoke-report",
-    "node-key", "mode-switch", "audit",
+    "node-key", "mode-switch", "audit", "live", "ready",
 ]
 
 # Written to etcd by a worker, not printed: schema-checked examples only.
@@ -76,6 +76,8 @@ API_ROUTES = [
     ("GET", r"/v1/status", "status"),
     ("PUT", r"/v1/mode", "mode-switch"),
     ("GET", r"/v1/audit", "audit"),
+    ("GET", r"/v1/live", "live"),
+    ("GET", r"/v1/ready", "ready"),
 ]
 
 
@@ -181,6 +183,10 @@ def classify_api(request, status, doc):
         # whole report and error/reason on top; everything else is an error.
         if kind in ("install-report", "retire-report") and isinstance(doc, dict) \
                 and "record" in doc:
+            return kind, None
+        # readiness answers 503 with its whole document and error/reason
+        # on top.
+        if kind == "ready" and status == 503 and isinstance(doc, dict) and "ready" in doc:
             return kind, None
         return "error", None
     if kind is None:

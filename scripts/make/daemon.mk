@@ -42,6 +42,8 @@ install-daemon: all
 		> $(DESTDIR)$(SYSTEMDUNITDIR)/execgated.service
 	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/execgated.service
 	install -m 0644 deploy/execgated.conf $(DESTDIR)$(PREFIX)/share/doc/execgate/execgated.conf.example
+	@# The API reference the man pages point at.
+	install -m 0644 docs/api.md $(DESTDIR)$(PREFIX)/share/doc/execgate/api.md
 	install -d $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(SYSCONFDIR)/execgate
 	install -m 0644 deploy/sysusers.d/execgate.conf $(DESTDIR)$(SYSUSERSDIR)/execgate.conf
 	@# An operator's config is never overwritten; the example stays beside the docs.

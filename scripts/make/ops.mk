@@ -100,6 +100,13 @@ test-ops: $(MAN_PAGES) $(BINS) $(OPS_CONFIG_CHECK) | $(DEPS_STAMP)
 	test -f $(OPS_DESTDIR)/usr/share/bash-completion/completions/execgate
 	test "$$(readlink $(OPS_DESTDIR)/usr/share/bash-completion/completions/execgate-issue)" = execgate
 	test "$$(readlink $(OPS_DESTDIR)/usr/share/bash-completion/completions/execgated)" = execgate
+	@echo "test-ops: the API reference the man pages name is installed there"
+	$(MAKE) --no-print-directory BUILD=$(BUILD) DESTDIR=$(OPS_DESTDIR) PREFIX=/usr install-daemon >/dev/null
+	cmp docs/api.md $(OPS_DESTDIR)/usr/share/doc/execgate/api.md
+	for m in execgate.8 execgated.8; do \
+		MANWIDTH=200 man -l $(OPS_DESTDIR)/usr/share/man/man8/$$m 2>/dev/null | \
+			grep -q '/usr/share/doc/execgate/api\.md' || { echo "$$m: names no /usr/share/doc/execgate/api.md"; exit 1; }; \
+	done
 	@echo "test-ops: bash completion"
 	bash ./tests/ops/test-completion.sh $(BUILD)
 	@echo "test-ops: deploy/kubernetes"

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include <criterion/criterion.h>
@@ -238,6 +239,11 @@ Test(daemon_config, systemd_unit_verifies)
 	cr_expect_eq(rc, 0, "capabilities: %s", out);
 	rc = kh_run(out, sizeof(out), "grep", "-c", "^Type=notify$", unit, NULL);
 	cr_expect_eq(rc, 0, "Type=notify: %s", out);
+	/* execgated's exit 2 (usage, config, a worker_id the node key is not
+	 * bound to) and 5 (tier not offered) are not retried: a restart
+	 * cannot fix them, and Restart=on-failure would loop. */
+	rc = kh_run(out, sizeof(out), "grep", "-c", "^RestartPreventExitStatus=2 5$", unit, NULL);
+	cr_expect_eq(rc, 0, "RestartPreventExitStatus=2 5: %s", out);
 }
 
 TestSuite(daemon_keys, .init = dd_setup, .fini = dd_teardown, .timeout = 60);
@@ -470,7 +476,9 @@ Test(daemon_worker_id, corrected_worker_id_needs_node_key_reset)
 		 dd.config, cfg);
 	cr_assert_eq(system(cmd), 0);
 	rc = kh_run(out, sizeof(out), bin(), "--config", cfg, NULL);
-	cr_expect_eq(rc, 1, "a start with another worker id: %s", out);
+	/* A configuration error: 2, which the unit does not restart
+	 * (RestartPreventExitStatus=, daemon_config.systemd_unit_verifies). */
+	cr_expect_eq(rc, 2, "a start with another worker id: %s", out);
 	cr_expect(strstr(out, "node key belongs to worker " DD_WORKER ", not " DD_WORKER_B), "%s",
 		  out);
 	snprintf(cmd, sizeof(cmd), "execgate node-key reset --state-dir %s --worker-id %s",
@@ -498,4 +506,73 @@ Test(daemon_worker_id, corrected_worker_id_needs_node_key_reset)
 	cr_assert_not_null(fgets(pub_b, sizeof(pub_b), f));
 	fclose(f);
 	cr_expect_str_neq(pub_a, pub_b, "the reset made a new node key");
+}
+
+TestSuite(daemon_state_dir, .init = dd_setup, .fini = dd_teardown, .timeout = 60);
+
+/* The state dir and its keys/ as the unit makes them (StateDirectoryMode=
+ * 0755): a hand-run daemon, started here, creates them the same, whatever
+ * umask it was started under. */
+Test(daemon_state_dir, made_0755_as_the_unit_makes_it)
+{
+	char keys[300], cmd[600], out[4096];
+	struct stat st;
+	int rc;
+
+	snprintf(keys, sizeof(keys), "%s/keys", kh.state_dir);
+	cr_assert_eq(stat(kh.state_dir, &st), 0, "%s: %s", kh.state_dir, strerror(errno));
+	cr_expect_eq(st.st_mode & 07777, 0755, "%s: mode %o", kh.state_dir, st.st_mode & 07777);
+	cr_assert_eq(stat(keys, &st), 0, "%s: %s", keys, strerror(errno));
+	cr_expect_eq(st.st_mode & 07777, 0755, "%s: mode %o", keys, st.st_mode & 07777);
+
+	/* Again from nothing, started under a umask that would make 0700. */
+	cr_assert_eq(dd_stop(SIGTERM), 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", kh.state_dir);
+	cr_assert_eq(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "umask 077 && exec timeout 8 %s --config %s", bin(), dd.config);
+	rc = kh_run(out, sizeof(out), "sh", "-c", cmd, NULL);
+	/* timeout's 124: it served until killed */
+	cr_expect_eq(rc, 124, "%s", out);
+	cr_assert_eq(stat(kh.state_dir, &st), 0, "%s: %s", kh.state_dir, strerror(errno));
+	cr_expect_eq(st.st_mode & 07777, 0755, "under umask 077: %s: mode %o", kh.state_dir,
+		     st.st_mode & 07777);
+	dd_start();
+}
+
+TestSuite(daemon_docs, .init = dd_setup, .fini = dd_teardown, .timeout = 60);
+
+/* A file of the repository, read whole (the tests run from its top). */
+static char *repo_file(const char *path)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = fopen(path, "r");
+
+	cr_assert_not_null(f, "%s: run from the repository's top directory", path);
+	cr_assert_eq(getdelim(&buf, &len, '\0', f) > 0, true, "%s: empty", path);
+	fclose(f);
+	return buf;
+}
+
+/* What the docs show an operator matches what the daemon and the CLI use:
+ * the node key file's typed line in GET /v1/node-key's example, and the
+ * key directory of the README's offline check (the default state dir's). */
+Test(daemon_docs, node_key_example_and_key_dir_are_the_real_ones)
+{
+	struct dd_resp r = dd_req("GET", "/v1/node-key", NULL);
+	char want[128], *api = repo_file("docs/api.md"), *readme = repo_file("README.md");
+	const char *pub;
+	size_t n;
+
+	cr_assert_eq(r.status, 200, "%s", r.body);
+	pub = dd_str(&r, "public_key_file");
+	n = strcspn(pub, " ");
+	cr_assert(n > 0 && pub[n] == ' ', "not a typed key line: %s", pub);
+	snprintf(want, sizeof(want), "\"public_key_file\":\"%.*s ", (int)n, pub);
+	cr_expect(strstr(api, want), "docs/api.md's node-key example does not start %s", want);
+	dd_resp_free(&r);
+	snprintf(want, sizeof(want), "execgate check --keys %s/keys ", EG_WORKER_DEFAULT_STATE_DIR);
+	cr_expect(strstr(readme, want), "README.md's offline check does not use %s", want);
+	free(api);
+	free(readme);
 }

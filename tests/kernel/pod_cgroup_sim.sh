@@ -8,8 +8,11 @@
 # pod on a cgroup v2 node). In each, the loader must take the host's mounts
 # for the cgroup v2 root and the memory cgroup root (execgate status), with
 # EXECGATE_HOST_CGROUP and without; the DaemonSet's entrypoint must render
-# the host's root; and a real `execgate load` must attach and create its tag
-# maps from there. Nothing leaves the namespaces: inside, every mount this
+# the host's root; a real `execgate load` must attach and create its tag
+# maps from there; and execgated, started from the rendered config, must
+# answer the DaemonSet's probes: live, ready exactly when status holds the
+# guarantees of the default endpoint kinds (unix, vsock), and after an
+# unload live but not ready. Nothing leaves the namespaces: inside, every mount this
 # process sees is made private before anything is mounted, and the scratch
 # mounts hang off one of those ("/" need not be a mount point, as in a
 # chroot, where `unshare --propagation private` fails). The scratch cgroups,
@@ -21,8 +24,11 @@ set -eu
 
 execgate=$1
 yaml=$2
+execgated=$(dirname "$execgate")/execgated
 [ "$(id -u)" = 0 ] || { echo "pod_cgroup_sim: needs root" >&2; exit 1; }
 [ -x "$execgate" ] || { echo "pod_cgroup_sim: $execgate: not executable" >&2; exit 1; }
+[ -x "$execgated" ] || { echo "pod_cgroup_sim: $execgated: not executable" >&2; exit 1; }
+command -v curl >/dev/null || { echo "pod_cgroup_sim: needs curl (the probes)" >&2; exit 1; }
 command -v unshare >/dev/null || { echo "pod_cgroup_sim: needs unshare (util-linux)" >&2; exit 1; }
 
 scratch=$(mktemp -d /tmp/eg-podsim.XXXXXX)
@@ -51,6 +57,9 @@ rel2=${cg2#/sys/fs/cgroup}       # "" (unified) or /unified (hybrid)
 relmem=${v1mem#/sys/fs/cgroup}   # /memory on hybrid hosts
 
 cleanup() {
+	for f in "$scratch"/daemon-*.pid; do
+		[ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null
+	done
 	"$execgate" unload --pin-dir "$pins" --state-dir "$scratch/state" >/dev/null 2>&1 || true
 	rmdir "$cg2/$name/attach" "$cg2/$name/pod" "$cg2/$name" 2>/dev/null || true
 	# Only directories here: the mounts on them lived in the namespaces.
@@ -168,11 +177,47 @@ if out=$("$execgate" load --cgroup "$want2/$name/attach" --pin-dir "$pins" \
 else
 	bad "execgate load: $out"
 fi
+
+# The DaemonSet's probes, on execgated started from the rendered config in
+# this pod. Only what must stay off the host's own changes: the cgroup (a
+# scratch one, not the root), the pins, the state dir and the socket.
+probe() { # PATH -> "CODE BODY"
+	curl -s --max-time 5 --unix-socket "$sock" -w ' %{http_code}' "http://localhost$1" || true
+}
+sock=$scratch/api-$mode.sock
+echo "$conf" | sed -e "s|^cgroup=.*|cgroup=$want2/$name/attach|" -e "s|^pin_dir=.*|pin_dir=$pins|" \
+	-e "s|^state_dir=.*|state_dir=$scratch/state|" -e "s|^socket=.*|socket=$sock|" >"$scratch/d-$mode.conf"
+EXECGATE_HOST_CGROUP=$host "$execgated" --config "$scratch/d-$mode.conf" >"$scratch/d-$mode.log" 2>&1 &
+echo $! >"$scratch/daemon-$mode.pid"
+for i in $(seq 1 300); do [ -S "$sock" ] && probe /v1/live >/dev/null && break; sleep 0.1; done
+live=$(probe /v1/live)
+expect "execgated: GET /v1/live" "${live##* }" 200
+# Ready exactly when status holds (or holds in audit) a Unix guarantee and
+# the VSOCK one: the host has no BPF LSM (503), a VM with lsm=...,bpf has.
+want=$("$execgate" status --json --pin-dir "$pins" --state-dir "$scratch/state" 2>/dev/null |
+	python3 -c 'import json, sys
+g = {x["name"]: x["held"] or x["audit"] for x in json.load(sys.stdin)["guarantees"]}
+unix = g.get("unix-bridge-socket-grant") or g.get("unix-path-machine-wide")
+print(200 if unix and g.get("vsock-vmm-bridge-only") else 503)')
+ready=$(probe /v1/ready)
+expect "execgated: GET /v1/ready (endpoint kinds unix,vsock)" "${ready##* }" "$want"
+[ "$want" = 200 ] || case $ready in *'"missing":["vsock"]'* | *'"missing":["unix","vsock"]'*)
+	ok "execgated: the 503 names the kinds not enforced" ;;
+	*) bad "execgated: GET /v1/ready: $ready" ;; esac
+"$execgate" unload --pin-dir "$pins" --state-dir "$scratch/state" >/dev/null 2>&1 || bad "execgate unload"
+live=$(probe /v1/live)
+ready=$(probe /v1/ready)
+expect "execgated after execgate unload: GET /v1/live" "${live##* }" 200
+expect "execgated after execgate unload: GET /v1/ready" "${ready##* }" 503
+kill "$(cat "$scratch/daemon-$mode.pid")" 2>/dev/null || true
+wait "$(cat "$scratch/daemon-$mode.pid")" 2>/dev/null || true
+rm -f "$scratch/daemon-$mode.pid"
+[ "$fail" = 0 ] || cat "$scratch/d-$mode.log"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
 EOF
 
-export execgate scratch name pins rel2 relmem
+export execgate execgated scratch name pins rel2 relmem
 rc=0
 # --propagation unchanged: inner.sh makes the mounts it sees private itself.
 unshare -m --propagation unchanged sh "$scratch/inner.sh" bind || rc=1

@@ -3,7 +3,10 @@
  * pod_cgroup_sim.sh, in private mount and cgroup namespaces): the loader
  * takes the host's cgroup mounts for the cgroup v2 root and the memory
  * cgroup root, never the pod's own /sys/fs/cgroup; status names them; the
- * entrypoint renders the host's root; and a load from the pod attaches.
+ * entrypoint renders the host's root; a load from the pod attaches; and
+ * execgated (beside EXECGATE_BIN), started there from the rendered config,
+ * answers the DaemonSet's probes: live, ready exactly when the tiers cover
+ * unix and vsock, and after an unload live but not ready.
  * Runs on the host (make test-kernel) and in each VM of the matrix. */
 #include <limits.h>
 #include <stdio.h>

@@ -24,6 +24,7 @@ int main(int argc, char **argv)
 	printf("state_dir=%s\n", cfg.state_dir);
 	printf("cgroup=%s\n", cfg.cgroup);
 	printf("require=%s\n", cfg.require);
+	printf("endpoint_kinds=%s\n", cfg.endpoint_kinds);
 	printf("socket=%s\n", cfg.socket);
 	if (cfg.admin_group.set)
 		printf("admin_group=%u\n", (unsigned)cfg.admin_group.gid);

@@ -4,10 +4,12 @@
 (yaml.safe_load), the DaemonSet has what execgated needs on a node
 (privileged, hostPID, bpffs, host cgroup, API socket and state hostPaths),
 the ConfigMap's execgated.conf has exactly the daemon's keys and agrees with
-the mounts and the readiness probe, the tier is set per node pool (empty by
-default; docs/kubernetes.md's pool_daemonset makes a pool's own DaemonSet),
-and the entrypoint's cgroup v2 discovery is run on unified, hybrid and legacy
-mountinfo. tests/kernel/pod_cgroup_sim.sh runs the entrypoint and the
+the mounts and the probes (liveness GET /v1/live, readiness GET /v1/ready),
+the tier is set per node pool (empty by default; docs/kubernetes.md's
+pool_daemonset makes a pool's own DaemonSet), the endpoint kinds default to
+unix,vsock, and the entrypoint's cgroup v2 discovery is run on unified,
+hybrid and legacy mountinfo, and its check of the rendered config by
+execgated's parser (a stand-in execgated that runs CONFIG_CHECK). tests/kernel/pod_cgroup_sim.sh runs the entrypoint and the
 loader's root detection in a simulated pod on a real kernel.
 
 With CONFIG_CHECK (tests/ops/config_check.c, built once user/daemon/ has
@@ -48,8 +50,8 @@ def parse_conf(text):
     return conf
 
 
-CONF_KEYS = {"pin_dir", "state_dir", "cgroup", "require", "socket", "admin_group",
-             "admit_group", "worker_id"}
+CONF_KEYS = {"pin_dir", "state_dir", "cgroup", "require", "endpoint_kinds", "socket",
+             "admin_group", "admit_group", "worker_id"}
 
 # mountinfo lines (proc(5)) as a pod with the host's /sys/fs/cgroup at
 # /host/sys/fs/cgroup would see them.
@@ -91,7 +93,7 @@ def daemon_reads(config_check, scratch, layout, text):
 
 
 def run_entrypoint(script, scratch, layout, machine_id, worker_env=None, require=None,
-                   exec_stub=False):
+                   exec_stub=False, kinds=None, config_check=None):
     d = os.path.join(scratch, layout)
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "mountinfo"), "w") as f:
@@ -108,14 +110,22 @@ def run_entrypoint(script, scratch, layout, machine_id, worker_env=None, require
         env["EXECGATE_WORKER_ID"] = worker_env
     if require is not None:
         env["EXECGATE_REQUIRE"] = require
+    if kinds is not None:
+        env["EXECGATE_ENDPOINT_KINDS"] = kinds
     argv = ["sh", script, "--render-only"]
     if exec_stub:
         # A stand-in execgated on PATH: what the entrypoint execs it with.
+        # Its --check-config is execgated's parser (CONFIG_CHECK) when
+        # given, which prints nothing to stderr and exits 0 on a good file.
         bindir = os.path.join(d, "bin")
         os.makedirs(bindir, exist_ok=True)
         stub = os.path.join(bindir, "execgated")
+        check = (f'"{config_check}" "$2" >/dev/null; exit $?' if config_check
+                 else 'echo "check-config $2"; exit 0')
         with open(stub, "w") as f:
-            f.write('#!/bin/sh\necho "argv=$*"\necho "EXECGATE_HOST_CGROUP=$EXECGATE_HOST_CGROUP"\n')
+            f.write('#!/bin/sh\n'
+                    f'if [ "${{3:-}}" = --check-config ]; then {check}; fi\n'
+                    'echo "argv=$*"\necho "EXECGATE_HOST_CGROUP=$EXECGATE_HOST_CGROUP"\n')
         os.chmod(stub, 0o755)
         env["PATH"] = bindir + ":" + env["PATH"]
         argv = argv[:2]
@@ -134,7 +144,7 @@ def check_pool_snippet(repo, ds):
     block = doc.split(marker, 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
     func = block.split("\nkubectl", 1)[0]
     manifest = os.path.join(repo, "deploy", "kubernetes", "execgated.yaml")
-    for tier in ("cgroup", "lsm", "full"):
+    for tier in ("cgroup", "lsm", "tcp", "full"):
         r = subprocess.run(["sh", "-c", func + f'\npool_daemonset {tier} "$1"', "sh", manifest],
                            capture_output=True, text=True)
         try:
@@ -291,6 +301,10 @@ def main():
     # pool DaemonSet of their own.
     check(env.get("EXECGATE_REQUIRE", {}).get("value") == "",
           "EXECGATE_REQUIRE defaults to empty (every tier the kernel offers: no crash loop on 6.1)")
+    # Readiness means enforcement of Unix and VSOCK endpoints by default: a
+    # node without BPF LSM (no VSOCK) stays NotReady.
+    check(env.get("EXECGATE_ENDPOINT_KINDS", {}).get("value") == "unix,vsock",
+          "EXECGATE_ENDPOINT_KINDS defaults to unix,vsock (a node without BPF LSM is not Ready)")
     check(cg is not None and env.get("EXECGATE_HOST_CGROUP", {}).get("value") == cg["mountPath"],
           "EXECGATE_HOST_CGROUP names the host cgroup mount")
     terms = (pod.get("affinity", {}).get("nodeAffinity", {})
@@ -315,17 +329,21 @@ def main():
     check(conf["cgroup"].startswith("@CGROUP_V2_ROOT@"), "cgroup is found on the node")
     check(conf["worker_id"] == "@WORKER_ID@", "worker_id is filled in on the node")
     check(conf["require"] == "@REQUIRE@", "require is set per node pool (EXECGATE_REQUIRE)")
+    check(conf["endpoint_kinds"] == "@ENDPOINT_KINDS@",
+          "endpoint_kinds is set per node pool (EXECGATE_ENDPOINT_KINDS)")
     check(conf["admin_group"].isdigit() and conf["admit_group"].isdigit(),
           "groups are numeric gids (SO_PEERCRED reports host gids)")
 
     cmd = c["command"]
     check(cfg[0]["mountPath"] + "/entrypoint.sh" in cmd, "the container runs entrypoint.sh")
-    for probe in ("readinessProbe", "livenessProbe"):
+    # Liveness is the process (200 after execgate unload too); readiness
+    # is enforcement of the pool's endpoint kinds (tests/daemon/test_health.c).
+    for probe, path in (("readinessProbe", "/v1/ready"), ("livenessProbe", "/v1/live")):
         argv = c.get(probe, {}).get("exec", {}).get("command", [])
-        check(argv[:1] == ["curl"] and "--fail" in argv
+        check(argv[:1] == ["curl"] and "--fail" in argv and "--unix-socket" in argv
               and argv[argv.index("--unix-socket") + 1] == conf["socket"]
-              and argv[-1].endswith("/v1/status"),
-              f"{probe}: curl --fail --unix-socket {conf['socket']} .../v1/status")
+              and argv[-1] == "http://localhost" + path,
+              f"{probe}: curl --fail --unix-socket {conf['socket']} http://localhost{path}")
 
     # The entrypoint: cgroup v2 discovery per layout, worker id from the
     # node's machine id or from EXECGATE_WORKER_ID.
@@ -346,6 +364,8 @@ def main():
         check(f"cgroup {layout} at {root}" in r.stderr, f"entrypoint {layout}: names the layout")
         check(set(got) == CONF_KEYS - {"require"} and all("@" not in v for v in got.values()),
               f"entrypoint {layout}: every placeholder filled, no require line by default")
+        check(got.get("endpoint_kinds") == "unix,vsock",
+              f"entrypoint {layout}: endpoint_kinds=unix,vsock by default")
         if config_check:
             daemon_reads(config_check, scratch, layout, r.stdout)
     r = run_entrypoint(script, scratch, "legacy", mid)
@@ -371,14 +391,36 @@ def main():
               f"entrypoint: EXECGATE_REQUIRE={tier} renders require={tier}")
         if config_check and r.returncode == 0:
             daemon_reads(config_check, scratch, "unified", r.stdout)
+    r = run_entrypoint(script, scratch, "unified", mid, kinds="vsock,tcp")
+    got = parse_conf(r.stdout) if r.returncode == 0 else {}
+    check(got.get("endpoint_kinds") == "vsock,tcp",
+          "entrypoint: EXECGATE_ENDPOINT_KINDS=vsock,tcp renders endpoint_kinds=vsock,tcp")
+    if config_check and r.returncode == 0:
+        daemon_reads(config_check, scratch, "unified", r.stdout)
+    r = run_entrypoint(script, scratch, "unified", mid, kinds="unix|vsock")
+    check(r.returncode == 1 and "EXECGATE_ENDPOINT_KINDS=unix|vsock: not a list" in r.stderr,
+          f"entrypoint: EXECGATE_ENDPOINT_KINDS that sed cannot take is refused ({r.stderr.strip()})")
     r = run_entrypoint(script, scratch, "unified", mid, require="tcp-and-more")
     check(r.returncode == 1 and "EXECGATE_REQUIRE=tcp-and-more: not one of" in r.stderr,
           f"entrypoint: a bad EXECGATE_REQUIRE is refused ({r.stderr.strip()})")
-    r = run_entrypoint(script, scratch, "hybrid", mid, exec_stub=True)
+    r = run_entrypoint(script, scratch, "hybrid", mid, exec_stub=True, config_check=config_check)
     check(r.returncode == 0 and "EXECGATE_HOST_CGROUP=/host/sys/fs/cgroup" in r.stdout
           and "argv=--config " in r.stdout,
           "entrypoint: execs execgated --config with EXECGATE_HOST_CGROUP exported ("
-          + " ".join(r.stdout.split()) + ")")
+          + " ".join(r.stdout.split()) + r.stderr.strip() + ")")
+    # A value only execgated's parser knows to be wrong: the entrypoint
+    # asks it before the start and names the pod's variables.
+    if config_check:
+        r = run_entrypoint(script, scratch, "hybrid", mid, exec_stub=True,
+                           config_check=config_check, kinds="unix,smtp")
+        check(r.returncode == 1 and "argv=" not in r.stdout
+              and "EXECGATE_ENDPOINT_KINDS=unix,smtp is refused" in r.stderr
+              and "smtp: not one of unix, vsock, tcp" in r.stderr,
+              f"entrypoint: a config execgated refuses is not started ({r.stderr.strip()})")
+        r = run_entrypoint(script, scratch, "hybrid", mid, exec_stub=True,
+                           config_check=config_check, require="tcp")
+        check(r.returncode == 0 and "argv=--config " in r.stdout,
+              f"entrypoint: EXECGATE_REQUIRE=tcp is started ({r.stderr.strip()})")
 
     check_pool_snippet(repo, ds)
     check_pod_uid_snippet(repo, scratch)

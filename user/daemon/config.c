@@ -91,6 +91,49 @@ static int set_tier(const struct key *k, struct egd_config *c, const char *v, ch
 	return 0;
 }
 
+const char *const egd_endpoint_kinds[EGD_ENDPOINT_KINDS] = {"unix", "vsock", "tcp"};
+
+int egd_endpoint_kind_find(const char *s, size_t len)
+{
+	for (int i = 0; i < EGD_ENDPOINT_KINDS; i++)
+		if (strlen(egd_endpoint_kinds[i]) == len && !strncmp(s, egd_endpoint_kinds[i], len))
+			return i;
+	return -1;
+}
+
+/* KIND[,KIND...] of egd_endpoint_kinds[], each once. */
+static int set_kinds(const struct key *k, struct egd_config *c, const char *v, char *why,
+		     size_t why_size)
+{
+	unsigned seen = 0;
+
+	for (const char *p = v; *p;) {
+		size_t len = strcspn(p, ",");
+		int i = egd_endpoint_kind_find(p, len);
+
+		if (i < 0) {
+			snprintf(why, why_size, "%.*s: not one of unix, vsock, tcp", (int)len, p);
+			return -EINVAL;
+		}
+		if (seen & (1u << i)) {
+			snprintf(why, why_size, "%s: given twice", egd_endpoint_kinds[i]);
+			return -EINVAL;
+		}
+		seen |= 1u << i;
+		p += len;
+		if (*p == ',' && !*++p) {
+			snprintf(why, why_size, "empty kind after a comma");
+			return -EINVAL;
+		}
+	}
+	if (!seen || strlen(v) >= k->size) {
+		snprintf(why, why_size, "not a list of unix, vsock, tcp");
+		return -EINVAL;
+	}
+	snprintf(FIELD(c, k), k->size, "%s", v);
+	return 0;
+}
+
 /* The global mode the daemon sets at start, as `execgate load --mode`. */
 static int set_mode(const struct key *k, struct egd_config *c, const char *v, char *why,
 		    size_t why_size)
@@ -309,6 +352,13 @@ static const struct key keys[] = {
      "none: load what the kernel offers",
      "refuse to start (exit 5, nothing loaded) unless the kernel offers that tier; full "
      "is every tier (cgroup, lsm and tcp), as execgate load --require"},
+    {"endpoint_kinds", set_kinds, show_text, F(endpoint_kinds), 0, 0,
+     "KIND[,KIND...] of unix, vsock, tcp", "unix,vsock", NULL,
+     "the endpoint kinds this node's sandboxes use: GET /v1/ready answers 200 only while "
+     "the loaded tiers enforce every one of them (unix: the cgroup tier, or the lsm tier "
+     "on kernels without connect_unix; vsock: the lsm tier; tcp: the tcp tier), else 503 "
+     "naming the kinds left unenforced and why. The default fails on a node without BPF "
+     "LSM, which cannot enforce VSOCK (docs/kubernetes.md)"},
     {"mode", set_mode, show_text, F(mode), 0, 0, "enforce or audit", "enforce", NULL,
      "the global mode set at every start, as execgate load --mode: a mode switched at run "
      "time (PUT /v1/mode, execgate mode) lasts until the next start, which logs the reset "

@@ -31,7 +31,10 @@ struct egd_config {
 	char cgroup[EGD_PATH_MAX]; /* "" : the cgroup v2 root, as `execgate load` */
 	char require[16];	   /* "" : load what the kernel offers */
 	char mode[8];		   /* the global mode set at start: enforce, audit */
-	unsigned inet_tags;	   /* 0: the pinned map's, else the default */
+	/* GET /v1/ready: the endpoint kinds the tiers must cover, as
+	 * written ("unix,vsock", of egd_endpoint_kinds[]). */
+	char endpoint_kinds[32];
+	unsigned inet_tags; /* 0: the pinned map's, else the default */
 	char socket[EGD_SOCKET_MAX];
 	struct egd_group admin_group, admit_group;
 	uint8_t worker_id[EG_ID_BYTES];
@@ -61,6 +64,13 @@ struct egd_config {
 	unsigned etcd_reconcile_interval; /* seconds between full reconciles */
 	unsigned keyset_min_version;	  /* 0: none (docs/fleet.md, "Freshness") */
 };
+
+/* The endpoint kinds endpoint_kinds may name (h_health.c: which
+ * guarantees enforce each). */
+#define EGD_ENDPOINT_KINDS 3
+extern const char *const egd_endpoint_kinds[EGD_ENDPOINT_KINDS];
+/* The index of the kind s[0..len), or -1. */
+int egd_endpoint_kind_find(const char *s, size_t len);
 
 /* Reads file into cfg (defaults first). On error err holds the one-line
  * message "config FILE:LINE: ..." and -EINVAL (or -errno when the file

@@ -8,51 +8,57 @@
 #include "daemon/http.h"
 #include "fleetd/worker.h"
 
-/* What `execgate status --json` prints, from the same function. */
-enum MHD_Result egd_h_status(struct egd_call *c)
+int egd_status_doc(struct egd *d, json_t **doc)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	int rc;
 
+	*doc = NULL;
 	if (!f)
-		return MHD_NO;
-	rc = eg_status_write(c->d->cfg.pin_dir, c->d->cfg.state_dir, f, true);
+		return -ENOMEM;
+	rc = eg_status_write(d->cfg.pin_dir, d->cfg.state_dir, f, true);
 	fclose(f);
-	if (rc == -ENOENT) {
-		free(buf);
+	if (!rc) {
+		*doc = json_loadb(buf, len, 0, NULL);
+		if (!json_is_object(*doc)) {
+			json_decref(*doc);
+			*doc = NULL;
+			rc = -EBADMSG;
+		}
+	}
+	free(buf);
+	return rc;
+}
+
+/* What `execgate status --json` prints, from the same function. */
+enum MHD_Result egd_h_status(struct egd_call *c)
+{
+	char digest[EG_KEYS_DIGEST_TEXT_LEN];
+	json_t *doc;
+	size_t n;
+	int rc = egd_status_doc(c->d, &doc);
+
+	if (rc == -ENOENT)
 		return egd_reply_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "not loaded",
 				       "nothing is loaded at %s", c->d->cfg.pin_dir);
-	}
-	if (rc) {
-		free(buf);
+	if (rc == -EBADMSG)
+		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error",
+				       "status: not a JSON object");
+	if (rc)
 		return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error", "%s",
 				       strerror(-rc));
-	}
-	{
-		/* The daemon's own part of status (docs/api.md, "GET
-		 * /v1/status"), after what the CLI prints: the key set it
-		 * holds rather than the directory's, and the fleet watcher's
-		 * state. */
-		json_t *doc = json_loadb(buf, len, 0, NULL);
-		char digest[EG_KEYS_DIGEST_TEXT_LEN];
-		size_t n;
-
-		free(buf);
-		if (!json_is_object(doc)) {
-			json_decref(doc);
-			return egd_reply_error(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal error",
-					       "status: not a JSON object");
-		}
-		n = eg_worker_keys_digest(c->d->worker, digest);
-		json_object_set_new(doc, "key_set",
-				    json_pack("{s:I,s:s,s:s,s:n}", "keys", (json_int_t)n, "digest",
-					      digest, "source", "daemon", "error"));
-		if (c->d->fleet)
-			json_object_set_new(doc, "fleet", eg_fleet_worker_status(c->d->fleet));
-		return egd_reply_json(c, MHD_HTTP_OK, doc);
-	}
+	/* The daemon's own part of status (docs/api.md, "GET /v1/status"),
+	 * after what the CLI prints: the key set it holds rather than the
+	 * directory's, and the fleet watcher's state. */
+	n = eg_worker_keys_digest(c->d->worker, digest);
+	json_object_set_new(doc, "key_set",
+			    json_pack("{s:I,s:s,s:s,s:n}", "keys", (json_int_t)n, "digest", digest,
+				      "source", "daemon", "error"));
+	if (c->d->fleet)
+		json_object_set_new(doc, "fleet", eg_fleet_worker_status(c->d->fleet));
+	return egd_reply_json(c, MHD_HTTP_OK, doc);
 }
 
 enum MHD_Result egd_h_metrics(struct egd_call *c)

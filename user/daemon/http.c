@@ -39,6 +39,8 @@ static const struct route routes[] = {
     {"PUT", "/v1/keys/{}", egd_h_key_put, EGD_ROLE_ADMIN},
     {"DELETE", "/v1/keys/{}", egd_h_key_delete, EGD_ROLE_ADMIN},
     {"GET", "/v1/status", egd_h_status, EGD_ROLE_ADMIT},
+    {"GET", "/v1/live", egd_h_live, EGD_ROLE_ADMIT},
+    {"GET", "/v1/ready", egd_h_ready, EGD_ROLE_ADMIT},
     {"GET", "/v1/events", egd_h_events, EGD_ROLE_ADMIT},
     {"PUT", "/v1/mode", egd_h_mode_put, EGD_ROLE_ADMIN},
     {"GET", "/v1/audit", egd_h_audit, EGD_ROLE_ADMIT},

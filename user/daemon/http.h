@@ -52,6 +52,10 @@ json_t *egd_body_object(struct egd_call *c, enum MHD_Result *replied);
 int egd_http_start(struct egd *d, char *err, size_t err_size);
 void egd_http_stop(struct egd *d);
 
+/* execgate status --json's document for d's pins (h_status.c): 0, -ENOENT
+ * when nothing is loaded there, -EBADMSG or another -errno on failure. */
+int egd_status_doc(struct egd *d, json_t **doc);
+
 /* Handlers (h_*.c). */
 enum MHD_Result egd_h_admit(struct egd_call *c);
 enum MHD_Result egd_h_check(struct egd_call *c);
@@ -66,6 +70,8 @@ enum MHD_Result egd_h_keys_list(struct egd_call *c);
 enum MHD_Result egd_h_key_put(struct egd_call *c);
 enum MHD_Result egd_h_key_delete(struct egd_call *c);
 enum MHD_Result egd_h_status(struct egd_call *c);
+enum MHD_Result egd_h_live(struct egd_call *c);
+enum MHD_Result egd_h_ready(struct egd_call *c);
 enum MHD_Result egd_h_events(struct egd_call *c);
 enum MHD_Result egd_h_metrics(struct egd_call *c);
 enum MHD_Result egd_h_mode_put(struct egd_call *c);

@@ -31,7 +31,9 @@
 #include "fleet/etcd.h"
 #include "fleetd/worker.h"
 
-/* Exit codes, as the execgate CLI's. */
+/* Exit codes, as the execgate CLI's. A configuration error is 2, which
+ * the unit's RestartPreventExitStatus= keeps systemd from retrying: no
+ * restart fixes it. */
 #define EXIT_ERROR	 1
 #define EXIT_USAGE	 2
 #define EXIT_UNSUPPORTED 5
@@ -72,8 +74,9 @@ static void usage(const struct eg_opts *p, FILE *f)
 		   "do (setns, sock_diag, pidfd_getfd: GET /v1/status); SIGTERM/SIGINT stop the\n"
 		   "service (the programs stay attached).\n"
 		   "\n"
-		   "exit codes: 0 stopped cleanly, 1 start-up failed, 2 usage or configuration,\n"
-		   "5 the required tier is not offered\n");
+		   "exit codes: 0 stopped cleanly, 1 start-up failed, 2 usage or configuration\n"
+		   "(worker_id not the one the state dir's node key belongs to too), 5 the\n"
+		   "required tier is not offered\n");
 }
 
 static void mkdirs(const char *path, mode_t mode)
@@ -557,6 +560,10 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	raise_nofile();
+	/* The unit's UMask=: a hand-run daemon makes the state dir and its
+	 * files with the modes systemd's start gives them (0755 directories,
+	 * user/loader/state_dir.h). */
+	umask(0022);
 	signal(SIGPIPE, SIG_IGN);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
@@ -610,6 +617,10 @@ int main(int argc, char **argv)
 				      &created, err, sizeof(err));
 		if (rc) {
 			egd_log(EGD_LOG_ERR, "node key: %s", err);
+			/* worker_id is not the node key's: the config (or the
+			 * state dir) must change, a retry never helps */
+			if (rc == -EEXIST)
+				exit_code = EXIT_USAGE;
 			goto out;
 		}
 		if (created)

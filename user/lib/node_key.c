@@ -20,6 +20,7 @@
 #include "lib/json.h"
 #include "core/signed_verdict.h"
 #include "lib/worker.h"
+#include "loader/state_dir.h"
 
 static int path_in(char *out, size_t size, const char *dir, const char *name)
 {
@@ -99,7 +100,7 @@ int eg_node_key_init(const char *state_dir, const char *worker_id, char *pub_pat
 		snprintf(err, err_size, "worker id %s: not a UUID", worker_id);
 		return -EINVAL;
 	}
-	if (mkdir(state_dir, 0700) && errno != EEXIST) {
+	if (mkdir(state_dir, EG_STATE_DIR_MODE) && errno != EEXIST) {
 		rc = -errno;
 		snprintf(err, err_size, "state dir %s: %s", state_dir, strerror(-rc));
 		return rc;

@@ -15,6 +15,7 @@
 #include <sodium.h>
 #include "lib/worker.h"
 #include "loader/proc_id.h"
+#include "loader/state_dir.h"
 
 #define DEFAULT_CACHE 4096
 
@@ -152,7 +153,7 @@ int eg_wk_write_begin(struct eg_worker *w, char *err, size_t err_size)
 
 	pthread_mutex_lock(&w->write_lock);
 	if (w->state_lock_fd < 0) {
-		if (mkdir(w->state_dir, 0700) && errno != EEXIST) {
+		if (mkdir(w->state_dir, EG_STATE_DIR_MODE) && errno != EEXIST) {
 			rc = -errno;
 			set_err(err, err_size, "state dir %s: %s", w->state_dir, strerror(-rc));
 			goto fail;

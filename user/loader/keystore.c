@@ -15,15 +15,16 @@
 #include "core/fd_io.h"
 #include "core/key_file.h"
 #include "loader/runtime.h"
+#include "loader/state_dir.h"
 
 static int keys_dir(const char *state_dir, char *out, size_t size, bool create)
 {
 	if ((size_t)snprintf(out, size, "%s/keys", state_dir) >= size)
 		return -ENAMETOOLONG;
 	if (create) {
-		if (mkdir(state_dir, 0700) && errno != EEXIST)
+		if (mkdir(state_dir, EG_STATE_DIR_MODE) && errno != EEXIST)
 			return -errno;
-		if (mkdir(out, 0700) && errno != EEXIST)
+		if (mkdir(out, EG_STATE_DIR_MODE) && errno != EEXIST)
 			return -errno;
 	}
 	return 0;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "core/identity.h"
 #include "loader/runtime.h"
+#include "loader/state_dir.h"
 
 uint64_t eg_boottime_ns(void)
 {
@@ -23,7 +24,7 @@ static int lock_state_dir(const char *state_dir, char *err, size_t err_size)
 	char path[4096];
 	int fd, rc;
 
-	if (mkdir(state_dir, 0700) && errno != EEXIST) {
+	if (mkdir(state_dir, EG_STATE_DIR_MODE) && errno != EEXIST) {
 		rc = -errno;
 		snprintf(err, err_size, "state dir %s: %s", state_dir, strerror(errno));
 		return rc;

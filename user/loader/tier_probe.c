@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "loader/serving.h"
 #include "loader/tier.h"
+#include "loader/state_dir.h"
 
 #define PROBE_MAGIC   "execgate-probe-v1"
 #define BOOT_ID_PATH  "/proc/sys/kernel/random/boot_id"
@@ -73,7 +74,7 @@ int eg_probe_record_write(const char *state_dir, const struct eg_probe_record *r
 		snprintf(err, err_size, "%s: %s", BOOT_ID_PATH, strerror(-rc));
 		return rc;
 	}
-	if (mkdir(state_dir, 0700) && errno != EEXIST) {
+	if (mkdir(state_dir, EG_STATE_DIR_MODE) && errno != EEXIST) {
 		rc = -errno;
 		snprintf(err, err_size, "state dir %s: %s", state_dir, strerror(errno));
 		return rc;
