@@ -10,8 +10,11 @@
  *    keys_remove take its write lock and flush the token cache.
  *  - Calls on one sandbox (admit, install, retire, forget) are serialised by
  *    a per-sandbox lock stripe inside the handle, so an admit never compares
- *    against a half-installed record; calls on different sandboxes run in
- *    parallel.
+ *    against a half-installed record. Admits (and revokes) of different
+ *    sandboxes run in parallel; the writers (install, retire, forget, the
+ *    keys_add/keys_remove/keys_replace and eg_worker_fleet_set) also take
+ *    one writer lock per handle, so they run one at a time whatever their
+ *    sandbox: an install waits for another sandbox's stream cut.
  *  - Writers in other processes (a second handle, the CLI) are serialised
  *    with this one by flock(<state_dir>/lock), taken per write call, never
  *    held between calls.
