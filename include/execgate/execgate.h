@@ -45,10 +45,13 @@
 extern "C" {
 #endif
 
+/* The version of the header: the major is the soname's, the minor moves
+ * with every added call, the newest heading of docs/CHANGELOG.md names it
+ * (tests/unit/test_version.c checks all four agree). */
 #define EXECGATE_VERSION_MAJOR 1
-#define EXECGATE_VERSION_MINOR 1
+#define EXECGATE_VERSION_MINOR 3
 #define EXECGATE_VERSION_PATCH 0
-#define EXECGATE_VERSION       "1.2.0"
+#define EXECGATE_VERSION       "1.3.0"
 
 /* What this library was built as (may differ from the header a caller
  * compiled against). */
