@@ -68,6 +68,15 @@ struct eg_fleet_worker {
 	void (*log)(int prio, const char *line, void *ctx);
 	void (*streams)(const struct eg_stream_cuts *s, void *ctx);
 	void *ctx;
+	/* Two locks, taken in this order. apply_lock makes each change of
+	 * what is in force one step: a PUT's install rule check and install
+	 * (eg_fleet_worker_install), and the watcher's apply of a selection
+	 * or key set with the retire it implies; only its holders insert
+	 * into or drop from sels. lock guards the state below, for them and
+	 * for the readers (status, metrics, the acker): held for reads and
+	 * writes of it only, never across an install or a retire, so a slow
+	 * stream cut does not hold status and /metrics. */
+	pthread_mutex_t apply_lock;
 	pthread_mutex_t lock;
 	pthread_cond_t wake; /* the acker: an ack to write, or stop */
 	/* the selections in force, and an open-addressing index over them by
