@@ -587,17 +587,19 @@ static void retire(struct eg_fleet_worker *d, const uint8_t sandbox[EG_ID_BYTES]
 
 /* Retires the local record when the selection in force does not name it;
  * true when it did. Idempotent: a retired or matching record is left. */
-static bool enforce(struct eg_fleet_worker *d, const struct eg_fw_sel *s)
+static bool enforce(struct eg_fleet_worker *d, struct eg_fw_sel *s)
 {
 	struct eg_fleet_local local;
 
 	eg_fw_local_of(d, s->sandbox, &local);
 	if (eg_fleet_decide(d->self, &s->sel, &local) != EG_FLEET_RETIRE)
 		return false;
+	s->retiring = true;
 	retire(d, s->sandbox,
 	       memcmp(s->sel.worker, d->self, EG_ID_BYTES)
 		   ? "the selection names another worker"
 		   : "the selection names another execution");
+	s->retiring = false;
 	return true;
 }
 

@@ -54,6 +54,10 @@ struct eg_fw_sel {
 	size_t raw_len;
 	int64_t sel_rev; /* mod_revision of the key that carried sel (informational) */
 	bool ack_dirty;
+	/* Its record is being retired with the state lock let go (worker.c,
+	 * retire): no ack of it is written until the cut is over, so a
+	 * "retired" ack still means the old streams are cut. */
+	bool retiring;
 	/* the fingerprint of the last ack written (fleetd/ack.c) */
 	bool ack_written;
 	uint8_t ack_fp[EG_FW_ACK_FP_LEN];
