@@ -80,6 +80,10 @@ FLEETD_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(wildcard user/fleetd/*.c))
 EXECGATE_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(wildcard user/execgate/*.c))
 ISSUE_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(wildcard user/issue/*.c))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
+# tests/unit/test_version.c: the library's eg_version() (no skeletons in it),
+# the soname's major and the changelog it compares the header with.
+UNIT_LIB_SRCS := user/lib/version.c
+UNIT_DEFS := -DEG_TEST_SOMAJOR=$(SOMAJOR) -DEG_TEST_CHANGELOG='"$(CURDIR)/docs/CHANGELOG.md"'
 KTEST_SRCS := $(wildcard tests/kernel/*.c)
 BENCH_SRCS := $(wildcard tests/bench/bench_*.c)
 
@@ -203,14 +207,14 @@ $(BUILD)/execgate-issue: $(ISSUE_OBJS) $(FRONTEND_OBJS) $(FLEET_LIB) $(CORE_LIB)
 # --- tests -------------------------------------------------------------------
 # Unit tests cover the pure core, the front ends' plumbing and the client
 # side: no root, no BPF.
-$(BUILD)/test-unit: $(UNIT_SRCS) $(FRONTEND_OBJS) $(CLIENT_LIB) $(CORE_LIB) $(wildcard tests/unit/*.h) | $(DEPS_STAMP)
-	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(WARN) -o $@ $(UNIT_SRCS) $(FRONTEND_OBJS) $(CLIENT_LIB) $(CORE_LIB) -lcriterion -ljansson -lsodium
+$(BUILD)/test-unit: $(UNIT_SRCS) $(UNIT_LIB_SRCS) $(FRONTEND_OBJS) $(CLIENT_LIB) $(CORE_LIB) $(wildcard tests/unit/*.h) | $(DEPS_STAMP)
+	$(CC) $(CPPFLAGS) $(UNIT_DEFS) -Itests $(CFLAGS) $(WARN) -o $@ $(UNIT_SRCS) $(UNIT_LIB_SRCS) $(FRONTEND_OBJS) $(CLIENT_LIB) $(CORE_LIB) -lcriterion -ljansson -lsodium
 
 # Pure core + unit tests again under ASan/UBSan; built separately so that the
 # sanitizer runtime never reaches the installed binaries.
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-$(BUILD)/test-unit-san: $(UNIT_SRCS) $(FRONTEND_SRCS) $(CLIENT_SRCS) $(CORE_SRCS) $(wildcard tests/unit/*.h) | $(DEPS_STAMP)
-	$(CLANG) $(CPPFLAGS) -Itests $(SAN_FLAGS) $(WARN) -o $@ $(UNIT_SRCS) $(FRONTEND_SRCS) $(CLIENT_SRCS) $(CORE_SRCS) -lcriterion -ljansson -lsodium
+$(BUILD)/test-unit-san: $(UNIT_SRCS) $(UNIT_LIB_SRCS) $(FRONTEND_SRCS) $(CLIENT_SRCS) $(CORE_SRCS) $(wildcard tests/unit/*.h) | $(DEPS_STAMP)
+	$(CLANG) $(CPPFLAGS) $(UNIT_DEFS) -Itests $(SAN_FLAGS) $(WARN) -o $@ $(UNIT_SRCS) $(UNIT_LIB_SRCS) $(FRONTEND_SRCS) $(CLIENT_SRCS) $(CORE_SRCS) -lcriterion -ljansson -lsodium
 
 $(BUILD)/test-kernel: $(KTEST_SRCS) $(CLIENT_LIB) $(LIB) $(wildcard tests/kernel/*.h) $(BINS) | $(DEPS_STAMP)
 	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(WARN) -o $@ $(KTEST_SRCS) $(CLIENT_LIB) $(LIB) -lcriterion $(LDLIBS)

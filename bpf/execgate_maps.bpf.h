@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* Every execgate map, declared once. Each BPF object that includes this
+/* Every execgate map, declared once (two in headers of their own, included
+ * here, for the objects that may hold only them). Each BPF object that includes this
  * header (the cgroup tier, the LSM tier) gets the same definitions; libbpf
  * pins them by name under the object's pin_root_path (the loader's
  * --pin-dir) and the second object to load reuses the first one's pins, so
@@ -19,6 +20,7 @@
 #include <bpf/bpf_helpers.h>
 #include "execgate/abi.h"
 #include "execgate_clock.bpf.h"
+#include "execgate_sk_tags.bpf.h" /* eg_sk_tags */
 
 /* sandbox -> current execution */
 struct {
@@ -103,15 +105,6 @@ struct {
 	__uint(max_entries, EG_EVENTS_BYTES);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } eg_events SEC(".maps");
-
-/* admitted socket -> the execution it was admitted to */
-struct {
-	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct eg_sk_tag);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} eg_sk_tags SEC(".maps");
 
 /* LSM tier: AF_VSOCK (cid, port) -> endpoint */
 struct {

@@ -20,18 +20,12 @@
 #include <bpf/bpf_core_read.h>
 #include "execgate/abi.h"
 #include "execgate/revoke_abi.h"
+#include "execgate_sk_tags.bpf.h"
 
 #define AF_UNIX	      1
 #define SHUTDOWN_MASK 3 /* RCV_SHUTDOWN | SEND_SHUTDOWN */
 
 char LICENSE[] SEC("license") = "GPL";
-
-struct {
-	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct eg_sk_tag);
-} eg_sk_tags SEC(".maps");
 
 __u32 eg_iter_abi SEC(".data") = EG_REVOKE_ITER_ABI; /* checked on adopting a pin */
 __u8 target_sandbox[EG_ID_BYTES];

@@ -10,8 +10,11 @@
  *    keys_remove take its write lock and flush the token cache.
  *  - Calls on one sandbox (admit, install, retire, forget) are serialised by
  *    a per-sandbox lock stripe inside the handle, so an admit never compares
- *    against a half-installed record; calls on different sandboxes run in
- *    parallel.
+ *    against a half-installed record. Admits (and revokes) of different
+ *    sandboxes run in parallel; the writers (install, retire, forget, the
+ *    keys_add/keys_remove/keys_replace and eg_worker_fleet_set) also take
+ *    one writer lock per handle, so they run one at a time whatever their
+ *    sandbox: an install waits for another sandbox's stream cut.
  *  - Writers in other processes (a second handle, the CLI) are serialised
  *    with this one by flock(<state_dir>/lock), taken per write call, never
  *    held between calls.
@@ -42,10 +45,13 @@
 extern "C" {
 #endif
 
+/* The version of the header: the major is the soname's, the minor moves
+ * with every added call, the newest heading of docs/CHANGELOG.md names it
+ * (tests/unit/test_version.c checks all four agree). */
 #define EXECGATE_VERSION_MAJOR 1
-#define EXECGATE_VERSION_MINOR 1
+#define EXECGATE_VERSION_MINOR 3
 #define EXECGATE_VERSION_PATCH 0
-#define EXECGATE_VERSION       "1.2.0"
+#define EXECGATE_VERSION       "1.3.0"
 
 /* What this library was built as (may differ from the header a caller
  * compiled against). */

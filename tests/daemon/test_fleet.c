@@ -4,6 +4,7 @@
  * the documented layout (docs/fleet.md), and the daemon is observed only
  * through its socket, its acks in etcd and real connects. */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include "fleet/ack.h"
 #include "fleet/etcd.h"
 #include "fleet/etcd_env.h"
+#include "loader/fault.h"
 #include "stream_holder.h"
 
 static struct eg_test_etcd etcd;
@@ -1271,5 +1273,114 @@ Test(daemon_fleet_tls, selection_applies_and_ack_written)
 	rc = eg_etcd_put(w, key, "forged", 6, NULL, err, sizeof(err));
 	cr_assert_eq(rc, -EACCES, "%d: %s", rc, err);
 	eg_etcd_close(w);
+	kh_child_stop(&bridge);
+}
+
+/* The slowest of GET /v1/status and GET /metrics, answered 200 meanwhile
+ * (ms), asked until done says stop (or 15 s). */
+static double slowest_read(bool (*done)(void *), void *ctx)
+{
+	double end = dd_now_ms() + 15000, worst = 0;
+
+	while (!done(ctx) && dd_now_ms() < end) {
+		const char *paths[] = {"/v1/status", "/metrics"};
+
+		for (size_t i = 0; i < 2; i++) {
+			double t0 = dd_now_ms();
+			struct dd_resp r = dd_req("GET", paths[i], NULL);
+
+			cr_assert_eq(r.status, 200, "GET %s: %d %s", paths[i], r.status, r.body);
+			dd_resp_free(&r);
+			if (dd_now_ms() - t0 > worst)
+				worst = dd_now_ms() - t0;
+		}
+		usleep(50000);
+	}
+	return worst;
+}
+
+static bool retired_acked(void *ctx)
+{
+	json_t *ack = wait_ack(DD_SANDBOX, "retired", *(long long *)ctx, 1);
+
+	json_decref(ack);
+	return ack != NULL;
+}
+
+struct put_call {
+	pid_t bridge;
+	const char *sock;
+	unsigned gen;
+	int status;
+	volatile int done;
+};
+
+static void *put_thread(void *arg)
+{
+	struct put_call *p = arg;
+	struct dd_resp r = dd_install(DD_SANDBOX, p->gen, 1, p->bridge, p->sock);
+
+	p->status = r.status;
+	dd_resp_free(&r);
+	__atomic_store_n(&p->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static bool put_done(void *ctx)
+{
+	return __atomic_load_n(&((struct put_call *)ctx)->done, __ATOMIC_ACQUIRE);
+}
+
+/* guarantees: none */
+/* A cut that takes seconds (the test-only stall at the epoch move,
+ * user/loader/fault.h) holds neither status nor /metrics: the watcher's
+ * retire and a PUT's install hold the fleet's apply lock across it, never
+ * the state lock those readers take (user/fleetd/worker_impl.h). */
+Test(daemon_fleet, a_slow_cut_does_not_hold_status_or_metrics)
+{
+	struct kh_child bridge;
+	const char *sock = kh_path("bridge.sock");
+	struct put_call put = {0};
+	long long gen = 9;
+	double t0, worst;
+	pthread_t th;
+
+	setenv(EG_FAULT_ENV, EG_FAULT_STALL "epoch-moved", 1);
+	start_with_keyset();
+	unsetenv(EG_FAULT_ENV);
+	selected_and_installed(&bridge, sock);
+
+	/* The watcher: a move to worker B retires generation 8. */
+	t0 = dd_now_ms();
+	publish(DD_SANDBOX, DD_WORKER_B, 9, 0);
+	worst = slowest_read(retired_acked, &gen);
+	cr_assert(retired_acked(&gen), "no retired ack");
+	cr_assert_geq(dd_now_ms() - t0, EG_FAULT_STALL_S * 1000 - 500,
+		      "the retire did not stall: %.0f ms", dd_now_ms() - t0);
+	cr_expect_lt(worst, 1000, "status or metrics took %.0f ms during the watcher's cut", worst);
+
+	/* A PUT: generation 10 back on this worker replaces the retired 8. */
+	publish(DD_SANDBOX, DD_WORKER, 10, 1);
+	for (double end = dd_now_ms() + 10000;; usleep(20000)) {
+		json_t *ack = wait_ack(DD_SANDBOX, "pending", 10, 1);
+
+		if (!ack)
+			ack = wait_ack(DD_SANDBOX, "retired", 10, 1);
+		json_decref(ack);
+		if (ack)
+			break;
+		cr_assert_lt(dd_now_ms(), end, "generation 10 never acked");
+	}
+	put.bridge = bridge.pid;
+	put.sock = sock;
+	put.gen = 10;
+	t0 = dd_now_ms();
+	cr_assert_eq(pthread_create(&th, NULL, put_thread, &put), 0);
+	worst = slowest_read(put_done, &put);
+	pthread_join(th, NULL);
+	cr_assert_eq(put.status, 200, "PUT generation 10: %d", put.status);
+	cr_assert_geq(dd_now_ms() - t0, EG_FAULT_STALL_S * 1000 - 500,
+		      "the install did not stall: %.0f ms", dd_now_ms() - t0);
+	cr_expect_lt(worst, 1000, "status or metrics took %.0f ms during the install's cut", worst);
 	kh_child_stop(&bridge);
 }

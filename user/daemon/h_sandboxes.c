@@ -255,6 +255,7 @@ enum MHD_Result egd_h_sandbox_install(struct egd_call *c)
 	char why[256], err[EG_ERR_MAX] = "";
 	enum MHD_Result replied;
 	size_t naddrs = 0;
+	const char *mode_text;
 	json_t *o, *mode;
 	int rc;
 
@@ -280,19 +281,14 @@ enum MHD_Result egd_h_sandbox_install(struct egd_call *c)
 	memset(&rep, 0, sizeof(rep));
 	/* The install rule is the library's, the same for `execgate install`
 	 * (docs/fleet.md, "The install rule"): -EXDEV wrong worker, -ENOMSG
-	 * not selected. With the fleet on, the fleet's lock makes the check
-	 * and the install one step against the watcher, which stores the
-	 * selections under it (fleetd/worker.h); admission never takes it. */
+	 * not selected. With the fleet on, the fleet worker's install makes
+	 * the check and the install one step against the watcher, which
+	 * stores the selections (fleetd/worker.h); admission never waits. */
+	mode_text = mode && json_is_string(mode) ? json_string_value(mode) : NULL;
 	if (c->d->fleet)
-		pthread_mutex_lock(eg_fleet_worker_lock(c->d->fleet));
-	rc = eg_worker_install_mode(c->d->worker, &spec,
-				    mode && json_is_string(mode) ? json_string_value(mode) : NULL,
-				    &rep, err, sizeof(err));
-	if (c->d->fleet) {
-		pthread_mutex_unlock(eg_fleet_worker_lock(c->d->fleet));
-		if (!rc)
-			eg_fleet_worker_touch(c->d->fleet, spec.sandbox);
-	}
+		rc = eg_fleet_worker_install(c->d->fleet, &spec, mode_text, &rep, err, sizeof(err));
+	else
+		rc = eg_worker_install_mode(c->d->worker, &spec, mode_text, &rep, err, sizeof(err));
 	json_decref(o); /* the socket paths pointed into it */
 	if (rc == -EXDEV)
 		return egd_reply_error(c, MHD_HTTP_CONFLICT, "wrong-worker", "%s", err);

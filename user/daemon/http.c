@@ -14,6 +14,7 @@
 #include "daemon/http.h"
 #include "daemon/log.h"
 #include "daemon/pins_gate.h"
+#include "daemon/routes.h"
 #include "lib/json.h"
 
 /* --- routes ----------------------------------------------------------------- */
@@ -23,29 +24,11 @@ struct route {
 	const char *pattern; /* "{}" matches one non-empty segment */
 	egd_handler handler;
 	enum egd_role need;
+	enum egd_route_maps maps;
 };
 
-static const struct route routes[] = {
-    {"POST", "/v1/admit", egd_h_admit, EGD_ROLE_ADMIT},
-    {"POST", "/v1/check", egd_h_check, EGD_ROLE_ADMIT},
-    {"GET", "/v1/sandboxes", egd_h_sandbox_list, EGD_ROLE_ADMIT},
-    {"GET", "/v1/sandboxes/{}", egd_h_sandbox_show, EGD_ROLE_ADMIT},
-    {"PUT", "/v1/sandboxes/{}", egd_h_sandbox_install, EGD_ROLE_ADMIN},
-    {"DELETE", "/v1/sandboxes/{}", egd_h_sandbox_forget, EGD_ROLE_ADMIN},
-    {"POST", "/v1/sandboxes/{}/retire", egd_h_sandbox_retire, EGD_ROLE_ADMIN},
-    {"POST", "/v1/sandboxes/{}/revoke", egd_h_sandbox_revoke, EGD_ROLE_ADMIN},
-    {"GET", "/v1/node-key", egd_h_node_key, EGD_ROLE_ADMIT},
-    {"GET", "/v1/keys", egd_h_keys_list, EGD_ROLE_ADMIT},
-    {"PUT", "/v1/keys/{}", egd_h_key_put, EGD_ROLE_ADMIN},
-    {"DELETE", "/v1/keys/{}", egd_h_key_delete, EGD_ROLE_ADMIN},
-    {"GET", "/v1/status", egd_h_status, EGD_ROLE_ADMIT},
-    {"GET", "/v1/live", egd_h_live, EGD_ROLE_ADMIT},
-    {"GET", "/v1/ready", egd_h_ready, EGD_ROLE_ADMIT},
-    {"GET", "/v1/events", egd_h_events, EGD_ROLE_ADMIT},
-    {"PUT", "/v1/mode", egd_h_mode_put, EGD_ROLE_ADMIN},
-    {"GET", "/v1/audit", egd_h_audit, EGD_ROLE_ADMIT},
-    {"GET", "/metrics", egd_h_metrics, EGD_ROLE_ADMIT},
-};
+#define ROUTE_ROW(method, pattern, handler, need, maps) {method, pattern, handler, need, maps},
+static const struct route routes[] = {EGD_ROUTES(ROUTE_ROW)};
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
 
 #define ARG_MAX 128
@@ -430,7 +413,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	{
 		enum MHD_Result replied;
 
-		if (!egd_pins_gate(&c, rq->route->handler, &replied))
+		if (!egd_pins_gate(&c, rq->route->maps == EGD_MAPS, &replied))
 			return replied;
 	}
 	return rq->route->handler(&c);

@@ -26,20 +26,13 @@ static void note(struct egd *d, int rc, uint64_t gen, const char *err)
 			d->cfg.pin_dir);
 }
 
-static bool uses_maps(egd_handler h)
-{
-	return h == egd_h_admit || h == egd_h_check || h == egd_h_sandbox_list ||
-	       h == egd_h_sandbox_show || h == egd_h_sandbox_install || h == egd_h_sandbox_retire ||
-	       h == egd_h_sandbox_forget;
-}
-
-bool egd_pins_gate(struct egd_call *c, egd_handler handler, enum MHD_Result *replied)
+bool egd_pins_gate(struct egd_call *c, bool needs_maps, enum MHD_Result *replied)
 {
 	char err[EG_ERR_MAX] = "";
 	uint64_t gen = 0;
 	int rc;
 
-	if (!uses_maps(handler))
+	if (!needs_maps)
 		return true;
 	rc = eg_worker_refresh(c->d->worker, &gen, err, sizeof(err));
 	note(c->d, rc, gen, err);

@@ -9,10 +9,10 @@
 #include <stdbool.h>
 #include "daemon/http.h"
 
-/* true when the request may go on to handler; false after replying 503
- * (*replied is the reply). Handlers that do not read the maps (status,
- * keys, metrics, events) always go on. */
-bool egd_pins_gate(struct egd_call *c, egd_handler handler, enum MHD_Result *replied);
+/* true when the request may go on to its handler; false after replying
+ * 503 (*replied is the reply). needs_maps is the route's mark in the route
+ * table (http.c, routes[]): a route without it always goes on. */
+bool egd_pins_gate(struct egd_call *c, bool needs_maps, enum MHD_Result *replied);
 
 /* Checks the pins without a request (the events thread, once a second) and
  * logs a change. Returns the handle's pins generation, or 0 with *gone set

@@ -154,7 +154,7 @@ void eg_fw_ack_recheck(struct eg_fleet_worker *d)
 			return;
 		}
 		s = &d->sels[i];
-		if (s->has_sel && s->ack_written && !s->ack_dirty) {
+		if (s->has_sel && s->ack_written && !s->ack_dirty && !s->retiring) {
 			o = ack_truth(d, s, fp, &rc);
 			json_decref(o);
 			if (o && memcmp(fp, s->ack_fp, sizeof(fp))) {

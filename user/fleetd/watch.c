@@ -328,6 +328,12 @@ static int put_ack(struct eg_fleet_worker *d, struct eg_etcd *e, const uint8_t s
 
 	pthread_mutex_lock(&f->lock);
 	s = eg_fw_find(f, sandbox);
+	if (s && s->retiring) {
+		/* written once the retire and its cut are over: the watcher
+		 * marks it dirty then */
+		pthread_mutex_unlock(&f->lock);
+		return 0;
+	}
 	rc = s ? eg_fw_ack_signed(d, s, &json, fp) : -ENOENT;
 	pthread_mutex_unlock(&f->lock);
 	eg_uuid_to_text(sandbox, u);

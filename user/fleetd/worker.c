@@ -374,6 +374,7 @@ int eg_fleet_worker_open(const struct eg_fleet_worker_config *cfg, struct eg_fle
 		snprintf(err, err_size, "fleet: %s", strerror(ENOMEM));
 		return -ENOMEM;
 	}
+	pthread_mutex_init(&d->apply_lock, NULL);
 	pthread_mutex_init(&d->lock, NULL);
 	pthread_cond_init(&d->wake, NULL);
 	d->worker = cfg->worker;
@@ -439,22 +440,27 @@ void eg_fleet_worker_close(struct eg_fleet_worker *d)
 	free(d->sels);
 	free(d->idx);
 	pthread_mutex_destroy(&d->lock);
+	pthread_mutex_destroy(&d->apply_lock);
 	pthread_cond_destroy(&d->wake);
 	free(d);
 }
 
-pthread_mutex_t *eg_fleet_worker_lock(struct eg_fleet_worker *d)
+int eg_fleet_worker_install(struct eg_fleet_worker *d, const struct eg_install_spec *spec,
+			    const char *mode, struct eg_install_report *rep, char *err,
+			    size_t err_size)
 {
-	return &d->lock;
-}
+	int rc;
 
-const char *eg_fleet_worker_put_refusal(struct eg_fleet_worker *d,
-					const struct eg_install_spec *spec)
-{
-	struct eg_fw_sel *s = eg_fw_find(d, spec->sandbox);
-
-	return eg_fleet_put_refusal(d->self, s && s->has_sel, s ? &s->sel : NULL, spec->worker,
-				    spec->generation, spec->activation, spec->pod_uid);
+	/* The install rule reads the selections the watcher stores under
+	 * apply_lock (lib/fleet_gate.c): check and install are one step
+	 * against it. The state lock is not held, so status and /metrics
+	 * answer while this install cuts streams. */
+	pthread_mutex_lock(&d->apply_lock);
+	rc = eg_worker_install_mode(d->worker, spec, mode, rep, err, err_size);
+	pthread_mutex_unlock(&d->apply_lock);
+	if (!rc)
+		eg_fleet_worker_touch(d, spec->sandbox);
+	return rc;
 }
 
 void eg_fleet_worker_touch(struct eg_fleet_worker *d, const uint8_t sandbox[EG_ID_BYTES])
@@ -557,7 +563,11 @@ static void retire(struct eg_fleet_worker *d, const uint8_t sandbox[EG_ID_BYTES]
 
 	eg_uuid_to_text(sandbox, u);
 	memset(&streams, 0, sizeof(streams));
+	/* Called under both locks; the state lock is let go for the retire
+	 * and its stream cut (apply_lock still keeps sels in place). */
+	pthread_mutex_unlock(&d->lock);
 	rc = eg_worker_retire_report(d->worker, sandbox, &after, &streams, err, sizeof(err));
+	pthread_mutex_lock(&d->lock);
 	if (rc) {
 		eg_fw_log(d, 3, "fleet: sandbox %s: retire (%s) failed: %s", u, why, err);
 		return;
@@ -577,17 +587,19 @@ static void retire(struct eg_fleet_worker *d, const uint8_t sandbox[EG_ID_BYTES]
 
 /* Retires the local record when the selection in force does not name it;
  * true when it did. Idempotent: a retired or matching record is left. */
-static bool enforce(struct eg_fleet_worker *d, const struct eg_fw_sel *s)
+static bool enforce(struct eg_fleet_worker *d, struct eg_fw_sel *s)
 {
 	struct eg_fleet_local local;
 
 	eg_fw_local_of(d, s->sandbox, &local);
 	if (eg_fleet_decide(d->self, &s->sel, &local) != EG_FLEET_RETIRE)
 		return false;
+	s->retiring = true;
 	retire(d, s->sandbox,
 	       memcmp(s->sel.worker, d->self, EG_ID_BYTES)
 		   ? "the selection names another worker"
 		   : "the selection names another execution");
+	s->retiring = false;
 	return true;
 }
 
@@ -667,12 +679,13 @@ void eg_fw_apply_selection(struct eg_fleet_worker *d, const char *key, const cha
 
 	/* Judged without the lock first: a refused document (any number of
 	 * junk keys, read by a full read beside the watch) never holds the
-	 * lock the watcher and the PUT handler need; one that is not counted
-	 * takes it not at all. */
+	 * locks the PUT handler and the readers need; one that is not
+	 * counted takes them not at all. */
 	keys_gen = keys_generation(d);
 	reason = judge_selection(d, key, value, len, id, u, raw, &raw_len, &sel, &name);
 	if (reason != EG_SEL_OK && !may_count)
 		return;
+	pthread_mutex_lock(&f->apply_lock);
 	pthread_mutex_lock(&f->lock);
 	/* Every write is judged on its signed content, never on its
 	 * mod_revision (a restored store reuses revisions); the revision only
@@ -745,6 +758,7 @@ void eg_fw_apply_selection(struct eg_fleet_worker *d, const char *key, const cha
 	}
 out:
 	pthread_mutex_unlock(&f->lock);
+	pthread_mutex_unlock(&f->apply_lock);
 }
 
 /* A key set changed the keys in force: every selection in force verifies
@@ -826,6 +840,7 @@ void eg_fw_apply_keyset(struct eg_fleet_worker *d, const char *key, const char *
 	bool first, fresh;
 	int rc;
 
+	pthread_mutex_lock(&f->apply_lock);
 	pthread_mutex_lock(&f->lock);
 	if (strcmp(key, f->key_keyset))
 		goto out;
@@ -915,6 +930,7 @@ void eg_fw_apply_keyset(struct eg_fleet_worker *d, const char *key, const char *
 	}
 out:
 	pthread_mutex_unlock(&f->lock);
+	pthread_mutex_unlock(&f->apply_lock);
 	if (doc)
 		sodium_memzero(doc, sizeof(*doc));
 	free(doc);
@@ -923,6 +939,7 @@ out:
 
 void eg_fw_enforce_all(struct eg_fleet_worker *d)
 {
+	pthread_mutex_lock(&d->apply_lock);
 	pthread_mutex_lock(&d->lock);
 	for (size_t i = 0; i < d->n_sels; i++)
 		if (enforce(d, &d->sels[i])) {
@@ -930,6 +947,7 @@ void eg_fw_enforce_all(struct eg_fleet_worker *d)
 			pthread_cond_signal(&d->wake);
 		}
 	pthread_mutex_unlock(&d->lock);
+	pthread_mutex_unlock(&d->apply_lock);
 }
 
 void eg_fleet_worker_deleted(struct eg_fleet_worker *d, const char *key, int64_t rev)

@@ -8,7 +8,6 @@
 #ifndef EXECGATE_FLEETD_WORKER_H
 #define EXECGATE_FLEETD_WORKER_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -55,14 +54,16 @@ void eg_fleet_worker_close(struct eg_fleet_worker *fw);
 int eg_fleet_worker_start(struct eg_fleet_worker *fw, char *err, size_t err_size);
 void eg_fleet_worker_stop(struct eg_fleet_worker *fw);
 
-/* PUT /v1/sandboxes/{uuid}: hold this lock across the check and the
- * install. NULL when spec matches the selection in force, else why not
- * (409 not-selected). */
-pthread_mutex_t *eg_fleet_worker_lock(struct eg_fleet_worker *fw);
-const char *eg_fleet_worker_put_refusal(struct eg_fleet_worker *fw,
-					const struct eg_install_spec *spec);
+/* PUT /v1/sandboxes/{uuid} with the fleet on: eg_worker_install_mode()
+ * (its install rule included: -EXDEV wrong worker, -ENOMSG not selected)
+ * as one step against the watcher's changes of the selections in force,
+ * then the sandbox's ack is written again. Status, /metrics and the acker
+ * are not held while it runs (worker_impl.h, the two locks). */
+int eg_fleet_worker_install(struct eg_fleet_worker *fw, const struct eg_install_spec *spec,
+			    const char *mode, struct eg_install_report *rep, char *err,
+			    size_t err_size);
 /* A sandbox's record changed (a PUT completed, a retire, a forget): its
- * ack is written again. Takes the lock. */
+ * ack is written again. */
 void eg_fleet_worker_touch(struct eg_fleet_worker *fw, const uint8_t sandbox[EG_ID_BYTES]);
 
 /* Applying what was read (the watcher calls these; tests too). key is the

@@ -54,6 +54,10 @@ struct eg_fw_sel {
 	size_t raw_len;
 	int64_t sel_rev; /* mod_revision of the key that carried sel (informational) */
 	bool ack_dirty;
+	/* Its record is being retired with the state lock let go (worker.c,
+	 * retire): no ack of it is written until the cut is over, so a
+	 * "retired" ack still means the old streams are cut. */
+	bool retiring;
 	/* the fingerprint of the last ack written (fleetd/ack.c) */
 	bool ack_written;
 	uint8_t ack_fp[EG_FW_ACK_FP_LEN];
@@ -68,6 +72,15 @@ struct eg_fleet_worker {
 	void (*log)(int prio, const char *line, void *ctx);
 	void (*streams)(const struct eg_stream_cuts *s, void *ctx);
 	void *ctx;
+	/* Two locks, taken in this order. apply_lock makes each change of
+	 * what is in force one step: a PUT's install rule check and install
+	 * (eg_fleet_worker_install), and the watcher's apply of a selection
+	 * or key set with the retire it implies; only its holders insert
+	 * into or drop from sels. lock guards the state below, for them and
+	 * for the readers (status, metrics, the acker): held for reads and
+	 * writes of it only, never across an install or a retire, so a slow
+	 * stream cut does not hold status and /metrics. */
+	pthread_mutex_t apply_lock;
 	pthread_mutex_t lock;
 	pthread_cond_t wake; /* the acker: an ack to write, or stop */
 	/* the selections in force, and an open-addressing index over them by

@@ -19,11 +19,6 @@
 
 #define DEFAULT_CACHE 4096
 
-const char *eg_version(void)
-{
-	return EXECGATE_VERSION;
-}
-
 const char *eg_worker_pin_dir(const struct eg_worker *w)
 {
 	return w->pin_dir;

@@ -11,11 +11,11 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include "core/identity.h"
+#include "core/epoch_rule.h"
 #include "core/ids.h"
 #include "loader/cut_intent.h"
 #include "loader/fault.h"
-#include "core/vsock_cid.h"
+#include "loader/install_plan.h"
 #include "execgate/verdict.h"
 #include "loader/path_filter.h"
 #include "loader/proc_id.h"
@@ -46,26 +46,7 @@ static bool same_execution(const struct eg_exec_record *a, const struct eg_exec_
 	       a->nports == b->nports && !memcmp(a->ports, b->ports, sizeof(a->ports));
 }
 
-struct endpoint_plan {
-	enum eg_map_id map;
-	union {
-		struct eg_path_key path;
-		struct eg_vsock_key vsock;
-		struct eg_inode_key inode;
-		struct eg_inet_key inet;
-	} key;
-	const char *text; /* for messages; for an inode, the path that names it */
-	__u32 role;
-	bool exists, same;
-	bool holds_fd; /* inode: fd keeps the socket file (and its number) alive */
-	int fd;
-};
-
-/* Every endpoint of one install: a Unix path, then its socket's inode when
- * bound, then VSOCK and service addresses. */
-#define PLAN_MAX (6 * EG_WORKER_MAX_ENDPOINTS)
-
-static int plan_endpoint(struct eg_runtime *rt, struct endpoint_plan *p, const __u8 *sandbox,
+static int plan_endpoint(struct eg_runtime *rt, struct eg_endpoint_plan *p, const __u8 *sandbox,
 			 char *err, size_t err_size)
 {
 	char a[EG_UUID_TEXT_LEN], b[EG_UUID_TEXT_LEN];
@@ -126,8 +107,9 @@ static int filter_add(struct eg_runtime *rt, const struct eg_path_key *key)
 	return eg_path_hint_set(rt->maps.fd[EG_MAP_PATH_HINT], &fk);
 }
 
-static int write_endpoint(struct eg_runtime *rt, const struct endpoint_plan *p, const __u8 *sandbox,
-			  struct eg_install_result *res, char *err, size_t err_size)
+static int write_endpoint(struct eg_runtime *rt, const struct eg_endpoint_plan *p,
+			  const __u8 *sandbox, struct eg_install_result *res, char *err,
+			  size_t err_size)
 {
 	struct eg_endpoint ep;
 	int rc;
@@ -158,73 +140,56 @@ static int write_endpoint(struct eg_runtime *rt, const struct endpoint_plan *p, 
 	return 0;
 }
 
-/* The LSM tier keys Unix endpoints by the bound socket's inode, which no
- * symlink, relative path or bind mount changes. The inode is the one the
- * path reaches without following a link (loader/lsm_unix_inode.h): a link
- * is refused, since whoever can write the directory could point it at
- * another sandbox's socket. A path not bound yet gets no inode entry:
- * install again once the listener is up. */
-static int plan_inode(struct endpoint_plan *plan, size_t *np, const struct endpoint_plan *path_plan,
-		      char *err, size_t err_size)
-{
-	struct endpoint_plan *p = &plan[*np];
-	int rc, fd;
-
-	memset(p, 0, sizeof(*p));
-	/* The kernel's (dev, ino) of the listener, which on overlayfs is not
-	 * what stat() reports. */
-	rc = eg_unix_bound_inode(path_plan->text, &p->key.inode, &fd);
-	if (rc == -ELOOP) {
-		snprintf(err, err_size,
-			 "endpoint %s: a component of the path is a symbolic link: refused (a "
-			 "link can name another sandbox's socket); register the path without links",
-			 path_plan->text);
-		return -EINVAL;
-	}
-	if (rc == -ENOENT || rc == -ENOTDIR || rc == -ENOTSOCK)
-		return 0; /* nothing bound there yet */
-	if (rc && rc != -ENODATA) {
-		snprintf(err, err_size, "endpoint %s: resolving the path: %s", path_plan->text,
-			 strerror(-rc));
-		return rc;
-	}
-	p->holds_fd = true;
-	p->fd = fd;
-	(*np)++;
-	p->map = EG_MAP_INODE_ENDPOINTS;
-	p->text = path_plan->text;
-	p->role = path_plan->role;
-	for (size_t j = 0; j + 1 < *np; j++)
-		if (plan[j].map == EG_MAP_INODE_ENDPOINTS &&
-		    !memcmp(&plan[j].key.inode, &p->key.inode, sizeof(p->key.inode))) {
-			snprintf(err, err_size, "endpoint %s: the same socket as endpoint %s",
-				 p->text, plan[j].text);
-			return -EINVAL;
-		}
-	return 0;
-}
-
+/* The epoch rule (core/epoch_rule.h) on the installed record old (NULL:
+ * none): sets nr's epoch and *kind, or refuses with -ESTALE and why. */
 static int decide(const struct eg_exec_record *old, struct eg_exec_record *nr,
 		  enum eg_install_outcome *kind, char *err, size_t err_size)
 {
+	struct eg_epoch_installed in;
+	struct eg_epoch_asked asked = {
+	    .generation = nr->generation,
+	    .activation = nr->activation,
+	    .same_execution = old && same_execution(old, nr),
+	};
+	enum eg_epoch_outcome outcome;
 	char s[EG_UUID_TEXT_LEN];
+	uint64_t epoch = 0;
 
+	if (old) {
+		in.generation = old->generation;
+		in.activation = old->activation;
+		in.retired = old->state == EG_RECORD_RETIRED;
+		in.epoch = old->epoch;
+	}
 	sandbox_text(nr->sandbox, s);
-	if (nr->generation < old->generation) {
+	outcome = eg_epoch_rule(old ? &in : NULL, &asked, &epoch);
+	if (!eg_epoch_refused(outcome))
+		nr->epoch = epoch;
+	switch (outcome) {
+	case EG_EPOCH_NEW:
+		*kind = EG_INSTALLED_NEW;
+		return 0;
+	case EG_EPOCH_REPLACED:
+		*kind = EG_INSTALLED_REPLACED;
+		return 0;
+	case EG_EPOCH_REACTIVATED:
+		*kind = EG_INSTALLED_REACTIVATED;
+		return 0;
+	case EG_EPOCH_ACTIVATION:
+		*kind = EG_INSTALLED_ACTIVATION;
+		return 0;
+	case EG_EPOCH_UNCHANGED:
+		*kind = EG_INSTALLED_UNCHANGED;
+		return 0;
+	case EG_EPOCH_STALE_GENERATION:
 		snprintf(err, err_size,
 			 "sandbox %s: generation %llu is older than installed generation %llu: "
 			 "refused as stale",
 			 s, (unsigned long long)nr->generation,
 			 (unsigned long long)old->generation);
 		return -ESTALE;
-	}
-	if (nr->generation > old->generation) {
-		*kind = EG_INSTALLED_REPLACED;
-		nr->epoch = old->epoch + 1;
-		return 0;
-	}
-	if (nr->activation < old->activation ||
-	    (nr->activation == old->activation && old->state == EG_RECORD_RETIRED)) {
+	case EG_EPOCH_STALE_ACTIVATION:
+	case EG_EPOCH_STALE_RETIRED:
 		snprintf(err, err_size,
 			 "sandbox %s: generation %llu attempt %u is %s (installed attempt %u%s): "
 			 "refused as stale",
@@ -232,173 +197,25 @@ static int decide(const struct eg_exec_record *old, struct eg_exec_record *nr,
 			 nr->activation < old->activation ? "older than installed" : "retired",
 			 old->activation, old->state == EG_RECORD_RETIRED ? ", retired" : "");
 		return -ESTALE;
+	case EG_EPOCH_CHANGED_EXECUTION:
+		break;
 	}
-	if (old->state == EG_RECORD_RETIRED) {
-		*kind = EG_INSTALLED_REACTIVATED;
-		nr->epoch = old->epoch + 1;
-		return 0;
-	}
-	nr->epoch = old->epoch;
-	if (nr->activation > old->activation) {
-		*kind = EG_INSTALLED_ACTIVATION;
-		return 0;
-	}
-	if (!same_execution(old, nr)) {
-		snprintf(
-		    err, err_size,
-		    "sandbox %s: generation %llu attempt %u is installed with another route or "
-		    "other processes: a change needs a new --activation",
-		    s, (unsigned long long)nr->generation, nr->activation);
-		return -ESTALE;
-	}
-	*kind = EG_INSTALLED_UNCHANGED;
-	return 0;
+	snprintf(err, err_size,
+		 "sandbox %s: generation %llu attempt %u is installed with another route or "
+		 "other processes: a change needs a new --activation",
+		 s, (unsigned long long)nr->generation, nr->activation);
+	return -ESTALE;
 }
 
-/* A path with a newline or another control character would forge lines in
- * logs and events; no real socket path needs one. */
-static int check_path(const char *role, const char *path, char *err, size_t err_size)
+/* Decide: the installed record against the plan (the epoch rule, the
+ * mode kept or set) and each endpoint against its map. Reads the maps,
+ * writes nothing. */
+static int decide_install(struct eg_runtime *rt, struct eg_install_plan *pl, int mode,
+			  struct eg_install_result *res, char *err, size_t err_size)
 {
-	for (const unsigned char *p = (const unsigned char *)path; *p; p++)
-		if (*p < 0x20 || *p == 0x7f) {
-			snprintf(err, err_size, "%s socket: byte %zu is control character 0x%02x",
-				 role, (size_t)(p - (const unsigned char *)path), *p);
-			return -EINVAL;
-		}
-	return 0;
-}
-
-static int install(struct eg_runtime *rt, const struct eg_install_spec *spec, int mode,
-		   struct eg_install_result *res, struct endpoint_plan *plan, size_t *np, char *err,
-		   size_t err_size)
-{
-	static char vsock_text[EG_WORKER_MAX_ENDPOINTS][32];
-	static char inet_text[EG_WORKER_MAX_ENDPOINTS][EG_INET_TEXT_MAX];
-	struct eg_exec_record nr;
-	bool moved, mode_only;
 	int rc;
 
-	memset(res, 0, sizeof(*res));
-	if (spec->n_bridge_sockets > EG_WORKER_MAX_ENDPOINTS ||
-	    spec->n_vmm_sockets > EG_WORKER_MAX_ENDPOINTS ||
-	    spec->n_vsock > EG_WORKER_MAX_ENDPOINTS || spec->n_ports > EG_RECORD_MAX_PORTS ||
-	    spec->n_service_addrs > EG_WORKER_MAX_ENDPOINTS) {
-		snprintf(err, err_size, "install: at most %d endpoints of each kind and %d ports",
-			 EG_WORKER_MAX_ENDPOINTS, EG_RECORD_MAX_PORTS);
-		return -EINVAL;
-	}
-	for (size_t i = 0; i < spec->n_bridge_sockets; i++)
-		if (check_path("bridge", spec->bridge_sockets[i], err, err_size))
-			return -EINVAL;
-	for (size_t i = 0; i < spec->n_vmm_sockets; i++)
-		if (check_path("vmm", spec->vmm_sockets[i], err, err_size))
-			return -EINVAL;
-
-	if (spec->generation > EG_GENERATION_MAX) {
-		char s[EG_UUID_TEXT_LEN];
-
-		snprintf(
-		    err, err_size,
-		    "sandbox %s: generation %llu is above the largest generation %llu (2^53-1): "
-		    "refused (a sandbox at the ceiling could never be replaced)",
-		    sandbox_text(spec->sandbox, s), (unsigned long long)spec->generation,
-		    EG_GENERATION_MAX);
-		return -EINVAL;
-	}
-
-	/* Build the new record; nothing is written before every check passed. */
-	memset(&nr, 0, sizeof(nr));
-	nr.state = EG_RECORD_ACTIVE;
-	EG_IDENTITY_COPY(&nr, spec);
-	nr.epoch = 1;
-	EG_PORTS_COPY(nr.ports, nr.nports, spec->ports, spec->n_ports);
-	rc = eg_proc_identify(spec->bridge_pid, &nr.bridge, err, err_size);
-	if (rc)
-		return rc;
-	if (spec->vmm_pid) {
-		rc = eg_proc_identify(spec->vmm_pid, &nr.vmm, err, err_size);
-		if (rc)
-			return rc;
-	}
-
-	for (size_t i = 0; i < spec->n_bridge_sockets + spec->n_vmm_sockets; i++) {
-		bool bridge = i < spec->n_bridge_sockets;
-		const char *path = bridge ? spec->bridge_sockets[i]
-					  : spec->vmm_sockets[i - spec->n_bridge_sockets];
-		struct endpoint_plan *p = &plan[(*np)];
-
-		memset(p, 0, sizeof(*p));
-		p->map = EG_MAP_ENDPOINTS;
-		p->text = path;
-		p->role = bridge ? EG_ROLE_BRIDGE : EG_ROLE_VMM;
-		if (eg_path_key_make(path, &p->key.path)) {
-			snprintf(err, err_size,
-				 "endpoint %s: must be an absolute path shorter than %d bytes",
-				 path, EG_UNIX_PATH_MAX);
-			return -EINVAL;
-		}
-		for (size_t j = 0; j < (*np); j++)
-			if (plan[j].map == EG_MAP_ENDPOINTS &&
-			    !memcmp(&plan[j].key.path, &p->key.path, sizeof(p->key.path))) {
-				snprintf(err, err_size, "endpoint %s: given twice", path);
-				return -EINVAL;
-			}
-		(*np)++;
-		rc = plan_inode(plan, np, p, err, err_size);
-		if (rc)
-			return rc;
-	}
-	for (size_t i = 0; i < spec->n_vsock; i++) {
-		struct endpoint_plan *p = &plan[(*np)++];
-
-		memset(p, 0, sizeof(*p));
-		p->map = EG_MAP_VSOCK_ENDPOINTS;
-		eg_vsock_key_of(&spec->vsock[i], &p->key.vsock);
-		p->role = EG_ROLE_VMM;
-		snprintf(vsock_text[i], sizeof(vsock_text[i]), "vsock %u:%u", spec->vsock[i].cid,
-			 spec->vsock[i].port);
-		p->text = vsock_text[i];
-		/* Registered, the host's own address would be guarded for every
-		 * process on this kernel, and no VMM's guest is ever there. */
-		if (eg_vsock_cid_never_guest(spec->vsock[i].cid)) {
-			snprintf(err, err_size,
-				 "endpoint %s: CID %u is never a VMM's guest (0 is the hypervisor, "
-				 "2 the host, %u any): refused",
-				 p->text, spec->vsock[i].cid, UINT32_MAX);
-			return -EINVAL;
-		}
-		for (size_t j = 0; j + 1 < *np; j++)
-			if (plan[j].map == EG_MAP_VSOCK_ENDPOINTS &&
-			    !memcmp(&plan[j].key.vsock, &p->key.vsock, sizeof(p->key.vsock))) {
-				snprintf(err, err_size, "endpoint %s: given twice", p->text);
-				return -EINVAL;
-			}
-	}
-	for (size_t i = 0; i < spec->n_service_addrs; i++) {
-		struct endpoint_plan *p = &plan[(*np)];
-
-		memset(p, 0, sizeof(*p));
-		p->map = EG_MAP_INET_ENDPOINTS;
-		p->role = EG_ROLE_SERVICE;
-		struct eg_inet_key given;
-
-		eg_inet_key_of(&spec->service_addrs[i], &given);
-		p->text = eg_inet_key_format(&given, inet_text[i]);
-		if (eg_inet_key_check(&given, &p->key.inet)) {
-			snprintf(err, err_size,
-				 "service address %s: not an IPv4/IPv6 unicast address", p->text);
-			return -EINVAL;
-		}
-		for (size_t j = 0; j < (*np); j++)
-			if (plan[j].map == EG_MAP_INET_ENDPOINTS &&
-			    !memcmp(&plan[j].key.inet, &p->key.inet, sizeof(p->key.inet))) {
-				snprintf(err, err_size, "service address %s: given twice", p->text);
-				return -EINVAL;
-			}
-		(*np)++;
-	}
-
-	rc = eg_record_read(&rt->maps, nr.sandbox, &res->before);
+	rc = eg_record_read(&rt->maps, pl->nr.sandbox, &res->before);
 	if (rc && rc != -ENOENT) {
 		snprintf(err, err_size, "map eg_records: %s", strerror(-rc));
 		return rc;
@@ -407,31 +224,39 @@ static int install(struct eg_runtime *rt, const struct eg_install_spec *spec, in
 	/* A replacement keeps the sandbox's mode: an install never silently
 	 * moves it between audit and enforce (docs/design.md, "Modes"). */
 	if (mode >= 0)
-		nr.mode = (__u32)mode;
+		pl->nr.mode = (__u32)mode;
 	else
-		nr.mode = res->had_before ? res->before.mode : EG_MODE_INHERIT;
-	res->outcome = EG_INSTALLED_NEW;
-	if (res->had_before) {
-		rc = decide(&res->before, &nr, &res->outcome, err, err_size);
+		pl->nr.mode = res->had_before ? res->before.mode : EG_MODE_INHERIT;
+	rc = decide(res->had_before ? &res->before : NULL, &pl->nr, &res->outcome, err, err_size);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < pl->n; i++) {
+		rc = plan_endpoint(rt, &pl->ep[i], pl->nr.sandbox, err, err_size);
 		if (rc)
 			return rc;
 	}
-	for (size_t i = 0; i < (*np); i++) {
-		rc = plan_endpoint(rt, &plan[i], nr.sandbox, err, err_size);
-		if (rc)
-			return rc;
-	}
+	return 0;
+}
+
+/* Publish: what was decided, in the order that keeps every step
+ * fail-closed, then the cleanup and the cut an epoch move needs. */
+static int publish_install(struct eg_runtime *rt, struct eg_install_plan *pl,
+			   struct eg_install_result *res, char *err, size_t err_size)
+{
+	struct eg_exec_record *nr = &pl->nr;
+	bool moved, mode_only;
+	int rc;
 
 	/* Publish: record first (one in-place locked write), then endpoints.
 	 * A move of the epoch carries the intent to cut the streams below it
 	 * in the same write, and an intent a killed writer left stays set
 	 * until this call has cut (loader/cut_intent.h). */
 	moved = res->outcome == EG_INSTALLED_REPLACED || res->outcome == EG_INSTALLED_REACTIVATED;
-	nr.cut_pending = moved || (res->had_before && res->before.cut_pending);
+	nr->cut_pending = moved || (res->had_before && res->before.cut_pending);
 	/* Only the mode asked for differs: the same record with the new mode. */
-	mode_only = res->outcome == EG_INSTALLED_UNCHANGED && nr.mode != res->before.mode;
+	mode_only = res->outcome == EG_INSTALLED_UNCHANGED && nr->mode != res->before.mode;
 	if (res->outcome != EG_INSTALLED_UNCHANGED || mode_only) {
-		rc = eg_record_write(&rt->maps, &nr);
+		rc = eg_record_write(&rt->maps, nr);
 		if (rc == -E2BIG) {
 			/* A new sandbox and every slot taken: the kernel's E2BIG
 			 * ("Argument list too long") would tell an operator nothing. */
@@ -439,7 +264,7 @@ static int install(struct eg_runtime *rt, const struct eg_install_spec *spec, in
 
 			snprintf(err, err_size,
 				 "sandbox %s: map eg_records is full (%d records): not installed",
-				 sandbox_text(nr.sandbox, s), EG_MAX_SANDBOXES);
+				 sandbox_text(nr->sandbox, s), EG_MAX_SANDBOXES);
 			return -ENOSPC;
 		}
 		if (rc) {
@@ -447,17 +272,18 @@ static int install(struct eg_runtime *rt, const struct eg_install_spec *spec, in
 			return rc;
 		}
 	}
-	res->after = res->outcome == EG_INSTALLED_UNCHANGED && !mode_only ? res->before : nr;
-	for (size_t i = 0; i < (*np); i++) {
-		rc = write_endpoint(rt, &plan[i], nr.sandbox, res, err, err_size);
+	res->after = res->outcome == EG_INSTALLED_UNCHANGED && !mode_only ? res->before : *nr;
+	for (size_t i = 0; i < pl->n; i++) {
+		rc = write_endpoint(rt, &pl->ep[i], nr->sandbox, res, err, err_size);
 		if (rc)
 			return rc;
 	}
 	if (moved) {
-		eg_grants_gc(rt, nr.sandbox, &res->grants_dropped); /* already dead: cleanup */
-		eg_service_grants_gc(&rt->maps, nr.sandbox, eg_boottime_ns(), &res->grants_dropped);
+		eg_grants_gc(rt, nr->sandbox, &res->grants_dropped); /* already dead: cleanup */
+		eg_service_grants_gc(&rt->maps, nr->sandbox, eg_boottime_ns(),
+				     &res->grants_dropped);
 	}
-	if (nr.cut_pending) {
+	if (nr->cut_pending) {
 		/* The epoch moved, now or under a writer killed before its cut:
 		 * cut the streams of the old one before returning (a failure
 		 * is reported in res->streams, the install stands and the
@@ -477,18 +303,20 @@ int eg_install(struct eg_runtime *rt, const struct eg_install_spec *spec,
 int eg_install_mode(struct eg_runtime *rt, const struct eg_install_spec *spec, int mode,
 		    struct eg_install_result *res, char *err, size_t err_size)
 {
-	struct endpoint_plan plan[PLAN_MAX];
-	size_t np = 0;
+	struct eg_install_plan pl;
 	int rc;
 
 	if (mode > EG_MODE_AUDIT) {
 		snprintf(err, err_size, "install: mode %d: not inherit, enforce or audit", mode);
 		return -EINVAL;
 	}
-	rc = install(rt, spec, mode, res, plan, &np, err, err_size);
-	for (size_t i = 0; i < np; i++)
-		if (plan[i].holds_fd)
-			close(plan[i].fd);
+	memset(res, 0, sizeof(*res));
+	rc = eg_install_plan(spec, &pl, err, err_size);
+	if (!rc)
+		rc = decide_install(rt, &pl, mode, res, err, err_size);
+	if (!rc)
+		rc = publish_install(rt, &pl, res, err, err_size);
+	eg_install_plan_release(&pl);
 	return rc;
 }
 

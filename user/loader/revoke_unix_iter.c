@@ -152,6 +152,11 @@ int eg_unix_iter_load(int tags_fd, const char *pin)
 	eg_log_libbpf_quiet(true); /* a refusal is a probe result */
 	skel = revoke_unix_iter__open();
 	rc = skel ? 0 : -errno;
+	/* The map's one declaration (bpf/execgate_sk_tags.bpf.h) is pinned by
+	 * name; without a pin root libbpf would adopt or pin it under
+	 * /sys/fs/bpf. This object only borrows the tier's map, by fd. */
+	if (!rc)
+		rc = bpf_map__set_pin_path(skel->maps.eg_sk_tags, NULL);
 	if (!rc)
 		rc = bpf_map__reuse_fd(skel->maps.eg_sk_tags, tags_fd);
 	if (!rc)

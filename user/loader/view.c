@@ -6,8 +6,13 @@
 #include "core/identity.h"
 #include "loader/view.h"
 
-_Static_assert(EG_RECORD_MAX_PORTS == EG_RECORD_MAX_PORTS,
-	       "a record holds every port of an install");
+/* EG_PORTS_COPY below truncates silently: the public record must hold
+ * every port the kernel's record can (both arrays are sized by sizes.h
+ * today; this catches one of them moving alone). */
+#define EG_VIEW_LEN(a) (sizeof(a) / sizeof((a)[0]))
+_Static_assert(EG_VIEW_LEN(((struct eg_exec_record *)0)->ports) ==
+		   EG_VIEW_LEN(((struct eg_runtime_record *)0)->ports),
+	       "the public runtime record holds every port of eg_exec_record");
 
 void eg_process_of(const struct eg_proc_id *k, struct eg_process *out)
 {
