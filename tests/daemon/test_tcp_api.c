@@ -276,8 +276,8 @@ Test(daemon_tcp, service_addrs_are_enforced_shown_and_named_in_events)
 	cr_assert_eq(r.status, 200, "install 8: %d %s", r.status, r.body);
 	cr_expect_eq(tcp_cut(&r), 1, "%s", r.body);
 	dd_resp_free(&r);
-	/* The guest accepted slot 2 first (k 0), then slot 3 (k 1). */
-	cr_expect_eq(te_peer_state(&e, 1, 2000), -ECONNRESET, "guest end of the cut stream");
+	cr_expect_eq(te_peer_state(&e, 3, TE_CUT_WAIT_MS), -ECONNRESET,
+		     "guest end of the cut stream");
 	cr_expect_eq(te_send(&e, 3), -ECONNABORTED, "gateway end of the cut stream");
 	cr_expect_eq(te_send(&e, 2), 0, "the stream to an unregistered address stays");
 }
@@ -429,7 +429,8 @@ Test(daemon_restrict, setns_refused_is_not_held_and_install_fails, .init = setup
 	rc = kh_cli(out, sizeof(out), "retire", "--sandbox", DD_SANDBOX, "--json", NULL);
 	cr_expect_eq(rc, 0, "unrestricted retire: exit %d: %s", rc, out);
 	cr_expect(strstr(out, "\"tcp_cut\":1"), "%s", out);
-	cr_expect_eq(te_peer_state(&e, 0, 2000), -ECONNRESET, "guest end of the cut stream");
+	cr_expect_eq(te_peer_state(&e, 0, TE_CUT_WAIT_MS), -ECONNRESET,
+		     "guest end of the cut stream");
 }
 
 /* RestrictAddressFamilies without AF_INET, AF_INET6 and AF_NETLINK: what
@@ -458,7 +459,7 @@ Test(daemon_restrict, address_families_refused_status_matches_what_install_does,
 	if (held) {
 		cr_assert_eq(r.status, 200, "held, but install 8: %d %s", r.status, r.body);
 		cr_expect_eq(tcp_cut(&r), 1, "%s", r.body);
-		cr_expect_eq(te_peer_state(&e, 0, 2000), -ECONNRESET, "guest end");
+		cr_expect_eq(te_peer_state(&e, 0, TE_CUT_WAIT_MS), -ECONNRESET, "guest end");
 	} else {
 		cr_assert_eq(r.status, 500, "not held, install 8: %d %s", r.status, r.body);
 		cr_assert_eq(te_send(&e, 0), 0, "not cut");
@@ -617,7 +618,8 @@ Test(daemon_restrict, shipped_unit_keeps_every_revocation_guarantee, .init = set
 	cr_expect_eq(r.status, 200, "install 8: %d %s", r.status, r.body);
 	cr_expect_eq(tcp_cut(&r), 1, "%s", r.body);
 	dd_resp_free(&r);
-	cr_expect_eq(te_peer_state(&e, 0, 2000), -ECONNRESET, "guest end of the cut stream");
+	cr_expect_eq(te_peer_state(&e, 0, TE_CUT_WAIT_MS), -ECONNRESET,
+		     "guest end of the cut stream");
 
 	/* A Unix stream of another sandbox, held by a process with every
 	 * capability. */
