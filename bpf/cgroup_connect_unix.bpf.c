@@ -36,7 +36,7 @@ int eg_connect_unix(struct bpf_sock_addr *ctx)
 	struct eg_admit_key ak;
 	struct eg_path_key key;
 	struct eg_sk_tag tag;
-	struct eg_dest dest = {};
+	struct eg_dest dest;
 	__u32 addrlen, limit, len, reason;
 	__u64 gen, until;
 	const __u8 *path;
@@ -75,8 +75,9 @@ int eg_connect_unix(struct bpf_sock_addr *ctx)
 		eg_count(EG_K_ALLOW_UNREGISTERED);
 		return SOCK_ALLOW;
 	}
-	dest.path = path;
-	dest.path_len = len;
+	/* filled here, not at entry: the unregistered path pays nothing for it */
+	__builtin_memset(&dest, 0, sizeof(dest));
+	dest.path = key.path;
 	reason = eg_connect_decide(rc, &ep, &dest, known, &caller, &rec, &gen, &until);
 	if (eg_reason_allows(reason))
 		return eg_connect_admit(ctx->sk, EG_HOOK_CONNECT_UNIX, reason, &ep, &rec, &caller,

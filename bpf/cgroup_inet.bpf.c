@@ -49,7 +49,7 @@ static __always_inline int inet_check(struct bpf_sock_addr *ctx, const struct eg
 	struct eg_endpoint_snap ep;
 	struct eg_record_snap rec;
 	struct eg_proc_id caller;
-	struct eg_dest dest = {};
+	struct eg_dest dest;
 	__u32 reason;
 	bool known;
 	int rc;
@@ -64,6 +64,7 @@ static __always_inline int inet_check(struct bpf_sock_addr *ctx, const struct eg
 		return SOCK_ALLOW;
 	}
 	known = eg_current_proc(&caller);
+	__builtin_memset(&dest, 0, sizeof(dest));
 	dest.inet = key;
 	dest.port = bpf_ntohs((__u16)ctx->user_port);
 	dest.proto = (__u8)ctx->protocol;

@@ -41,8 +41,11 @@
  * of path, vsock and inet is set; none for an inode endpoint, whose event
  * names the sandbox only. */
 struct eg_dest {
-	const void *path; /* Unix: the path's bytes (kernel or program memory) */
-	__u32 path_len;	  /* their length, without the NUL */
+	/* Unix: the endpoint key's path (struct eg_path_key), NUL padded to
+	 * its 108 bytes, so the event reads a constant size whatever the
+	 * caller passed after the path's end (6.1's verifier refused a
+	 * variable one that clang had reloaded with unknown upper bits) */
+	const void *path;
 	const struct eg_vsock_key *vsock;
 	const struct eg_inet_key *inet;
 	__u64 now_ns; /* inet: the grant clock, read once by the hook */
@@ -129,8 +132,9 @@ EG_INLINE bool eg_connect_deny(__u32 hook, __u32 reason, const struct eg_endpoin
 		eg_count_would_deny(hook, reason);
 	else
 		eg_count(reason);
-	eg_emit_denial_to(hook, reason, ep->sandbox, rec->epoch, d->path, d->path_len, d->vsock,
-			  d->inet, d->port, d->proto, audit ? EG_EVENT_AUDIT : 0);
+	eg_emit_denial_to(hook, reason, ep->sandbox, rec->epoch, d->path,
+			  d->path ? EG_UNIX_PATH_MAX : 0, d->vsock, d->inet, d->port, d->proto,
+			  audit ? EG_EVENT_AUDIT : 0);
 	return audit;
 }
 

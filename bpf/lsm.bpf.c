@@ -122,7 +122,7 @@ static __noinline int eg_vsock_connect(struct socket *sock, struct sockaddr *add
 	struct eg_record_snap rec;
 	struct eg_proc_id caller;
 	struct eg_sockaddr_vm svm;
-	struct eg_dest dest = {};
+	struct eg_dest dest;
 	struct eg_vsock_key key;
 	struct eg_admit_key ak;
 	struct eg_endpoint *v;
@@ -153,6 +153,7 @@ static __noinline int eg_vsock_connect(struct socket *sock, struct sockaddr *add
 	}
 
 	rc = eg_endpoint_copy_at(&eg_vsock_endpoints, &key, v, &ep);
+	__builtin_memset(&dest, 0, sizeof(dest));
 	dest.vsock = &key;
 	reason = eg_connect_decide(rc, &ep, &dest, known, &caller, &rec, &gen, &until);
 	if (!eg_reason_allows(reason))
@@ -172,7 +173,7 @@ static __noinline int eg_unix_connect(struct socket *sock, struct sockaddr *addr
 	struct eg_record_snap rec;
 	struct eg_path_filter_key fk;
 	struct eg_proc_id caller;
-	struct eg_dest dest = {};
+	struct eg_dest dest;
 	struct eg_admit_key ak;
 	struct eg_path_key key;
 	struct eg_sk_tag tag;
@@ -216,8 +217,9 @@ static __noinline int eg_unix_connect(struct socket *sock, struct sockaddr *addr
 		eg_count(EG_K_ALLOW_UNREGISTERED); /* filter collision */
 		return 0;
 	}
+	/* filled here, not at entry: the unregistered path pays nothing for it */
+	__builtin_memset(&dest, 0, sizeof(dest));
 	dest.path = key.path;
-	dest.path_len = len;
 	reason = eg_connect_decide(rc, &ep, &dest, known, &caller, &rec, &gen, &until);
 	if (!eg_reason_allows(reason))
 		return eg_connect_rc(
