@@ -16,8 +16,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
-#include "execgate_unix_path.bpf.h"
-#include "execgate_admit_cache.bpf.h"
+#include "execgate_connect.bpf.h"
 
 extern void *bpf_cast_to_kern_ctx(void *obj) __ksym;
 extern void *bpf_rdonly_cast(void *obj, __u32 btf_id) __ksym;
@@ -37,6 +36,7 @@ int eg_connect_unix(struct bpf_sock_addr *ctx)
 	struct eg_admit_key ak;
 	struct eg_path_key key;
 	struct eg_sk_tag tag;
+	struct eg_dest dest;
 	__u32 addrlen, limit, len, reason;
 	__u64 gen, until;
 	const __u8 *path;
@@ -61,52 +61,31 @@ int eg_connect_unix(struct bpf_sock_addr *ctx)
 		/* the admission cache (execgate_admit_cache.bpf.h): a hit is
 		 * an allow the checks below made and nothing has undone */
 		eg_admit_key_make(&key, len, caller.tgid, &ak);
-		if (eg_admit_hit(&ak, &key, &caller, &tag) && eg_tag_socket_as(ctx->sk, &tag)) {
-			eg_count(tag.role == EG_ROLE_VMM ? EG_K_ALLOW_BRIDGE : EG_K_ALLOW_GRANT);
+		if (eg_admit_hit(&ak, &key, &caller, &tag) && eg_connect_hit(ctx->sk, &tag))
 			return SOCK_ALLOW;
-		}
 	}
 	if (!eg_path_filtered(&fk)) {
 		eg_count(EG_K_ALLOW_UNREGISTERED);
 		return SOCK_ALLOW;
 	}
 
-	__builtin_memset(&rec, 0, sizeof(rec));
 	rc = eg_unix_endpoint_copy(&key, &ep);
 	if (rc == EG_COPY_MISSING) {
 		/* filter collision: same length and end chunks, other path */
 		eg_count(EG_K_ALLOW_UNREGISTERED);
 		return SOCK_ALLOW;
 	}
-	if (rc != EG_COPY_OK) {
-		reason = EG_K_DENY_INCONSISTENT;
-		goto deny;
-	}
-	gen = eg_admit_gen_begin(ep.sandbox); /* before the state it guards */
-	reason = eg_record_verdict(&ep, &rec);
-	if (reason)
-		goto deny;
-	if (!known) {
-		reason = EG_K_DENY_NO_TASK;
-		goto deny;
-	}
-	reason = eg_caller_verdict_until(&ep, &caller, &rec, &until);
-	if (eg_reason_allows(reason)) {
-		if (!eg_tag_socket(ctx->sk, &rec, ep.role)) {
-			reason = EG_K_DENY_NO_TAG;
-			goto deny;
-		}
-		eg_count(reason);
-		if (eg_unix_endpoint_still(&key, &ep))
-			eg_admit_remember(&ak, &key, &caller, gen, until, &rec, ep.role);
-		return SOCK_ALLOW;
-	}
-deny:
-	/* audit: allowed untagged (docs/design.md, "Modes") */
-	if (eg_deny_or_audit(EG_HOOK_CONNECT_UNIX, reason, rec.mode, ep.sandbox, rec.epoch, path,
-			     len, NULL))
-		return SOCK_ALLOW;
-	return SOCK_DENY;
+	/* filled here, not at entry: the unregistered path pays nothing for it */
+	__builtin_memset(&dest, 0, sizeof(dest));
+	dest.path = key.path;
+	reason = eg_connect_decide(rc, &ep, &dest, known, &caller, &rec, &gen, &until);
+	if (eg_reason_allows(reason))
+		return eg_connect_admit(ctx->sk, EG_HOOK_CONNECT_UNIX, reason, &ep, &rec, &caller,
+					gen, until, &ak, &key, &dest)
+			   ? SOCK_ALLOW
+			   : SOCK_DENY;
+	return eg_connect_deny(EG_HOOK_CONNECT_UNIX, reason, &ep, &rec, &dest) ? SOCK_ALLOW
+									       : SOCK_DENY;
 }
 
 char LICENSE[] SEC("license") = "GPL";

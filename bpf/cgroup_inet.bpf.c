@@ -10,7 +10,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
-#include "execgate_inet.bpf.h"
+#include "execgate_connect.bpf.h"
 
 #define SOCK_ALLOW 1
 #define SOCK_DENY  0
@@ -41,18 +41,17 @@ static __always_inline void note_netns(void *ctx, __u32 tgid, __u64 now_ns)
 	bpf_map_update_elem(&eg_inet_netns, &cookie, &v, BPF_ANY);
 }
 
-/* Shared tail of the four sock_addr hooks: key built, looked up once. */
+/* Shared tail of the four sock_addr hooks: key built, looked up once, then
+ * the one connect decision (execgate_connect.bpf.h). */
 static __always_inline int inet_check(struct bpf_sock_addr *ctx, const struct eg_inet_key *key,
 				      __u32 hook, bool tag)
 {
 	struct eg_endpoint_snap ep;
 	struct eg_record_snap rec;
 	struct eg_proc_id caller;
-	__u16 port = bpf_ntohs((__u16)ctx->user_port);
-	__u8 proto = (__u8)ctx->protocol;
-	__u64 now_ns;
+	struct eg_dest dest;
 	__u32 reason;
-	bool audit;
+	bool known;
 	int rc;
 
 	if (!eg_inet_may_be_registered(key)) {
@@ -64,36 +63,24 @@ static __always_inline int inet_check(struct bpf_sock_addr *ctx, const struct eg
 		eg_count(EG_K_ALLOW_UNREGISTERED);
 		return SOCK_ALLOW;
 	}
-	__builtin_memset(&rec, 0, sizeof(rec));
-	if (rc != EG_COPY_OK) {
-		reason = EG_K_DENY_INCONSISTENT;
-		goto deny;
-	}
-	if (!eg_current_proc(&caller)) {
-		reason = EG_K_DENY_NO_TASK;
-		goto deny;
-	}
-	now_ns = eg_grant_clock_ns();
-	reason = eg_inet_verdict(&ep, port, proto, &caller, now_ns, &rec);
+	known = eg_current_proc(&caller);
+	__builtin_memset(&dest, 0, sizeof(dest));
+	dest.inet = key;
+	dest.port = bpf_ntohs((__u16)ctx->user_port);
+	dest.proto = (__u8)ctx->protocol;
+	dest.now_ns = eg_grant_clock_ns();
+	reason = eg_connect_decide(rc, &ep, &dest, known, &caller, &rec, NULL, NULL);
 	if (eg_reason_allows(reason)) {
-		if (tag && !eg_inet_tag_socket(ctx, &rec, port, proto)) {
+		if (tag && !eg_inet_tag_socket(ctx, &rec, dest.port, dest.proto))
 			reason = EG_K_DENY_NO_TAG;
-			goto deny;
-		}
+	}
+	if (eg_reason_allows(reason)) {
 		eg_count(reason);
-		note_netns(ctx, caller.tgid, now_ns);
+		note_netns(ctx, caller.tgid, dest.now_ns);
 		return SOCK_ALLOW;
 	}
-deny:
-	audit = eg_decide_audit(rec.mode);
-	if (audit)
-		eg_count_would_deny(hook, reason);
-	else
-		eg_count(reason);
-	eg_emit_denial_to(hook, reason, ep.sandbox, rec.epoch, NULL, 0, NULL, key, port, proto,
-			  audit ? EG_EVENT_AUDIT : 0);
 	/* audit: allowed untagged (docs/design.md, "Modes") */
-	return audit ? SOCK_ALLOW : SOCK_DENY;
+	return eg_connect_deny(hook, reason, &ep, &rec, &dest) ? SOCK_ALLOW : SOCK_DENY;
 }
 
 static __always_inline void key4(struct eg_inet_key *k, __u32 ip4)

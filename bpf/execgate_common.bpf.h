@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The logic every execgate hook shares: who is calling, what the maps say
- * about an endpoint, and the verdict. Hook programs (connect_unix here, the
- * LSM hooks in lsm*.bpf.c) only turn their arguments into an endpoint and a
- * caller, call eg_endpoint_verdict(), and count / report / tag the result.
+ * about an endpoint, counters, events and socket tags. The order of a
+ * connect's checks is not here but in one function, eg_connect_decide()
+ * (execgate_connect.bpf.h), which every connect hook calls.
  *
  * Reading map values (no torn reads, docs/operators.md "Consistency"):
  * userspace writes every locked value with BPF_F_LOCK, which updates an
@@ -190,11 +190,12 @@ EG_INLINE int eg_grant_copy(const struct eg_grant_key *key, struct eg_grant_snap
 	return EG_COPY_OK;
 }
 
-/* The record half of the endpoint verdict: the record ep points at, copied
- * to *rec. Returns 0 when it is active and the role is known, else the
+/* The record half of every connect decision (execgate_connect.bpf.h): the
+ * record ep points at, copied to *rec. Returns 0 when it is active, else the
  * denial reason. Missing or inconsistent state denies: a registered
  * endpoint never falls through as unregistered. */
-EG_INLINE __u32 eg_record_verdict(const struct eg_endpoint_snap *ep, struct eg_record_snap *rec)
+EG_INLINE __u32 eg_record_state_verdict(const struct eg_endpoint_snap *ep,
+					struct eg_record_snap *rec)
 {
 	int rc;
 
@@ -207,6 +208,14 @@ EG_INLINE __u32 eg_record_verdict(const struct eg_endpoint_snap *ep, struct eg_r
 		return EG_K_DENY_RETIRED;
 	if (rec->state != EG_RECORD_ACTIVE)
 		return EG_K_DENY_INCONSISTENT;
+	return 0;
+}
+
+/* The role a Unix or VSOCK endpoint may have, against its active record: a
+ * VMM socket needs the record's bridge to admit. */
+EG_INLINE __u32 eg_record_role_verdict(const struct eg_endpoint_snap *ep,
+				       const struct eg_record_snap *rec)
+{
 	if (ep->role == EG_ROLE_VMM)
 		return rec->bridge.tgid ? 0 : EG_K_DENY_INCONSISTENT;
 	return ep->role == EG_ROLE_BRIDGE ? 0 : EG_K_DENY_INCONSISTENT;
@@ -234,10 +243,10 @@ EG_INLINE __u64 eg_grant_clock_ns(void)
 #endif
 }
 
-/* The caller half, after eg_record_verdict() returned 0: a VMM socket
- * admits the record's bridge, a bridge socket a live grant. Returns an enum
- * eg_kreason. The clock is read only for a grant that passed its epoch
- * check, the one check that needs it. */
+/* The caller half of a Unix or VSOCK decision, after the record half
+ * returned 0: a VMM socket admits the record's bridge, a bridge socket a
+ * live grant. Returns an enum eg_kreason. The clock is read only for a grant
+ * that passed its epoch check, the one check that needs it. */
 EG_INLINE __u32 eg_caller_verdict_until(const struct eg_endpoint_snap *ep,
 					const struct eg_proc_id *caller,
 					const struct eg_record_snap *rec, __u64 *until)
@@ -262,27 +271,6 @@ EG_INLINE __u32 eg_caller_verdict_until(const struct eg_endpoint_snap *ep,
 		return EG_K_DENY_GRANT_EXPIRED;
 	*until = grant.expiry_ns;
 	return EG_K_ALLOW_GRANT;
-}
-
-/* The same, for a caller that does not keep the allow's end. */
-EG_INLINE __u32 eg_caller_verdict(const struct eg_endpoint_snap *ep,
-				  const struct eg_proc_id *caller, const struct eg_record_snap *rec)
-{
-	__u64 until;
-
-	return eg_caller_verdict_until(ep, caller, rec, &until);
-}
-
-/* The endpoint verdict, independent of the hook. ep is a registered
- * endpoint, caller the connecting process. Returns an enum eg_kreason; on
- * EG_K_ALLOW_* (and on the identity denials) *rec holds the record the
- * decision was made against. */
-EG_INLINE __u32 eg_endpoint_verdict(const struct eg_endpoint_snap *ep,
-				    const struct eg_proc_id *caller, struct eg_record_snap *rec)
-{
-	__u32 reason = eg_record_verdict(ep, rec);
-
-	return reason ? reason : eg_caller_verdict(ep, caller, rec);
 }
 
 EG_INLINE bool eg_reason_allows(__u32 reason)
@@ -383,25 +371,6 @@ EG_INLINE void eg_emit_denial(__u32 hook, __u32 reason, const __u8 sandbox[EG_ID
 			      const struct eg_vsock_key *vsock, __u8 flags)
 {
 	eg_emit_denial_to(hook, reason, sandbox, epoch, path, path_len, vsock, NULL, 0, 0, flags);
-}
-
-/* The end of every denial: in enforce counted under its reason, in audit
- * as a would-deny of (hook, reason); the event either way, marked in audit.
- * True: audit, the hook allows. record_mode: the decision's record's mode
- * (EG_MODE_INHERIT without a record, EG_MODE_ENFORCE when its copy raced). */
-EG_INLINE bool eg_deny_or_audit(__u32 hook, __u32 reason, __u32 record_mode,
-				const __u8 sandbox[EG_ID_BYTES], __u64 epoch, const void *path,
-				__u32 path_len, const struct eg_vsock_key *vsock)
-{
-	bool audit = eg_decide_audit(record_mode);
-
-	if (audit)
-		eg_count_would_deny(hook, reason);
-	else
-		eg_count(reason);
-	eg_emit_denial(hook, reason, sandbox, epoch, path, path_len, vsock,
-		       audit ? EG_EVENT_AUDIT : 0);
-	return audit;
 }
 
 /* Tag sk with the execution it was admitted to. sk must be a socket pointer

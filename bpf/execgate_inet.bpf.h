@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* The ServicePort verdict shared by the inet hooks (bpf/cgroup_inet.bpf.c):
- * a destination address becomes an eg_inet_key, one lookup decides whether
- * it is a guest's; only then are the record and the caller's ServicePort
- * grant for (sandbox, port, protocol) read, each by a locked copy with the
- * embedded-key and re-lookup checks of execgate_common.bpf.h. Missing or
- * inconsistent state of a registered address denies. */
+/* What the inet hooks (bpf/cgroup_inet.bpf.c) need beside the one connect
+ * decision (execgate_connect.bpf.h): a destination address becomes an
+ * eg_inet_key, one lookup decides whether it is a guest's; the caller's
+ * ServicePort grant for (sandbox, port, protocol) is read by a locked copy
+ * with the embedded-key and re-lookup checks of execgate_common.bpf.h; an
+ * admitted socket is tagged by its cookie. */
 #ifndef EXECGATE_INET_BPF_H
 #define EXECGATE_INET_BPF_H
 
@@ -55,45 +55,6 @@ EG_INLINE int eg_service_grant_copy(const struct eg_service_grant_key *key,
 	if (bpf_map_lookup_elem(&eg_service_grants, key) != v)
 		return EG_COPY_RACED;
 	return EG_COPY_OK;
-}
-
-/* The verdict for a connect/sendmsg to a registered guest address. port in
- * host byte order. On an identity or grant verdict *rec holds the record. */
-EG_INLINE __u32 eg_inet_verdict(const struct eg_endpoint_snap *ep, __u16 port, __u8 proto,
-				const struct eg_proc_id *caller, __u64 now_ns,
-				struct eg_record_snap *rec)
-{
-	struct eg_service_grant_key gkey;
-	struct eg_service_grant_snap grant;
-	int rc;
-
-	if (ep->role != EG_ROLE_SERVICE)
-		return EG_K_DENY_INCONSISTENT;
-	rc = eg_record_copy(ep->sandbox, rec);
-	if (rc == EG_COPY_MISSING)
-		return EG_K_DENY_NO_RECORD;
-	if (rc != EG_COPY_OK)
-		return EG_K_DENY_INCONSISTENT;
-	if (rec->state == EG_RECORD_RETIRED)
-		return EG_K_DENY_RETIRED;
-	if (rec->state != EG_RECORD_ACTIVE)
-		return EG_K_DENY_INCONSISTENT;
-
-	__builtin_memset(&gkey, 0, sizeof(gkey));
-	gkey.proc = *caller;
-	__builtin_memcpy(gkey.sandbox, ep->sandbox, EG_ID_BYTES);
-	gkey.port = port;
-	gkey.proto = proto;
-	rc = eg_service_grant_copy(&gkey, &grant);
-	if (rc == EG_COPY_MISSING)
-		return EG_K_DENY_NO_GRANT;
-	if (rc != EG_COPY_OK)
-		return EG_K_DENY_INCONSISTENT;
-	if (grant.epoch != rec->epoch || grant.generation != rec->generation)
-		return EG_K_DENY_GRANT_EPOCH;
-	if (now_ns >= grant.expiry_ns)
-		return EG_K_DENY_GRANT_EXPIRED;
-	return EG_K_ALLOW_GRANT;
 }
 
 /* Tags the socket of ctx (a sock_addr context) with the execution and

@@ -34,8 +34,7 @@
  * this type cannot use helper"), so grants expire here by CLOCK_BOOTTIME
  * read in the hook (execgate_common.bpf.h, eg_grant_clock_ns). */
 #define EG_GRANT_CLOCK_BOOTTIME_ONLY
-#include "execgate_unix_path.bpf.h"
-#include "execgate_admit_cache.bpf.h"
+#include "execgate_connect.bpf.h"
 
 #define AF_UNIX	 1
 #define AF_VSOCK 40
@@ -105,60 +104,25 @@ int BPF_PROG(eg_lsm_socket_listen, struct socket *sock, int backlog, int ret)
 
 /* ---- socket_connect --------------------------------------------------------- */
 
-/* 0 in audit (docs/design.md, "Modes"): the socket stays untagged. */
-EG_INLINE int eg_deny(__u32 hook, __u32 reason, const struct eg_endpoint_snap *ep,
-		      const struct eg_record_snap *rec, const void *path, __u32 path_len,
-		      const struct eg_vsock_key *vsock)
+/* The hook's answer to a connect the decision ended (execgate_connect.bpf.h):
+ * true, go on (allowed, or let through in audit); false, EPERM. */
+EG_INLINE int eg_connect_rc(bool go_on)
 {
-	if (eg_deny_or_audit(hook, reason, rec->mode, ep->sandbox, rec->epoch, path, path_len,
-			     vsock))
-		return 0;
-	return -EPERM;
-}
-
-/* After the full checks allowed: tag, count, and remember the allow when
- * the endpoint still names what was decided on. 0 or a denial. The cache's
- * key and the address to remember are the caller's (one of the two). */
-EG_INLINE int eg_connect_allowed(struct socket *sock, __u32 reason,
-				 const struct eg_endpoint_snap *ep,
-				 const struct eg_record_snap *rec, const struct eg_proc_id *caller,
-				 __u64 gen, __u64 until, const struct eg_admit_key *ak,
-				 const struct eg_vsock_key *vsock, const struct eg_path_key *path,
-				 __u32 path_len)
-{
-	if (!eg_tag_socket(sock->sk, rec, ep->role))
-		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, EG_K_DENY_NO_TAG, ep, rec,
-			       path ? path->path : NULL, path_len, vsock);
-	eg_count(reason);
-	if (vsock && eg_endpoint_still(&eg_vsock_endpoints, vsock, ep))
-		eg_admit_remember_vsock(ak, vsock, caller, gen, until, rec, ep->role);
-	if (path && eg_unix_endpoint_still(path, ep))
-		eg_admit_remember(ak, path, caller, gen, until, rec, ep->role);
-	return 0;
-}
-
-/* A cache hit (execgate_admit_cache.bpf.h): the socket tagged as the full
- * checks tagged it the first time, and counted with the same reason. False
- * when the tag cannot be made: the full checks decide then. */
-EG_INLINE bool eg_connect_hit(struct socket *sock, const struct eg_sk_tag *tag)
-{
-	if (!eg_tag_socket_as(sock->sk, tag))
-		return false;
-	eg_count(tag->role == EG_ROLE_VMM ? EG_K_ALLOW_BRIDGE : EG_K_ALLOW_GRANT);
-	return true;
+	return go_on ? 0 : -EPERM;
 }
 
 /* A registered (CID, port) is looked up first: every other VSOCK connect
  * on the machine pays that one lookup and nothing more. A process's
  * connect again to an address it was allowed on is then decided by the
- * admission cache; a miss runs the full checks, which read the stripe's
- * word before the record and grant they decide on. */
+ * admission cache; a miss runs the one decision, which reads the stripe's
+ * word before the record and grant it decides on. */
 static __noinline int eg_vsock_connect(struct socket *sock, struct sockaddr *address, int addrlen)
 {
 	struct eg_endpoint_snap ep = {};
-	struct eg_record_snap rec = {};
+	struct eg_record_snap rec;
 	struct eg_proc_id caller;
 	struct eg_sockaddr_vm svm;
+	struct eg_dest dest;
 	struct eg_vsock_key key;
 	struct eg_admit_key ak;
 	struct eg_endpoint *v;
@@ -184,24 +148,19 @@ static __noinline int eg_vsock_connect(struct socket *sock, struct sockaddr *add
 	known = eg_current_proc(&caller);
 	if (known) {
 		eg_admit_key_vsock(&key, caller.tgid, &ak);
-		if (eg_admit_hit_vsock(&ak, &key, &caller, &tag) && eg_connect_hit(sock, &tag))
+		if (eg_admit_hit_vsock(&ak, &key, &caller, &tag) && eg_connect_hit(sock->sk, &tag))
 			return 0;
 	}
 
 	rc = eg_endpoint_copy_at(&eg_vsock_endpoints, &key, v, &ep);
-	if (rc != EG_COPY_OK)
-		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, EG_K_DENY_INCONSISTENT, &ep, &rec, NULL,
-			       0, &key);
-	if (!known)
-		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, EG_K_DENY_NO_TASK, &ep, &rec, NULL, 0,
-			       &key);
-	gen = eg_admit_gen_begin(ep.sandbox); /* before the state it guards */
-	reason = eg_record_verdict(&ep, &rec);
-	if (!reason)
-		reason = eg_caller_verdict_until(&ep, &caller, &rec, &until);
+	__builtin_memset(&dest, 0, sizeof(dest));
+	dest.vsock = &key;
+	reason = eg_connect_decide(rc, &ep, &dest, known, &caller, &rec, &gen, &until);
 	if (!eg_reason_allows(reason))
-		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, reason, &ep, &rec, NULL, 0, &key);
-	return eg_connect_allowed(sock, reason, &ep, &rec, &caller, gen, until, &ak, &key, NULL, 0);
+		return eg_connect_rc(
+		    eg_connect_deny(EG_HOOK_LSM_SOCKET_CONNECT, reason, &ep, &rec, &dest));
+	return eg_connect_rc(eg_connect_admit(sock->sk, EG_HOOK_LSM_SOCKET_CONNECT, reason, &ep,
+					      &rec, &caller, gen, until, &ak, NULL, &dest));
 }
 
 /* Path endpoints on kernels without connect_unix: the same check as
@@ -211,9 +170,10 @@ static __noinline int eg_vsock_connect(struct socket *sock, struct sockaddr *add
 static __noinline int eg_unix_connect(struct socket *sock, struct sockaddr *address, int addrlen)
 {
 	struct eg_endpoint_snap ep = {};
-	struct eg_record_snap rec = {};
+	struct eg_record_snap rec;
 	struct eg_path_filter_key fk;
 	struct eg_proc_id caller;
+	struct eg_dest dest;
 	struct eg_admit_key ak;
 	struct eg_path_key key;
 	struct eg_sk_tag tag;
@@ -245,7 +205,7 @@ static __noinline int eg_unix_connect(struct socket *sock, struct sockaddr *addr
 	known = eg_current_proc(&caller);
 	if (known) {
 		eg_admit_key_make(&key, len, caller.tgid, &ak);
-		if (eg_admit_hit(&ak, &key, &caller, &tag) && eg_connect_hit(sock, &tag))
+		if (eg_admit_hit(&ak, &key, &caller, &tag) && eg_connect_hit(sock->sk, &tag))
 			return 0;
 	}
 	if (!eg_path_filtered(&fk)) {
@@ -257,21 +217,15 @@ static __noinline int eg_unix_connect(struct socket *sock, struct sockaddr *addr
 		eg_count(EG_K_ALLOW_UNREGISTERED); /* filter collision */
 		return 0;
 	}
-	if (rc != EG_COPY_OK)
-		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, EG_K_DENY_INCONSISTENT, &ep, &rec,
-			       key.path, sizeof(key.path), NULL);
-	if (!known)
-		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, EG_K_DENY_NO_TASK, &ep, &rec, key.path,
-			       sizeof(key.path), NULL);
-	gen = eg_admit_gen_begin(ep.sandbox); /* before the state it guards */
-	reason = eg_record_verdict(&ep, &rec);
-	if (!reason)
-		reason = eg_caller_verdict_until(&ep, &caller, &rec, &until);
+	/* filled here, not at entry: the unregistered path pays nothing for it */
+	__builtin_memset(&dest, 0, sizeof(dest));
+	dest.path = key.path;
+	reason = eg_connect_decide(rc, &ep, &dest, known, &caller, &rec, &gen, &until);
 	if (!eg_reason_allows(reason))
-		return eg_deny(EG_HOOK_LSM_SOCKET_CONNECT, reason, &ep, &rec, key.path,
-			       sizeof(key.path), NULL);
-	return eg_connect_allowed(sock, reason, &ep, &rec, &caller, gen, until, &ak, NULL, &key,
-				  sizeof(key.path));
+		return eg_connect_rc(
+		    eg_connect_deny(EG_HOOK_LSM_SOCKET_CONNECT, reason, &ep, &rec, &dest));
+	return eg_connect_rc(eg_connect_admit(sock->sk, EG_HOOK_LSM_SOCKET_CONNECT, reason, &ep,
+					      &rec, &caller, gen, until, &ak, &key, &dest));
 }
 
 SEC("lsm/socket_connect")
@@ -328,6 +282,7 @@ int BPF_PROG(eg_lsm_unix_stream_connect, struct sock *sock, struct sock *other, 
 {
 	struct eg_endpoint_snap ep = {};
 	struct eg_record_snap rec = {};
+	const struct eg_dest none = {};
 	const struct eg_proc_id *expected;
 	struct eg_listener_tag *lt;
 	struct eg_inode_key ikey;
@@ -359,27 +314,20 @@ int BPF_PROG(eg_lsm_unix_stream_connect, struct sock *sock, struct sock *other, 
 	}
 	if (rc == EG_COPY_OK && !tag) {
 		/* Reached by a name the path hook does not know (symlink,
-		 * relative path, bind mount, or a caller outside its cgroup). */
-		if (!eg_current_proc(&caller)) {
-			reason = EG_K_DENY_NO_TASK;
-			goto deny;
-		}
-		reason = eg_endpoint_verdict(&ep, &caller, &rec);
+		 * relative path, bind mount, or a caller outside its cgroup):
+		 * the one decision, as a path hook would make it. */
+		bool known = eg_current_proc(&caller);
+
+		reason =
+		    eg_connect_decide(EG_COPY_OK, &ep, &none, known, &caller, &rec, NULL, NULL);
 		if (!eg_reason_allows(reason))
 			goto deny;
 	} else {
 		__builtin_memcpy(ep.sandbox, tag->sandbox, EG_ID_BYTES);
 		ep.role = tag->role;
-		rc = eg_record_copy(ep.sandbox, &rec);
-		if (rc == EG_COPY_MISSING) {
-			reason = EG_K_DENY_NO_RECORD;
+		reason = eg_record_state_verdict(&ep, &rec);
+		if (reason)
 			goto deny;
-		}
-		if (rc != EG_COPY_OK || rec.state != EG_RECORD_ACTIVE) {
-			reason = rec.state == EG_RECORD_RETIRED ? EG_K_DENY_RETIRED
-								: EG_K_DENY_INCONSISTENT;
-			goto deny;
-		}
 		/* An install between the path hook and here moved the epoch:
 		 * the connect stands (the path hook decided it), and its lease,
 		 * copied to both ends below, dies at the first I/O. */
@@ -421,10 +369,8 @@ int BPF_PROG(eg_lsm_unix_stream_connect, struct sock *sock, struct sock *other, 
 
 deny:
 	/* audit: allowed; ends the denial would have left untagged stay so */
-	if (eg_deny_or_audit(EG_HOOK_LSM_UNIX_STREAM_CONNECT, reason, rec.mode, ep.sandbox,
-			     rec.epoch, NULL, 0, NULL))
-		return 0;
-	return -EPERM;
+	return eg_connect_rc(
+	    eg_connect_deny(EG_HOOK_LSM_UNIX_STREAM_CONNECT, reason, &ep, &rec, &none));
 }
 
 /* ---- sock_graft: the accepted end of a VSOCK stream ------------------------- */

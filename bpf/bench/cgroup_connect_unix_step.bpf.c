@@ -23,8 +23,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
-#include "execgate_unix_path.bpf.h"
-#include "execgate_admit_cache.bpf.h"
+#include "execgate_connect.bpf.h"
 
 enum eg_step {
 	EG_STEP_PATH = 1,     /* addrlen + path scan (length, filter key) */
@@ -33,9 +32,8 @@ enum eg_step {
 	EG_STEP_CACHE = 4,    /* admission cache: hash, lookup, checks (then a miss) */
 	EG_STEP_FILTER = 5,   /* eg_path_filter */
 	EG_STEP_ENDPOINT = 6, /* exact endpoint: lookup, locked copy */
-	EG_STEP_RECORD = 7,   /* generation word; record: lookup, locked copy, checks */
-	EG_STEP_GRANT = 8,    /* grant: lookup, locked copy, checks, verdict */
-	EG_STEP_COUNT = 9,    /* reason counter; the full program adds the tag */
+	EG_STEP_DECIDE = 7,   /* the decision: generation word, record, grant, verdict */
+	EG_STEP_COUNT = 8,    /* reason counter; the full program adds the tag */
 };
 
 /* Keeps what a step computed alive past its early return. */
@@ -96,18 +94,15 @@ volatile __u64 eg_step_sink;
 		eg_step_rc;                                                                        \
 	})
 
-#define eg_record_verdict(ep, rec)                                                                 \
+/* The decision (execgate_connect.bpf.h) as one step: its record and caller
+ * halves are inside the one function every hook calls, which this file
+ * cannot reach into without a switch in the production header. */
+#define eg_connect_decide(rc, ep, d, known, caller, rec, gen, until)                               \
 	({                                                                                         \
-		__u32 eg_step_reason = (eg_record_verdict)(ep, rec);                               \
-		if (!eg_step_reason)                                                               \
-			EG_STOP(EG_STEP_RECORD, (rec)->epoch ^ gen);                               \
-		eg_step_reason;                                                                    \
-	})
-
-#define eg_caller_verdict_until(ep, caller, rec, until)                                            \
-	({                                                                                         \
-		__u32 eg_step_reason = (eg_caller_verdict_until)(ep, caller, rec, until);          \
-		EG_STOP(EG_STEP_GRANT, eg_step_reason);                                            \
+		__u32 eg_step_reason =                                                             \
+		    (eg_connect_decide)(rc, ep, d, known, caller, rec, gen, until);                \
+		if ((eg_reason_allows)(eg_step_reason))                                            \
+			EG_STOP(EG_STEP_DECIDE, (rec)->epoch ^ *(gen) ^ *(until));                 \
 		eg_step_reason;                                                                    \
 	})
 

@@ -30,7 +30,7 @@
  *    eg_step), each allowing right after step N, each alone in a cgroup of
  *    its own, in rounds; median per step. The increments are what each
  *    step costs. Every build misses the admission cache (docs/design.md
- *    §20), so the steps are the full checks and build 10, which stops
+ *    §20), so the steps are the full checks and build 9, which stops
  *    nowhere, is a first connect (checks, tag, insert); the last row is the
  *    real program, whose repeated connects hit.
  *
@@ -354,7 +354,7 @@ static void fill(long have, long n)
 
 /* ---- per-step breakdown ---------------------------------------------------- */
 
-#define STEP_BUILDS 10		      /* enum eg_step's 9, and the miss-every-time build */
+#define STEP_BUILDS 9		      /* enum eg_step's 8, and the miss-every-time build */
 #define STEP_WHOLE  (STEP_BUILDS + 1) /* the real object: admission cache hits */
 #define STEP_ROWS   STEP_WHOLE
 #define STEP_ROUNDS 3
@@ -366,8 +366,7 @@ static const char *const step_names[STEP_ROWS] = {
     "admission cache lookup",
     "filter lookup",
     "endpoint (lookup, copy)",
-    "gen word + record",
-    "grant (lookup, copy), verdict",
+    "decision: gen word, record, grant",
     "reason counter",
     "tag + insert = a cache miss",
     "whole program = a cache hit",

@@ -21,11 +21,10 @@
 #include "core/ids.h"
 #include "execgate/admin.h"
 #include "harness.h"
-#include "loader/path_filter.h"
 #include "not_offered.h"
+#include "unix_world.h"
 
-#define SANDBOX	 "5f0c2c1e-7a4b-4c1d-9e3f-0000000000a7"
-#define WORKER_A "a0000000-0000-4000-8000-00000000000a"
+#define SANDBOX "5f0c2c1e-7a4b-4c1d-9e3f-0000000000a7"
 
 /* 240 s: load_sets_the_mode_... loads every tier three times, and a load
  * in the 6.12 VM under TCG takes tens of seconds (it timed out at 90 s). */
@@ -34,51 +33,22 @@ TestSuite(audit, .init = kh_setup_shared, .fini = kh_teardown, .timeout = 240);
 static void install_sb(pid_t bridge, pid_t vmm, const char *bsock, const char *vsock,
 		       const char *gen)
 {
-	char b[16], v[16], out[2048];
-	int rc;
+	struct unix_world w = {.sandbox = SANDBOX, .bsock = bsock, .vsock = vsock, .fc = vmm};
 
-	snprintf(b, sizeof(b), "%d", (int)bridge);
-	snprintf(v, sizeof(v), "%d", (int)vmm);
-	rc = kh_cli(out, sizeof(out), "install", "--sandbox", SANDBOX, "--worker", WORKER_A,
-		    "--generation", gen, "--activation", "1", "--bridge-pid", b, "--vmm-pid", v,
-		    "--bridge-socket", bsock, "--vmm-socket", vsock, NULL);
-	cr_assert_eq(rc, 0, "install: exit %d: %s", rc, out);
+	w.bridge.pid = bridge;
+	uw_install(&w, gen);
 }
 
 static struct eg_exec_record record(void)
 {
-	struct eg_exec_record r;
-	__u8 sb[EG_ID_BYTES];
+	struct unix_world w = {.sandbox = SANDBOX};
 
-	cr_assert_eq(eg_uuid_parse(SANDBOX, sb), 0);
-	cr_assert_eq(eg_record_read(&kh.maps, sb, &r), 0, "reading the record");
-	return r;
-}
-
-static void write_grant(pid_t pid, const struct eg_exec_record *rec, __u64 epoch, __u64 expiry)
-{
-	struct eg_grant g;
-
-	memset(&g, 0, sizeof(g));
-	g.key.proc = kh_proc_id(pid);
-	memcpy(g.key.sandbox, rec->sandbox, EG_ID_BYTES);
-	g.generation = rec->generation;
-	g.epoch = epoch;
-	g.expiry_ns = expiry;
-	g.scope = 1;
-	cr_assert_eq(eg_grant_write(&kh.maps, &g), 0, "writing a grant");
+	return uw_record(&w);
 }
 
 static void mode(const char *m, const char *sandbox)
 {
-	char out[1024];
-	int rc;
-
-	if (sandbox)
-		rc = kh_cli(out, sizeof(out), "mode", m, "--sandbox", sandbox, NULL);
-	else
-		rc = kh_cli(out, sizeof(out), "mode", m, NULL);
-	cr_assert_eq(rc, 0, "execgate mode %s: exit %d: %s", m, rc, out);
+	uw_mode(m, sandbox);
 }
 
 static __u64 would_deny(__u32 hook, __u32 reason)
@@ -103,121 +73,24 @@ static struct ev_count events(__u32 pid, __u32 reason)
 
 /* --- the deny cases, one table for both modes ------------------------------ */
 
-/* A world with a VMM listener, a bridge listening on its socket and a
- * caller; a case's prepare() puts the sandbox into its denying state and
- * returns the path the caller then connects to. */
-struct world {
-	const char *bsock, *vsock;
-	struct kh_child bridge, caller;
-	pid_t fc;
-};
-
-typedef const char *(*prepare_fn)(struct world *w);
-
-static const char *not_bridge(struct world *w)
-{
-	return w->vsock; /* the caller is not the registered bridge */
-}
-
-static const char *no_grant(struct world *w)
-{
-	return w->bsock;
-}
-
-static const char *grant_epoch(struct world *w)
-{
-	struct eg_exec_record r;
-
-	install_sb(w->bridge.pid, w->fc, w->bsock, w->vsock, "8"); /* epoch 2 */
-	r = record();
-	write_grant(w->caller.pid, &r, r.epoch - 1, eg_boottime_ns() + 100ULL * 1000000000ULL);
-	return w->bsock;
-}
-
-static const char *grant_expired(struct world *w)
-{
-	struct eg_exec_record r = record();
-
-	write_grant(w->caller.pid, &r, r.epoch, eg_boottime_ns() - 1);
-	return w->bsock;
-}
-
-static const char *retired(struct world *w)
-{
-	char out[1024];
-	int rc = kh_cli(out, sizeof(out), "retire", "--sandbox", SANDBOX, NULL);
-
-	cr_assert_eq(rc, 0, "retire: %s", out);
-	return w->vsock;
-}
-
-static const char *no_record(struct world *w)
-{
-	__u8 sb[EG_ID_BYTES];
-
-	cr_assert_eq(eg_uuid_parse(SANDBOX, sb), 0);
-	cr_assert_eq(bpf_map_delete_elem(kh.maps.fd[EG_MAP_RECORDS], sb), 0);
-	return w->vsock;
-}
-
-/* An endpoint whose role no record knows: the record half fails closed. */
-static const char *inconsistent(struct world *w)
-{
-	struct eg_path_key key;
-	struct eg_endpoint ep;
-
-	cr_assert_eq(eg_path_key_make(w->vsock, &key), 0);
-	cr_assert_eq(eg_endpoint_read(&kh.maps, EG_MAP_ENDPOINTS, &key, &ep), 0);
-	ep.role = 99;
-	cr_assert_eq(eg_endpoint_write(&kh.maps, EG_MAP_ENDPOINTS, &key, &ep), 0);
-	return w->vsock;
-}
-
-/* An admitted connect whose socket cannot be tagged
- * (test_cgroup_connect.c): a live grant, and no room under
- * net.core.optmem_max for the caller's socket-local storage, in its own
- * network namespace or, where the kernel keeps it machine-wide, in the VM. */
-static int optmem_vm_old = -1;
-
-static const char *no_tag(struct world *w)
-{
-	struct eg_exec_record r = record();
-	int rc;
-
-	write_grant(w->caller.pid, &r, r.epoch, eg_boottime_ns() + 100ULL * 1000000000ULL);
-	rc = kh_child_optmem(&w->caller, 0);
-	if (rc) {
-		cr_assert_eq(rc, -ENOENT, "optmem_max in the caller's namespace: %s",
-			     strerror(-rc));
-		optmem_vm_old = kh_vm_optmem_set(0);
-	}
-	return w->bsock;
-}
-
-static void no_tag_done(struct world *w)
-{
-	if (optmem_vm_old >= 0)
-		kh_vm_optmem_set(optmem_vm_old);
-	else
-		cr_assert_eq(kh_child_optmem(&w->caller, 131072), 0);
-}
-
+/* Each case's prepare() (unix_world.h) puts the sandbox into its denying
+ * state and returns the path the caller then connects to. */
 struct deny_case {
 	const char *name;
-	prepare_fn prepare;
+	uw_prepare_fn prepare;
 	__u32 reason;
-	void (*done)(struct world *w); /* after the connect, or NULL */
+	void (*done)(struct unix_world *w); /* after the connect, or NULL */
 };
 
 static const struct deny_case deny_cases[] = {
-    {"not-bridge", not_bridge, EG_K_DENY_NOT_BRIDGE, NULL},
-    {"no-grant", no_grant, EG_K_DENY_NO_GRANT, NULL},
-    {"grant-epoch", grant_epoch, EG_K_DENY_GRANT_EPOCH, NULL},
-    {"grant-expired", grant_expired, EG_K_DENY_GRANT_EXPIRED, NULL},
-    {"retired", retired, EG_K_DENY_RETIRED, NULL},
-    {"no-record", no_record, EG_K_DENY_NO_RECORD, NULL},
-    {"inconsistent", inconsistent, EG_K_DENY_INCONSISTENT, NULL},
-    {"no-tag", no_tag, EG_K_DENY_NO_TAG, no_tag_done},
+    {"not-bridge", uw_not_bridge, EG_K_DENY_NOT_BRIDGE, NULL},
+    {"no-grant", uw_no_grant, EG_K_DENY_NO_GRANT, NULL},
+    {"grant-epoch", uw_grant_epoch, EG_K_DENY_GRANT_EPOCH, NULL},
+    {"grant-expired", uw_grant_expired, EG_K_DENY_GRANT_EXPIRED, NULL},
+    {"retired", uw_retired, EG_K_DENY_RETIRED, NULL},
+    {"no-record", uw_no_record, EG_K_DENY_NO_RECORD, NULL},
+    {"inconsistent", uw_inconsistent, EG_K_DENY_INCONSISTENT, NULL},
+    {"no-tag", uw_no_tag, EG_K_DENY_NO_TAG, uw_no_tag_done},
 };
 #define N_CASES (sizeof(deny_cases) / sizeof(deny_cases[0]))
 
@@ -241,17 +114,13 @@ ParameterizedTestParameters(audit, every_deny_case_has_an_audit_twin)
 ParameterizedTest(struct run *r, audit, every_deny_case_has_an_audit_twin)
 {
 	const struct deny_case *dc = &deny_cases[r->idx];
-	struct world w = {.bsock = kh_path("bridge.sock"), .vsock = kh_path("vmm.sock")};
+	struct unix_world w;
 	struct ev_count ev;
 	const char *path;
 	bool tagged = true;
 	int rc;
 
-	w.fc = kh_listener_start(w.vsock);
-	kh_child_start(&w.bridge, true);
-	kh_child_start(&w.caller, true);
-	cr_assert_eq(kh_child_listen(&w.bridge, w.bsock), 0);
-	install_sb(w.bridge.pid, w.fc, w.bsock, w.vsock, "7");
+	uw_start(&w, SANDBOX);
 	if (r->audit)
 		mode("audit", NULL);
 	path = dc->prepare(&w);
