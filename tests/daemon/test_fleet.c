@@ -1278,6 +1278,8 @@ Test(daemon_fleet_tls, selection_applies_and_ack_written)
 
 /* The slowest of GET /v1/status and GET /metrics, answered 200 meanwhile
  * (ms), asked until done says stop (or 15 s). */
+#define STALL_HALF_MS (EG_FAULT_STALL_S * 1000 / 2)
+
 static double slowest_read(bool (*done)(void *), void *ctx)
 {
 	double end = dd_now_ms() + 15000, worst = 0;
@@ -1335,7 +1337,10 @@ static bool put_done(void *ctx)
 /* A cut that takes seconds (the test-only stall at the epoch move,
  * user/loader/fault.h) holds neither status nor /metrics: the watcher's
  * retire and a PUT's install hold the fleet's apply lock across it, never
- * the state lock those readers take (user/fleetd/worker_impl.h). */
+ * the state lock those readers take (user/fleetd/worker_impl.h). A reader
+ * the cut held would wait the whole stall; one that was not may still be
+ * slow on a loaded host (1.9 s seen beside two TCG guests), so the bound
+ * is half the stall. */
 Test(daemon_fleet, a_slow_cut_does_not_hold_status_or_metrics)
 {
 	struct kh_child bridge;
@@ -1357,7 +1362,8 @@ Test(daemon_fleet, a_slow_cut_does_not_hold_status_or_metrics)
 	cr_assert(retired_acked(&gen), "no retired ack");
 	cr_assert_geq(dd_now_ms() - t0, EG_FAULT_STALL_S * 1000 - 500,
 		      "the retire did not stall: %.0f ms", dd_now_ms() - t0);
-	cr_expect_lt(worst, 1000, "status or metrics took %.0f ms during the watcher's cut", worst);
+	cr_expect_lt(worst, STALL_HALF_MS,
+		     "status or metrics took %.0f ms during the watcher's cut", worst);
 
 	/* A PUT: generation 10 back on this worker replaces the retired 8. */
 	publish(DD_SANDBOX, DD_WORKER, 10, 1);
@@ -1381,6 +1387,7 @@ Test(daemon_fleet, a_slow_cut_does_not_hold_status_or_metrics)
 	cr_assert_eq(put.status, 200, "PUT generation 10: %d", put.status);
 	cr_assert_geq(dd_now_ms() - t0, EG_FAULT_STALL_S * 1000 - 500,
 		      "the install did not stall: %.0f ms", dd_now_ms() - t0);
-	cr_expect_lt(worst, 1000, "status or metrics took %.0f ms during the install's cut", worst);
+	cr_expect_lt(worst, STALL_HALF_MS,
+		     "status or metrics took %.0f ms during the install's cut", worst);
 	kh_child_stop(&bridge);
 }

@@ -18,7 +18,7 @@
 #define EG_FAULT_ENV	 "EXECGATE_TEST_FAULT"
 #define EG_FAULT_EXIT	 86
 #define EG_FAULT_STALL	 "stall:"
-#define EG_FAULT_STALL_S 3
+#define EG_FAULT_STALL_S 6
 
 void eg_fault_point(const char *name);
 
