@@ -53,6 +53,7 @@ void dd_setup(void)
 	kh_child_restrict = 0;
 	if (geteuid() != 0)
 		kh_not_offered(KH_NEED_ROOT, "not running as root");
+	kh_on_skip(dd_teardown);
 	kh_json_log_open();
 	/* The 1000-connection test needs more than the usual 1024 fds. */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {

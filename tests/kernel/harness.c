@@ -441,6 +441,7 @@ static void setup(const char *tier, bool pooled)
 	kh_child_restrict = 0;
 	if (geteuid() != 0)
 		kh_not_offered(KH_NEED_ROOT, "not running as root");
+	kh_on_skip(kh_teardown);
 	kh_json_log_open();
 	if (tier) {
 		char why[1024];
@@ -499,10 +500,15 @@ void kh_teardown(void)
 		eg_maps_close(&kh.maps);
 	kh.maps_open = false;
 	/* A world recorded after its load goes to the next test when it can
-	 * (world_pool.h); any other is unloaded and removed. */
-	if (kh_pool_give())
+	 * (world_pool.h); any other is unloaded and removed. Either way kh
+	 * names no world after: a second teardown (a skip's, not_offered.h)
+	 * must not destroy a world the pool now holds. */
+	if (!kh.dir[0])
 		return;
-	world_destroy();
+	if (!kh_pool_give())
+		world_destroy();
+	kh.dir[0] = kh.pin_dir[0] = '\0';
+	kh.cgroup_made = false;
 }
 
 /* --- kernel state ----------------------------------------------------------- */

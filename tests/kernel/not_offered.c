@@ -48,6 +48,23 @@ static bool promised(const char *tier, enum kh_need need)
 	return true;
 }
 
+static void (*skip_teardown)(void);
+
+void kh_on_skip(void (*teardown)(void))
+{
+	skip_teardown = teardown;
+}
+
+/* Before a skip: the registered teardown, once (it may skip no further). */
+static void before_skip(void)
+{
+	void (*t)(void) = skip_teardown;
+
+	skip_teardown = NULL;
+	if (t)
+		t();
+}
+
 bool kh_promised(enum kh_need need)
 {
 	const char *tier = getenv("EXECGATE_EXPECT_TIER");
@@ -72,12 +89,14 @@ void kh_not_offered(enum kh_need need, const char *reason)
 			"(EXECGATE_EXPECT_TIER=%s): %s\n",
 			criterion_current_test->category, criterion_current_test->name, what, tier,
 			reason);
+		before_skip();
 		cr_skip_test(EG_NOT_OFFERED "%s", reason);
 	}
 	if (env_is("EXECGATE_ALLOW_SKIP", "1")) {
 		fprintf(stderr, "SKIPPED: %s::%s needs %s (EXECGATE_ALLOW_SKIP=1): %s\n",
 			criterion_current_test->category, criterion_current_test->name, what,
 			reason);
+		before_skip();
 		cr_skip_test("SKIPPED: needs %s: %s", what, reason);
 	}
 	cr_assert_fail("needs %s: %s (declare EXECGATE_EXPECT_TIER=cgroup|lsm|full, or set "

@@ -37,6 +37,13 @@ enum kh_need {
 /* Whether EXECGATE_EXPECT_TIER promises need on this kernel. */
 bool kh_promised(enum kh_need need);
 
+/* Criterion runs no .fini after a skip (cr_skip_test ends the test's
+ * process at once), so a world set up before the skip would outlive the
+ * run: pins, a cgroup with programs attached, a scratch dir. A harness
+ * registers its teardown here in its set-up; kh_not_offered runs it once
+ * before it skips. NULL: nothing to run. */
+void kh_on_skip(void (*teardown)(void));
+
 /* Does not return: fails or skips the current test. */
 void kh_not_offered(enum kh_need need, const char *reason) __attribute__((noreturn));
 
