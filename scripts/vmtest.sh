@@ -19,7 +19,11 @@
 # no guarantee matrix is judged, since most of its cells did not run; a
 # selected test skipped without a reason of its own counts as filtered too),
 # EXECGATE_VM_SERIAL=1 (boot the kernels one after the other, not side by
-# side), EXECGATE_VM_JUDGE=later (no matrix: `vmtest.sh judge` makes it).
+# side), EXECGATE_VM_JUDGE=later (no matrix: `vmtest.sh judge` makes it),
+# EXECGATE_VM_GUESTS ("LABEL:N ...": guests a kernel boots to share its
+# suites, default debian-6.12:2, others 1; not with EXECGATE_VM_FILTER),
+# EXECGATE_VM_SUITES ("SUITE ...": only those suites go into the queues;
+# no guarantee matrix is judged).
 #
 # Kernels (scripts/setup-vm-deps.sh fetches and caches them):
 #   debian-6.1   no connect_unix, BPF LSM    -> tier lsm
@@ -91,13 +95,16 @@ boot() {
 		--rwdir="$out=$out" --exec "$cmd" </dev/null
 }
 
-# results JSON -> lines "suite::test<TAB>status<TAB>message". Criterion
+# flatten JSON COLUMN [SUITE]: results JSON -> lines
+# "suite::test<TAB>status<TAB>message", only SUITE's when given (a run with
+# --filter 'SUITE/*' reports every other test as skipped). Criterion
 # 2.4 writes multi-line messages unescaped, which is not JSON: parse with
 # strict=False, which accepts control characters inside strings.
 flatten() {
-	python3 - "$1" "$2" <<'PY'
+	python3 - "$@" <<'PY'
 import json, os, sys
 host_only = set(os.environ.get("EXECGATE_VM_HOST_ONLY", "").split())
+only = sys.argv[3] if len(sys.argv) > 3 else None
 
 def repaired(text):
     # Criterion writes assertion messages into its JSON unescaped: a
@@ -125,6 +132,8 @@ try:
 except ValueError:
     doc = json.loads(repaired(text), strict=False)
 for suite in doc.get("test_suites", []):
+    if only is not None and suite["name"] != only:
+        continue
     for t in suite.get("tests", []):
         msgs = t.get("messages") or []
         first = msgs[0] if msgs else ""
@@ -171,6 +180,120 @@ run_one() {
 	else
 		flatten "$out/results.json" vm >"$out/results.tsv"
 	fi
+}
+
+# --- the shared queue of suites (no EXECGATE_VM_FILTER) ---------------------------
+
+# The suites a guest runs, in the order the guests take them: the
+# parameterized suites first (--list counts one test for each, and each
+# runs one case a parameter: the situation table is 3 tests and 44 cases),
+# then by count, largest first, so that what is left at the end is short.
+suite_order() {
+	local param
+	param=$(grep -ho 'ParameterizedTest([^,]*, *[a-z_0-9]*' "$root"/tests/kernel/test_*.c |
+		sed 's/.*, *//' | sort -u)
+	"$build/test-kernel" --list 2>&1 |
+		sed -n 's/^\([a-z_0-9]*\): \([0-9]*\) tests\{0,1\}$/\1 \2/p' |
+		while read -r suite n; do
+			case " $host_only_suites " in *" $suite "*) continue ;; esac
+			grep -qx "$suite" <<<"$param" && n=$((n + 1000))
+			echo "$n $suite"
+		done | sort -k1,1nr -k2,2 | awk '{ print $2 }'
+}
+
+# How many guests a kernel boots: EXECGATE_VM_GUESTS ("LABEL:N ...";
+# default 6.12, which runs every tier's tests, two; the others one).
+guests_of() {
+	local item n=1
+	[ "$1" = debian-6.12 ] && n=2
+	for item in ${EXECGATE_VM_GUESTS:-}; do
+		[ "${item%%:*}" = "$1" ] && n=${item#*:}
+	done
+	[[ "$n" =~ ^[1-8]$ ]] || die "EXECGATE_VM_GUESTS: $1:$n: 1 to 8 guests"
+	echo "$n"
+}
+
+# run_guest LABEL NAME: one guest of the kernel, taking suites from its
+# queue until none is left (scripts/vm-suites.sh). Its files: NAME.rc and
+# NAME.env in the kernel's dir (vm-guest.sh), the rest under NAME/.
+run_guest() {
+	local label=$1 name=$2 rc=0 t0=$SECONDS
+	local dir=$out_root/$label
+	local out=$dir/$name
+	mkdir -p "$out"
+	log "$label/$name: booting ${kver[$label]} (tier $(tier_of "$label"), timeout ${timeout_s}s)"
+	boot "$label" "$dir" "$name" env EXECGATE_BIN="$build/execgate" \
+		EXECGATE_ISSUE_BIN="$build/execgate-issue" \
+		"$root/scripts/vm-suites.sh" "$dir/queue" "$out" "$build/test-kernel" \
+		>"$out/console.log" 2>&1 || rc=$?
+	log "$label/$name: vng exited $rc after $((SECONDS - t0))s (console: $out/console.log)"
+	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+		echo "$name: timeout after ${timeout_s}s" >"$out/error"
+	elif [ ! -f "$dir/$name.rc" ]; then
+		echo "$name: guest did not report (vng $rc, after $((SECONDS - t0))s)" >"$out/error"
+	fi
+}
+
+# run_queue LABEL: the kernel's suites into its queue, its guests side by
+# side, then one kernel's results as run_one leaves them (results.tsv,
+# tests.rc, error, console.log) for judge.
+run_queue() {
+	local label=$1 n i=0 g suite f taken rc json
+	local dir=$out_root/$label
+	local pids=()
+	rm -rf "$dir"
+	mkdir -p "$dir/queue/todo" "$dir/queue/taken"
+	for suite in "${suites[@]}"; do
+		printf -v f '%03d-%s' "$i" "$suite"
+		: >"$dir/queue/todo/$f"
+		i=$((i + 1))
+	done
+	n=$(guests_of "$label")
+	for ((g = 1; g <= n; g++)); do
+		run_guest "$label" "g$g" &
+		pids+=($!)
+	done
+	for g in "${pids[@]}"; do
+		wait "$g" || true
+	done
+	# No guest took a suite: none started (qemu that never got as far as
+	# the guest is a boot failure, not a test result). One more guest, said
+	# loudly. Suites left after a guest that started and then died are
+	# that guest's failure ("never taken" below), not a reason to boot.
+	if [ -z "$(ls "$dir/queue/taken")" ]; then
+		log "$label: no guest started (no suite taken); booting one more guest"
+		run_guest "$label" "g$((n + 1))"
+	fi
+	rc=0
+	: >"$dir/results.tsv"
+	: >"$dir/console.log"
+	for g in "$dir"/g*/; do
+		g=$(basename "$g")
+		{ echo "--- guest $g"; cat "$dir/$g/console.log"; } >>"$dir/console.log" 2>/dev/null
+		# A guest that took no suite and printed nothing never started: the
+		# others ran its share.
+		taken=$(ls "$dir/queue/taken" | grep -c "\.$g\$" || true)
+		if [ -f "$dir/$g/error" ] && { [ "$taken" -gt 0 ] || [ -s "$dir/$g/console.log" ]; }; then
+			cat "$dir/$g/error" >>"$dir/error"
+		fi
+		[ -f "$dir/$g.rc" ] && [ "$(cat "$dir/$g.rc")" != 0 ] && rc=$(cat "$dir/$g.rc")
+	done
+	for suite in "${suites[@]}"; do
+		json=$(ls "$dir"/g*/json/"$suite.json" 2>/dev/null | head -n 1)
+		if [ -z "$json" ] || [ ! -s "$json" ]; then
+			taken=$(ls "$dir/queue/taken" | sed -n "s/^[0-9]*-$suite\.//p")
+			echo "suite $suite: no results (${taken:+taken by guest $taken}${taken:-never taken})" \
+				>>"$dir/error"
+			continue
+		fi
+		flatten "$json" vm "$suite" >>"$dir/results.tsv"
+	done
+	echo "$rc" >"$dir/tests.rc"
+	log "$label: $(wc -l <"$dir/results.tsv") cases from ${#suites[@]} suites; seconds a suite: $(
+		cat "$dir"/g*/suites.tsv 2>/dev/null | sort -k2,2nr | head -n 5 |
+			awk '{ printf "%s%s %s", sep, $1, $2; sep = ", " }')"
+	[ -f "$dir/error" ] && tail -n 30 "$dir/console.log" >&2
+	return 0
 }
 
 # Guarantee tags: each Test(suite, name, ...) in tests/kernel/test_*.c is
@@ -361,6 +484,8 @@ judge() {
 	local labels=("$@") bad=0 pass=0 fail=0 noff=0 l out p f n grc
 	if [ -n "${EXECGATE_VM_FILTER:-}" ]; then
 		log "EXECGATE_VM_FILTER=$EXECGATE_VM_FILTER: only those tests ran; no guarantee matrix"
+	elif [ -n "${EXECGATE_VM_SUITES:-}" ]; then
+		log "EXECGATE_VM_SUITES=$EXECGATE_VM_SUITES: only those suites ran; no guarantee matrix"
 	elif [ "${EXECGATE_VM_JUDGE:-}" = later ]; then
 		log "EXECGATE_VM_JUDGE=later: the guarantee matrix is judged by vmtest.sh judge"
 	else
@@ -460,9 +585,23 @@ read_guarantees
 gmatrix check "$status_json" "$root/tests/kernel" || die "guarantee tags inconsistent"
 load_kernels
 read -r -a labels <<<"${EXECGATE_VM_KERNELS:-debian-6.1 debian-6.12}"
+mapfile -t suites < <(suite_order)
+[ -n "${EXECGATE_VM_FILTER:-}" ] || [ "${#suites[@]}" -gt 0 ] ||
+	die "$build/test-kernel --list named no suite"
+if [ -n "${EXECGATE_VM_SUITES:-}" ]; then
+	for s in $EXECGATE_VM_SUITES; do
+		printf '%s\n' "${suites[@]}" | grep -qx "$s" ||
+			die "EXECGATE_VM_SUITES: $s: no such suite in the matrix (test-kernel --list)"
+	done
+	read -r -a suites <<<"$EXECGATE_VM_SUITES"
+fi
 # One kernel's boot, and the retry of a VM that never started.
 run_kernel() {
 	local l=$1
+	if [ -z "${EXECGATE_VM_FILTER:-}" ]; then
+		run_queue "$l"
+		return
+	fi
 	run_one "$l"
 	# qemu that never got as far as the guest (vng 255, no console output)
 	# is a boot failure, not a test result: one more boot, said loudly.
@@ -474,10 +613,15 @@ run_kernel() {
 }
 # The kernels boot side by side: each guest runs one test at a time, so
 # each keeps about one host core busy (TCG); one after the other, the
-# matrix took the sum of both. EXECGATE_VM_SERIAL=1 boots them in turn.
+# matrix took the sum of both. A kernel with the most to run boots more
+# than one guest, and they share its suites (run_queue): with one guest a
+# kernel, 6.12 ran alone for most of the matrix's time while the other
+# core had nothing left to do (docs/bench/2026-12-06-vm-lane.md).
+# EXECGATE_VM_SERIAL=1 boots the kernels in turn.
 pids=()
 for l in "${labels[@]}"; do
 	tier_of "$l" >/dev/null
+	guests_of "$l" >/dev/null
 	if [ "${EXECGATE_VM_SERIAL:-0}" = 1 ]; then
 		run_kernel "$l"
 	else

@@ -343,9 +343,10 @@ static int rm_entry(const char *path, const struct stat *st, int type, struct FT
 
 /* What this kernel offers, probed once for every test of the run (on the
  * host and in each VM guest alike) by `execgate probe --json` on a pin dir
- * nothing is loaded in, and kept in /tmp/egk-probe-<runner pid>.json: each
- * test is a child of Criterion's runner, whose report hook below removes
- * the file at the end of the run.
+ * nothing is loaded in, and kept in /tmp/egk-probe-<pool>.json (world_pool.h's
+ * kh_pool_id: the runner's pid, or the id several runs share): each test
+ * is a child of Criterion's runner, whose report hook below removes the
+ * file at the end of the run (of the last run, for a shared id).
  * A test that needs a tier the probe found not offered ends there, before
  * a load that could only fail: on 6.1 (no connect_unix) each such load
  * cost a probe of every tier under TCG. A tier the probe offers is loaded
@@ -354,14 +355,15 @@ static int rm_entry(const char *path, const struct stat *st, int type, struct FT
  * Returns true when tier is offered; why: the probe's reason otherwise. */
 static bool kh_probe_offers(const char *tier, char *why, size_t size)
 {
-	char path[160], tmp[200], out[65536], none[160];
+	char path[160], tmp[200], out[65536], none[160], id[40];
 	json_t *doc, *tiers, *t;
 	json_error_t jerr;
 	size_t i;
 	bool offered = false, found = false;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/tmp/egk-probe-%d.json", (int)getppid());
+	kh_pool_id(id, sizeof(id), false);
+	snprintf(path, sizeof(path), "/tmp/egk-probe-%s.json", id);
 	if (access(path, R_OK)) {
 		int rc;
 
@@ -403,11 +405,33 @@ static bool kh_probe_offers(const char *tier, char *why, size_t size)
 
 ReportHook(POST_ALL)(struct criterion_global_stats *stats)
 {
-	char path[160];
+	char path[160], id[40];
 
 	(void)stats;
-	snprintf(path, sizeof(path), "/tmp/egk-probe-%d.json", (int)getpid());
+	if (kh_pool_kept())
+		return;
+	kh_pool_id(id, sizeof(id), true);
+	snprintf(path, sizeof(path), "/tmp/egk-probe-%s.json", id);
 	unlink(path);
+}
+
+bool kh_tier_loaded(const char *tier)
+{
+	static const char *const first_link[][2] = {
+	    {"cgroup", "cgroup_connect_unix"},
+	    {"lsm", "lsm_socket_connect"},
+	    {"tcp", "tcp_connect4"},
+	};
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i < sizeof(first_link) / sizeof(first_link[0]); i++) {
+		if (strcmp(tier, first_link[i][0]))
+			continue;
+		snprintf(path, sizeof(path), "%s/links/%s", kh.pin_dir, first_link[i][1]);
+		return access(path, F_OK) == 0;
+	}
+	cr_assert_fail("kh_tier_loaded: no tier %s", tier);
+	return false;
 }
 
 /* The world kh names goes: its loaded tiers, cgroup and scratch dir. */

@@ -60,6 +60,13 @@ void kh_setup_shared(void);
 void kh_setup_shared_requiring(const char *tier);
 void kh_teardown(void);
 
+/* Whether the world's load attached tier ("cgroup", "lsm" or "tcp"): its
+ * first link is pinned (<pin-dir>/links/, user/loader/ the tiers). The same
+ * fact `execgate status` prints as "tier T: loaded", without a process
+ * start a test: under TCG each costs seconds, and the tier gates ran in
+ * most cases of the tcp and situation suites. */
+bool kh_tier_loaded(const char *tier);
+
 /* <dir>/<name> */
 const char *kh_path(const char *name);
 

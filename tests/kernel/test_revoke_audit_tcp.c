@@ -97,9 +97,8 @@ static void start_granted(struct te_env *e, const struct mode_case *m)
 	char tok[1024], out[4096], seed[256];
 	int rc;
 
-	kh_cli(out, sizeof(out), "status", NULL);
-	if (!strstr(out, "tier tcp: loaded"))
-		kh_not_offered(KH_NEED_ANY, "tcp tier not loaded (execgate status)");
+	if (!kh_tier_loaded("tcp"))
+		kh_not_offered(KH_NEED_ANY, "tcp tier not loaded (no links/tcp_connect4)");
 	kh_keys();
 	te_start(e);
 	cli_ok("mode", kh_cli(out, sizeof(out), "mode", m->global, NULL), out);

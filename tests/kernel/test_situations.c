@@ -286,15 +286,6 @@ static void assert_outcome(const struct situation *s, __u32 hook, int rc, __u64 
 	}
 }
 
-static bool tier_loaded(const char *tier)
-{
-	char out[8192], want[64];
-
-	kh_cli(out, sizeof(out), "status", NULL);
-	snprintf(want, sizeof(want), "tier %s: loaded", tier);
-	return strstr(out, want) != NULL;
-}
-
 /* One row on a Unix hook: by the path's name, or through a link. */
 static void unix_row(const struct situation *s, bool by_link, __u32 hook)
 {
@@ -343,9 +334,9 @@ ParameterizedTestParameters(situations, on_the_unix_path_hook)
 /* guarantees: none */
 ParameterizedTest(size_t *row, situations, on_the_unix_path_hook)
 {
-	bool cgroup = tier_loaded("cgroup");
+	bool cgroup = kh_tier_loaded("cgroup");
 
-	if (!cgroup && !tier_loaded("lsm"))
+	if (!cgroup && !kh_tier_loaded("lsm"))
 		kh_not_offered(KH_NEED_ANY, "neither the cgroup nor the lsm tier is loaded");
 	unix_row(&table[*row], false, cgroup ? EG_HOOK_CONNECT_UNIX : EG_HOOK_LSM_SOCKET_CONNECT);
 }
@@ -358,7 +349,7 @@ ParameterizedTestParameters(situations, on_the_unix_inode_hook)
 /* guarantees: none */
 ParameterizedTest(size_t *row, situations, on_the_unix_inode_hook)
 {
-	if (!tier_loaded("lsm"))
+	if (!kh_tier_loaded("lsm"))
 		kh_not_offered(KH_NEED_LSM, "lsm/unix_stream_connect needs the lsm tier");
 	unix_row(&table[*row], true, EG_HOOK_LSM_UNIX_STREAM_CONNECT);
 }
@@ -377,8 +368,8 @@ ParameterizedTest(size_t *row, situations, on_the_inet_hook)
 	struct te_env e;
 	int rc;
 
-	if (!tier_loaded("tcp"))
-		kh_not_offered(KH_NEED_ANY, "tcp tier not loaded (execgate status)");
+	if (!kh_tier_loaded("tcp"))
+		kh_not_offered(KH_NEED_ANY, "tcp tier not loaded (no links/tcp_connect4)");
 	te_start(&e);
 	inet_install("7");
 	if (s->audit)

@@ -38,11 +38,8 @@ TestSuite(tcp, .init = setup, .fini = kh_teardown, .timeout = 120);
 
 static void tcp_tier_or_skip(void)
 {
-	char out[8192];
-
-	kh_cli(out, sizeof(out), "status", NULL);
-	if (!strstr(out, "tier tcp: loaded"))
-		kh_not_offered(KH_NEED_ANY, "tcp tier not loaded (execgate status)");
+	if (!kh_tier_loaded("tcp"))
+		kh_not_offered(KH_NEED_ANY, "tcp tier not loaded (no links/tcp_connect4)");
 }
 
 /* The JSON output's tcp_method of the last install or retire ("" null). */

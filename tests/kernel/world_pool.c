@@ -462,10 +462,37 @@ static bool cgroup_idle(const char *cgroup)
 	return true;
 }
 
-/* The slot a world goes to: "egk-pool-<runner>-<name>" under /tmp. */
-static void slot_of(char *out, size_t size, pid_t runner, const char *name)
+/* The pool's name: the Criterion run's (its runner's pid, which is the
+ * test's parent), or EXECGATE_POOL_ID's, which several runs one after the
+ * other share (scripts/vm-suites.sh: one run a suite, one pool a guest).
+ * Only letters, digits, '-' and '_': it is part of a path. */
+void kh_pool_id(char *out, size_t size, bool in_runner)
 {
-	snprintf(out, size, "/tmp/egk-pool-%d-%s", (int)runner, name);
+	pid_t runner = in_runner ? getpid() : getppid();
+	const char *id = getenv("EXECGATE_POOL_ID");
+
+	if (id && *id && strlen(id) <= 32 &&
+	    strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") ==
+		strlen(id))
+		snprintf(out, size, "%s", id);
+	else
+		snprintf(out, size, "%d", (int)runner);
+}
+
+bool kh_pool_kept(void)
+{
+	const char *keep = getenv("EXECGATE_POOL_KEEP");
+
+	return keep && !strcmp(keep, "1") && getenv("EXECGATE_POOL_ID");
+}
+
+/* The slot a world goes to: "egk-pool-<pool>-<name>" under /tmp. */
+static void slot_of(char *out, size_t size, bool in_runner, const char *name)
+{
+	char id[40];
+
+	kh_pool_id(id, sizeof(id), in_runner);
+	snprintf(out, size, "/tmp/egk-pool-%s-%s", id, name);
 }
 
 bool kh_world_give(const struct kh_world *w)
@@ -485,7 +512,7 @@ bool kh_world_give(const struct kh_world *w)
 	name[strcspn(name, "\n")] = '\0';
 	if (!name[0] || !cgroup_idle(w->cgroup) || !same_pins(w))
 		return false;
-	slot_of(slot, sizeof(slot), getppid(), name);
+	slot_of(slot, sizeof(slot), false, name);
 	if (!access(slot, F_OK))
 		return false; /* one world a slot: this one goes */
 	snprintf(tmp, sizeof(tmp), "%s.%d", slot, (int)getpid());
@@ -559,7 +586,7 @@ bool kh_world_take(const char *name, struct kh_world *w)
 
 	if (fresh_only())
 		return false;
-	slot_of(slot, sizeof(slot), getppid(), name);
+	slot_of(slot, sizeof(slot), false, name);
 	snprintf(claimed, sizeof(claimed), "%s.taken-%d", slot, (int)getpid());
 	if (rename(slot, claimed))
 		return false;
@@ -643,16 +670,22 @@ static void destroy_slot(const char *slot)
 		nftw(state, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* EXECGATE_POOL_KEEP=1 keeps them for the next run of the same
+ * EXECGATE_POOL_ID; its last run (without it) removes them. */
 ReportHook(POST_ALL)(struct criterion_global_stats *stats)
 {
-	char prefix[64];
+	char prefix[64], id[40];
 	struct dirent *de;
-	DIR *d = opendir("/tmp");
+	DIR *d;
 
 	(void)stats;
+	if (kh_pool_kept())
+		return;
+	d = opendir("/tmp");
 	if (!d)
 		return;
-	snprintf(prefix, sizeof(prefix), "egk-pool-%d-", (int)getpid());
+	kh_pool_id(id, sizeof(id), true);
+	snprintf(prefix, sizeof(prefix), "egk-pool-%s-", id);
 	while ((de = readdir(d))) {
 		char slot[400];
 

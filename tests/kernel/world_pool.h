@@ -45,6 +45,14 @@ void kh_world_record(const char *slot, const struct kh_world *w);
 bool kh_world_give(const struct kh_world *w);
 bool kh_world_take(const char *slot, struct kh_world *w);
 
+/* The pool's name, "<runner pid>" or EXECGATE_POOL_ID's (several runs one
+ * after the other share it: scripts/vm-suites.sh). in_runner: called in
+ * Criterion's runner (a report hook), not in a test. */
+void kh_pool_id(char *out, size_t size, bool in_runner);
+/* EXECGATE_POOL_KEEP=1 with an EXECGATE_POOL_ID: the end of a run leaves
+ * the pool (and the probe's record, harness.c) to the next run. */
+bool kh_pool_kept(void);
+
 /* Fills kh with a pooled world for tier (NULL: loaded without --require),
  * reset to its state after load; false when there is none to take. */
 bool kh_pool_take(const char *tier);
