@@ -393,7 +393,7 @@ static void cut_finished(const struct eg_cut_finished *c, void *ctx)
 
 /* A writer killed between an epoch move and its cut (this daemon before a
  * restart, or an `execgate install/retire` process) leaves the intent in
- * the record (user/loader/cut_intent.h): finish those cuts. */
+ * the record (user/loader/revokers/cut_intent.h): finish those cuts. */
 static void finish_cuts(struct egd *d)
 {
 	char err[EG_ERR_MAX] = "";
@@ -562,7 +562,7 @@ int main(int argc, char **argv)
 	raise_nofile();
 	/* The unit's UMask=: a hand-run daemon makes the state dir and its
 	 * files with the modes systemd's start gives them (0755 directories,
-	 * user/loader/state_dir.h). */
+	 * user/loader/records/state_dir.h). */
 	umask(0022);
 	signal(SIGPIPE, SIG_IGN);
 	sigemptyset(&mask);
