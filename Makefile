@@ -13,7 +13,8 @@
 #   user/fleetd/*.c  the fleet's worker side in execgated (selections, key
 #                    set, acks, the etcd threads): on core, the public API
 #                    and the fleet layer; linked by execgated only
-#   user/loader/*.c  kernel I/O (maps, probes, /proc, pins)
+#   user/loader/*.c, user/loader/*/*.c kernel I/O, one room per job (tiers/,
+#                    revokers/, maps/, records/, endpoints/, process/)
 #   user/lib/*.c     the public worker handle (include/execgate/execgate.h)
 #   user/execgate/   the loader CLI; user/issue/ the issuing CLI
 #   user/daemon/     execgated, the worker service
@@ -67,7 +68,7 @@ CORE_SRCS := $(wildcard user/core/*.c)
 CLIENT_SRCS := $(wildcard user/client/*.c)
 FLEET_SRCS := $(wildcard user/fleet/*.c)
 FRONTEND_SRCS := $(wildcard user/frontend/*.c)
-LOADER_SRCS := $(wildcard user/loader/*.c)
+LOADER_SRCS := $(wildcard user/loader/*.c user/loader/*/*.c)
 WORKER_SRCS := $(wildcard user/lib/*.c)
 CORE_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(CORE_SRCS))
 CLIENT_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(CLIENT_SRCS))

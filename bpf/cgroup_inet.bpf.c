@@ -18,7 +18,7 @@
 #define EG_IPPROTO_TCP 6
 
 /* Records the namespace of an admitted connect for the revoker
- * (user/loader/revoke_tcp.c). The common case, the process already recorded
+ * (user/loader/revokers/revoke_tcp.c). The common case, the process already recorded
  * there connecting again, is one lookup and a store of the time: an update
  * would take an element from the preallocated map's free list, link it
  * under the bucket lock and free the old one, on every admitted connect

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Keeps eg_clock's boot offset (abi.h, struct eg_clock_word) on every
  * suspend and resume step the kernel traces. Attached and pinned by the
- * loader (user/loader/clock.c, links/clock_resume), which also runs it
+ * loader (user/loader/tiers/clock.c, links/clock_resume), which also runs it
  * once by BPF_PROG_TEST_RUN to write the first offset. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>

@@ -97,7 +97,8 @@ EG_INLINE bool eg_current_proc(struct eg_proc_id *id)
 		return false;
 	id->tgid = t->tgid;
 	id->exe_dev = inode->i_sb->s_dev;
-	id->start_boottime_ns = leader->start_boottime; /* ns, as loader/task_start.c reads it */
+	id->start_boottime_ns =
+	    leader->start_boottime; /* ns, as loader/process/task_start.c reads it */
 	id->exe_ino = inode->i_ino;
 	return true;
 }
@@ -384,7 +385,7 @@ EG_INLINE void eg_emit_denial(__u32 hook, __u32 reason, const __u8 sandbox[EG_ID
  * Creating the socket's storage is most of the cost of an admitted connect
  * (~0.65-0.8 us here: the allocations of the storage and its element,
  * measured by bench-kernel; the loader creates the map outside any memory
- * cgroup, user/loader/tag_maps.h, so no memcg charge); it is the price of a
+ * cgroup, user/loader/maps/tag_maps.h, so no memcg charge); it is the price of a
  * tag that the stream leases and userspace can read. */
 EG_INLINE void eg_sk_tag_of(const struct eg_record_snap *rec, __u32 role, struct eg_sk_tag *t)
 {

@@ -2,7 +2,7 @@
 /* The socket tag map (abi.h, struct eg_sk_tag), declared apart from
  * execgate_maps.bpf.h so that bpf/revoke_unix_iter.bpf.c, which reads it,
  * holds no other map: the iterator is loaded by the revokers beside the
- * tiers and takes this one map by fd (user/loader/revoke_unix_iter.c clears
+ * tiers and takes this one map by fd (user/loader/revokers/revoke_unix_iter.c clears
  * its pin path first, so it never pins or adopts a map of its own). */
 #ifndef EXECGATE_SK_TAGS_BPF_H
 #define EXECGATE_SK_TAGS_BPF_H

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR Apache-2.0)
 /* A task iterator that writes one struct eg_task_start per task it visits.
- * user/loader/task_start.c runs it with a tid filter (bpf_iter_link_info
+ * user/loader/process/task_start.c runs it with a tid filter (bpf_iter_link_info
  * task.tid, kernel 6.1+), so it visits the one task asked about. It reads
  * the same fields, through the same pointers, as eg_current_proc() in the
  * hooks, so what userspace installs is bit for bit what a connect of that

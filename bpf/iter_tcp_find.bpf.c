@@ -2,7 +2,7 @@
 /* TCP stream revocation without bpf_sock_destroy (kernels before 6.5):
  * walks every TCP socket of the network namespace the iterator was created
  * in and writes the 4-tuple and cookie of each stale one
- * (iter_tcp_stale.bpf.h) to the iterator. user/loader/revoke_tcp_diag.c
+ * (iter_tcp_stale.bpf.h) to the iterator. user/loader/revokers/revoke_tcp_diag.c
  * destroys them with sock_diag SOCK_DESTROY in the same namespace. A
  * separate object from iter_tcp_revoke.bpf.c: an unresolved kfunc fails
  * the load of the whole object. */

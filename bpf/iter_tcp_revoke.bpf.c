@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* TCP stream revocation (user/loader/revoke_tcp.c): walks every TCP socket
+/* TCP stream revocation (user/loader/revokers/revoke_tcp.c): walks every TCP socket
  * of the network namespace the iterator was created in and destroys the
  * stale ones (iter_tcp_stale.bpf.h). bpf_sock_destroy (6.5+) aborts the
  * socket as `ss -K` does: the peer gets a RST, the local end's next call

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR Apache-2.0)
 /* The BPF LSM probe: a program that does nothing, loaded and attached for an
- * instant by user/loader/lsm_probe.c. `bpf` in /sys/kernel/security/lsm is
+ * instant by user/loader/tiers/lsm_probe.c. `bpf` in /sys/kernel/security/lsm is
  * not enough: some kernels (this project's 6.18 CI host) list it and still
  * refuse every lsm/ program with EPERM. Only a real load + attach says yes. */
 #include "vmlinux.h"

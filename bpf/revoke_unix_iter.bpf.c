@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Stream revocation, the finding half (user/loader/revoke_unix.c does the
+/* Stream revocation, the finding half (user/loader/revokers/revoke_unix.c does the
  * cut): an iter/task_file program that walks every open file of every
  * process and yields (tgid, fd, socket) for each Unix socket whose
  * eg_sk_tags entry names the target sandbox at a stale epoch. The cut itself

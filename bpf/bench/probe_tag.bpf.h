@@ -5,7 +5,7 @@
  * map of the probe's own so that the tier's maps stay as the loader left
  * them. Pinned by name (in the bench's pin dir) only so that the bench can
  * have eg_tag_maps_create_unaccounted() make it as the loader makes
- * eg_sk_tags, outside its memory cgroup (user/loader/tag_maps.h): the
+ * eg_sk_tags, outside its memory cgroup (user/loader/maps/tag_maps.h): the
  * probe then costs what the real tag costs. */
 #ifndef EXECGATE_BENCH_PROBE_TAG_BPF_H
 #define EXECGATE_BENCH_PROBE_TAG_BPF_H

@@ -35,7 +35,7 @@
 
 /* A process as the kernel sees it. start_boottime_ns is the group leader's
  * task->start_boottime, ns of CLOCK_BOOTTIME, unrounded: BPF reads it from
- * the current task, the loader through a task iterator (loader/task_start.c),
+ * the current task, the loader through a task iterator (loader/process/task_start.c),
  * so a pid reused even within one 10 ms tick is another process
  * (/proc/PID/stat field 22 has the same value in USER_HZ ticks). exe_dev is the kernel's s_dev
  * encoding (MAJOR << 20 | MINOR), not userspace st_dev. tgid is in the initial PID namespace. */
@@ -78,7 +78,7 @@ struct eg_exec_record {
 	/* Nonzero: streams of this sandbox admitted below `epoch` (every
 	 * stream of it when RETIRED) may still be open. Set in the same locked
 	 * write that moves the epoch, cleared only once every revoker has cut
-	 * them (user/loader/cut_intent.c): a writer killed in between leaves
+	 * them (user/loader/revokers/cut_intent.c): a writer killed in between leaves
 	 * the intent here, and the next writer finishes the cut. Was `pad`
 	 * (always 0), so records of an older loader read as "nothing
 	 * pending". BPF ignores it. */
@@ -431,7 +431,7 @@ EG_STATIC_ASSERT(sizeof(struct eg_admit_entry) == 192, "eg_admit_entry size");
  * (process, sandbox, port, protocol), written by `admit` after an Allow of a
  * ServicePort capability. Admitted sockets carry an eg_inet_tags entry; a
  * stream whose tag's epoch is no longer its record's is destroyed by the
- * revoker (user/loader/revoke_tcp.c). Locked values follow the torn-read
+ * revoker (user/loader/revokers/revoke_tcp.c). Locked values follow the torn-read
  * rule at the top of this file. */
 #define EG_ROLE_SERVICE	      3 /* enum eg_endpoint_role: a guest ServicePort address */
 #define EG_MAX_INET_ENDPOINTS 16384

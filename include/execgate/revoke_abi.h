@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* What bpf/revoke_unix_iter.bpf.c yields per stale socket, read by
- * user/loader/revoke_unix.c. Not a pinned map: internal to the loader. */
+ * user/loader/revokers/revoke_unix.c. Not a pinned map: internal to the loader. */
 #ifndef EXECGATE_REVOKE_ABI_H
 #define EXECGATE_REVOKE_ABI_H
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* What the iter/tcp revokers write per stale socket, read by
- * user/loader/revoke_tcp.c. Not a pinned map: internal to the loader. */
+ * user/loader/revokers/revoke_tcp.c. Not a pinned map: internal to the loader. */
 #ifndef EXECGATE_REVOKE_TCP_ABI_H
 #define EXECGATE_REVOKE_TCP_ABI_H
 

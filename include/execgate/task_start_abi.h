@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR Apache-2.0) */
 /* What bpf/iter_task_start.bpf.c writes for one task, read by
- * user/loader/task_start.c: a process's identity exactly as the execgate
+ * user/loader/process/task_start.c: a process's identity exactly as the execgate
  * hooks read it from the current task (bpf/execgate_common.bpf.h,
  * eg_current_proc), start time in ns included. /proc/PID/stat only has it
  * in 10 ms ticks. Included by bpf/ (after vmlinux.h) and by user/. */

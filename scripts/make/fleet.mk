@@ -70,7 +70,7 @@ CHECK_EXTRA += test-fence
 .PHONY: fuzz-etcd fuzz-etcd-smoke
 $(BUILD)/fuzz-etcd: tests/fuzz/fuzz_etcd.c tests/fuzz/fuzz.h $(FLEET_SRCS) $(wildcard user/fleet/*.h) | $(DEPS_STAMP)
 	$(CLANG) $(CPPFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined $(WARN) -o $@ $< \
-		$(filter-out user/fleet/etcd_watch.c,$(FLEET_SRCS)) $(FLEET_LDLIBS)
+		$(filter-out user/fleet/etcd_watch_read.c,$(FLEET_SRCS)) $(FLEET_LDLIBS)
 
 fuzz-etcd: $(BUILD)/fuzz-etcd
 	@mkdir -p $(BUILD)/fuzz-etcd-corpus

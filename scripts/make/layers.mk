@@ -31,14 +31,18 @@ LAYERS_RULES := $(addsuffix =(loader|core)/,$(LAYERS_FRONTENDS)) \
 	user/issue=(loader|lib|client)/
 LAYERS_ALLOWED :=
 LAYERS_DIRS := $(foreach r,$(LAYERS_RULES),$(firstword $(subst =, ,$(r))))
-LAYERS_SRCS := $(wildcard $(addsuffix /*.[ch],$(LAYERS_DIRS)))
+# A layer's files include those of its rooms (user/loader/tiers/, ...):
+# every .c and .h under the directory, at any depth, so a file moved into
+# a new subdirectory is still checked.
+layers_files = $(shell find $(1) -name '*.[ch]' -type f 2>/dev/null | LC_ALL=C sort)
+LAYERS_SRCS := $(call layers_files,$(LAYERS_DIRS))
 
 $(BUILD)/.layers-ok: $(LAYERS_SRCS) scripts/make/layers.mk
 	@mkdir -p $(@D)
 	@bad=$$(for r in $(foreach r,$(LAYERS_RULES),'$(r)'); do \
 		d=$${r%%=*}; re=$${r#*=}; \
-		grep -HEo "^[[:space:]]*#[[:space:]]*include[[:space:]]*[<\"]$$re[^\">]+" \
-			$$d/*.[ch] 2>/dev/null; \
+		grep -rHEo --include='*.[ch]' \
+			"^[[:space:]]*#[[:space:]]*include[[:space:]]*[<\"]$$re[^\">]+" $$d; \
 	done | sed -E 's/:[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]/:/' | \
 		grep -vxF -e '#none#' $(patsubst %,-e %,$(LAYERS_ALLOWED)) || true); \
 	if [ -n "$$bad" ]; then \
@@ -56,7 +60,7 @@ all: $(BUILD)/.layers-ok
 # So nothing of libexecgate (user/core, user/loader, user/lib) includes
 # fleet/, and user/fleet includes nothing of execgate's but its own headers
 # (it must build and link on its own, into libexecgate-fleet.a).
-LAYERS_LIB_SRCS := $(wildcard $(addsuffix /*.[ch],user/core user/loader user/lib))
+LAYERS_LIB_SRCS := $(call layers_files,user/core user/loader user/lib)
 LAYERS_FLEET_SRCS := $(wildcard user/fleet/*.[ch])
 
 $(BUILD)/.layers-fleet-ok: $(LAYERS_LIB_SRCS) $(LAYERS_FLEET_SRCS) scripts/make/layers.mk

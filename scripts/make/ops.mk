@@ -72,10 +72,12 @@ install-bash-completion:
 # The daemon's own config parser, run on the config the Kubernetes
 # entrypoint renders (tests/ops/test_kubernetes.py).
 OPS_CONFIG_CHECK := $(if $(DAEMON_OBJS),$(BUILD)/ops-config-check)
-# config.c uses libexecgate's public calls, so it links the library, and
-# the etcd client's endpoint rule (eg_etcd_is_loopback_url), so the fleet's.
-$(BUILD)/ops-config-check: tests/ops/config_check.c $(BUILD)/obj/daemon/config.o $(LIB) $(FLEET_LIB)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(BUILD)/obj/daemon/config.o $(FLEET_LIB) \
+# The parser is config.c (the keys) and config_load.c (the file). It uses
+# libexecgate's public calls, so it links the library, and the etcd
+# client's endpoint rule (eg_etcd_is_loopback_url), so the fleet's.
+OPS_CONFIG_OBJS := $(BUILD)/obj/daemon/config.o $(BUILD)/obj/daemon/config_load.o
+$(BUILD)/ops-config-check: tests/ops/config_check.c $(OPS_CONFIG_OBJS) $(LIB) $(FLEET_LIB)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(OPS_CONFIG_OBJS) $(FLEET_LIB) \
 		$(LIB) $(LDLIBS) $(FLEET_LDLIBS)
 
 OPS_DESTDIR := $(CURDIR)/$(BUILD)/ops-destdir

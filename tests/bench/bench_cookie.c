@@ -21,7 +21,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "kcompat.h"
-#include "loader/cgroup.h"
+#include "loader/tiers/cgroup.h"
 
 static int silent(enum libbpf_print_level level, const char *fmt, va_list ap)
 {

@@ -50,9 +50,9 @@
 #include "core/ids.h"
 #include "core/key_file.h"
 #include "core/keyset.h"
-#include "loader/cgroup.h"
-#include "loader/pins.h"
-#include "loader/tier.h"
+#include "loader/tiers/cgroup.h"
+#include "loader/maps/pins.h"
+#include "loader/tiers/tier.h"
 #include "bench/unix_echo.h"
 
 #define NCACHED 16

@@ -61,14 +61,14 @@
 #include <bpf/libbpf.h>
 #include "cgroup_connect_unix_empty.skel.h"
 #include "core/ids.h"
-#include "loader/cgroup.h"
-#include "loader/clock.h"
-#include "loader/path_filter.h"
-#include "loader/pins.h"
-#include "loader/proc_id.h"
-#include "loader/runtime.h"
-#include "loader/tag_maps.h"
-#include "loader/tier.h"
+#include "loader/tiers/cgroup.h"
+#include "loader/tiers/clock.h"
+#include "loader/endpoints/path_filter.h"
+#include "loader/maps/pins.h"
+#include "loader/process/proc_id.h"
+#include "loader/records/runtime.h"
+#include "loader/maps/tag_maps.h"
+#include "loader/tiers/tier.h"
 
 #define SANDBOX "5f0c2c1e-7a4b-4c1d-9e3f-00000000be1c"
 #define WORKER	"a0000000-0000-4000-8000-00000000000a"
@@ -737,7 +737,7 @@ int main(void)
 		return 1;
 	}
 	/* As load does: the grant clock kept by its tracepoint program
-	 * (loader/clock.h), so the hooks measured are the ones a worker runs. */
+	 * (loader/tiers/clock.h), so the hooks measured are the ones a worker runs. */
 	if (eg_clock_keep(pin_dir, err, sizeof(err)))
 		fprintf(stderr, "bench-kernel: %s\n", err);
 	/* The empty program on the same cgroup: both run on every connect. */

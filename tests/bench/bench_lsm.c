@@ -43,13 +43,13 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "bench/lsm_empty.skel.h"
-#include "loader/clock.h"
-#include "loader/lsm_probe.h"
-#include "loader/lsm_tier.h"
-#include "loader/pins.h"
-#include "loader/runtime.h"
-#include "loader/tag_maps.h"
-#include "loader/tier.h"
+#include "loader/tiers/clock.h"
+#include "loader/tiers/lsm_probe.h"
+#include "loader/tiers/lsm_tier.h"
+#include "loader/maps/pins.h"
+#include "loader/records/runtime.h"
+#include "loader/maps/tag_maps.h"
+#include "loader/tiers/tier.h"
 
 #define PORT_REG   47001
 #define PORT_UNREG 47002
@@ -512,7 +512,7 @@ int main(void)
 	if (rc)
 		die(err, rc);
 	/* As load does: the grant clock kept by its tracepoint program
-	 * (loader/clock.h), so the hooks measured are the ones a worker runs. */
+	 * (loader/tiers/clock.h), so the hooks measured are the ones a worker runs. */
 	if (eg_clock_keep(pin_dir, err, sizeof(err)))
 		fprintf(stderr, "bench-lsm: %s\n", err);
 	empty = lsm_empty__open_and_load();

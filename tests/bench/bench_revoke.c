@@ -21,12 +21,12 @@
 #include <time.h>
 #include <unistd.h>
 #include "core/ids.h"
-#include "loader/clock.h"
-#include "loader/cgroup.h"
-#include "loader/pins.h"
-#include "loader/revoke.h"
-#include "loader/runtime.h"
-#include "loader/tier.h"
+#include "loader/tiers/clock.h"
+#include "loader/tiers/cgroup.h"
+#include "loader/maps/pins.h"
+#include "loader/revokers/revoke.h"
+#include "loader/records/runtime.h"
+#include "loader/tiers/tier.h"
 
 #define SANDBOX "5f0c2c1e-7a4b-4c1d-9e3f-00000000be1d"
 #define WORKER	"a0000000-0000-4000-8000-00000000000a"
@@ -212,7 +212,7 @@ int main(void)
 		return 1;
 	}
 	/* As load does: the grant clock kept by its tracepoint program
-	 * (loader/clock.h), so the hooks measured are the ones a worker runs. */
+	 * (loader/tiers/clock.h), so the hooks measured are the ones a worker runs. */
 	if (eg_clock_keep(pin_dir, err, sizeof(err)))
 		fprintf(stderr, "bench-revoke: %s\n", err);
 	/* As `load` does: the iterator is loaded and pinned once, here. */

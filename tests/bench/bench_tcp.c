@@ -46,15 +46,15 @@
 #include "bench/cgroup_inet_empty.skel.h"
 #include "bench/cgroup_inet_tag_probe.skel.h"
 #include "core/ids.h"
-#include "loader/clock.h"
-#include "loader/cgroup.h"
-#include "loader/inet.h"
-#include "loader/pins.h"
-#include "loader/proc_id.h"
-#include "loader/revoke.h"
-#include "loader/runtime.h"
-#include "loader/tcp_tier.h"
-#include "loader/tier.h"
+#include "loader/tiers/clock.h"
+#include "loader/tiers/cgroup.h"
+#include "loader/endpoints/inet.h"
+#include "loader/maps/pins.h"
+#include "loader/process/proc_id.h"
+#include "loader/revokers/revoke.h"
+#include "loader/records/runtime.h"
+#include "loader/tiers/tcp_tier.h"
+#include "loader/tiers/tier.h"
 
 #define SANDBOX	    "5f0c2c1e-7a4b-4c1d-9e3f-00000000be7c"
 #define WORKER	    "a0000000-0000-4000-8000-00000000000a"
@@ -547,7 +547,7 @@ int main(void)
 		return 1;
 	}
 	/* As load does: the grant clock kept by its tracepoint program
-	 * (loader/clock.h), so the hooks measured are the ones a worker runs. */
+	 * (loader/tiers/clock.h), so the hooks measured are the ones a worker runs. */
 	if (eg_clock_keep(pin_dir, err, sizeof(err)))
 		fprintf(stderr, "bench-tcp: %s\n", err);
 	if (eg_runtime_open(&rt, pin_dir, state_dir, false, err, sizeof(err)))

@@ -18,7 +18,7 @@
 #include <criterion/criterion.h>
 #include "dd.h"
 #include "json_log.h"
-#include "loader/cgroup.h"
+#include "loader/tiers/cgroup.h"
 #include "not_offered.h"
 #include "restrict.h"
 

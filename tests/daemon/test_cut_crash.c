@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* A stream cut lost to a daemon crash (user/loader/cut_intent.h): execgated
+/* A stream cut lost to a daemon crash (user/loader/revokers/cut_intent.h): execgated
  * dies after an install moved the epoch and before it cut the old
  * execution's streams (the test-only crash point EXECGATE_TEST_FAULT=
  * epoch-moved, user/loader/fault.h). The restarted daemon finishes the cut

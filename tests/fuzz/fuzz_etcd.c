@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer harness over what etcd (or whoever answers in its place) sends
  * the fleet layer: the watch stream, cut into chunks anywhere, through the
- * stream scanner and the strict message parser of user/fleet/etcd_watch.c
+ * stream scanner and the strict message parser of user/fleet/etcd_watch_read.c
  * (included, to reach its static functions), and an ack value through
  * eg_ack_parse(). Besides "no crash, no sanitizer report": every event
  * handed to the callback is inside the watch, has a key without NUL, and
  * revisions never go back; a parsed ack has lowercase UUIDs and a state
  * consistent with its numbers. */
-#include "../../user/fleet/etcd_watch.c"
+#include "../../user/fleet/etcd_watch_read.c"
 #include "fleet/ack.h"
 #include "fuzz.h"
 

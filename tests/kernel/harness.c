@@ -28,9 +28,9 @@
 #include "restrict.h"
 #include "world_pool.h"
 #include "core/keyset.h"
-#include "loader/cgroup.h"
-#include "loader/pins.h"
-#include "loader/proc_id.h"
+#include "loader/tiers/cgroup.h"
+#include "loader/maps/pins.h"
+#include "loader/process/proc_id.h"
 
 struct kh_env kh;
 static unsigned kh_seq;

@@ -22,8 +22,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 #include "execgate/abi.h"
-#include "loader/maps.h"
-#include "loader/runtime.h"
+#include "loader/maps/maps.h"
+#include "loader/records/runtime.h"
 
 #define KH_MAX_PIDS 64
 

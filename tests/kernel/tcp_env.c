@@ -22,7 +22,7 @@
 #include <bpf/bpf.h>
 #include <criterion/criterion.h>
 #include "harness.h"
-#include "loader/cgroup.h"
+#include "loader/tiers/cgroup.h"
 #include "tcp_env.h"
 
 enum op {

@@ -13,8 +13,8 @@
 #include <unistd.h>
 #include <criterion/criterion.h>
 #include "harness.h"
-#include "loader/attach_root.h"
-#include "loader/cgroup.h"
+#include "loader/tiers/attach_root.h"
+#include "loader/tiers/cgroup.h"
 
 static void prog(struct eg_tier_status *st, const char *hook, __u64 target_id, const char *target)
 {

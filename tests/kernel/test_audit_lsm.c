@@ -30,8 +30,8 @@
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include "harness.h"
-#include "loader/lsm_tier.h"
-#include "loader/maps.h"
+#include "loader/tiers/lsm_tier.h"
+#include "loader/maps/maps.h"
 #include "test_lsm_common.h"
 #include "test_lsm_env.h"
 #include "test_lsm_unix_install.h"

@@ -27,7 +27,7 @@
 #include "execgate/connect.h"
 #include "execgate/execgate.h"
 #include "harness.h"
-#include "loader/cgroup.h"
+#include "loader/tiers/cgroup.h"
 #include "lib/connect_int.h" /* eg_cn_peer_cred: the pre-6.5 path */
 #include "not_offered.h"
 #include "test_lsm_common.h"

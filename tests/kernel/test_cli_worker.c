@@ -16,7 +16,7 @@
 #include <criterion/criterion.h>
 #include "execgate/execgate.h"
 #include "harness.h"
-#include "loader/cgroup.h"
+#include "loader/tiers/cgroup.h"
 
 #define S	 "5f0c2c1e-7a4b-4c1d-9e3f-00000000c11e"
 #define WORKER_A "a0000000-0000-4000-8000-00000000000a"
@@ -77,7 +77,7 @@ Test(cli_worker, status_exits_7_when_nothing_is_loaded)
 
 /* The inotify events pending on fd (a watch on the cgroup root) that name
  * the probe cgroup of one of pids, execgate-probe-PID
- * (loader/tier_cgroup.c): only the commands this test ran count, as other
+ * (loader/tiers/tier_cgroup.c): only the commands this test ran count, as other
  * loaders (another suite's, side by side) probe under the same root. The
  * create and the remove both happen before the command exits, so both are
  * queued by the time it has returned: no wait is needed. */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The grant clock (abi.h, struct eg_clock_word; user/loader/clock.c): load
+/* The grant clock (abi.h, struct eg_clock_word; user/loader/tiers/clock.c): load
  * attaches and pins the program that keeps eg_clock's boot offset and runs
  * it once; the connect hook decides expiry by that word; the program puts
  * the kernel's true offset back whatever the word held; a keeper that
@@ -18,7 +18,7 @@
 #include <bpf/bpf.h>
 #include <criterion/criterion.h>
 #include <jansson.h>
-#include "loader/clock.h"
+#include "loader/tiers/clock.h"
 #include "harness.h"
 
 #define SANDBOX	 "5f0c2c1e-7a4b-4c1d-9e3f-0000000000c1"

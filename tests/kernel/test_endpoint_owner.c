@@ -17,8 +17,8 @@
 #include "core/ids.h"
 #include "harness.h"
 #include "restrict.h"
-#include "loader/lsm_unix_inode.h"
-#include "loader/path_filter.h"
+#include "loader/endpoints/lsm_unix_inode.h"
+#include "loader/endpoints/path_filter.h"
 
 #define SANDBOX_A "5f0c2c1e-7a4b-4c1d-9e3f-0000000000a0"
 #define SANDBOX_B "5f0c2c1e-7a4b-4c1d-9e3f-0000000000b0"
@@ -148,7 +148,7 @@ Test(endpoint_owner, a_link_to_another_sandboxs_socket_is_refused)
 
 /* The same under the shipped unit's RestrictSUIDSGID=yes, whose seccomp
  * filter answers openat2 with ENOSYS: the path is then walked a component
- * at a time (loader/lsm_unix_inode.c), and a link is refused all the same. */
+ * at a time (loader/endpoints/lsm_unix_inode.c), and a link is refused all the same. */
 /* guarantees: unix-vmm-socket-bridge-only */
 Test(endpoint_owner, a_link_is_refused_without_openat2)
 {

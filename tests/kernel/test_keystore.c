@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The worker's key store (user/loader/keystore.c): keys are stored in the
+/* The worker's key store (user/loader/records/keystore.c): keys are stored in the
  * typed public form, 0644, by temporary file and rename; a secret or an
  * untyped file never reaches <state-dir>/keys. Files only, no BPF; here
  * because the loader is linked into the kernel tests, not the unit tests. */
@@ -15,7 +15,7 @@
 #include "core/ids.h"
 #include "core/key_file.h"
 #include "core/keyset.h"
-#include "loader/runtime.h"
+#include "loader/records/runtime.h"
 
 static char dir[64], state[128], keys[160];
 

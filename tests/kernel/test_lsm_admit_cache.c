@@ -15,7 +15,7 @@
 #include <bpf/bpf.h>
 #include <criterion/criterion.h>
 #include "harness.h"
-#include "loader/maps.h"
+#include "loader/maps/maps.h"
 #include "test_lsm_common.h"
 #include "test_lsm_env.h"
 #include "test_lsm_unix_install.h"

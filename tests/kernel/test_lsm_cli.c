@@ -15,9 +15,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <criterion/criterion.h>
-#include "loader/cgroup.h"
-#include "loader/lsm_probe.h"
-#include "loader/tier.h"
+#include "loader/tiers/cgroup.h"
+#include "loader/tiers/lsm_probe.h"
+#include "loader/tiers/tier.h"
 #include "test_lsm_common.h"
 
 static char pin_dir[128], state_dir[128], cgroup[256];

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <criterion/criterion.h>
-#include "loader/lsm_probe.h"
+#include "loader/tiers/lsm_probe.h"
 #include "not_offered.h"
 
 /* First call of every LSM-tier test. */

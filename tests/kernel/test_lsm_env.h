@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 #include "execgate/abi.h"
-#include "loader/runtime.h"
+#include "loader/records/runtime.h"
 
 #define AGENT_SLOTS   32
 #define AGENT_BUF     128

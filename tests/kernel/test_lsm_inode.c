@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <criterion/criterion.h>
-#include "loader/lsm_unix_inode.h"
+#include "loader/endpoints/lsm_unix_inode.h"
 #include "test_lsm_common.h"
 #include "test_lsm_env.h"
 #include "test_lsm_unix_install.h"

@@ -5,7 +5,7 @@
  * the bridge's connect is refused, although path and caller are right. */
 #include <errno.h>
 #include <criterion/criterion.h>
-#include "loader/lsm_tier.h"
+#include "loader/tiers/lsm_tier.h"
 #include "test_lsm_common.h"
 #include "test_lsm_env.h"
 #include "test_lsm_unix_install.h"

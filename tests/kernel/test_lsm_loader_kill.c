@@ -18,8 +18,8 @@
 #include <unistd.h>
 #include <linux/vm_sockets.h>
 #include <criterion/criterion.h>
-#include "loader/lsm_tier.h"
-#include "loader/pins.h"
+#include "loader/tiers/lsm_tier.h"
+#include "loader/maps/pins.h"
 #include "test_lsm_common.h"
 #include "test_lsm_env.h"
 

@@ -3,7 +3,7 @@
  * so; where it does not, the answer must carry a reason. */
 #include <errno.h>
 #include <criterion/criterion.h>
-#include "loader/lsm_probe.h"
+#include "loader/tiers/lsm_probe.h"
 #include "test_lsm_common.h"
 
 /* guarantees: none */

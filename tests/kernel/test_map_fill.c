@@ -15,7 +15,7 @@
 #include <bpf/bpf.h>
 #include <criterion/criterion.h>
 #include "execgate/abi.h"
-#include "loader/maps.h"
+#include "loader/maps/maps.h"
 
 #define FILL_CAP  65536
 #define FILL_HELD 60000

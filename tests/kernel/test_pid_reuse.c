@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* A reused pid is another process, to the nanosecond. The hooks compare the
  * group leader's task->start_boottime in ns, and the loader reads the very
- * same value through a task iterator (loader/task_start.c), so a process
+ * same value through a task iterator (loader/process/task_start.c), so a process
  * that gets a dead bridge's or grantee's pid back is denied even when it
  * starts within the same 10 ms tick (where /proc/PID/stat, in USER_HZ
  * ticks, cannot tell the two apart).
@@ -30,8 +30,8 @@
 #include "core/ids.h"
 #include "core/peer_check.h"
 #include "harness.h"
-#include "loader/proc_id.h"
-#include "loader/task_start.h"
+#include "loader/process/proc_id.h"
+#include "loader/process/task_start.h"
 #include "test_lsm_common.h"
 #include "test_lsm_env.h"
 #include "test_lsm_unix_install.h"

@@ -13,8 +13,8 @@
 #include <unistd.h>
 #include <criterion/criterion.h>
 #include "harness.h"
-#include "loader/tcp_tier.h"
-#include "loader/tier.h"
+#include "loader/tiers/tcp_tier.h"
+#include "loader/tiers/tier.h"
 
 /* Whatever this kernel offers: the list is checked against what loaded. */
 static void setup(void)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Unix stream revocation on the cgroup tier (user/loader/revoke_unix.c):
+/* Unix stream revocation on the cgroup tier (user/loader/revokers/revoke_unix.c):
  * when install moves the epoch, or retire runs, every stream admitted at an
  * older epoch is shut down, and both ends see it on their next call (EOF on
  * receive, EPIPE on send; where the LSM tier is loaded as well, its lease
@@ -19,8 +19,8 @@
 #include <criterion/criterion.h>
 #include "core/ids.h"
 #include "harness.h"
-#include "loader/pins.h"
-#include "loader/revoke.h"
+#include "loader/maps/pins.h"
+#include "loader/revokers/revoke.h"
 
 #define SANDBOX	 "5f0c2c1e-7a4b-4c1d-9e3f-0000000000a7"
 #define WORKER_A "a0000000-0000-4000-8000-00000000000a"

@@ -19,8 +19,8 @@
 #include <criterion/parameterized.h>
 #include "core/ids.h"
 #include "harness.h"
-#include "loader/revoke.h"
-#include "loader/runtime.h"
+#include "loader/revokers/revoke.h"
+#include "loader/records/runtime.h"
 #include "stream_holder.h"
 
 #define SANDBOX	 "5f0c2c1e-7a4b-4c1d-9e3f-0000000000a9"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* A stream cut lost to a crash (user/loader/cut_intent.h): the writer
+/* A stream cut lost to a crash (user/loader/revokers/cut_intent.h): the writer
  * (`execgate install` / `retire`) dies after the record's epoch moved and
  * before the old execution's streams were cut. The test stops it there
  * with the test-only crash point EXECGATE_TEST_FAULT=epoch-moved

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
-#include "loader/maps.h"
-#include "loader/mode.h"
+#include "loader/maps/maps.h"
+#include "loader/records/mode.h"
 #include "test_lsm_common.h"
 #include "test_lsm_env.h"
 

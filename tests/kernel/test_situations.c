@@ -24,8 +24,8 @@
 #include <criterion/parameterized.h>
 #include "core/ids.h"
 #include "harness.h"
-#include "loader/inet.h"
-#include "loader/runtime.h"
+#include "loader/endpoints/inet.h"
+#include "loader/records/runtime.h"
 #include "not_offered.h"
 #include "tcp_env.h"
 #include "unix_world.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Where the socket tags' memory is charged (user/loader/tag_maps.h): not
+/* Where the socket tags' memory is charged (user/loader/maps/tag_maps.h): not
  * to the memory cgroup `execgate load` ran in. The loader runs in a scratch
  * memory cgroup M; then a bridge outside M makes admitted connects and keeps
  * the sockets, each with its eg_sk_tags entry; M's usage must not grow with
@@ -32,7 +32,7 @@
 #include <linux/magic.h>
 #include <criterion/criterion.h>
 #include "harness.h"
-#include "loader/cgroup.h"
+#include "loader/tiers/cgroup.h"
 
 #define SANDBOX	    "5f0c2c1e-7a4b-4c1d-9e3f-0000000000c9"
 #define WORKER	    "a0000000-0000-4000-8000-00000000000a"

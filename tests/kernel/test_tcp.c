@@ -17,9 +17,9 @@
 #include <execgate/admin.h>
 #include "core/ids.h"
 #include "harness.h"
-#include "loader/revoke.h"
-#include "loader/runtime.h"
-#include "loader/tcp_tier.h"
+#include "loader/revokers/revoke.h"
+#include "loader/records/runtime.h"
+#include "loader/tiers/tcp_tier.h"
 #include "not_offered.h"
 #include "tcp_env.h"
 

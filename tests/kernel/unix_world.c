@@ -7,9 +7,9 @@
 #include <bpf/bpf.h>
 #include <criterion/criterion.h>
 #include "core/ids.h"
-#include "loader/lsm_unix_inode.h"
-#include "loader/path_filter.h"
-#include "loader/runtime.h"
+#include "loader/endpoints/lsm_unix_inode.h"
+#include "loader/endpoints/path_filter.h"
+#include "loader/records/runtime.h"
 #include "unix_world.h"
 
 void uw_install(const struct unix_world *w, const char *gen)

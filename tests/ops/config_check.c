@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Reads an execgated.conf with the daemon's own parser (user/daemon/config.c)
- * and prints what it understood, one key=value a line, so that
+/* Reads an execgated.conf with the daemon's own parser (user/daemon/config.c,
+ * config_load.c) and prints what it understood, one key=value a line, so that
  * tests/ops/test_kubernetes.py can check that the config the Kubernetes
  * entrypoint renders is accepted, and read as meant, by execgated itself.
  * Exit 0, or 1 with the parser's message. */

@@ -18,7 +18,7 @@
 #include "execgate/abi.h"
 #include "execgate/execgate.h"
 #include "fleet/ack.h"
-#include "loader/maps.h"
+#include "loader/maps/maps.h"
 #include "fleet.h"
 
 static pthread_mutex_t ack_lock = PTHREAD_MUTEX_INITIALIZER;

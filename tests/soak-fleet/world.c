@@ -22,7 +22,7 @@
 #include <sys/wait.h>
 #include <sodium.h>
 #include "execgate/execgate.h"
-#include "loader/cgroup.h"
+#include "loader/tiers/cgroup.h"
 #include "fleet.h"
 
 #define MAX_CHILDREN 512

@@ -23,8 +23,8 @@
 #include <bpf/bpf.h>
 #include <sodium.h>
 #include "core/keyset.h"
-#include "loader/cgroup.h"
-#include "loader/kreason.h"
+#include "loader/tiers/cgroup.h"
+#include "loader/maps/kreason.h"
 #include "soak.h"
 
 #define MAX_CHILDREN 64

@@ -9,7 +9,7 @@
  * one before the command or the one the command writes (never a mix), the
  * grant of the admitted process must be absent, a whole grant of a pair in
  * the log, or a whole tombstone (a garbage collection of dead grants,
- * loader/admit.c, killed between its tombstone write and its delete: the
+ * loader/records/admit.c, killed between its tombstone write and its delete: the
  * key, and zero epoch, generation, expiry and scope, which no record
  * matches), both endpoints must still be registered, and the prober must
  * have been refused (EPERM) at every connect, including after the kill.
@@ -18,7 +18,7 @@
  * cgroup, streams.c) opens one more stream to the VMM socket and holds it.
  * A kill between an epoch move and its cut leaves the old execution's
  * streams open with the intent to cut them in the record
- * (user/loader/cut_intent.h). After each kill comes the recovery a real
+ * (user/loader/revokers/cut_intent.h). After each kill comes the recovery a real
  * worker has: the next CLI call (`execgate list`) or a freshly opened
  * handle's eg_worker_finish_cuts (what a restarted daemon runs), taking
  * turns. Then no stream of an older epoch (or of a retired record) may

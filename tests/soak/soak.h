@@ -18,7 +18,7 @@
 #include <sys/types.h>
 #include <execgate/execgate.h>
 #include "execgate/abi.h"
-#include "loader/view.h"
+#include "loader/maps/view.h"
 #include "core/capability.h"
 #include "soak/common.h"
 

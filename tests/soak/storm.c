@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include "loader/maps.h"
+#include "loader/maps/maps.h"
 #include "soak.h"
 
 struct conn_ev {
@@ -216,7 +216,7 @@ int soak_storm(struct soak_result *r, double seconds, unsigned rate)
 	spec.vmm_sockets[0] = vsock;
 	spec.n_vmm_sockets = 1;
 	rec_fd = soak_map("eg_records");
-	/* The raw flips write as the loader does (loader/maps.c), so that they
+	/* The raw flips write as the loader does (loader/maps/maps.c), so that they
 	 * also move the admission cache's word (docs/design.md §20). */
 	if (eg_maps_open(&maps, se.pin_dir, err, sizeof(err)))
 		soak_fail("storm: %s", err);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The epoch rule: whether an install keeps the installed record's epoch,
  * moves it (the streams bound to the old one are cut), or is refused.
- * Pure: loader/install.c reads the installed record, asks here, and writes
+ * Pure: loader/records/install.c reads the installed record, asks here, and writes
  * what this says; tests/unit/test_epoch_rule.c checks every row.
  *
  * | row | installed record            | install asks                      | outcome           |
@@ -18,7 +18,7 @@
  * processes | refused: changed  | -       |
  *
  * "The same execution" (row 8 and 9) is the same worker, pod, substrate,
- * bridge and VMM processes and ports: loader/install.c compares the two
+ * bridge and VMM processes and ports: loader/records/install.c compares the two
  * records and says so in same_execution. */
 #ifndef EXECGATE_CORE_EPOCH_RULE_H
 #define EXECGATE_CORE_EPOCH_RULE_H

@@ -3,7 +3,7 @@
  * rules: what a verified selection read under this worker's own prefix
  * does to the local record, what the worker's ack then says, and whether a
  * local PUT /v1/sandboxes/{uuid} matches the selection in force. No I/O:
- * execgated's watcher (user/fleetd/worker.c) and its PUT handler call
+ * execgated's watcher (user/fleetd/apply_selection.c, apply_keyset.c) and its PUT handler call
  * these, and tests/unit/test_fleet_apply.c checks every case. */
 #ifndef EXECGATE_CORE_FLEET_APPLY_H
 #define EXECGATE_CORE_FLEET_APPLY_H

@@ -16,7 +16,7 @@
 
 /* Under <state_dir>: the marker execgated writes when it takes part in the
  * fleet (one line, its worker id) and removes at a start without it, and
- * the selections in force that user/fleetd/worker.c stores, one file per
+ * the selections in force that user/fleetd/selections.c stores, one file per
  * sandbox, "<mod_revision> <selection text>\n". */
 #define EG_FLEET_ON_FILE	"fleet/on"
 #define EG_FLEET_SELECTIONS_DIR "fleet/selections"

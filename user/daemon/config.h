@@ -44,7 +44,7 @@ struct egd_config {
 	unsigned max_connections;    /* beyond it: 503, then refused */
 	unsigned connection_timeout; /* seconds without progress before a close */
 	/* Of max_connections, held for root and admin_group: admit_group
-	 * may hold at most max_connections - admin_reserve (http.c). */
+	 * may hold at most max_connections - admin_reserve (http_conns.c). */
 	unsigned admin_reserve;
 	/* GET /v1/events streams: of callers other than root and
 	 * admin_group in all, and of any one uid (events.c). */

@@ -12,7 +12,7 @@
 #include "daemon/http.h"
 #include "daemon/json.h"
 
-/* The guarantees (user/loader/tier_cgroup.c, lsm_tier.c, tcp_tier.c) that enforce a kind's
+/* The guarantees (user/loader/tiers/tier_cgroup.c, lsm_tier.c, tcp_tier.c) that enforce a kind's
  * connects; any one held covers it. unix: the cgroup tier's connect_unix, or the lsm tier's
  * socket_connect on kernels without connect_unix. */
 static const char *const kind_guarantees[EGD_ENDPOINT_KINDS][2] = {

@@ -5,7 +5,7 @@
  *
  * One libmicrohttpd daemon per worker thread (epoll, no listen socket of
  * its own) and one accept thread that hands each connection to the worker
- * holding the fewest (http.c says why); every handler runs on a worker
+ * holding the fewest (http_conns.c says why); every handler runs on a worker
  * thread and calls the worker handle directly (the handle is thread safe,
  * execgate.h). Per connection: the peer (auth.h) is
  * read once when the connection starts. Per request: the route, its role

@@ -5,7 +5,7 @@
  * material or request bodies.
  *
  * Every line is escaped whole, whatever its source (our messages and
- * libmicrohttpd's, http.c): a byte below 0x20, 0x7f to 0xff, and the
+ * libmicrohttpd's, http_conns.c): a byte below 0x20, 0x7f to 0xff, and the
  * backslash itself are written as \xNN, so one call is exactly one line of
  * printable ASCII whatever a client sent. */
 #ifndef EXECGATE_DAEMON_LOG_H

@@ -27,6 +27,7 @@
 #include "daemon/daemon.h"
 #include "daemon/events.h"
 #include "daemon/http.h"
+#include "daemon/keys_follow.h"
 #include "daemon/log.h"
 #include "fleet/etcd.h"
 #include "fleetd/worker.h"
@@ -160,40 +161,6 @@ static void warn_attach_point(const struct egd_config *c)
 			EG_WARN_CGROUP_NOT_ROOT, a.hook, a.cgroup, a.root, a.root);
 }
 
-/* SIGHUP reloads and flushes the token cache whatever the directory holds
- * (the operator asked for it); a change seen in the key directory reloads
- * only when its keys differ from memory, since this daemon's own key
- * writes (the API's, the fleet's key sets) land there too and are in
- * memory already: flushing again would only make every cached token pay
- * its Ed25519 verify once more. */
-static void reload_keys(struct egd *d, const char *why, bool always)
-{
-	char err[EG_ERR_MAX] = "";
-	bool changed = true;
-	int rc = always ? eg_worker_keys_reload(d->worker, err, sizeof(err))
-			: eg_worker_keys_sync(d->worker, &changed, err, sizeof(err));
-
-	if (rc) {
-		__atomic_fetch_add(&d->metrics.key_reload_errors, 1, __ATOMIC_RELAXED);
-		egd_log(EGD_LOG_ERR, "keys: reload (%s) failed, the previous set stays: %s", why,
-			err);
-		return;
-	}
-	__atomic_fetch_add(&d->metrics.key_reloads, 1, __ATOMIC_RELAXED);
-	if (changed)
-		egd_log(EGD_LOG_INFO, "keys: reloaded (%s), token cache flushed", why);
-	else
-		egd_log(EGD_LOG_INFO, "keys: reloaded (%s), the same keys, token cache kept", why);
-	/* A file that does not load is skipped (not trusted) and named,
-	 * one line each. */
-	for (char *line = err; *line;) {
-		size_t n = strcspn(line, "\n");
-
-		egd_log(EGD_LOG_WARNING, "keys: skipped: %.*s", (int)n, line);
-		line += n + (line[n] ? 1 : 0);
-	}
-}
-
 /* The config's mode wins at every start (docs/operators.md §12): a mode
  * switched at run time over the API or with `execgate mode` is runtime
  * state, and a restart never leaves a node in audit because someone once
@@ -260,100 +227,6 @@ static void reprobe_serving(struct egd *d)
 	log_serving(&d->cfg);
 }
 
-/* The key directory is followed, not one inode of it: configuration tools
- * replace a directory whole (delete and recreate, or a rename swap), and a
- * Kubernetes Secret volume renames a new "..data" symlink over the old one
- * (the key files are symlinks through it). A watch on the directory alone
- * dies with its inode (IN_IGNORED) and sees nothing after that; so the
- * state dir is watched for the name "keys" too, and the directory's watch
- * is re-armed on the path whenever either says it may name another inode.
- * What no watch can see (a mount over the directory, a swap further up a
- * symlink) the periodic check (KEY_CHECK_MS) finds. */
-#define KEYS_DIR_MASK                                                                              \
-	(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE | IN_ATTRIB |        \
-	 IN_DELETE_SELF | IN_MOVE_SELF)
-#define STATE_DIR_MASK (IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_ONLYDIR)
-
-struct key_watch {
-	int fd;
-	int state_wd;	  /* <state_dir>, for its entry "keys" */
-	int dir_wd;	  /* <state_dir>/keys; -1 while it is not there */
-	const char *dir;  /* <state_dir>/keys */
-	bool gone_logged; /* the directory's absence is logged once */
-};
-
-/* (Re)arms the directory's watch on whatever inode its path names now. */
-static void key_watch_arm(struct key_watch *kw)
-{
-	int wd = inotify_add_watch(kw->fd, kw->dir, KEYS_DIR_MASK);
-
-	if (wd < 0) {
-		if (!kw->gone_logged)
-			egd_log(EGD_LOG_WARNING,
-				"keys: cannot watch %s (%s): following it by its parent and the "
-				"periodic check",
-				kw->dir, strerror(errno));
-		kw->gone_logged = true;
-	} else if (kw->gone_logged) {
-		egd_log(EGD_LOG_NOTICE, "keys: watching %s again", kw->dir);
-		kw->gone_logged = false;
-	}
-	/* the old inode (renamed away, or a directory a mount hides) */
-	if (kw->dir_wd >= 0 && kw->dir_wd != wd)
-		inotify_rm_watch(kw->fd, kw->dir_wd);
-	kw->dir_wd = wd;
-}
-
-static int key_watch_open(struct key_watch *kw, const char *state_dir, const char *keys_dir)
-{
-	kw->dir = keys_dir;
-	kw->dir_wd = -1;
-	kw->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (kw->fd < 0)
-		return -1;
-	kw->state_wd = inotify_add_watch(kw->fd, state_dir, STATE_DIR_MASK);
-	if (kw->state_wd < 0) {
-		close(kw->fd);
-		kw->fd = -1;
-		return -1;
-	}
-	key_watch_arm(kw);
-	return kw->fd;
-}
-
-enum { KW_RELOAD = 1, KW_REARM = 2 };
-
-/* Reads every pending event: KW_RELOAD when one concerns the keys,
- * KW_REARM too when the directory's path may now name another inode than
- * the one watched. The state dir's other entries (lock, probe, the fleet's
- * files) concern nothing here. */
-static int key_watch_read(struct key_watch *kw)
-{
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	int what = 0;
-	ssize_t n;
-
-	while ((n = read(kw->fd, buf, sizeof(buf))) > 0) {
-		for (char *p = buf; p < buf + n;) {
-			const struct inotify_event *ev = (const struct inotify_event *)p;
-
-			if (ev->mask & IN_Q_OVERFLOW)
-				what |= KW_RELOAD | KW_REARM;
-			else if (ev->wd != kw->state_wd)
-				what |= KW_RELOAD |
-					(ev->wd == kw->dir_wd &&
-						 (ev->mask &
-						  (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED))
-					     ? KW_REARM
-					     : 0);
-			else if (ev->len && !strcmp(ev->name, "keys"))
-				what |= KW_RELOAD | KW_REARM;
-			p += sizeof(*ev) + ev->len;
-		}
-	}
-	return what;
-}
-
 /* The fleet's lines, in the daemon's log (escaped whole by egd_log). */
 static void fleet_log(int prio, const char *line, void *ctx)
 {
@@ -393,7 +266,7 @@ static void cut_finished(const struct eg_cut_finished *c, void *ctx)
 
 /* A writer killed between an epoch move and its cut (this daemon before a
  * restart, or an `execgate install/retire` process) leaves the intent in
- * the record (user/loader/cut_intent.h): finish those cuts. */
+ * the record (user/loader/revokers/cut_intent.h): finish those cuts. */
 static void finish_cuts(struct egd *d)
 {
 	char err[EG_ERR_MAX] = "";
@@ -408,7 +281,7 @@ static void finish_cuts(struct egd *d)
 #define FINISH_CUTS_EVERY_MS 5000
 
 /* How often the key directory's set is compared with memory's: the
- * backstop for a change no watch reported (key_watch). */
+ * backstop for a change no watch reported (keys_follow.c). */
 #define KEY_CHECK_MS 2000
 
 static long long mono_ms(void)
@@ -419,44 +292,9 @@ static long long mono_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* The periodic check: the set that loads from the directory against the
- * one held (eg_worker_keys_sync compares them, as their digests would).
- * A difference here is a change no watch reported: logged as a warning
- * with both digests, counted, reloaded, and the watch re-armed, since it
- * may be watching an inode the path no longer names. */
-static void check_keys(struct egd *d, struct key_watch *kw)
-{
-	static bool failing;
-	char before[EG_KEYS_DIGEST_TEXT_LEN], after[EG_KEYS_DIGEST_TEXT_LEN];
-	char err[EG_ERR_MAX] = "";
-	bool changed = false;
-
-	eg_worker_keys_digest(d->worker, before);
-	if (eg_worker_keys_sync(d->worker, &changed, err, sizeof(err))) {
-		if (!failing)
-			egd_log(EGD_LOG_ERR,
-				"keys: periodic check of %s failed, the set held stays: %s",
-				kw->dir, err);
-		failing = true;
-		return;
-	}
-	failing = false;
-	if (!changed)
-		return;
-	eg_worker_keys_digest(d->worker, after);
-	__atomic_fetch_add(&d->metrics.key_drifts, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&d->metrics.key_reloads, 1, __ATOMIC_RELAXED);
-	egd_log(EGD_LOG_WARNING,
-		"keys: %s holds other keys than memory and no change was reported: reloaded "
-		"(digest %s, was %s), token cache flushed",
-		kw->dir, after, before);
-	if (kw->fd >= 0)
-		key_watch_arm(kw);
-}
-
 /* Signals and key-directory changes, until SIGTERM/SIGINT; the cuts a
  * killed writer left and the key check on their own clocks. */
-static void serve(struct egd *d, int sfd, struct key_watch *kw)
+static void serve(struct egd *d, int sfd, struct egd_key_watch *kw)
 {
 	struct pollfd pfd[2] = {{.fd = sfd, .events = POLLIN}, {.fd = kw->fd, .events = POLLIN}};
 	long long next_cuts = mono_ms() + FINISH_CUTS_EVERY_MS,
@@ -482,7 +320,7 @@ static void serve(struct egd *d, int sfd, struct key_watch *kw)
 				next_cuts = now + FINISH_CUTS_EVERY_MS;
 			}
 			if (now >= next_keys) {
-				check_keys(d, kw);
+				egd_keys_check(d, kw);
 				next_keys = mono_ms() + KEY_CHECK_MS;
 			}
 			continue;
@@ -491,7 +329,7 @@ static void serve(struct egd *d, int sfd, struct key_watch *kw)
 			if (read(sfd, &si, sizeof(si)) != sizeof(si))
 				continue;
 			if (si.ssi_signo == SIGHUP) {
-				reload_keys(d, "SIGHUP", true);
+				egd_keys_reload(d, "SIGHUP", true);
 				reprobe_serving(d);
 				continue;
 			}
@@ -504,14 +342,14 @@ static void serve(struct egd *d, int sfd, struct key_watch *kw)
 			/* A key tool writes several files in a row: settle
 			 * first, then reload once. */
 			usleep(50000);
-			what = key_watch_read(kw);
-			if (what & KW_REARM)
-				key_watch_arm(kw);
-			if (what & KW_RELOAD)
-				reload_keys(d,
-					    what & KW_REARM ? "key directory replaced"
-							    : "key directory changed",
-					    false);
+			what = egd_key_watch_read(kw);
+			if (what & EGD_KW_REARM)
+				egd_key_watch_arm(kw);
+			if (what & EGD_KW_RELOAD)
+				egd_keys_reload(d,
+						what & EGD_KW_REARM ? "key directory replaced"
+								    : "key directory changed",
+						false);
 			next_keys = mono_ms() + KEY_CHECK_MS;
 		}
 	}
@@ -523,7 +361,7 @@ int main(int argc, char **argv)
 	const char *config = getenv("EXECGATE_CONFIG");
 	char err[EG_ERR_MAX], keys_dir[EGD_PATH_MAX + 8];
 	static struct egd d = {.listen_fd = -1};
-	struct key_watch kw = {.fd = -1, .dir_wd = -1};
+	struct egd_key_watch kw = {.fd = -1, .dir_wd = -1};
 	int rc, sfd = -1, exit_code = EXIT_ERROR;
 	bool check_only = false;
 	const struct eg_opt *o;
@@ -562,7 +400,7 @@ int main(int argc, char **argv)
 	raise_nofile();
 	/* The unit's UMask=: a hand-run daemon makes the state dir and its
 	 * files with the modes systemd's start gives them (0755 directories,
-	 * user/loader/state_dir.h). */
+	 * user/loader/records/state_dir.h). */
 	umask(0022);
 	signal(SIGPIPE, SIG_IGN);
 	sigemptyset(&mask);
@@ -678,7 +516,7 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (key_watch_open(&kw, d.cfg.state_dir, keys_dir) < 0)
+	if (egd_key_watch_open(&kw, d.cfg.state_dir, keys_dir) < 0)
 		egd_log(EGD_LOG_WARNING,
 			"keys: cannot watch %s (%s): following it by the periodic check only",
 			d.cfg.state_dir, strerror(errno));

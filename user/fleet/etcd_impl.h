@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Inside the etcd client: the strict readers of the gateway's JSON
- * (user/fleet/etcd_json.c) and the handle's endpoints, shared by the unary
- * calls (user/fleet/etcd.c) and the watch (user/fleet/etcd_watch.c). */
+ * (user/fleet/etcd_json.c), the handle and its endpoints (etcd.c) and one
+ * POST with failover (etcd_post.c), shared by the key-value calls
+ * (etcd_kv.c) and the watch (etcd_watch.c, etcd_watch_read.c). */
 #ifndef EXECGATE_FLEET_ETCD_IMPL_H
 #define EXECGATE_FLEET_ETCD_IMPL_H
 
@@ -37,13 +38,34 @@ size_t eg_etcd_current(const struct eg_etcd *e);
 void eg_etcd_set_current(struct eg_etcd *e, size_t i);
 unsigned eg_etcd_timeout_ms(const struct eg_etcd *e);
 
-/* TLS and authentication (user/fleet/etcd_auth.c, etcd.c). */
+/* TLS and authentication (user/fleet/etcd_auth.c, etcd_post.c). */
 /* The handle's copy of an eg_etcd_auth, and the password read. */
 struct eg_etcd_creds {
 	char *cacert, *cert, *key, *user;
 	char *password; /* NUL-terminated, wiped when freed */
 	char *token;	/* the last one etcd gave, NULL: none yet */
 };
+
+/* The handle (user/fleet/etcd.c). */
+#define EG_ETCD_ENDPOINT_MAX 255u /* bytes of one endpoint URL */
+
+struct eg_etcd {
+	char *ep[EG_ETCD_MAX_ENDPOINTS];
+	size_t n_ep;
+	size_t cur; /* the endpoint that answered last */
+	unsigned timeout_ms;
+	struct eg_etcd_creds creds; /* TLS files, user, password, token */
+	CURL *easy;		    /* unary calls; reused for keep-alive */
+	uint64_t skipped;	    /* keys holding a NUL, skipped (eg_etcd_skipped_keys) */
+	volatile int *abort;	    /* eg_etcd_set_abort: ends a paged read between pages */
+};
+
+/* POST req (JSON) to path on every endpoint in turn, the last good one
+ * first (user/fleet/etcd_post.c); *answer: the parsed answer (json_decref)
+ * on 0, else -errno with err set. */
+int eg_etcd_post(struct eg_etcd *e, const char *path, json_t *req, json_t **answer, char *err,
+		 size_t err_size);
+
 /* Checks auth (eg_etcd_auth_check) and copies it into c, the password
  * read from its file. */
 int eg_etcd_creds_load(const struct eg_etcd_auth *auth, struct eg_etcd_creds *c, char *err,

@@ -2,9 +2,10 @@
 /* The worker side of the fleet (docs/fleet.md, "Worker side"), for
  * execgated: the selection in force per sandbox (persisted in
  * <state_dir>/fleet/selections), the key set applied from etcd, the acks,
- * and what status and /metrics show. worker.c applies what is read by the
- * rules of core/fleet_apply.c; watch.c runs the two threads that talk to
- * etcd (the watcher and the acker). */
+ * and what status and /metrics show. apply_selection.c and apply_keyset.c
+ * apply what is read by the rules of core/fleet_apply.c, selections.c keeps
+ * the selections in force, worker.c the handle; watch.c runs the two
+ * threads that talk to etcd (the watcher and the acker). */
 #ifndef EXECGATE_FLEETD_WORKER_H
 #define EXECGATE_FLEETD_WORKER_H
 

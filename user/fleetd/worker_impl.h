@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Inside the fleet's worker side (user/fleetd/worker.h): the state shared
- * by the rules' application (worker.c) and the etcd threads (watch.c).
+ * by the rules' application (apply_selection.c, apply_keyset.c) and the etcd threads (watch.c).
  *
  * One mutex (lock) orders everything that decides what a sandbox's record
  * may be: a PUT /v1/sandboxes/{uuid} holds it across its check and its
@@ -54,7 +54,7 @@ struct eg_fw_sel {
 	size_t raw_len;
 	int64_t sel_rev; /* mod_revision of the key that carried sel (informational) */
 	bool ack_dirty;
-	/* Its record is being retired with the state lock let go (worker.c,
+	/* Its record is being retired with the state lock let go (apply_selection.c,
 	 * retire): no ack of it is written until the cut is over, so a
 	 * "retired" ack still means the old streams are cut. */
 	bool retiring;
@@ -115,7 +115,7 @@ struct eg_fleet_worker {
 	uint64_t store_rewinds; /* the store's revision or cluster id went back */
 	int64_t last_rewind_at; /* unix seconds, 0: never */
 	char last_rewind[200];	/* what the last rewind was */
-	/* refusals logged this second (worker.c, refusal_loggable) */
+	/* refusals logged this second (worker.c, eg_fw_refusal_loggable) */
 	uint64_t log_second, log_in_second, log_suppressed;
 	/* threads (watch.c) */
 	pthread_t watcher, acker, reconciler;
@@ -171,6 +171,30 @@ struct eg_fw_sel *eg_fw_find(struct eg_fleet_worker *d, const uint8_t sandbox[EG
  * everything again. */
 bool eg_fw_store_seen(struct eg_fleet_worker *d, uint64_t cluster, int64_t before, int64_t revision,
 		      const char *where);
+/* An etcd key in a log line: attacker-controlled bytes, cut to 400
+ * (worker.c). */
+const char *eg_fw_key_text(const char *key, char *buf, size_t size);
+/* Whether one more refusal may be logged this second; under lock
+ * (worker.c). */
+bool eg_fw_refusal_loggable(struct eg_fleet_worker *d);
+/* selections.c: the selections in force and their copies on disk
+ * (<state_dir>/fleet/selections/<uuid>). */
+void eg_fw_sel_dir(const struct eg_fleet_worker *d, char *out, size_t size);
+/* A new entry for a selection that has just verified; NULL when out of
+ * memory. Under lock. */
+struct eg_fw_sel *eg_fw_insert(struct eg_fleet_worker *d, const uint8_t sandbox[EG_ID_BYTES]);
+/* Forgets the selection in force s, on disk too. Under lock. */
+void eg_fw_drop(struct eg_fleet_worker *d, struct eg_fw_sel *s);
+/* Decodes raw and verifies it against the worker's key set into *out. */
+enum eg_sel_err eg_fw_verify_sel(struct eg_fleet_worker *d, const uint8_t *raw, size_t len,
+				 struct eg_selection *out);
+/* Writes s's copy on disk, crash-safe. 0 or -errno. */
+int eg_fw_store_selection(struct eg_fleet_worker *d, const struct eg_fw_sel *s);
+/* Reads the copies back at open: 0, or -errno with err set. */
+int eg_fw_load_selections(struct eg_fleet_worker *d, char *err, size_t err_size);
+/* apply_keyset.c: reads <state_dir>/fleet/keyset (the version applied
+ * last and its expiry) at open. */
+void eg_fw_load_keyset_state(struct eg_fleet_worker *d);
 /* Whether the applied key set's signed expiry has passed (now: unix s). */
 bool eg_fw_keyset_stale(const struct eg_fleet_worker *d, int64_t now);
 

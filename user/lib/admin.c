@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 /* execgate/admin.h: load, unload, probe and status over the loader's
- * tiers (loader/tier.h), which stay internal. */
+ * tiers (loader/tiers/tier.h), which stay internal. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <execgate/admin.h>
 #include <execgate/execgate.h>
-#include "loader/attach_root.h"
-#include "loader/proc_id.h"
-#include "loader/serving.h"
+#include "loader/tiers/attach_root.h"
+#include "loader/process/proc_id.h"
+#include "loader/revokers/serving.h"
 #include "lib/report.h"
-#include "loader/tier.h"
+#include "loader/tiers/tier.h"
 
 _Static_assert(EG_ATTACH_PATH_MAX == EG_PIN_PATH_MAX, "eg_attach_info paths");
 _Static_assert((int)EG_ATTACHED_NONE == (int)EG_ATTACH_NONE &&

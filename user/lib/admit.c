@@ -7,9 +7,9 @@
 #include <string.h>
 #include <time.h>
 #include "lib/worker.h"
-#include "loader/inet.h"
-#include "loader/proc_id.h"
-#include "loader/view.h"
+#include "loader/endpoints/inet.h"
+#include "loader/process/proc_id.h"
+#include "loader/maps/view.h"
 
 static uint64_t realtime_ns(void)
 {

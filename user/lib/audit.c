@@ -15,8 +15,8 @@
 #include "core/audit_agg.h"
 #include "core/duration.h"
 #include "lib/audit.h"
-#include "loader/kreason.h"
-#include "loader/maps.h"
+#include "loader/maps/kreason.h"
+#include "loader/maps/maps.h"
 
 struct eg_audit *eg_audit_new(size_t max_rows)
 {

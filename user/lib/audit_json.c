@@ -13,9 +13,9 @@
 #include "core/ids.h"
 #include "lib/audit.h"
 #include "lib/json.h"
-#include "loader/kreason.h"
-#include "loader/maps.h"
-#include "loader/mode.h"
+#include "loader/maps/kreason.h"
+#include "loader/maps/maps.h"
+#include "loader/records/mode.h"
 
 static json_t *time_or_null(uint64_t count, int64_t ns)
 {

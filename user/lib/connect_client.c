@@ -10,9 +10,9 @@
 #include "core/ids.h"
 #include "core/peer_check.h"
 #include "lib/connect_int.h"
-#include "loader/maps.h"
-#include "loader/runtime.h"
-#include "loader/view.h"
+#include "loader/maps/maps.h"
+#include "loader/records/runtime.h"
+#include "loader/maps/view.h"
 
 int eg_connect_check_client(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES], int client_fd,
 			    struct eg_process *client, char *err, size_t err_size)

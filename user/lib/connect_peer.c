@@ -12,8 +12,8 @@
 #include "core/ids.h"
 #include "kcompat.h"
 #include "lib/connect_int.h"
-#include "loader/maps.h"
-#include "loader/proc_id.h"
+#include "loader/maps/maps.h"
+#include "loader/process/proc_id.h"
 
 int eg_cn_record(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES], const char *what,
 		 struct eg_exec_record *rec, char *err, size_t err_size)

@@ -13,9 +13,9 @@
 #include "core/peer_check.h"
 #include "core/vsock_handshake.h"
 #include "lib/connect_int.h"
-#include "loader/maps.h"
-#include "loader/path_filter.h"
-#include "loader/view.h"
+#include "loader/maps/maps.h"
+#include "loader/endpoints/path_filter.h"
+#include "loader/maps/view.h"
 
 static long long now_ms(void)
 {

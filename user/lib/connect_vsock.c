@@ -12,8 +12,8 @@
 #include "core/ids.h"
 #include "core/vsock_cid.h"
 #include "lib/connect_int.h"
-#include "loader/maps.h"
-#include "loader/view.h"
+#include "loader/maps/maps.h"
+#include "loader/maps/view.h"
 
 int eg_connect_vsock(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYTES], uint32_t cid,
 		     uint32_t port, int timeout_ms, struct eg_conn **out, char *err,

@@ -2,7 +2,7 @@
 /* The install rule for every writer (core/fleet_gate.h): what the library's
  * install path reads before it writes anything, under the writer locks,
  * and the fleet marker execgated sets. The selections are the ones
- * execgated's fleet worker stores (user/fleetd/worker.c) and are verified
+ * execgated's fleet worker stores (user/fleetd/selections.c) and are verified
  * again here against this handle's key set: a file under the state dir is
  * never trusted because of where it lies. */
 #include <errno.h>

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "lib/worker.h"
-#include "loader/tier.h"
+#include "loader/tiers/tier.h"
 
 static void warn(struct eg_install_report *rep, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -5,8 +5,8 @@
 #include <string.h>
 #include "core/ids.h"
 #include "lib/json.h"
-#include "loader/inet.h"
-#include "loader/kreason.h"
+#include "loader/endpoints/inet.h"
+#include "loader/maps/kreason.h"
 
 json_t *eg_json_event(const struct eg_event *e, int64_t wall_ns, const char *worker_id)
 {

@@ -4,7 +4,7 @@
 #include <errno.h>
 #include "core/ids.h"
 #include "lib/json.h"
-#include "loader/inet.h"
+#include "loader/endpoints/inet.h"
 
 json_t *eg_json_record(const struct eg_runtime_record *r, const struct eg_inet_addr *addrs,
 		       size_t naddrs)
@@ -97,7 +97,7 @@ int eg_json_list_worker(struct eg_worker *w, json_t **doc, char *err, size_t err
 json_t *eg_json_show(const struct eg_sandbox_info *info)
 {
 	/* cut_pending: a writer killed before its stream cut left it
-	 * (user/loader/cut_intent.h); it stays set while the cut fails. */
+	 * (user/loader/revokers/cut_intent.h); it stays set while the cut fails. */
 	return json_pack("{s:i,s:o,s:b,s:I,s:I}", "schema_version", EG_JSON_SCHEMA_VERSION,
 			 "record",
 			 eg_json_record(&info->record, info->service_addrs, info->n_service_addrs),

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The handle's key set. Every change is a transaction over disk and
  * memory: the file is written or removed in <state_dir>/keys first
- * (user/loader/keystore.c), then the directory is re-read into a fresh set
+ * (user/loader/records/keystore.c), then the directory is re-read into a fresh set
  * that is swapped in under the write lock, and the token cache is flushed.
  * When the change cannot be completed, what was done is undone, so that
  * after every answer memory holds exactly the keys that load from disk --

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-/* execgate/admin.h: the enforce/audit switch over loader/mode.h. */
+/* execgate/admin.h: the enforce/audit switch over loader/records/mode.h. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <execgate/admin.h>
-#include "loader/kreason.h"
-#include "loader/mode.h"
-#include "loader/runtime.h"
+#include "loader/maps/kreason.h"
+#include "loader/records/mode.h"
+#include "loader/records/runtime.h"
 
 int eg_mode_set(const char *pin_dir, const char *state_dir, const unsigned char *sandbox,
 		const char *mode, const char *who, char *before, char *err, size_t err_size)

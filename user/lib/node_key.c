@@ -20,7 +20,7 @@
 #include "lib/json.h"
 #include "core/signed_verdict.h"
 #include "lib/worker.h"
-#include "loader/state_dir.h"
+#include "loader/records/state_dir.h"
 
 static int path_in(char *out, size_t size, const char *dir, const char *name)
 {

@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 /* install / retire / forget / show / list on the worker handle: the lock
- * discipline around the loader's writers (user/loader/install.c, forget.c). */
+ * discipline around the loader's writers (user/loader/records/install.c, forget.c). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
 #include "lib/worker.h"
-#include "loader/cut_intent.h"
-#include "loader/mode.h"
-#include "loader/view.h"
+#include "loader/revokers/cut_intent.h"
+#include "loader/records/mode.h"
+#include "loader/maps/view.h"
 
 int eg_worker_install(struct eg_worker *w, const struct eg_install_spec *spec,
 		      struct eg_install_report *rep, char *err, size_t err_size)
@@ -141,7 +141,7 @@ int eg_worker_forget_report(struct eg_worker *w, const uint8_t sandbox[EG_ID_BYT
 	return rc;
 }
 
-/* --- stream cuts a killed writer left (loader/cut_intent.h) ------------------ */
+/* --- stream cuts a killed writer left (loader/revokers/cut_intent.h) ------------------ */
 
 /* Under the locks, from the record as it is now: another writer may have
  * finished it since the list was read. 1: nothing left to do. */

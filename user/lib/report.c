@@ -2,7 +2,7 @@
 /* The status report (`execgate status`, GET /v1/status, and the tail of
  * `load` and `probe`) as text or as JSON (lib/json.h;
  * docs/schema/status.schema.json), over what the loader collected
- * (eg_tier_report_collect, loader/tier_report.h). */
+ * (eg_tier_report_collect, loader/tiers/tier_report.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,14 +10,14 @@
 #include "lib/json.h"
 #include "lib/report.h"
 #include "lib/worker.h"
-#include "loader/attach_root.h"
-#include "loader/cgroup.h"
-#include "loader/kreason.h"
-#include "loader/maps.h"
-#include "loader/mode.h"
-#include "loader/pins.h"
-#include "loader/serving.h"
-#include "loader/tier_report.h"
+#include "loader/tiers/attach_root.h"
+#include "loader/tiers/cgroup.h"
+#include "loader/maps/kreason.h"
+#include "loader/maps/maps.h"
+#include "loader/records/mode.h"
+#include "loader/maps/pins.h"
+#include "loader/revokers/serving.h"
+#include "loader/tiers/tier_report.h"
 
 static void prog_text(FILE *f, const struct eg_prog_status *p)
 {
@@ -31,7 +31,7 @@ static void prog_text(FILE *f, const struct eg_prog_status *p)
 	fprintf(f, "\n");
 }
 
-/* Which cgroup mounts the loader takes for the host's (loader/cgroup.h). */
+/* Which cgroup mounts the loader takes for the host's (loader/tiers/cgroup.h). */
 static void roots_text(FILE *f, const struct eg_cgroup_roots *r)
 {
 	fprintf(f, "cgroup roots (%s): cgroup2 %s, memory %s", r->source,
@@ -62,7 +62,7 @@ static json_t *roots_json(const struct eg_cgroup_roots *r)
 			 r->skipped[0] ? STR(r->skipped) : json_null());
 }
 
-/* What the serving process may do (loader/serving.h), or null before a
+/* What the serving process may do (loader/revokers/serving.h), or null before a
  * probe recorded it. */
 static json_t *serving_json(const struct eg_probe_record *probed)
 {
@@ -117,7 +117,7 @@ static const char *tier_mode(const struct eg_tier_report *r)
 	return r->modes.audit ? "enforce, some sandboxes audit" : "enforce";
 }
 
-/* Which clock decides grant expiry in the hooks (loader/clock.h). */
+/* Which clock decides grant expiry in the hooks (loader/tiers/clock.h). */
 static const char *clock_source(const struct eg_clock_state *c)
 {
 	return c->kept ? "coarse monotonic + boot offset" : "boot";

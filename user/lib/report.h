@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The status report, written by the library over what the loader collects
- * (loader/tier_report.h, eg_tier_report_collect). */
+ * (loader/tiers/tier_report.h, eg_tier_report_collect). */
 #ifndef EXECGATE_LIB_REPORT_H
 #define EXECGATE_LIB_REPORT_H
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <execgate/execgate.h>
 #include "lib/report.h"
-#include "loader/tier.h"
+#include "loader/tiers/tier.h"
 
 int eg_status_write(const char *pin_dir, const char *state_dir, FILE *out, bool json)
 {

@@ -8,8 +8,8 @@
 #include <execgate/text.h>
 #include "core/peer_check.h"
 #include "core/vsock_cid.h"
-#include "loader/inet.h"
-#include "loader/kreason.h"
+#include "loader/endpoints/inet.h"
+#include "loader/maps/kreason.h"
 
 int eg_inet_parse(const char *text, uint32_t *family, uint8_t addr[16])
 {

@@ -14,8 +14,8 @@
 #include <unistd.h>
 #include <sodium.h>
 #include "lib/worker.h"
-#include "loader/proc_id.h"
-#include "loader/state_dir.h"
+#include "loader/process/proc_id.h"
+#include "loader/records/state_dir.h"
 
 #define DEFAULT_CACHE 4096
 

@@ -12,7 +12,7 @@
 #include "core/keyset.h"
 #include "core/token_cache.h"
 #include "execgate/execgate.h"
-#include "loader/runtime.h"
+#include "loader/records/runtime.h"
 
 #define EG_WORKER_STRIPES 64
 

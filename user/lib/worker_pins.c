@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "lib/worker.h"
-#include "loader/pins.h"
+#include "loader/maps/pins.h"
 
 #define REOPEN_TRIES 3
 #define YOUNG_NS     1000000000LL /* far more than a coarse clock tick */

@@ -10,7 +10,7 @@
  * tests that others are not held meanwhile (tests/daemon/test_fleet.c).
  * Points:
  *   "epoch-moved": install or retire has written the record with its new
- *                  epoch (and the intent to cut, loader/cut_intent.h), and
+ *                  epoch (and the intent to cut, loader/revokers/cut_intent.h), and
  *                  has not cut the old execution's streams yet. */
 #ifndef EXECGATE_LOADER_FAULT_H
 #define EXECGATE_LOADER_FAULT_H

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* A process's identity as the execgate hooks read it, start time in ns,
+ * through a BPF task iterator (bpf/iter_task_start.bpf.c). /proc/PID/stat
+ * gives the start time only in USER_HZ ticks (10 ms): two processes that
+ * get the same pid within one tick would look the same there, and not to
+ * the kernel, which compares ns.
+ *
+ * The iterator program is loaded once per process and kept; the answer of
+ * that first load is cached. A kernel that refuses it (no BTF, no iter/task,
+ * no tid filter: before 6.1) cannot give ns, and we do not fall back to
+ * ticks: every identify then fails with -EOPNOTSUPP and says why, and
+ * `execgate status` shows the tier (and pid-reuse-ns-identity) not held.
+ *
+ * Reading names a pid number, not a process: callers hold a pidfd opened
+ * before the read and check it still lives afterwards (loader/process/proc_id.c). */
+#ifndef EXECGATE_LOADER_TASK_START_H
+#define EXECGATE_LOADER_TASK_START_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include "execgate/task_start_abi.h"
+#include "loader/tiers/tier.h"
+
+/* 0 when the iterator loads and filters by tid here, -EOPNOTSUPP (why in
+ * err) when not. Probed once per process. */
+int eg_task_start_probe(char *err, size_t err_size);
+
+/* The task whose tid is pid (initial PID namespace): 0, -ESRCH when there
+ * is none, -EOPNOTSUPP when the iterator is not available, another negative
+ * errno on failure; err says which. */
+int eg_task_start_read(pid_t pid, struct eg_task_start *out, char *err, size_t err_size);
+
+/* Adds a tier's pid-reuse guarantee (name, summary): held when the tier
+ * holds (tier_held, tier_on its reason) and identities come in ns, with the
+ * reason either way. Probes the iterator (once per process). */
+void eg_task_start_guarantee_add(struct eg_guarantee *out, size_t *n, size_t max, const char *name,
+				 const char *summary, bool tier_held, const char *tier_on);
+
+#endif
