@@ -156,6 +156,17 @@ for suite in doc.get("test_suites", []):
 PY
 }
 
+# boot_failure VNG-RC T0 RC-FILE ERROR PREFIX: a boot that timed out, or
+# whose guest never wrote its exit status, says so in ERROR.
+boot_failure() {
+	if [ "$1" -eq 124 ] || [ "$1" -eq 137 ]; then
+		echo "${5}timeout after ${timeout_s}s" >"$4"
+	elif [ ! -f "$3" ]; then
+		echo "${5}guest did not report (vng $1, after $((SECONDS - $2))s)" >"$4"
+	fi
+	return 0
+}
+
 run_one() {
 	local label=$1 rc=0
 	local out=$out_root/$label
@@ -168,11 +179,8 @@ run_one() {
 		"$build/test-kernel" --jobs 1 --verbose --filter "$vm_filter" --json="$out/results.json" \
 		>"$out/console.log" 2>&1 || rc=$?
 	log "$label: vng exited $rc after $((SECONDS - t0))s (console: $out/console.log)"
-	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-		echo "timeout after ${timeout_s}s" >"$out/error"
-	elif [ ! -f "$out/tests.rc" ]; then
-		echo "guest did not report (vng $rc, after $((SECONDS - t0))s)" >"$out/error"
-	elif [ ! -s "$out/results.json" ]; then
+	boot_failure "$rc" "$t0" "$out/tests.rc" "$out/error" ""
+	if [ ! -f "$out/error" ] && [ ! -s "$out/results.json" ]; then
 		echo "test binary wrote no results (exit $(cat "$out/tests.rc"))" >"$out/error"
 	fi
 	if [ -f "$out/error" ]; then
@@ -227,11 +235,7 @@ run_guest() {
 		"$root/scripts/vm-suites.sh" "$dir/queue" "$out" "$build/test-kernel" \
 		>"$out/console.log" 2>&1 || rc=$?
 	log "$label/$name: vng exited $rc after $((SECONDS - t0))s (console: $out/console.log)"
-	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-		echo "$name: timeout after ${timeout_s}s" >"$out/error"
-	elif [ ! -f "$dir/$name.rc" ]; then
-		echo "$name: guest did not report (vng $rc, after $((SECONDS - t0))s)" >"$out/error"
-	fi
+	boot_failure "$rc" "$t0" "$dir/$name.rc" "$out/error" "$name: "
 }
 
 # run_queue LABEL: the kernel's suites into its queue, its guests side by
