@@ -53,7 +53,12 @@ WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
 # Every user object goes into libexecgate.so as well as the static archive.
 PIC := -fPIC
-CPPFLAGS += -Iinclude -Iuser -I$(BUILD)/include -D_GNU_SOURCE
+# bpf/ is the include root of the kernel layout (bpf/abi/*.h, spelled
+# "abi/abi.h"): never installed, and left off the front ends' command line
+# (scripts/make/layers.mk), so that a front end that reaches it, directly or
+# through a header of the library, does not compile.
+KABI_CPPFLAGS = -Ibpf
+CPPFLAGS += -Iinclude -Iuser -I$(BUILD)/include $(KABI_CPPFLAGS) -D_GNU_SOURCE
 # jansson: the library builds the JSON of --json and of the API (user/lib/json.h).
 LDLIBS := -lbpf -lelf -lz -lsodium -ljansson -lpthread
 DAEMON_LDLIBS := -lmicrohttpd -lsystemd
@@ -94,11 +99,10 @@ FLEET_LIB := $(BUILD)/libexecgate-fleet.a
 LIB := $(BUILD)/libexecgate.a
 SOLIB := $(BUILD)/libexecgate.so.$(VERSION)
 PCFILE := $(BUILD)/execgate.pc
-# The installed API. include/execgate/abi.h (the maps' layout) and the
-# *_abi.h next to it are internal: never installed, never included here.
-PUBLIC_HEADERS := include/execgate/execgate.h include/execgate/verdict.h include/execgate/types.h \
-	include/execgate/sizes.h include/execgate/connect.h include/execgate/admin.h \
-	include/execgate/text.h
+# The installed API: every header of include/execgate/. The kernel layout
+# (bpf/abi/abi.h, the maps' keys and values, and the *_abi.h beside it) is
+# internal: it lives under bpf/, which nothing installs.
+PUBLIC_HEADERS := $(sort $(wildcard include/execgate/*.h))
 BINS := $(BUILD)/execgate $(BUILD)/execgate-issue $(if $(DAEMON_OBJS),$(BUILD)/execgated)
 
 .PHONY: all deps check test-cli test-unit test-unit-san test-kernel vmtest bench fuzz \
@@ -113,7 +117,7 @@ $(DEPS_STAMP): scripts/setup-deps.sh
 	@touch $@
 
 # --- BPF ---------------------------------------------------------------------
-$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(wildcard include/execgate/*.h) vmlinux/vmlinux.h | $(DEPS_STAMP)
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h bpf/abi/*.h) $(wildcard include/execgate/*.h) vmlinux/vmlinux.h | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux -Iinclude -Ibpf \
 		-Wall -Werror -c $< -o $@

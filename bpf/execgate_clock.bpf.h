@@ -7,7 +7,7 @@
 
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
-#include "execgate/abi.h"
+#include "abi/abi.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

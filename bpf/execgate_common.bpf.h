@@ -21,7 +21,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
-#include "execgate/abi.h"
+#include "abi/abi.h"
 #include "execgate_maps.bpf.h"
 
 #define EG_INLINE static __always_inline

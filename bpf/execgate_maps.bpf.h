@@ -5,7 +5,7 @@
  * pins them by name under the object's pin_root_path (the loader's
  * --pin-dir) and the second object to load reuses the first one's pins, so
  * all programs read and write one set of maps. Keys and values come from
- * include/execgate/abi.h, the single ABI, so `bpftool map dump` shows named
+ * bpf/abi/abi.h, the single ABI, so `bpftool map dump` shows named
  * fields.
  *
  * Hash maps are BPF_F_NO_PREALLOC: memory follows the fill, and a
@@ -18,7 +18,7 @@
 
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
-#include "execgate/abi.h"
+#include "abi/abi.h"
 #include "execgate_clock.bpf.h"
 #include "execgate_sk_tags.bpf.h" /* eg_sk_tags */
 

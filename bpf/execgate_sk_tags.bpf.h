@@ -9,7 +9,7 @@
 
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
-#include "execgate/abi.h"
+#include "abi/abi.h"
 
 /* admitted socket -> the execution it was admitted to */
 struct {

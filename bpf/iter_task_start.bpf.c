@@ -8,7 +8,7 @@
  * /proc/PID/stat tick), and the executable's inode and superblock s_dev. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
-#include "execgate/task_start_abi.h"
+#include "abi/task_start_abi.h"
 
 char LICENSE[] SEC("license") = "GPL";
 

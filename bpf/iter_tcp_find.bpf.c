@@ -10,7 +10,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_endian.h>
-#include "execgate/revoke_tcp_abi.h"
+#include "abi/revoke_tcp_abi.h"
 #include "iter_tcp_stale.bpf.h"
 
 SEC("iter/tcp")

@@ -11,7 +11,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
-#include "execgate/revoke_tcp_abi.h"
+#include "abi/revoke_tcp_abi.h"
 #include "iter_tcp_stale.bpf.h"
 
 extern int bpf_sock_destroy(struct sock_common *sk) __ksym;

@@ -18,8 +18,8 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
-#include "execgate/abi.h"
-#include "execgate/revoke_abi.h"
+#include "abi/abi.h"
+#include "abi/revoke_abi.h"
 #include "execgate_sk_tags.bpf.h"
 
 #define AF_UNIX	      1

@@ -9,7 +9,7 @@
  * key and none fails for room (probe_tag_full counts any that did). */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
-#include "execgate/abi.h"
+#include "abi/abi.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -45,7 +45,7 @@
  *      whose two map touches are what rows 1-4 measure alone */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
-#include "execgate/abi.h"
+#include "abi/abi.h"
 #include "probe_tag.bpf.h"
 #if EG_TOUCH >= 16
 /* the real maps: the bench opens this object on its pin directory, so the

@@ -125,10 +125,16 @@ int eg_mode_would_deny(const char *pin_dir,
 struct eg_audit;
 struct eg_audit *eg_audit_new(size_t max_rows);
 void eg_audit_free(struct eg_audit *a);
-/* One eg_events ring record (as the ring hands it, size bytes): folded in
- * when it is an audit event, ignored otherwise (1 folded, 0 ignored). The
- * executable is read from /proc/<pid>/exe now; unknown when the process is
- * gone or its pid was reused since the event. */
+/* One denial (eg_worker_events_next): folded in when it is an audit
+ * event, ignored otherwise (1 folded, 0 ignored). The executable is read
+ * from /proc/<pid>/exe now; unknown when the process is gone or its pid
+ * was reused since the event. Added in 1.3.0. */
+struct eg_denial;
+int eg_audit_add_denial(struct eg_audit *a, const struct eg_denial *d);
+/* eg_audit_add_denial of one raw eg_events ring record (as the ring hands
+ * it, size bytes; ignored when shorter than the kernel's record). The
+ * record's layout is not part of this API: a consumer reads denials with
+ * eg_worker_events_next and calls eg_audit_add_denial. */
 int eg_audit_add(struct eg_audit *a, const void *record, size_t size);
 /* Consumes what is pending now in pin_dir's eg_events ring into a (the
  * events are gone for any other reader). The number of records read, or a

@@ -469,15 +469,66 @@ struct eg_map_fill {
 /* Fills up to max entries for the hash maps; returns how many. */
 size_t eg_worker_map_fill(struct eg_worker *w, struct eg_map_fill *out, size_t max);
 
-/* fd of the pinned eg_events ring buffer, owned by the handle. A ring
- * buffer has one consumer position: run one consumer per worker (the
- * daemon), and fan the events out from there. The fd is closed when the
+/* --- denials ---------------------------------------------------------------- */
+
+/* Where a denied connect or message was going. */
+enum eg_denial_dest {
+	EG_DENIAL_DEST_NONE = 0,  /* none of the below (a stream's message) */
+	EG_DENIAL_DEST_UNIX = 1,  /* path */
+	EG_DENIAL_DEST_VSOCK = 2, /* vsock */
+	EG_DENIAL_DEST_INET = 3,  /* inet, inet_port, inet_proto (TCP tier) */
+};
+
+/* One denial the kernel made, or (audit) would have made: a record of the
+ * pinned eg_events ring buffer, in the library's own types. Added in
+ * 1.3.0. */
+struct eg_denial {
+	uint64_t boottime_ns; /* when the hook decided, CLOCK_BOOTTIME */
+	int64_t realtime_ns;  /* the same instant in CLOCK_REALTIME, as read */
+	uint32_t pid;	      /* the caller's tgid, initial PID namespace */
+	uint32_t tid;
+	char comm[EG_COMM_LEN + 1]; /* the caller's comm: its bytes, NUL terminated */
+	/* The kernel reason (eg_kreason_name: "deny-no-grant"), numbered as
+	 * eg_worker_counters counts them, and the hook (eg_hook_name). */
+	uint32_t reason;
+	uint32_t hook;
+	bool audit; /* audit mode let it through (docs/design.md, "Modes") */
+	uint8_t sandbox[EG_ID_BYTES];
+	uint64_t epoch; /* the record's epoch the decision saw */
+	enum eg_denial_dest dest;
+	/* UNIX: the endpoint's path, the bytes passed to connect(), NUL
+	 * padded; always NUL terminated. "" otherwise. */
+	char path[EG_UNIX_PATH_MAX + 1];
+	struct eg_vsock_addr vsock; /* VSOCK, else zero */
+	struct eg_inet_addr inet;   /* INET: the guest address asked for, else family 0 */
+	uint16_t inet_port;	    /* INET: host byte order */
+	uint8_t inet_proto;	    /* INET: 6 tcp, 17 udp */
+};
+
+/* Takes the next denial from the worker's eg_events ring buffer into *out:
+ * exactly one, the rest stay in the ring for the next call. Waits up to
+ * timeout_ms for one (0: only what is pending now; -1: until one comes).
+ * Returns 1 with *out, 0 when none came in time, -EINTR when a signal
+ * interrupted the wait, -ENOLINK when nothing is loaded at pin_dir, or
+ * another negative errno. A ring buffer has one read position, shared by
+ * every reader of the pinned map: run one consumer per worker (execgated
+ * is it while it runs) and fan the denials out from there. Calls on one
+ * handle are serialised. After `execgate unload` and a new load it reads
+ * the new ring from the next call on (a wait in progress ends on the old
+ * one). Added in 1.3.0. */
+int eg_worker_events_next(struct eg_worker *w, struct eg_denial *out, int timeout_ms);
+
+/* fd of the pinned eg_events ring buffer, owned by the handle: for a
+ * program that polls it beside other fds (it turns readable when a record
+ * is pending) and then takes the records with eg_worker_events_next. Its
+ * records are the kernel's layout, which is not part of this API: read
+ * them only through eg_worker_events_next. The fd is closed when the
  * handle reopens its pins (another thread's call may do so at any time):
- * a consumer in a threaded program uses eg_worker_events_open instead. */
+ * a threaded program uses eg_worker_events_open instead. */
 int eg_worker_events_fd(struct eg_worker *w);
 /* A new fd (the caller closes it) of the eg_events map the handle holds now,
- * and in *generation (may be NULL) the pins generation it belongs to.
- * -ENOLINK when nothing is loaded. */
+ * and in *generation (may be NULL) the pins generation it belongs to, to
+ * poll as eg_worker_events_fd's. -ENOLINK when nothing is loaded. */
 int eg_worker_events_open(struct eg_worker *w, uint64_t *generation, char *err, size_t err_size);
 
 /* Checks the pins now: 0 when the handle holds the maps pinned at pin_dir

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR Apache-2.0) */
 /* The sizes every layer shares, each defined once: the kernel map layout
- * (abi.h, also compiled into bpf/), the public API (execgate.h) and the
+ * (bpf/abi/abi.h, also compiled into bpf/), the public API (execgate.h) and the
  * core (user/core/). Macros only and no includes, so that BPF programs and
  * userspace read the same file. */
 #ifndef EXECGATE_SIZES_H
@@ -14,6 +14,11 @@
  * (port, protocol) pairs. struct eg_exec_record (abi.h) stores them in
  * place, so the number is part of the map layout. */
 #define EG_RECORD_MAX_PORTS 8
+/* A Unix socket path as connect() takes it, sizeof(sockaddr_un.sun_path):
+ * the maps' path keys and a denial's path hold this many bytes. */
+#define EG_UNIX_PATH_MAX 108
+/* A task's comm, TASK_COMM_LEN: a denial's caller. */
+#define EG_COMM_LEN 16
 /* A key id's text form: 16 hex digits (8 bytes) and the NUL. */
 #define EG_KID_TEXT_LEN 17
 /* A worker-signed verdict's text form (base64url, unpadded) and the NUL. */

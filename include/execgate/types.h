@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* libexecgate's own value types: what the library's calls take and return.
  *
- * They are not the pinned maps' keys and values (include/execgate/abi.h,
+ * They are not the pinned maps' keys and values (bpf/abi/abi.h,
  * which is internal and not installed): the library fills these from the
  * maps and back, so the kernel side may change its layout (a map made an
  * array, a field moved, a lock added) without changing libexecgate's ABI.

@@ -7,8 +7,8 @@
 #
 # abidw reads the .so's DWARF and keeps only the types the installed
 # headers define (the opaque handles stay declarations): the headers are
-# copied to a directory of their own, so that include/execgate/abi.h and
-# the *_abi.h beside it, which are not installed, count as private.
+# copied to a directory of their own, so that the kernel layout
+# (bpf/abi/), which is not installed, counts as private.
 ABI_DUMP := abi/libexecgate.abi
 ABI_HEADERS := $(BUILD)/abi-headers/execgate
 ABIDW_FLAGS := --drop-private-types --no-corpus-path --no-comp-dir-path --short-locs \

@@ -3,7 +3,7 @@
 # sees them. Variants of a real program are a bench file that #defines,
 # then #includes the real source: the enforcing programs carry no switches.
 BENCH_BPF_CFLAGS = -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux -Iinclude -Ibpf -Wall -Werror
-BENCH_BPF_DEPS = $(wildcard bpf/*.h) $(wildcard bpf/bench/*.h) $(wildcard include/execgate/*.h) vmlinux/vmlinux.h
+BENCH_BPF_DEPS = $(wildcard bpf/*.h bpf/abi/*.h) $(wildcard bpf/bench/*.h) $(wildcard include/execgate/*.h) vmlinux/vmlinux.h
 
 # Per-step builds of the connect_unix program, for bench-kernel's breakdown
 # of the allowed and unregistered paths (bpf/bench/cgroup_connect_unix_step.bpf.c,

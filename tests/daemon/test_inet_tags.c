@@ -9,7 +9,7 @@
 #include <string.h>
 #include <criterion/criterion.h>
 #include "dd.h"
-#include "execgate/abi.h"
+#include "abi/abi.h"
 
 TestSuite(daemon_inet_tags, .init = dd_setup, .fini = dd_teardown, .timeout = 120);
 

@@ -44,9 +44,9 @@ static void random_result(struct eg_verdict_result *res, struct eg_request *req)
 		res->subject.tgid = 0;
 	res->record.retired = next() & 1;
 	res->record.n_ports = (size_t)(next() % (EG_RECORD_MAX_PORTS + 2));
-	res->record.substrate = (__u8)(next() % 4);
+	res->record.substrate = (uint8_t)(next() % 4);
 	for (int i = 0; i < EG_RECORD_MAX_PORTS; i++)
-		res->record.ports[i].proto = (__u8)(next() % 3 ? (next() & 1 ? 6 : 17) : next());
+		res->record.ports[i].proto = (uint8_t)(next() % 3 ? (next() & 1 ? 6 : 17) : next());
 	if (next() & 1) {
 		size_t n = (size_t)(next() % (EG_SIGNED_VERDICT_TEXT_MAX - 1));
 

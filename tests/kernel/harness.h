@@ -21,7 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
-#include "execgate/abi.h"
+#include "abi/abi.h"
 #include "loader/maps/maps.h"
 #include "loader/records/runtime.h"
 

@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
-#include "execgate/abi.h"
+#include "abi/abi.h"
 #include "loader/records/runtime.h"
 
 #define AGENT_SLOTS   32

@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <criterion/criterion.h>
-#include "execgate/abi.h"
+#include "abi/abi.h"
 #include "loader/maps/maps.h"
 
 #define FILL_CAP  65536

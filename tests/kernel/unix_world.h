@@ -8,7 +8,7 @@
 #ifndef EXECGATE_TEST_KERNEL_UNIX_WORLD_H
 #define EXECGATE_TEST_KERNEL_UNIX_WORLD_H
 
-#include "execgate/abi.h"
+#include "abi/abi.h"
 #include "harness.h"
 
 #define UW_WORKER   "a0000000-0000-4000-8000-00000000000a"

@@ -38,9 +38,16 @@ done
 for f in abi.h revoke_abi.h revoke_tcp_abi.h task_start_abi.h; do
 	[ -z "$(find "$stage" -path "*/include/execgate/$f")" ] || fail "internal header execgate/$f installed"
 done
-if grep -E '#include .*(abi\.h|linux/)' "$(dirname "$(find "$stage" -path '*/include/execgate/execgate.h')")"/*.h; then
-	fail "an installed header includes a kernel header or abi.h"
+incdir=$(dirname "$(find "$stage" -path '*/include/execgate/execgate.h')")
+if grep -E '#include .*(abi\.h|abi/|linux/)' "$incdir"/*.h; then
+	fail "an installed header includes a kernel header or the kernel layout"
 fi
+# Each installed header compiles on its own, from the staged tree alone.
+for h in "$incdir"/*.h; do
+	printf '#include <execgate/%s>\n' "$(basename "$h")" |
+		cc -Wall -Wextra -Werror -fsyntax-only -I"$(dirname "$incdir")" -x c - ||
+		fail "installed header execgate/$(basename "$h") does not compile on its own"
+done
 # PKG_CONFIG_PATH adds the stage to the default search, which still finds
 # the libbpf and libsodium this .pc requires.
 export PKG_CONFIG_SYSROOT_DIR=$stage PKG_CONFIG_PATH=$pcdir

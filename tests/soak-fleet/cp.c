@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include "execgate/abi.h"
+#include "abi/abi.h"
 #include "execgate/execgate.h"
 #include "fleet/ack.h"
 #include "loader/maps/maps.h"

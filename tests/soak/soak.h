@@ -6,7 +6,7 @@
  *
  * The soak talks to execgate only through the public API
  * (include/execgate/execgate.h), the CLI binaries, and the pinned maps as
- * include/execgate/abi.h defines them. It plays the control plane itself:
+ * bpf/abi/abi.h defines them. It plays the control plane itself:
  * tokens are signed in process with a key it generates (docs/capability.md
  * is the wire format). */
 #ifndef EXECGATE_TESTS_SOAK_H
@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <execgate/execgate.h>
-#include "execgate/abi.h"
+#include "abi/abi.h"
 #include "loader/maps/view.h"
 #include "core/capability.h"
 #include "soak/common.h"

@@ -2,7 +2,7 @@
 /* The execution identity (docs/design.md §3) travels in many structs: core's
  * eg_record, eg_capability and eg_selection, the public eg_runtime_record
  * and eg_install_spec (include/execgate/), the map's eg_exec_record
- * (include/execgate/abi.h). Its six fields have the same names in every
+ * (bpf/abi/abi.h). Its six fields have the same names in every
  * one of them, so one copy serves them all, and a seventh field would be
  * added here once. Macros, not functions: the structs' types differ (and
  * so may the width of substrate); dst and src are pointers. */

@@ -10,7 +10,7 @@
 #define EXECGATE_CORE_PEER_CHECK_H
 
 #include <stddef.h>
-#include "execgate/abi.h"
+#include "abi/abi.h"
 
 enum eg_peer_diff {
 	EG_PEER_SAME = 0,

@@ -12,7 +12,7 @@
 
 #include <stdbool.h>
 #include <sys/types.h>
-#include <execgate/abi.h>
+#include <execgate/types.h>
 #include "daemon/config.h"
 
 enum egd_role {

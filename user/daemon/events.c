@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The ring-buffer consumer and its fan-out (events.h says how). */
+/* The denial consumer (eg_worker_events_next) and its fan-out (events.h
+ * says how). */
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -9,7 +10,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <bpf/libbpf.h>
 #include <jansson.h>
 #include <microhttpd.h>
 #include <execgate/admin.h>
@@ -35,9 +35,6 @@ struct egd_events {
 	struct egd *d;
 	pthread_t thread;
 	bool thread_started;
-	struct ring_buffer *rb; /* NULL while nothing is loaded */
-	int rb_fd;		/* its eg_events fd, ours (-1 with rb NULL) */
-	uint64_t rb_generation; /* the pins generation rb_fd belongs to */
 	pthread_mutex_t mu;
 	char *lines[EGD_EVENTS_KEPT]; /* line seq lives at seq % EGD_EVENTS_KEPT */
 	size_t lens[EGD_EVENTS_KEPT];
@@ -49,7 +46,6 @@ struct egd_events {
 	uint64_t skipped;
 	bool stopping;
 	atomic_bool stop_thread;
-	int64_t boot_to_real_ns; /* CLOCK_REALTIME - CLOCK_BOOTTIME */
 };
 
 static int64_t clock_ns(clockid_t c)
@@ -60,13 +56,12 @@ static int64_t clock_ns(clockid_t c)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static char *event_line(struct egd_events *ev, const struct eg_event *e, size_t *len)
+static char *event_line(struct egd_events *ev, const struct eg_denial *e, size_t *len)
 {
-	int64_t wall = (int64_t)e->ts_ns + ev->boot_to_real_ns;
 	char *text, *line;
 	json_t *o;
 
-	o = eg_json_event(e, wall, ev->d->cfg.worker_id_text);
+	o = eg_json_event(e, ev->d->cfg.worker_id_text);
 	if (!o)
 		return NULL;
 	text = json_dumps(o, JSON_COMPACT);
@@ -94,19 +89,16 @@ static void resume_all(struct egd_events *ev)
 		}
 }
 
-static int on_event(void *ctx, void *data, size_t size)
+static void on_denial(struct egd_events *ev, const struct eg_denial *e)
 {
-	struct egd_events *ev = ctx;
 	size_t len, slot;
 	char *line;
 
-	if (size < sizeof(struct eg_event))
-		return 0;
 	/* before the line: an event whose line cannot be made still counts */
-	eg_audit_add(ev->d->audit, data, size);
-	line = event_line(ev, data, &len);
+	eg_audit_add_denial(ev->d->audit, e);
+	line = event_line(ev, e, &len);
 	if (!line)
-		return 0;
+		return;
 	pthread_mutex_lock(&ev->mu);
 	slot = ev->head % EGD_EVENTS_KEPT;
 	free(ev->lines[slot]);
@@ -114,77 +106,41 @@ static int on_event(void *ctx, void *data, size_t size)
 	ev->lens[slot] = len;
 	ev->head++;
 	pthread_mutex_unlock(&ev->mu);
-	return 0;
-}
-
-static void rb_close(struct egd_events *ev)
-{
-	ring_buffer__free(ev->rb);
-	ev->rb = NULL;
-	if (ev->rb_fd >= 0)
-		close(ev->rb_fd);
-	ev->rb_fd = -1;
-}
-
-static int rb_open(struct egd_events *ev, char *err, size_t err_size)
-{
-	int rc;
-
-	rc = eg_worker_events_open(ev->d->worker, &ev->rb_generation, err, err_size);
-	if (rc < 0)
-		return rc;
-	ev->rb_fd = rc;
-	ev->rb = ring_buffer__new(ev->rb_fd, on_event, ev, NULL);
-	if (!ev->rb) {
-		rc = -errno;
-		rb_close(ev);
-		snprintf(err, err_size, "events: eg_events ring buffer: %s", strerror(-rc));
-		return rc;
-	}
-	return 0;
-}
-
-/* After `execgate unload` (and a new load) eg_events is another map: follow
- * the handle (pins_gate.c logs the change). */
-static void follow_pins(struct egd_events *ev)
-{
-	static int64_t next_ns;
-	char err[EG_ERR_MAX];
-	int64_t now = clock_ns(CLOCK_MONOTONIC);
-	uint64_t gen;
-	bool gone;
-
-	/* Once a second: the loop turns per batch of events, and a storm of
-	 * them must not pay for a check each time. */
-	if (now < next_ns)
-		return;
-	next_ns = now + 1000000000LL;
-	gen = egd_pins_poll(ev->d, &gone);
-
-	if (ev->rb && !gone && gen == ev->rb_generation)
-		return;
-	rb_close(ev);
-	if (!gone && rb_open(ev, err, sizeof(err)) && err[0])
-		egd_log(EGD_LOG_ERR, "%s", err);
 }
 
 static void *consumer(void *arg)
 {
 	struct egd_events *ev = arg;
+	int64_t next_check = 0;
+	struct eg_denial e;
+	bool gone = false;
 
 	while (!atomic_load(&ev->stop_thread)) {
-		int n = ev->rb ? ring_buffer__poll(ev->rb, 1000) : (poll(NULL, 0, 1000), 0);
+		/* Up to a second per wait, so that stop_thread is seen. */
+		int n = gone ? (poll(NULL, 0, 1000), 0)
+			     : eg_worker_events_next(ev->d->worker, &e, 1000);
+		int64_t now;
 
-		if (n < 0 && n != -EINTR) {
+		if (n == 1) {
+			on_denial(ev, &e);
+		} else if (n == -ENOLINK) {
+			gone = true; /* nothing loaded: wait for a load (below) */
+		} else if (n < 0 && n != -EINTR) {
 			egd_log(EGD_LOG_ERR, "events: ring buffer: %s", strerror(-n));
-			break;
+			poll(NULL, 0, 1000); /* a fault that stays: one line a second */
 		}
 		/* Resume on news, and at least once a second even without:
 		 * a resumed stream whose client is gone gets closed by MHD. */
 		pthread_mutex_lock(&ev->mu);
 		resume_all(ev);
 		pthread_mutex_unlock(&ev->mu);
-		follow_pins(ev);
+		/* Once a second, not per event: a storm of events must not pay
+		 * for a check each time. */
+		now = clock_ns(CLOCK_MONOTONIC);
+		if (now >= next_check) {
+			next_check = now + 1000000000LL;
+			egd_pins_poll(ev->d, &gone);
+		}
 	}
 	return NULL;
 }
@@ -199,12 +155,14 @@ int egd_events_start(struct egd *d, char *err, size_t err_size)
 	ev->d = d;
 	pthread_mutex_init(&ev->mu, NULL);
 	ev->readers.next = ev->readers.prev = &ev->readers;
-	ev->boot_to_real_ns = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_BOOTTIME);
 	d->events = ev;
-	ev->rb_fd = -1;
-	rc = rb_open(ev, err, err_size);
-	if (rc)
+	/* The ring must open at start (the consumer's own reads come from
+	 * eg_worker_events_next): a fault shows here, not in the journal
+	 * later. */
+	rc = eg_worker_events_open(d->worker, NULL, err, err_size);
+	if (rc < 0)
 		return rc;
+	close(rc);
 	rc = -pthread_create(&ev->thread, NULL, consumer, ev);
 	if (rc) {
 		snprintf(err, err_size, "events: consumer thread: %s", strerror(-rc));
@@ -227,7 +185,6 @@ void egd_events_stop(struct egd *d)
 	atomic_store(&ev->stop_thread, true);
 	if (ev->thread_started)
 		pthread_join(ev->thread, NULL);
-	rb_close(ev);
 }
 
 /* After MHD has stopped (no reader left). */

@@ -311,18 +311,6 @@ void eg_cli_print_escaped(FILE *f, const char *s, size_t max)
 	}
 }
 
-int64_t eg_cli_boottime_to_real(uint64_t boot_ns)
-{
-	struct timespec rt, bt;
-
-	/* The two clocks differ by the time spent suspended; read them
-	 * back to back and shift the event by the difference. */
-	clock_gettime(CLOCK_REALTIME, &rt);
-	clock_gettime(CLOCK_BOOTTIME, &bt);
-	return (int64_t)boot_ns + ((int64_t)rt.tv_sec - (int64_t)bt.tv_sec) * 1000000000LL +
-	       ((int64_t)rt.tv_nsec - (int64_t)bt.tv_nsec);
-}
-
 void eg_cli_print_service_profile(FILE *f, const struct eg_runtime_record *r,
 				  const struct eg_inet_addr *addrs, size_t naddrs)
 {

@@ -13,7 +13,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "frontend/opts.h"
-#include "execgate/abi.h"
 #include "execgate/execgate.h"
 
 struct eg_cli_cmd {
@@ -120,8 +119,5 @@ void eg_cli_print_service_profile(FILE *f, const struct eg_runtime_record *r,
  * docs/schema/verdict.schema.json). */
 void eg_cli_print_verdict(FILE *f, const struct eg_verdict_result *r, const struct eg_request *req,
 			  bool json);
-
-/* CLOCK_BOOTTIME ns (BPF timestamps) as CLOCK_REALTIME ns. */
-int64_t eg_cli_boottime_to_real(uint64_t boot_ns);
 
 #endif

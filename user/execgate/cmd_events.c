@@ -7,7 +7,6 @@
 #include "execgate/text.h"
 #include "execgate/commands.h"
 #include "execgate/daemon_ask.h"
-#include "execgate/ring.h"
 #include "lib/json.h"
 
 static volatile sig_atomic_t stop;
@@ -24,39 +23,33 @@ struct follow {
 	const char *worker_id; /* NULL: not recorded (node.worker) */
 };
 
-static void on_event(void *ctx, const void *data, size_t size)
+static void print_denial(struct follow *f, const struct eg_denial *d)
 {
-	struct follow *f = ctx;
-	const struct eg_event *ev = data;
 	char u[EG_UUID_TEXT_LEN], t[64], addr[EG_INET_TEXT_MAX];
-	int64_t wall;
 
-	if (size < sizeof(*ev))
-		return;
-	eg_uuid_to_text(ev->sandbox, u);
-	wall = eg_cli_boottime_to_real(ev->ts_ns);
-	eg_json_rfc3339(wall, t);
 	if (f->json) {
-		if (eg_json_print(stdout, eg_json_event(ev, wall, f->worker_id)))
+		if (eg_json_print(stdout, eg_json_event(d, f->worker_id)))
 			eg_cli_err("event: out of memory");
 	} else {
+		eg_uuid_to_text(d->sandbox, u);
+		eg_json_rfc3339(d->realtime_ns, t);
 		/* comm and path are the caller's bytes: escaped, so that an
 		 * event is always exactly one line. */
-		printf("%s pid %u (", t, ev->pid);
-		eg_cli_print_escaped(stdout, ev->comm, sizeof(ev->comm));
-		printf(") %s: %s%s sandbox %s epoch %llu ", eg_hook_name(ev->hook),
-		       ev->flags & EG_EVENT_AUDIT ? "audit would-" : "",
-		       eg_kreason_name(ev->reason), u, (unsigned long long)ev->epoch);
-		if (ev->path[0]) {
+		printf("%s pid %u (", t, d->pid);
+		eg_cli_print_escaped(stdout, d->comm, sizeof(d->comm));
+		printf(") %s: %s%s sandbox %s epoch %llu ", eg_hook_name(d->hook),
+		       d->audit ? "audit would-" : "", eg_kreason_name(d->reason), u,
+		       (unsigned long long)d->epoch);
+		if (d->dest == EG_DENIAL_DEST_UNIX) {
 			printf("path ");
-			eg_cli_print_escaped(stdout, ev->path, sizeof(ev->path));
+			eg_cli_print_escaped(stdout, d->path, sizeof(d->path));
 			printf("\n");
-		} else if (ev->inet.family) {
+		} else if (d->dest == EG_DENIAL_DEST_INET) {
 			printf("inet %s port %u/%s\n",
-			       eg_inet_format(ev->inet.family, ev->inet.addr, addr), ev->inet_port,
-			       eg_proto_name(ev->inet_proto));
+			       eg_inet_format(d->inet.family, d->inet.addr, addr), d->inet_port,
+			       eg_proto_name(d->inet_proto));
 		} else {
-			printf("vsock %u:%u\n", ev->vsock.cid, ev->vsock.port);
+			printf("vsock %u:%u\n", d->vsock.cid, d->vsock.port);
 		}
 	}
 	fflush(stdout);
@@ -78,7 +71,7 @@ static const struct eg_opt events_opts[] = {
 static int run_events(const struct eg_cli_cmd *cmd, int argc, char **argv)
 {
 	struct follow f = {.json = false, .remaining = -1};
-	struct eg_ring ring;
+	struct eg_denial d;
 	char worker_id[EG_UUID_TEXT_LEN];
 	struct eg_cli_parse p;
 	struct eg_worker *w;
@@ -125,33 +118,27 @@ static int run_events(const struct eg_cli_cmd *cmd, int argc, char **argv)
 		return EG_EXIT_ERROR;
 	if (!eg_node_worker_id_text(p.state_dir, worker_id))
 		f.worker_id = worker_id;
-	rc = eg_ring_open(&ring, eg_worker_events_fd(w));
-	if (rc) {
-		eg_cli_err("ring buffer eg_events: %s", strerror(-rc));
-		eg_worker_close(w);
-		return EG_EXIT_ERROR;
-	}
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal; /* no SA_RESTART: poll returns EINTR */
+	sa.sa_handler = on_signal; /* no SA_RESTART: the wait returns -EINTR */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	/* Line-buffered so a follower piped into another tool sees events at once. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	/* One record at a time: with --count the N+1th stays in the ring. */
+	/* One denial at a time: with --count the N+1th stays in the ring. */
+	rc = EG_EXIT_OK;
 	while (!stop && f.remaining != 0) {
-		n = eg_ring_next(&ring, on_event, &f);
-		if (n)
-			continue;
-		if (drain)
-			break;
-		n = eg_ring_wait(&ring, 200);
-		if (n && n != -EINTR) {
+		n = eg_worker_events_next(w, &d, drain ? 0 : 200);
+		if (n == 1) {
+			print_denial(&f, &d);
+		} else if (!n) {
+			if (drain)
+				break;
+		} else if (n != -EINTR) {
 			eg_cli_err("ring buffer eg_events: %s", strerror(-n));
 			rc = EG_EXIT_ERROR;
 			break;
 		}
 	}
-	eg_ring_close(&ring);
 	eg_worker_close(w);
 	return rc;
 }

@@ -15,6 +15,7 @@
 #include "core/audit_agg.h"
 #include "core/duration.h"
 #include "lib/audit.h"
+#include "lib/events.h"
 #include "loader/maps/kreason.h"
 #include "loader/maps/maps.h"
 
@@ -39,14 +40,6 @@ void eg_audit_free(struct eg_audit *a)
 	eg_audit_agg_free(&a->agg);
 	pthread_mutex_destroy(&a->mu);
 	free(a);
-}
-
-static int64_t clock_ns(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 /* The start of process pid in ns since boot (/proc/<pid>/stat, field 22,
@@ -80,44 +73,50 @@ static int64_t start_boot_ns(__u32 pid)
 
 /* /proc/<pid>/exe into out, or NULL: the process is gone, or its pid now
  * names a process that started after the event (a reuse). */
-static const char *exe_of(const struct eg_event *e, char *out, size_t size)
+static const char *exe_of(const struct eg_denial *d, char *out, size_t size)
 {
 	char path[64];
 	ssize_t n;
 	int64_t start;
 
-	snprintf(path, sizeof(path), "/proc/%u/exe", e->pid);
+	snprintf(path, sizeof(path), "/proc/%u/exe", d->pid);
 	n = readlink(path, out, size - 1);
 	if (n < 0)
 		return NULL;
 	out[n] = '\0';
-	start = start_boot_ns(e->pid);
-	if (start < 0 || start > (int64_t)e->ts_ns)
+	start = start_boot_ns(d->pid);
+	if (start < 0 || start > (int64_t)d->boottime_ns)
 		return NULL;
 	return out;
 }
 
-int eg_audit_add(struct eg_audit *a, const void *record, size_t size)
+int eg_audit_add_denial(struct eg_audit *a, const struct eg_denial *d)
 {
 	static __thread char exe[EG_AUDIT_EXE_MAX];
-	const struct eg_event *e = record;
 	struct eg_audit_key k;
-	int64_t wall;
 
-	if (!a || size < sizeof(*e) || !(e->flags & EG_EVENT_AUDIT))
+	if (!a || !d || !d->audit)
 		return 0;
 	memset(&k, 0, sizeof(k));
-	snprintf(k.reason, sizeof(k.reason), "%s", eg_kreason_name(e->reason));
-	snprintf(k.hook, sizeof(k.hook), "%s", eg_hook_name(e->hook));
-	memcpy(k.sandbox, e->sandbox, sizeof(k.sandbox));
-	_Static_assert(sizeof(k.comm) == sizeof(e->comm), "comm: TASK_COMM_LEN");
-	memcpy(k.comm, e->comm, sizeof(k.comm));
-	k.exe = exe_of(e, exe, sizeof(exe));
-	wall = (int64_t)e->ts_ns + clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_BOOTTIME);
+	snprintf(k.reason, sizeof(k.reason), "%s", eg_kreason_name(d->reason));
+	snprintf(k.hook, sizeof(k.hook), "%s", eg_hook_name(d->hook));
+	memcpy(k.sandbox, d->sandbox, sizeof(k.sandbox));
+	_Static_assert(sizeof(k.comm) == EG_COMM_LEN, "comm: TASK_COMM_LEN");
+	memcpy(k.comm, d->comm, sizeof(k.comm));
+	k.exe = exe_of(d, exe, sizeof(exe));
 	pthread_mutex_lock(&a->mu);
-	eg_audit_agg_add(&a->agg, &k, wall);
+	eg_audit_agg_add(&a->agg, &k, d->realtime_ns);
 	pthread_mutex_unlock(&a->mu);
 	return 1;
+}
+
+int eg_audit_add(struct eg_audit *a, const void *record, size_t size)
+{
+	struct eg_denial d;
+
+	if (!a || eg_denial_of(record, size, &d))
+		return 0;
+	return eg_audit_add_denial(a, &d);
 }
 
 static int on_record(void *ctx, void *data, size_t size)

@@ -3,7 +3,8 @@
  * once, here, with jansson: `execgate X --json` and the API print the same
  * members in the same shapes. docs/schema/ holds one JSON Schema per
  * document; docs/api.md describes them. Never installed: the front ends
- * link the static library.
+ * link the static library. The one header of user/lib a front end may
+ * include (scripts/make/layers.mk), so public types only.
  *
  * Every builder returns a new reference, or NULL when jansson could not
  * allocate. */
@@ -12,7 +13,6 @@
 
 #include <stdio.h>
 #include <jansson.h>
-#include "execgate/abi.h"
 #include "execgate/execgate.h"
 
 /* Moves only when a member is removed, renamed, or changes type or
@@ -80,9 +80,9 @@ json_t *eg_json_key_change(const char *kid, const char *what, bool value);
  * bytes as eg_json_bytes writes them. NULL on ENOMEM. */
 json_t *eg_json_lines(const char *text);
 
-/* A denial event; wall_ns is its CLOCK_REALTIME time; worker_id may be
+/* A denial (eg_worker_events_next), at its realtime_ns; worker_id may be
  * NULL (JSON null) when the worker's id is not known. */
-json_t *eg_json_event(const struct eg_event *e, int64_t wall_ns, const char *worker_id);
+json_t *eg_json_event(const struct eg_denial *d, const char *worker_id);
 /* RFC 3339 UTC with nanoseconds. */
 void eg_json_rfc3339(int64_t wall_ns, char out[64]);
 

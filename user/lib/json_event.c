@@ -5,41 +5,48 @@
 #include <string.h>
 #include "core/ids.h"
 #include "lib/json.h"
-#include "loader/endpoints/inet.h"
-#include "loader/maps/kreason.h"
+#include "execgate/text.h"
 
-json_t *eg_json_event(const struct eg_event *e, int64_t wall_ns, const char *worker_id)
+json_t *eg_json_event(const struct eg_denial *d, const char *worker_id)
 {
 	char when[64];
 	json_t *o;
 
-	eg_json_rfc3339(wall_ns, when);
+	eg_json_rfc3339(d->realtime_ns, when);
 	o = json_pack("{s:i,s:s,s:s,s:I,s:o,s:s,s:s,s:I,s:I,s:o,s:o,s:I}", "schema_version",
 		      EG_JSON_SCHEMA_VERSION, "kind", "denial", "time", when, "time_unix_ns",
-		      (json_int_t)wall_ns, "worker_id",
+		      (json_int_t)d->realtime_ns, "worker_id",
 		      worker_id ? json_string(worker_id) : json_null(), "hook",
-		      eg_hook_name(e->hook), "reason", eg_kreason_name(e->reason), "pid",
-		      (json_int_t)e->pid, "tid", (json_int_t)e->tid, "comm",
-		      eg_json_bytes(e->comm, sizeof(e->comm)), "sandbox", eg_json_uuid(e->sandbox),
-		      "epoch", (json_int_t)e->epoch);
+		      eg_hook_name(d->hook), "reason", eg_kreason_name(d->reason), "pid",
+		      (json_int_t)d->pid, "tid", (json_int_t)d->tid, "comm",
+		      eg_json_bytes(d->comm, EG_COMM_LEN), "sandbox", eg_json_uuid(d->sandbox),
+		      "epoch", (json_int_t)d->epoch);
 	if (!o)
 		return NULL;
 	/* audit mode let it through (docs/design.md, "Modes") */
-	json_object_set_new(o, "audit", json_boolean(e->flags & EG_EVENT_AUDIT));
-	if (e->path[0])
-		json_object_set_new(o, "path", eg_json_bytes(e->path, sizeof(e->path)));
-	if (e->vsock.cid || e->vsock.port)
+	json_object_set_new(o, "audit", json_boolean(d->audit));
+	switch (d->dest) {
+	case EG_DENIAL_DEST_UNIX:
+		json_object_set_new(o, "path", eg_json_bytes(d->path, EG_UNIX_PATH_MAX));
+		break;
+	case EG_DENIAL_DEST_VSOCK:
 		json_object_set_new(o, "vsock",
-				    json_pack("{s:I,s:I}", "cid", (json_int_t)e->vsock.cid, "port",
-					      (json_int_t)e->vsock.port));
-	if (e->inet.family) {
+				    json_pack("{s:I,s:I}", "cid", (json_int_t)d->vsock.cid, "port",
+					      (json_int_t)d->vsock.port));
+		break;
+	case EG_DENIAL_DEST_INET: {
 		char addr[EG_INET_TEXT_MAX];
 
 		/* A TCP/UDP denial: the ServicePort destination asked for. */
-		json_object_set_new(
-		    o, "inet",
-		    json_pack("{s:s,s:I,s:s}", "addr", eg_inet_key_format(&e->inet, addr), "port",
-			      (json_int_t)e->inet_port, "proto", eg_proto_name(e->inet_proto)));
+		json_object_set_new(o, "inet",
+				    json_pack("{s:s,s:I,s:s}", "addr",
+					      eg_inet_format(d->inet.family, d->inet.addr, addr),
+					      "port", (json_int_t)d->inet_port, "proto",
+					      eg_proto_name(d->inet_proto)));
+		break;
+	}
+	case EG_DENIAL_DEST_NONE:
+		break;
 	}
 	return o;
 }

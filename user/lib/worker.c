@@ -62,6 +62,7 @@ int eg_worker_open(const struct eg_worker_config *cfg, struct eg_worker **out, c
 		return -ENOMEM;
 	w->state_lock_fd = -1;
 	w->pins_dir_fd = -1;
+	w->events_fd = -1;
 	w->pin_dir = strdup(cfg->pin_dir ? cfg->pin_dir : EG_WORKER_DEFAULT_PIN_DIR);
 	w->state_dir = strdup(cfg->state_dir ? cfg->state_dir : EG_WORKER_DEFAULT_STATE_DIR);
 	w->keys = calloc(1, sizeof(*w->keys));
@@ -77,6 +78,7 @@ int eg_worker_open(const struct eg_worker_config *cfg, struct eg_worker **out, c
 	pthread_rwlock_init(&w->keys_lock, NULL);
 	pthread_mutex_init(&w->cache_lock, NULL);
 	pthread_mutex_init(&w->write_lock, NULL);
+	pthread_mutex_init(&w->events_lock, NULL);
 	for (size_t i = 0; i < EG_WORKER_STRIPES; i++)
 		pthread_mutex_init(&w->stripes[i], NULL);
 	w->locks_ready = true;
@@ -106,6 +108,7 @@ void eg_worker_close(struct eg_worker *w)
 {
 	if (!w)
 		return;
+	eg_wk_events_close(w);
 	if (w->rt_open)
 		eg_runtime_close(&w->rt);
 	eg_wk_pins_destroy(w);
@@ -120,6 +123,7 @@ void eg_worker_close(struct eg_worker *w)
 		pthread_rwlock_destroy(&w->keys_lock);
 		pthread_mutex_destroy(&w->cache_lock);
 		pthread_mutex_destroy(&w->write_lock);
+		pthread_mutex_destroy(&w->events_lock);
 		for (size_t i = 0; i < EG_WORKER_STRIPES; i++)
 			pthread_mutex_destroy(&w->stripes[i]);
 	}

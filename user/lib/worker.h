@@ -12,6 +12,7 @@
 #include "core/keyset.h"
 #include "core/token_cache.h"
 #include "execgate/execgate.h"
+#include "lib/ring.h"
 #include "loader/records/runtime.h"
 
 #define EG_WORKER_STRIPES 64
@@ -52,6 +53,14 @@ struct eg_worker {
 	int state_lock_fd;
 	bool locks_ready;
 
+	/* events.c: eg_worker_events_next's reader of eg_events, under
+	 * events_lock, on its own fd (events_fd, -1 while closed) of the map
+	 * of pins generation events_generation. */
+	pthread_mutex_t events_lock;
+	struct eg_ring events_ring;
+	int events_fd;
+	uint64_t events_generation;
+
 	/* Node key (node_key.c): signs refresh-route and deny verdicts. */
 	bool have_node_key;
 	uint8_t node_sk[crypto_sign_SECRETKEYBYTES];
@@ -68,6 +77,9 @@ struct eg_worker {
 		(err) = err##_scratch_;                                                            \
 		(err_size) = sizeof(err##_scratch_);                                               \
 	}
+
+/* events.c: closes eg_worker_events_next's reader (eg_worker_close). */
+void eg_wk_events_close(struct eg_worker *w);
 
 pthread_mutex_t *eg_wk_stripe(struct eg_worker *w, const __u8 sandbox[EG_ID_BYTES]);
 /* Takes the writer locks (mutex, then flock); 0 or -errno with err set. */

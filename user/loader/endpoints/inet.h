@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "execgate/abi.h"
+#include "abi/abi.h"
 #include "execgate/text.h" /* EG_INET_TEXT_MAX */
 #include "execgate/types.h"
 #include "loader/maps/maps.h"

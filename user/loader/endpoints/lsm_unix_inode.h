@@ -5,7 +5,7 @@
 #ifndef EXECGATE_LOADER_LSM_UNIX_INODE_H
 #define EXECGATE_LOADER_LSM_UNIX_INODE_H
 
-#include "execgate/abi.h"
+#include "abi/abi.h"
 
 /* An O_PATH descriptor of what path names, reached without following any
  * symbolic link in any component (openat2 RESOLVE_NO_SYMLINKS), or the

@@ -5,7 +5,7 @@
 #ifndef EXECGATE_LOADER_PATH_FILTER_H
 #define EXECGATE_LOADER_PATH_FILTER_H
 
-#include "execgate/abi.h"
+#include "abi/abi.h"
 
 /* -EINVAL for an empty, relative or too long path (a registrable path is
  * absolute and at most 107 bytes, so connect() callers can NUL-terminate

@@ -4,7 +4,7 @@
 #ifndef EXECGATE_LOADER_KREASON_H
 #define EXECGATE_LOADER_KREASON_H
 
-#include "execgate/abi.h"
+#include "abi/abi.h"
 #include "execgate/text.h" /* eg_kreason_name, eg_hook_name */
 
 #endif

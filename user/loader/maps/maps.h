@@ -5,7 +5,7 @@
 #define EXECGATE_LOADER_MAPS_H
 
 #include <stddef.h>
-#include "execgate/abi.h"
+#include "abi/abi.h"
 
 enum eg_map_id {
 	EG_MAP_RECORDS,

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The library's own value types (include/execgate/types.h) filled from the
- * pinned maps' keys and values (include/execgate/abi.h) and back: the one
+ * pinned maps' keys and values (bpf/abi/abi.h) and back: the one
  * place where the public ABI meets the kernel layout. */
 #ifndef EXECGATE_LOADER_VIEW_H
 #define EXECGATE_LOADER_VIEW_H
 
-#include "execgate/abi.h"
+#include "abi/abi.h"
 #include "execgate/execgate.h"
 #include "execgate/types.h"
 #include "loader/revokers/revoke.h"

@@ -15,7 +15,7 @@
 
 #include <stddef.h>
 #include <sys/types.h>
-#include "execgate/abi.h"
+#include "abi/abi.h"
 
 /* 0, -ESRCH (no such process, or it exited while being read), -EINVAL (pid
  * is a thread, not a process), or another negative errno. err names the pid

@@ -19,7 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
-#include "execgate/task_start_abi.h"
+#include "abi/task_start_abi.h"
 #include "loader/tiers/tier.h"
 
 /* 0 when the iterator loads and filters by tid here, -EOPNOTSUPP (why in

@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "execgate/abi.h"
+#include "abi/abi.h"
 #include "execgate/execgate.h"
 #include "execgate/text.h" /* EG_INET_TEXT_MAX */
 #include "loader/maps/maps.h"

@@ -19,7 +19,7 @@
 #include "core/admission.h"
 #include "core/ids.h"
 #include "core/record.h"
-#include "execgate/abi.h"
+#include "abi/abi.h"
 #include "execgate/execgate.h"
 #include "loader/maps/maps.h"
 #include "loader/revokers/revoke.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The durable intent to cut a sandbox's stale streams (eg_exec_record's
- * cut_pending, include/execgate/abi.h).
+ * cut_pending, bpf/abi/abi.h).
  *
  * Why in the record and not in a file or a map of its own: the epoch the
  * cut is measured against lives in the record, and one BPF_F_LOCK write
@@ -20,7 +20,7 @@
 #define EXECGATE_LOADER_CUT_INTENT_H
 
 #include <stddef.h>
-#include "execgate/abi.h"
+#include "abi/abi.h"
 #include "loader/revokers/revoke.h"
 
 struct eg_runtime;

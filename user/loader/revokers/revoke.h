@@ -16,7 +16,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "execgate/abi.h"
+#include "abi/abi.h"
 
 struct eg_runtime;
 

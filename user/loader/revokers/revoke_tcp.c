@@ -35,7 +35,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include "execgate/revoke_tcp_abi.h"
+#include "abi/revoke_tcp_abi.h"
 #include "kcompat.h"
 #include "loader/maps/pins.h"
 #include "loader/revokers/revoke.h"

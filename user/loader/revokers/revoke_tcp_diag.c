@@ -25,7 +25,7 @@
 #include <linux/inet_diag.h>
 #include <linux/netlink.h>
 #include <linux/sock_diag.h>
-#include "execgate/revoke_tcp_abi.h"
+#include "abi/revoke_tcp_abi.h"
 #include "kcompat.h"
 #include "loader/tiers/tcp_tier.h"
 

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 #include "loader/revokers/revoke.h"
-#include "execgate/revoke_abi.h"
+#include "abi/revoke_abi.h"
 
 struct eg_runtime;
 

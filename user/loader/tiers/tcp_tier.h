@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "loader/tiers/tier.h"
-#include "execgate/abi.h"
+#include "abi/abi.h"
 
 /* <pin-dir>/links/<this>: the pinned iter/tcp revoker programs. The first
  * destroys with bpf_sock_destroy (6.5+); the second finds the stale

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
-#include "execgate/abi.h"
+#include "abi/abi.h"
 #include "loader/tiers/attach_root.h"
 #include "loader/tiers/cgroup.h"
 #include "loader/tiers/clock.h"

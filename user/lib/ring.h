@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* A BPF ring buffer read one record at a time. libbpf's ring_buffer__poll
- * hands over everything pending, and a callback that stops early still
- * has its record consumed; `events --count N` must print exactly N and
- * leave the next event in the ring for the next reader. */
-#ifndef EXECGATE_CLI_RING_H
-#define EXECGATE_CLI_RING_H
+/* A BPF ring buffer read one record at a time, for eg_worker_events_next
+ * (lib/events.c). libbpf's ring_buffer__poll hands over everything
+ * pending, and a callback that stops early still has its record consumed;
+ * a caller that takes one denial (`execgate events --count N` prints
+ * exactly N) must leave the next one in the ring for the next reader.
+ * Internal to the library. */
+#ifndef EXECGATE_LIB_RING_H
+#define EXECGATE_LIB_RING_H
 
 #include <stddef.h>
 

@@ -19,8 +19,7 @@
 #endif
 #include <execgate/sizes.h>
 
-#define EG_UNIX_PATH_MAX 108 /* sizeof(sockaddr_un.sun_path) */
-#define EG_COMM_LEN	 16
+/* EG_UNIX_PATH_MAX (sizeof(sockaddr_un.sun_path)) and EG_COMM_LEN: sizes.h. */
 #define EG_USER_HZ	 100 /* /proc/PID/stat start_time unit */
 #define EG_NSEC_PER_TICK (1000000000ULL / EG_USER_HZ)
 

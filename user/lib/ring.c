@@ -10,7 +10,7 @@
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <bpf/bpf.h>
-#include "execgate/ring.h"
+#include "lib/ring.h"
 
 #define RB_BUSY	   (1U << 31)
 #define RB_DISCARD (1U << 30)

@@ -4,7 +4,7 @@
 #ifndef EXECGATE_REVOKE_TCP_ABI_H
 #define EXECGATE_REVOKE_TCP_ABI_H
 
-#include "execgate/abi.h"
+#include "abi/abi.h"
 
 /* eg_tcp_cut.flags and eg_tcp_stale.flags: the socket's sandbox decides in
  * audit (its record's own mode, else the global one): the socket is stale
