@@ -137,7 +137,9 @@ def parse(path, text):
         prev = lines[j] if j >= 0 else ""
         mm = MARKER.match(prev)
         if mm:
+            # "json" is no marker's kind: only json-example marks those.
             kind, arg, mline = mm.group(1), mm.group(2), j + 1
+            kind = kind if kind != "json" else "doc-test json"
         elif lang == "json" or JSON_MARKER.match(prev):
             kind = "json"
         blocks.append(Block(path, start + 1, lang, kind, arg, body, mline))
@@ -167,7 +169,8 @@ def check_blocks(blocks):
 
 
 def commands_of(block):
-    """An output block as [(first line index, command text, expected lines)]."""
+    """An output block's commands: ([command text], [(index of its first line
+    in the block, command text, the output lines shown after it)])."""
     cmds = []
     i = 0
     lines = block.lines
