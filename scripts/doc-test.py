@@ -195,6 +195,9 @@ def commands_of(block):
 
 
 def complete(cmd):
+    # bash -n takes a last line's `\` before the end of input as complete
+    if cmd.rstrip().endswith("\\"):
+        return False
     p = subprocess.run(["bash", "-n"], input=cmd + "\n", text=True, capture_output=True)
     return p.returncode == 0
 
