@@ -19,7 +19,8 @@
 # first (console.log).
 #
 # A test that cannot run fails. EXECGATE_SKIP_SYSTEM_TEST=1 skips it with a
-# loud SKIPPED line. EXECGATE_SYSTEM_TIMEOUT: seconds for the VM (1200; it takes 3 to 6 minutes).
+# loud SKIPPED line. EXECGATE_SYSTEM_TIMEOUT: seconds for the VM (1200; it takes 5 to 10
+# minutes: the guest 3 to 6, the docs 2 to 3 more).
 # EXECGATE_SYSTEM_REUSE_DEBS=1 reuses the .debs of the last run (for work
 # on tests/system/ only). EXECGATE_SYSTEM_PARTS: what runs in the VM, "guest
 # docs" by default (for work on one of them; a run of one part says so).
