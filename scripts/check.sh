@@ -18,8 +18,8 @@
 #
 # Each stage is `make <target>` with its output in $BUILD/check/<stage>.log,
 # shown (its last 300 lines) when it fails. --quick: check-quick, the inner
-# loop (unit, sanitizer unit and host kernel beside the daemon suite; no VM,
-# no soak).
+# loop (unit, sanitizer unit, the docs' markers and host kernel beside the
+# daemon suite; no VM, no soak).
 #
 # Environment: MAKE, BUILD; CHECK_HOST, CHECK_HOST2, CHECK_VM, CHECK_FINAL
 # name the stages (the Makefile passes them: scripts/make/*.mk add theirs to
@@ -74,7 +74,7 @@ lane() {
 }
 
 if [ "$quick" -eq 1 ]; then
-	host=(test-unit test-unit-san test-kernel)
+	host=(test-unit test-unit-san doc-test-check test-kernel)
 	host2=(test-daemon)
 	vm=()
 	final=()

@@ -43,7 +43,7 @@ fi
 # network: everything dpkg -i needs must be here.
 PKGS="systemd-sysv udev dbus kmod initramfs-tools zstd linux-base
 libbpf1 libelf1 zlib1g libsodium23 libmicrohttpd12 libjansson4 libsystemd0
-curl python3 iproute2 procps"
+curl python3 iproute2 procps sudo"
 
 work=$(mktemp -d "$cache_root/.system-root-build.XXXXXX")
 root=$work/root
@@ -93,6 +93,9 @@ rm -f "$root/usr/sbin/policy-rc.d"
 
 echo '/dev/vda / ext4 rw,errors=remount-ro 0 1' >"$root/etc/fstab"
 echo execgate-systest >"$root/etc/hostname"
+# sudo resolves the host name; unresolved, it warns on stderr, and that line
+# would be in every output block of the docs that uses sudo.
+printf '127.0.0.1\tlocalhost\n127.0.1.1\texecgate-systest\n' >"$root/etc/hosts"
 # The console stays quiet: the test's output goes to the second serial port.
 ln -sf /dev/null "$root/etc/systemd/system/serial-getty@ttyS0.service"
 ln -sf /dev/null "$root/etc/systemd/system/getty@tty1.service"

@@ -5,7 +5,10 @@
 # tests/system/guest.py in it: install the package, set the worker id,
 # `systemctl enable --now execgated`, the worked example on every tier
 # through the HTTP API, then restart, kill -9, upgrade and stop with
-# intruders trying to connect throughout.
+# intruders trying to connect throughout. Then the docs that run
+# (scripts/doc-test.py): every marked block of README.md and
+# docs/operators.md, in order, as a reader would type it, on a node made
+# fresh again.
 #
 # The root (scripts/system-root.sh) is cached under
 # ${XDG_CACHE_HOME:-$HOME/.cache}/execgate/ and booted with snapshot=on, so
@@ -16,9 +19,11 @@
 # first (console.log).
 #
 # A test that cannot run fails. EXECGATE_SKIP_SYSTEM_TEST=1 skips it with a
-# loud SKIPPED line. EXECGATE_SYSTEM_TIMEOUT: seconds for the VM (1200; it takes 3 to 6 minutes).
+# loud SKIPPED line. EXECGATE_SYSTEM_TIMEOUT: seconds for the VM (1200; it takes 5 to 10
+# minutes: the guest 3 to 6, the docs 2 to 3 more).
 # EXECGATE_SYSTEM_REUSE_DEBS=1 reuses the .debs of the last run (for work
-# on tests/system/ only).
+# on tests/system/ only). EXECGATE_SYSTEM_PARTS: what runs in the VM, "guest
+# docs" by default (for work on one of them; a run of one part says so).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -76,8 +81,32 @@ t=$(date +%s)
 rootdir=$("$root/scripts/system-root.sh" "$kdeb") || die "building the root file system"
 root_s=$(($(date +%s) - t))
 
+parts=${EXECGATE_SYSTEM_PARTS:-guest docs}
+for p in $parts; do
+	case $p in guest | docs) ;; *) die "EXECGATE_SYSTEM_PARTS: unknown part '$p' (guest, docs)" ;; esac
+done
+[ "$parts" = "guest docs" ] || log "ONLY THESE PARTS: $parts (EXECGATE_SYSTEM_PARTS)"
+python3 scripts/doc-test.py check README.md docs/operators.md >&2 || die "docs: unmarked or malformed blocks"
 cp tests/system/guest.py tests/system/actor.py "$out/payload/"
-printf '#!/bin/bash\nexec python3 -u /systest/guest.py /systest 2>&1\n' >"$out/payload/run.sh"
+mkdir -p "$out/payload/doc/docs"
+cp scripts/doc-test.py README.md "$out/payload/doc/"
+cp docs/operators.md "$out/payload/doc/docs/"
+# Each part runs whatever the other's verdict; the run fails if either did.
+{
+	echo '#!/bin/bash'
+	echo 'rc=0'
+	for p in $parts; do
+		case $p in
+		guest) echo 'python3 -u /systest/guest.py /systest 2>&1 || rc=1' ;;
+		docs)
+			echo 'echo "=== docs that run (scripts/doc-test.py) ==="'
+			echo 'cd /systest/doc && DOC_TEST_DEBS=/systest/deb1 python3 -u doc-test.py run --vm \'
+			echo '	--workdir /root/execgate README.md docs/operators.md 2>&1 || rc=1'
+			;;
+		esac
+	done
+	echo 'exit $rc'
+} >"$out/payload/run.sh"
 mke2fs -q -t ext4 -L systest -d "$out/payload" "$out/payload.img" 64M >/dev/null
 
 log "booting Debian 12 (systemd, $ver, lsm=...,bpf) under TCG"
