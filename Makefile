@@ -313,18 +313,20 @@ CHECK_BUILD_EXTRA :=
 include $(sort $(wildcard scripts/make/*.mk))
 
 # make check runs scripts/check.sh: everything is built once (check-build),
-# then three lanes side by side: the VM stages (vm), and the host stages in
-# two lanes (host, host2) split so that the two long suites that mostly wait
-# on processes, test-kernel and test-daemon, run beside each other. A failed
+# then four lanes side by side: the kernel matrix (vm), the system test
+# (vm2), and the host stages in two lanes (host, host2) split so that the
+# two long suites that mostly wait on processes, test-kernel and
+# test-daemon, run beside each other. A failed
 # stage does not stop the others; check fails when any failed. Then the
 # stages that read what several lanes left: test-schema's check
 # (json-schema-check, after both suites) and the VM guarantee matrix, whose
 # host column is test-kernel's results (vmtest-judge). A table of each
 # stage's time ends it.
-CHECK_VM := vmtest $(filter test-system,$(CHECK_EXTRA))
+CHECK_VM := vmtest
+CHECK_VM2 := $(filter test-system,$(CHECK_EXTRA))
 CHECK_HOST2 := $(filter test-daemon test-fleet-cli test-fleet test-fence soak-fleet-quick,$(CHECK_EXTRA))
 CHECK_HOST := test-setup format-check abi-check test-abi test-unit test-unit-san test-cli fuzz-smoke \
-	test-kernel $(filter-out $(CHECK_VM) $(CHECK_HOST2) test-schema,$(CHECK_EXTRA))
+	test-kernel $(filter-out $(CHECK_VM) $(CHECK_VM2) $(CHECK_HOST2) test-schema,$(CHECK_EXTRA))
 CHECK_FINAL := $(if $(filter test-schema,$(CHECK_EXTRA)),json-schema-check)
 
 .PHONY: check-build check-quick
@@ -333,6 +335,7 @@ check-build: all $(BUILD)/test-unit $(BUILD)/test-unit-san $(BUILD)/test-kernel 
 
 check: | $(DEPS_STAMP)
 	CHECK_HOST='$(CHECK_HOST)' CHECK_HOST2='$(CHECK_HOST2)' CHECK_VM='$(CHECK_VM)' \
+		CHECK_VM2='$(CHECK_VM2)' \
 		CHECK_FINAL='$(CHECK_FINAL)' BUILD='$(BUILD)' MAKE='$(MAKE)' ./scripts/check.sh
 
 # The inner loop while working (not what CI runs): unit, sanitizer unit and

@@ -4,10 +4,12 @@
 #
 #   check.sh [--quick]
 #
-# The machine has two cores. The VM stages each keep about one busy (TCG
-# runs the guest's one test process on one vCPU): the "vm" lane runs them,
-# the kernel matrix (its two kernels boot side by side) and then the .deb
-# under systemd. The host stages run in two lanes, "host" and "host2", one
+# The machine has two cores. Each TCG guest keeps about one busy (it runs
+# one test process at a time): the "vm" lane runs the kernel matrix (its
+# kernels boot side by side, 6.12 in two guests that share its suites), the
+# "vm2" lane the .deb under systemd and the docs' blocks beside it. After
+# the matrix, the system test ran alone on one core while the other had
+# nothing left to do (docs/bench/2026-12-06-vm-lane.md). The host stages run in two lanes, "host" and "host2", one
 # stage after another in each: the host kernel suite in one and the daemon
 # suite in the other, as both mostly wait on the processes they start, and
 # stages that share one host resource run in the same lane. Every stage runs
@@ -21,7 +23,7 @@
 # loop (unit, sanitizer unit, the docs' markers and host kernel beside the
 # daemon suite; no VM, no soak).
 #
-# Environment: MAKE, BUILD; CHECK_HOST, CHECK_HOST2, CHECK_VM, CHECK_FINAL
+# Environment: MAKE, BUILD; CHECK_HOST, CHECK_HOST2, CHECK_VM, CHECK_VM2, CHECK_FINAL
 # name the stages (the Makefile passes them: scripts/make/*.mk add theirs to
 # CHECK_EXTRA).
 set -uo pipefail
@@ -77,11 +79,13 @@ if [ "$quick" -eq 1 ]; then
 	host=(test-unit test-unit-san doc-test-check test-kernel)
 	host2=(test-daemon)
 	vm=()
+	vm2=()
 	final=()
 else
 	read -r -a host <<<"${CHECK_HOST:?CHECK_HOST: run through make check}"
 	read -r -a host2 <<<"${CHECK_HOST2:-}"
 	read -r -a vm <<<"${CHECK_VM:-}"
+	read -r -a vm2 <<<"${CHECK_VM2:-}"
 	read -r -a final <<<"${CHECK_FINAL:-}"
 fi
 
@@ -94,11 +98,14 @@ if [ "$bad" -eq 0 ]; then
 	# is judged once both lanes are done, not when the VMs happen to end.
 	EXECGATE_VM_JUDGE=later lane vm "${vm[@]}" &
 	vm_pid=$!
+	lane vm2 "${vm2[@]}" &
+	vm2_pid=$!
 	lane host2 "${host2[@]}" &
 	host2_pid=$!
 	lane host "${host[@]}" || bad=1
 	wait "$host2_pid" || bad=1
 	wait "$vm_pid" || bad=1
+	wait "$vm2_pid" || bad=1
 	lane final "${final[@]}" || bad=1
 	if [[ " ${vm[*]} " == *" vmtest "* ]]; then
 		stage final vmtest-judge || bad=1
@@ -112,7 +119,7 @@ printf '  %-6s %-22s %8s  %s\n' lane stage seconds result
 while read -r l t s r; do
 	printf '  %-6s %-22s %8s  %s\n' "$l" "$t" "$s" "$r"
 done <"$out/times"
-for l in build host host2 vm final; do
+for l in build host host2 vm vm2 final; do
 	s=$(awk -v l="$l" '$1 == l { s += $3 } END { print s + 0 }' "$out/times")
 	printf '  %-6s %-22s %8s\n' "$l" "(lane total)" "$s"
 done

@@ -27,6 +27,14 @@ die() {
 
 [ "$(id -u)" -eq 0 ] || die "must run as root (installs packages, writes /lib/modules)"
 
+# One run at a time: make check's two VM lanes (vmtest, test-system) each
+# start with it, side by side, and on a fresh machine the second would find
+# apt's lock taken or a kernel half unpacked. The second waits for the first,
+# then finds everything in place.
+mkdir -p "$CACHE"
+exec 9>"$CACHE/.lock"
+flock 9 || die "cannot lock $CACHE/.lock"
+
 installed() {
 	dpkg-query -W -f='${db:Status-Abbrev}\n' "$@" 2>/dev/null | grep -c '^ii' || true
 }
