@@ -170,7 +170,7 @@ static enum eg_sel_err verify_sel(struct eg_fleet_worker *d, const uint8_t *raw,
 	if (e != EG_SEL_OK)
 		return e;
 	eg_key_id_format(sel.key_id, k.kid);
-	eg_worker_keys_list(d->worker, key_find_cb, &k);
+	d->be->keys_list(d->be_ctx, key_find_cb, &k);
 	if (!k.found)
 		return EG_SEL_UNKNOWN_KEY;
 	return eg_sel_verify(raw, len, k.pk, out);
@@ -377,7 +377,8 @@ int eg_fleet_worker_open(const struct eg_fleet_worker_config *cfg, struct eg_fle
 	pthread_mutex_init(&d->apply_lock, NULL);
 	pthread_mutex_init(&d->lock, NULL);
 	pthread_cond_init(&d->wake, NULL);
-	d->worker = cfg->worker;
+	d->be = cfg->backend ? cfg->backend : &eg_fleet_backend_worker;
+	d->be_ctx = cfg->backend ? cfg->backend_ctx : cfg->worker;
 	snprintf(d->state_dir, sizeof(d->state_dir), "%s", cfg->state_dir);
 	snprintf(d->prefix, sizeof(d->prefix), "%s", cfg->prefix);
 	snprintf(d->endpoints, sizeof(d->endpoints), "%s", cfg->endpoints);
@@ -404,7 +405,7 @@ int eg_fleet_worker_open(const struct eg_fleet_worker_config *cfg, struct eg_fle
 		rc = -EINVAL;
 		goto fail;
 	}
-	rc = eg_worker_keys_version(d->worker, &d->keyset_version, err, err_size);
+	rc = d->be->keys_version(d->be_ctx, &d->keyset_version, err, err_size);
 	if (rc)
 		goto fail;
 	d->keyset_min_version = cfg->keyset_min_version;
@@ -456,7 +457,7 @@ int eg_fleet_worker_install(struct eg_fleet_worker *d, const struct eg_install_s
 	 * against it. The state lock is not held, so status and /metrics
 	 * answer while this install cuts streams. */
 	pthread_mutex_lock(&d->apply_lock);
-	rc = eg_worker_install_mode(d->worker, spec, mode, rep, err, err_size);
+	rc = d->be->install_mode(d->be_ctx, spec, mode, rep, err, err_size);
 	pthread_mutex_unlock(&d->apply_lock);
 	if (!rc)
 		eg_fleet_worker_touch(d, spec->sandbox);
@@ -497,7 +498,7 @@ void eg_fw_local_of(struct eg_fleet_worker *d, const uint8_t sandbox[EG_ID_BYTES
 	memset(l, 0, sizeof(*l));
 	/* the record alone: this runs at every selection read and every ack,
 	 * and counting endpoints and grants walks whole maps */
-	if (eg_worker_record(d->worker, sandbox, &rec, err, sizeof(err)))
+	if (d->be->record(d->be_ctx, sandbox, &rec, err, sizeof(err)))
 		return;
 	l->has_record = true;
 	l->retired = rec.retired;
@@ -566,7 +567,7 @@ static void retire(struct eg_fleet_worker *d, const uint8_t sandbox[EG_ID_BYTES]
 	/* Called under both locks; the state lock is let go for the retire
 	 * and its stream cut (apply_lock still keeps sels in place). */
 	pthread_mutex_unlock(&d->lock);
-	rc = eg_worker_retire_report(d->worker, sandbox, &after, &streams, err, sizeof(err));
+	rc = d->be->retire_report(d->be_ctx, sandbox, &after, &streams, err, sizeof(err));
 	pthread_mutex_lock(&d->lock);
 	if (rc) {
 		eg_fw_log(d, 3, "fleet: sandbox %s: retire (%s) failed: %s", u, why, err);
@@ -863,7 +864,7 @@ void eg_fw_apply_keyset(struct eg_fleet_worker *d, const char *key, const char *
 		goto out;
 	}
 	eg_keyset_init(&cur->ks);
-	eg_worker_keys_list(d->worker, add_key, &cur->ks);
+	d->be->keys_list(d->be_ctx, add_key, &cur->ks);
 	floor = f->keyset_floor > f->keyset_min_version ? f->keyset_floor : f->keyset_min_version;
 	dec = eg_ksd_decide_at(f->keyset_version, floor, (uint64_t)time(NULL), &cur->ks, doc,
 			       withdrawn, &n_withdrawn);
@@ -896,8 +897,8 @@ void eg_fw_apply_keyset(struct eg_fleet_worker *d, const char *key, const char *
 	}
 	for (size_t i = 0; i < doc->n; i++)
 		memcpy(pks[i], doc->keys[i].pk, 32);
-	rc = eg_worker_keys_replace(d->worker, (const uint8_t(*)[32])pks, doc->n,
-				    doc->keyset_version, err, sizeof(err));
+	rc = d->be->keys_replace(d->be_ctx, (const uint8_t(*)[32])pks, doc->n, doc->keyset_version,
+				 err, sizeof(err));
 	if (rc) {
 		f->refused_ksd[EG_FW_KSD_APPLY]++;
 		eg_fw_log(d, 3, "fleet: key set version %llu: applying it failed: %s",
@@ -905,7 +906,7 @@ void eg_fw_apply_keyset(struct eg_fleet_worker *d, const char *key, const char *
 		if (rc != -ESTALE)
 			goto out;
 		/* The disk holds a newer version than memory believed. */
-		eg_worker_keys_version(d->worker, &f->keyset_version, NULL, 0);
+		d->be->keys_version(d->be_ctx, &f->keyset_version, NULL, 0);
 		goto out;
 	}
 	f->keyset_version = doc->keyset_version;
