@@ -39,7 +39,7 @@
 #include "fleetd/worker.h"
 #include "soak/common.h"
 
-#define MOVERS	    16
+#define MOVERS	    64
 #define WAIT_MS	    10000
 #define MAX_SAMPLES 400000
 #define ERR_KINDS   8
@@ -96,7 +96,11 @@ static struct {
 
 static void cleanup(void)
 {
+	static int done;
 	char cmd[300];
+
+	if (__atomic_exchange_n(&done, 1, __ATOMIC_SEQ_CST))
+		return;
 
 	eg_test_etcd_stop(&sc.etcd);
 	if (sc.dir[0]) {
@@ -115,13 +119,17 @@ static void die(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	fprintf(stderr, "\n");
 	va_end(ap);
-	exit(1); /* atexit: cleanup() */
+	/* not exit(): the workers' threads still run, and must not meet
+	 * what the exit handlers free */
+	cleanup();
+	_exit(1);
 }
 
 static void on_signal(int sig)
 {
 	(void)sig;
-	exit(1);
+	cleanup();
+	_exit(1);
 }
 
 static void count_err(int kind)
