@@ -14,9 +14,10 @@ DAEMON_TEST_SRCS := $(wildcard tests/daemon/*.c) tests/kernel/harness.c tests/ke
 .PHONY: test-daemon install-daemon
 
 # tests/daemon/test_fleet.c runs a real etcd (tests/fleet/etcd_env.c) and
-# writes to it with the fleet's client.
-$(BUILD)/test-daemon: $(DAEMON_TEST_SRCS) $(wildcard tests/daemon/*.h tests/kernel/*.h user/daemon/*.h tests/fleet/*.h) $(LIB) $(FLEET_LIB) | $(DEPS_STAMP)
-	$(CC) $(CPPFLAGS) -Itests -Itests/kernel $(CFLAGS) $(WARN) -o $@ $(DAEMON_TEST_SRCS) $(FLEET_LIB) $(LIB) \
+# writes to it with the fleet's client; test_fleet_hollow.c runs the fleet's
+# worker side itself (user/fleetd/), on the real backend and the hollow one.
+$(BUILD)/test-daemon: $(DAEMON_TEST_SRCS) $(wildcard tests/daemon/*.h tests/kernel/*.h user/daemon/*.h tests/fleet/*.h) $(FLEETD_OBJS) $(LIB) $(FLEET_LIB) | $(DEPS_STAMP)
+	$(CC) $(CPPFLAGS) -Itests -Itests/kernel $(CFLAGS) $(WARN) -o $@ $(DAEMON_TEST_SRCS) $(FLEETD_OBJS) $(FLEET_LIB) $(LIB) \
 		-lcriterion -ljansson $(LDLIBS) $(FLEET_LDLIBS)
 
 # Root (scratch cgroups and pins). --jobs 1: each test starts its own

@@ -49,7 +49,7 @@ static int ack_mode(struct eg_fleet_worker *d, const uint8_t sandbox[EG_ID_BYTES
 	char mode[16], err[EG_ERR_MAX];
 	int rc;
 
-	rc = eg_worker_mode(d->worker, sandbox, mode, sizeof(mode), err, sizeof(err));
+	rc = d->be->mode(d->be_ctx, sandbox, mode, sizeof(mode), err, sizeof(err));
 	if (rc)
 		return rc;
 	if (strcmp(mode, "enforce") && strcmp(mode, "audit"))

@@ -175,7 +175,7 @@ void eg_fw_apply_keyset(struct eg_fleet_worker *d, const char *key, const char *
 		goto out;
 	}
 	eg_keyset_init(&cur->ks);
-	eg_worker_keys_list(d->worker, add_key, &cur->ks);
+	d->be->keys_list(d->be_ctx, add_key, &cur->ks);
 	floor = f->keyset_floor > f->keyset_min_version ? f->keyset_floor : f->keyset_min_version;
 	dec = eg_ksd_decide_at(f->keyset_version, floor, (uint64_t)time(NULL), &cur->ks, doc,
 			       withdrawn, &n_withdrawn);
@@ -208,8 +208,8 @@ void eg_fw_apply_keyset(struct eg_fleet_worker *d, const char *key, const char *
 	}
 	for (size_t i = 0; i < doc->n; i++)
 		memcpy(pks[i], doc->keys[i].pk, 32);
-	rc = eg_worker_keys_replace(d->worker, (const uint8_t(*)[32])pks, doc->n,
-				    doc->keyset_version, err, sizeof(err));
+	rc = d->be->keys_replace(d->be_ctx, (const uint8_t(*)[32])pks, doc->n, doc->keyset_version,
+				 err, sizeof(err));
 	if (rc) {
 		f->refused_ksd[EG_FW_KSD_APPLY]++;
 		eg_fw_log(d, 3, "fleet: key set version %llu: applying it failed: %s",
@@ -217,7 +217,7 @@ void eg_fw_apply_keyset(struct eg_fleet_worker *d, const char *key, const char *
 		if (rc != -ESTALE)
 			goto out;
 		/* The disk holds a newer version than memory believed. */
-		eg_worker_keys_version(d->worker, &f->keyset_version, NULL, 0);
+		d->be->keys_version(d->be_ctx, &f->keyset_version, NULL, 0);
 		goto out;
 	}
 	f->keyset_version = doc->keyset_version;

@@ -45,7 +45,7 @@ static void retire(struct eg_fleet_worker *d, const uint8_t sandbox[EG_ID_BYTES]
 	/* Called under both locks; the state lock is let go for the retire
 	 * and its stream cut (apply_lock still keeps sels in place). */
 	pthread_mutex_unlock(&d->lock);
-	rc = eg_worker_retire_report(d->worker, sandbox, &after, &streams, err, sizeof(err));
+	rc = d->be->retire_report(d->be_ctx, sandbox, &after, &streams, err, sizeof(err));
 	pthread_mutex_lock(&d->lock);
 	if (rc) {
 		eg_fw_log(d, 3, "fleet: sandbox %s: retire (%s) failed: %s", u, why, err);

@@ -140,7 +140,7 @@ enum eg_sel_err eg_fw_verify_sel(struct eg_fleet_worker *d, const uint8_t *raw, 
 	if (e != EG_SEL_OK)
 		return e;
 	eg_key_id_format(sel.key_id, k.kid);
-	eg_worker_keys_list(d->worker, key_find_cb, &k);
+	d->be->keys_list(d->be_ctx, key_find_cb, &k);
 	if (!k.found)
 		return EG_SEL_UNKNOWN_KEY;
 	return eg_sel_verify(raw, len, k.pk, out);

@@ -3,16 +3,17 @@
  * worker's selections and the key set in full (start-up, after a key set
  * applied, a compaction or a store that went back), then watches both from
  * the read's revision + 1; a broken stream resumes from the applied
- * revision + 1 on whatever endpoint answers, with a backoff, once a probe
- * showed that the store did not go back. The reconciler reads both in
- * full every etcd_reconcile_interval seconds beside the watch. The acker
- * writes <prefix>/acks/<self>/<sandbox> whenever a sandbox's state
- * changed. Each has its own etcd handle, so a slow or absent etcd never
- * holds a PUT, and never an admission. */
+ * revision + 1 on whatever endpoint answers, with a jittered backoff
+ * (core/backoff.h), once a probe showed that the store did not go back. The reconciler reads both
+ * in full every etcd_reconcile_interval seconds beside the watch. The acker writes
+ * <prefix>/acks/<self>/<sandbox> whenever a sandbox's state changed. Each has its own etcd handle,
+ * so a slow or absent etcd never holds a PUT, and never an admission. */
 #include <errno.h>
 #include <malloc.h>
 #include <string.h>
 #include <time.h>
+#include <sodium.h>
+#include "core/backoff.h"
 #include "fleet/etcd.h"
 #include "fleetd/worker_impl.h"
 
@@ -274,8 +275,8 @@ static void *watcher(void *arg)
 		rc = reconcile(d, e, true, 0, &from, err, sizeof(err));
 		if (rc) {
 			lost(d, "reading the prefix", err);
-			nap(d, backoff);
-			backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
+			nap(d, eg_backoff_jittered(backoff, randombytes_random()));
+			backoff = eg_backoff_next(backoff, BACKOFF_MAX_MS);
 			continue;
 		}
 		if (first) {
@@ -308,8 +309,8 @@ static void *watcher(void *arg)
 				break;
 			}
 			lost(d, "watch", err);
-			nap(d, backoff);
-			backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
+			nap(d, eg_backoff_jittered(backoff, randombytes_random()));
+			backoff = eg_backoff_next(backoff, BACKOFF_MAX_MS);
 			if (!f->stopping && rewound(d, e))
 				break; /* read everything again */
 		}
@@ -407,8 +408,8 @@ static void *acker(void *arg)
 			backoff = BACKOFF_MIN_MS;
 		} else {
 			eg_fleet_worker_touch(d, id); /* again, later */
-			nap(d, backoff);
-			backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
+			nap(d, eg_backoff_jittered(backoff, randombytes_random()));
+			backoff = eg_backoff_next(backoff, BACKOFF_MAX_MS);
 		}
 		pthread_mutex_lock(&f->lock);
 	}

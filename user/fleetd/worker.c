@@ -96,7 +96,8 @@ int eg_fleet_worker_open(const struct eg_fleet_worker_config *cfg, struct eg_fle
 	pthread_mutex_init(&d->apply_lock, NULL);
 	pthread_mutex_init(&d->lock, NULL);
 	pthread_cond_init(&d->wake, NULL);
-	d->worker = cfg->worker;
+	d->be = cfg->backend ? cfg->backend : &eg_fleet_backend_worker;
+	d->be_ctx = cfg->backend ? cfg->backend_ctx : cfg->worker;
 	snprintf(d->state_dir, sizeof(d->state_dir), "%s", cfg->state_dir);
 	snprintf(d->prefix, sizeof(d->prefix), "%s", cfg->prefix);
 	snprintf(d->endpoints, sizeof(d->endpoints), "%s", cfg->endpoints);
@@ -123,7 +124,7 @@ int eg_fleet_worker_open(const struct eg_fleet_worker_config *cfg, struct eg_fle
 		rc = -EINVAL;
 		goto fail;
 	}
-	rc = eg_worker_keys_version(d->worker, &d->keyset_version, err, err_size);
+	rc = d->be->keys_version(d->be_ctx, &d->keyset_version, err, err_size);
 	if (rc)
 		goto fail;
 	d->keyset_min_version = cfg->keyset_min_version;
@@ -175,7 +176,7 @@ int eg_fleet_worker_install(struct eg_fleet_worker *d, const struct eg_install_s
 	 * against it. The state lock is not held, so status and /metrics
 	 * answer while this install cuts streams. */
 	pthread_mutex_lock(&d->apply_lock);
-	rc = eg_worker_install_mode(d->worker, spec, mode, rep, err, err_size);
+	rc = d->be->install_mode(d->be_ctx, spec, mode, rep, err, err_size);
 	pthread_mutex_unlock(&d->apply_lock);
 	if (!rc)
 		eg_fleet_worker_touch(d, spec->sandbox);
@@ -216,7 +217,7 @@ void eg_fw_local_of(struct eg_fleet_worker *d, const uint8_t sandbox[EG_ID_BYTES
 	memset(l, 0, sizeof(*l));
 	/* the record alone: this runs at every selection read and every ack,
 	 * and counting endpoints and grants walks whole maps */
-	if (eg_worker_record(d->worker, sandbox, &rec, err, sizeof(err)))
+	if (d->be->record(d->be_ctx, sandbox, &rec, err, sizeof(err)))
 		return;
 	l->has_record = true;
 	l->retired = rec.retired;

@@ -19,8 +19,15 @@
 struct eg_fleet_worker;
 struct eg_etcd_auth;
 
+struct eg_fleet_backend;
+
 struct eg_fleet_worker_config {
 	struct eg_worker *worker;
+	/* Where the records, keys and modes live (fleetd/backend.h). NULL:
+	 * the real one on worker, as execgated runs it; a hollow worker
+	 * (fleetd/hollow.h) gives its recording backend and no worker. */
+	const struct eg_fleet_backend *backend;
+	void *backend_ctx;
 	const char *state_dir;
 	const uint8_t *worker_id; /* EG_ID_BYTES */
 	const char *endpoints;	  /* etcd_endpoints */

@@ -20,6 +20,7 @@
 #include "core/selection.h"
 
 #include <execgate/execgate.h>
+#include "fleetd/backend.h"
 #include "fleetd/worker.h"
 
 /* The most keys under <prefix>/workers/<self>/selections/ that a worker
@@ -64,7 +65,9 @@ struct eg_fw_sel {
 };
 
 struct eg_fleet_worker {
-	struct eg_worker *worker;
+	/* every call into records, keys and modes (fleetd/backend.h) */
+	const struct eg_fleet_backend *be;
+	void *be_ctx;
 	char state_dir[512], prefix[128], endpoints[1024], self_text[EG_UUID_TEXT_LEN];
 	const struct eg_etcd_auth *etcd_auth; /* the config's, NULL: none */
 	uint8_t self[EG_ID_BYTES];
