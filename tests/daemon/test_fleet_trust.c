@@ -497,9 +497,12 @@ Test(daemon_fleet_trust, junk_keys_neither_grow_memory_nor_delay_a_move, .timeou
 	 * 100), is measured and logged here, not asserted: beside two TCG
 	 * guests the moves without junk took 1 271 ms at p99 and with it
 	 * 2 309 ms. What fails is what the bug did: a move held by the junk,
-	 * 49 to 57 s late before, is at most 3 times the baseline + 1 s. */
+	 * 49 to 57 s late before, is at most 3 times the baseline + 1 s.
+	 * Logged at info: Criterion 2.4 ends a run that logged a warning with
+	 * exit status 1, every case passed (a "measured, not asserted" miss
+	 * under load failed make check that way). */
 	if (base99 < 250.0 && p99 >= 250.0)
-		cr_log_warn(
+		cr_log_info(
 		    "junk: p99 of genuine moves %.1f ms with %d junk keys misses the 250 ms "
 		    "target (%.1f ms without)",
 		    p99, JUNK, base99);
