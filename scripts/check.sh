@@ -6,7 +6,7 @@
 #
 # The machine has two cores. Each TCG guest keeps about one busy (it runs
 # one test process at a time): the "vm" lane runs the kernel matrix (its
-# kernels boot side by side, each in two guests that share its suites), the
+# kernels boot side by side, 6.12 in two guests that share its suites), the
 # "vm2" lane the .deb under systemd and the docs' blocks beside it. After
 # the matrix, the system test ran alone on one core while the other had
 # nothing left to do (docs/bench/2026-12-06-vm-lane.md). The host stages run in two lanes, "host" and "host2", one

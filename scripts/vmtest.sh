@@ -21,7 +21,7 @@
 # EXECGATE_VM_SERIAL=1 (boot the kernels one after the other, not side by
 # side), EXECGATE_VM_JUDGE=later (no matrix: `vmtest.sh judge` makes it),
 # EXECGATE_VM_GUESTS ("LABEL:N ...": guests a kernel boots to share its
-# suites, default 2 each; not with EXECGATE_VM_FILTER),
+# suites, default debian-6.12:2, others 1; not with EXECGATE_VM_FILTER),
 # EXECGATE_VM_SUITES ("SUITE ...": only those suites go into the queues;
 # no guarantee matrix is judged).
 #
@@ -210,13 +210,10 @@ suite_order() {
 }
 
 # How many guests a kernel boots: EXECGATE_VM_GUESTS ("LABEL:N ...";
-# default two each). With 6.12 in two guests and 6.1 in one, the fresh-root
-# check of 2026-12-06 had 6.12's guests done with 36 suites while 6.1's
-# one guest, slowed as much by four guests beside it, had 20 of its 38 left
-# (docs/bench/2026-12-06-vm-lane.md): every kernel's share must end
-# together for the lane to end early.
+# default 6.12, which runs every tier's tests, two; the others one).
 guests_of() {
-	local item n=2
+	local item n=1
+	[ "$1" = debian-6.12 ] && n=2
 	for item in ${EXECGATE_VM_GUESTS:-}; do
 		[ "${item%%:*}" = "$1" ] && n=${item#*:}
 	done
