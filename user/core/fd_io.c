@@ -59,3 +59,16 @@ int eg_write_file_atomic(const char *path, const void *buf, size_t len, unsigned
 	close(dfd);
 	return rc;
 }
+
+int eg_read_first_line(const char *path, char *line, size_t size)
+{
+	FILE *f = fopen(path, "re");
+	int rc = 0;
+
+	if (!f)
+		return -errno;
+	if (!fgets(line, (int)size, f))
+		rc = ferror(f) ? -EIO : -EINVAL;
+	fclose(f);
+	return rc;
+}

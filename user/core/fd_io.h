@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Whole writes to a file descriptor, for the writers of key files, the
- * probe record and the node key (temp file + rename everywhere). */
+ * probe record and the node key (temp file + rename everywhere); and the
+ * one-line state files' reader. */
 #ifndef EXECGATE_CORE_FD_IO_H
 #define EXECGATE_CORE_FD_IO_H
 
@@ -13,5 +14,8 @@ int eg_write_all(int fd, const void *buf, size_t len);
  * fsync'ed. A reader sees the old contents or the new, never a mix. 0 or
  * -errno (the temporary file is removed again). */
 int eg_write_file_atomic(const char *path, const void *buf, size_t len, unsigned mode);
+/* The first line of path into line (its newline kept, cut at size - 1).
+ * 0, -ENOENT (no file) or another -errno, -EINVAL for an empty file. */
+int eg_read_first_line(const char *path, char *line, size_t size);
 
 #endif

@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <execgate/execgate.h>
+#include "core/keyset.h"
 #include "core/selection.h"
 
 /* Under <state_dir>: the marker execgated writes when it takes part in the
@@ -40,5 +42,16 @@ enum eg_fleet_gate eg_fleet_gate(const uint8_t *self, bool fleet_on, bool has_se
 				 const struct eg_selection *sel, const uint8_t worker[EG_ID_BYTES],
 				 uint64_t generation, uint32_t activation,
 				 const uint8_t pod_uid[EG_ID_BYTES], const char **why);
+
+/* The rule with its input read (core/fleet_gate_check.c): with the fleet
+ * on and self known, the selection stored under
+ * <state_dir>/EG_FLEET_SELECTIONS_DIR for spec's sandbox, verified
+ * against keys and addressed to self, then eg_fleet_gate. 0 when the
+ * install may go on; -EXDEV (wrong worker) or -ENOMSG (not selected) with
+ * the one-line reason in err; another -errno when the stored file cannot
+ * be read. The caller holds keys still for the call. */
+int eg_fleet_gate_check(const char *state_dir, const uint8_t *self, bool fleet_on,
+			const struct eg_keyset *keys, const struct eg_install_spec *spec, char *err,
+			size_t err_size);
 
 #endif

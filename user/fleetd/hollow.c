@@ -174,83 +174,6 @@ static int hb_keys_replace(void *be, const uint8_t (*pks)[32], size_t n, uint64_
 	return rc;
 }
 
-/* The selection fleetd stored for sandbox, verified again against the keys
- * (lib/fleet_gate.c, stored_selection): *has_sel false when none, or its
- * key is not in the set. -ENOMSG with why for a file that is not one.
- * Under lock. */
-static int stored_selection(struct eg_fleet_hollow *h, const uint8_t sandbox[EG_ID_BYTES],
-			    bool *has_sel, struct eg_selection *sel, char *why, size_t why_size)
-{
-	char path[700], line[400], u[EG_UUID_TEXT_LEN];
-	uint8_t raw[EG_SEL_MAX_LEN];
-	size_t raw_len = 0;
-	enum eg_sel_err e;
-	long long rev;
-	FILE *f;
-	bool got;
-
-	*has_sel = false;
-	eg_uuid_format(sandbox, u);
-	snprintf(path, sizeof(path), "%s/%s/%s", h->state_dir, EG_FLEET_SELECTIONS_DIR, u);
-	f = fopen(path, "re");
-	if (!f)
-		return errno == ENOENT ? 0 : -errno;
-	got = fgets(line, sizeof(line), f) != NULL;
-	fclose(f);
-	if (!got || eg_fleet_stored_parse(line, raw, &raw_len, &rev)) {
-		snprintf(why, why_size, "stored selection %s: not \"<revision> <selection>\"",
-			 path);
-		return -ENOMSG;
-	}
-	e = eg_sel_verify_keyset(raw, raw_len, &h->keys, sel);
-	if (e == EG_SEL_UNKNOWN_KEY)
-		return 0;
-	if (e != EG_SEL_OK || memcmp(sel->sandbox, sandbox, EG_ID_BYTES)) {
-		snprintf(why, why_size, "stored selection %s: %s", path,
-			 e != EG_SEL_OK ? eg_sel_err_name(e) : "names another sandbox");
-		return -ENOMSG;
-	}
-	*has_sel = true;
-	return 0;
-}
-
-/* The install rule (core/fleet_gate.h), the fleet always on. */
-static int gate(struct eg_fleet_hollow *h, const struct eg_install_spec *spec, char *err,
-		size_t err_size)
-{
-	char u[EG_UUID_TEXT_LEN], why[800] = "";
-	const char *rule_why = NULL;
-	struct eg_selection sel;
-	bool has_sel = false;
-	enum eg_fleet_gate g;
-	int rc;
-
-	eg_uuid_format(spec->sandbox, u);
-	rc = stored_selection(h, spec->sandbox, &has_sel, &sel, why, sizeof(why));
-	if (rc && rc != -ENOMSG) {
-		snprintf(err, err_size, "sandbox %s: stored selection: %s", u, strerror(-rc));
-		return rc;
-	}
-	if (has_sel && eg_fleet_audience(h->self, &sel) != EG_FLEET_ADDRESSED) {
-		snprintf(why, sizeof(why), "the stored selection is not addressed to %s",
-			 "this worker");
-		has_sel = false;
-		rc = -ENOMSG;
-	}
-	g = eg_fleet_gate(h->self, true, has_sel, &sel, spec->worker, spec->generation,
-			  spec->activation, spec->pod_uid, &rule_why);
-	if (g == EG_GATE_WRONG_WORKER) {
-		snprintf(err, err_size, "sandbox %s: not this worker (wrong-worker)", u);
-		return -EXDEV;
-	}
-	if (g == EG_GATE_NOT_SELECTED) {
-		snprintf(err, err_size, "sandbox %s: not selected: %s", u,
-			 rc == -ENOMSG ? why : rule_why);
-		return -ENOMSG;
-	}
-	return 0;
-}
-
 static const enum eg_install_outcome outcome_of[] = {
     [EG_EPOCH_NEW] = EG_INSTALLED_NEW,
     [EG_EPOCH_REPLACED] = EG_INSTALLED_REPLACED,
@@ -279,7 +202,7 @@ static int hb_install_mode(void *be, const struct eg_install_spec *spec, const c
 	}
 	memset(rep, 0, sizeof(*rep));
 	pthread_mutex_lock(&h->lock);
-	rc = gate(h, spec, err, err_size);
+	rc = eg_fleet_gate_check(h->state_dir, h->self, true, &h->keys, spec, err, err_size);
 	if (rc)
 		goto refused;
 	r = find(h, spec->sandbox);

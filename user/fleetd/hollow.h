@@ -16,7 +16,7 @@
  *    at creation; eg_worker_keys_replace's on-disk transaction and
  *    keyset.version are not written (fleetd's own <state_dir>/fleet/keyset
  *    still is);
- *  - the install rule is the library's (core/fleet_gate.h on the selection
+ *  - the install rule is the library's (core/fleet_gate.h, eg_fleet_gate_check, on the selection
  *    fleetd stored, verified again against the keys; then the epoch rule,
  *    core/epoch_rule.h), with the fleet always on and "the same
  *    execution" judged on worker, pod, substrate, bridge and VMM pids
