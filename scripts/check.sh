@@ -48,19 +48,30 @@ stage() {
 	# The build uses every core; each test stage runs its suite serially.
 	jobs=-j1
 	[ "$target" = check-build ] && jobs=-j"$(nproc)"
-	$MAKE --no-print-directory "$jobs" BUILD="$BUILD" "$target" >"$out/$target.log" 2>&1 </dev/null
-	rc=$?
+	# The CPU the stage's processes used (user + system, of every process
+	# waited for): the lanes share two cores, so this, not the wall clock,
+	# says which stage makes the others wait. `times` runs in the subshell
+	# that waited for make (in a pipe it would fork and see no children).
+	(
+		$MAKE --no-print-directory "$jobs" BUILD="$BUILD" "$target" >"$out/$target.log" 2>&1 </dev/null
+		echo $? >"$out/$target.rc"
+		times >"$out/$target.times"
+	)
+	rc=$(cat "$out/$target.rc")
+	local cpu
+	cpu=$(awk 'function sec(t,  m) { m = t; sub(/m.*/, "", m); sub(/^[0-9]+m/, "", t); sub(/s$/, "", t); return m * 60 + t }
+		NR == 2 { printf "%d", sec($1) + sec($2) + 0.5 }' "$out/$target.times")
 	local s=$(($(date +%s) - t0))
 	if [ "$rc" -eq 0 ]; then
-		echo "check: [$lane] $target: passed in $s s"
-		echo "$lane $target $s passed" >>"$out/times"
+		echo "check: [$lane] $target: passed in $s s ($cpu s of CPU)"
+		echo "$lane $target $s passed $cpu" >>"$out/times"
 	else
 		{
 			echo "check: [$lane] $target: FAILED (exit $rc) in $s s; the last 300 lines of $out/$target.log:"
 			tail -n 300 "$out/$target.log" | sed "s/^/  $target| /"
 			echo "check: [$lane] $target: end of its log"
 		} >&2
-		echo "$lane $target $s FAILED" >>"$out/times"
+		echo "$lane $target $s FAILED $cpu" >>"$out/times"
 	fi
 	return "$rc"
 }
@@ -115,14 +126,15 @@ fi
 total=$(($(date +%s) - t_start))
 echo
 echo "check: time per stage ($([ "$quick" -eq 1 ] && echo check-quick || echo check), lanes side by side)"
-printf '  %-6s %-22s %8s  %s\n' lane stage seconds result
-while read -r l t s r; do
-	printf '  %-6s %-22s %8s  %s\n' "$l" "$t" "$s" "$r"
+printf '  %-6s %-22s %8s %8s  %s\n' lane stage seconds cpu-s result
+while read -r l t s r c; do
+	printf '  %-6s %-22s %8s %8s  %s\n' "$l" "$t" "$s" "$c" "$r"
 done <"$out/times"
 for l in build host host2 vm vm2 final; do
-	s=$(awk -v l="$l" '$1 == l { s += $3 } END { print s + 0 }' "$out/times")
-	printf '  %-6s %-22s %8s\n' "$l" "(lane total)" "$s"
+	s=$(awk -v l="$l" '$1 == l { s += $3; c += $5 } END { print s + 0, c + 0 }' "$out/times")
+	printf '  %-6s %-22s %8s %8s\n' "$l" "(lane total)" "${s% *}" "${s#* }"
 done
+printf '  %-29s %8s  (%d cores)\n' "CPU, all told" "$(awk '{ c += $5 } END { print c + 0 }' "$out/times")" "$(nproc)"
 printf '  %-29s %8s  %s\n' "wall clock, all told" "$total" "$([ "$bad" -eq 0 ] && echo passed || echo FAILED)"
 echo
 echo "check: cases per kernel (vmtest) and per host suite:"
