@@ -12,7 +12,8 @@
 # a file, exactly one gets it, and the suites spread over the guests by how
 # long each takes, not by a count fixed in advance.
 #
-# Each suite's results go to OUT/json/<suite>.json and a line
+# Each suite's results go to OUT/json/<suite>.json (and, with each test's
+# seconds, OUT/xml/<suite>.xml) and a line
 # "<suite> <seconds> <exit>" to OUT/suites.tsv. The guest's runs share one
 # pool of loaded worlds (tests/kernel/world_pool.h: EXECGATE_POOL_ID), so a
 # suite after the first loads nothing a suite before it loaded; the last run
@@ -22,7 +23,7 @@ set -u
 [ $# -eq 3 ] || { echo "usage: vm-suites.sh QUEUE OUT TEST-KERNEL" >&2; exit 2; }
 queue=$1 out=$2 bin=$3
 me=$(basename "$out")
-mkdir -p "$out/json" "$queue/taken" || exit 1
+mkdir -p "$out/json" "$out/xml" "$queue/taken" || exit 1
 export EXECGATE_POOL_ID="vm-$me"
 rc=0
 while :; do
@@ -34,7 +35,7 @@ while :; do
 	echo "vm-suites: $me: $suite" >&2
 	t0=$(date +%s)
 	EXECGATE_POOL_KEEP=1 "$bin" --jobs 1 --verbose --filter "$suite/*" \
-		--json="$out/json/$suite.json"
+		--json="$out/json/$suite.json" --xml="$out/xml/$suite.xml"
 	src=$?
 	echo "$suite $(($(date +%s) - t0)) $src" >>"$out/suites.tsv"
 	[ "$src" -eq 0 ] || rc=1

@@ -209,6 +209,34 @@ suite_order() {
 		done | sort -k1,1nr -k2,2 | awk '{ print $2 }'
 }
 
+# The longest suites first, by what each took on this kernel in the last
+# matrix that ran it (remember_seconds): the guests of a kernel then end
+# close together, where the order by count left one guest running a long
+# suite alone at the end. Suites with no record yet keep suite_order's
+# place, before the measured ones. The record only orders the queue; it
+# never decides what runs.
+seconds_file() {
+	echo "${EXECGATE_VMTEST_CACHE:-/var/cache/execgate-vmtest}/suite-seconds.$1.tsv"
+}
+measured_order() {
+	local label=$1 f
+	shift
+	f=$(seconds_file "$label")
+	printf '%s\n' "$@" | awk -v f="$f" '
+		BEGIN { while ((getline l < f) > 0) { split(l, a, " "); sec[a[1]] = a[2] } }
+		{ printf "%d %06d %s\n", ($1 in sec) ? 1 : 0, ($1 in sec) ? 999999 - sec[$1] : NR, $1 }' |
+		sort -k1,1n -k2,2n | awk '{ print $3 }'
+}
+# remember_seconds LABEL DIR: the seconds each suite took in this run, for
+# the next run's order (written whole, then renamed: a reader never sees half).
+remember_seconds() {
+	local f
+	f=$(seconds_file "$1")
+	[ -d "$(dirname "$f")" ] || return 0
+	cat "$2"/g*/suites.tsv 2>/dev/null | awk 'NF >= 2 && $2 ~ /^[0-9]+$/ { print $1, $2 }' \
+		>"$f.tmp" && mv "$f.tmp" "$f" || rm -f "$f.tmp"
+}
+
 # How many guests a kernel boots: EXECGATE_VM_GUESTS ("LABEL:N ...";
 # default 6.12, which runs every tier's tests, two; the others one).
 guests_of() {
@@ -247,7 +275,7 @@ run_queue() {
 	local pids=()
 	rm -rf "$dir"
 	mkdir -p "$dir/queue/todo" "$dir/queue/taken"
-	for suite in "${suites[@]}"; do
+	for suite in $(measured_order "$label" "${suites[@]}"); do
 		printf -v f '%03d-%s' "$i" "$suite"
 		: >"$dir/queue/todo/$f"
 		i=$((i + 1))
@@ -293,6 +321,7 @@ run_queue() {
 		flatten "$json" vm "$suite" >>"$dir/results.tsv"
 	done
 	echo "$rc" >"$dir/tests.rc"
+	remember_seconds "$label" "$dir"
 	log "$label: $(wc -l <"$dir/results.tsv") cases from ${#suites[@]} suites; seconds a suite: $(
 		cat "$dir"/g*/suites.tsv 2>/dev/null | sort -k2,2nr | head -n 5 |
 			awk '{ printf "%s%s %s", sep, $1, $2; sep = ", " }')"
