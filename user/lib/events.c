@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 /* eg_worker_events_next (execgate.h): the handle's one reader of the
- * eg_events ring buffer, one record per call (lib/ring.h), and the record
- * as a struct eg_denial (lib/events.h). */
+ * eg_events ring buffer, one record per call, and the record as a struct
+ * eg_denial (lib/events.h). The reader is libbpf's ring_buffer: its
+ * callback returning an error stops the consume after that record, with
+ * the record consumed and the next left in the ring for the next call
+ * (`execgate events --count N` prints exactly N and loses none). */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/epoll.h>
+#include <bpf/libbpf.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -64,9 +69,24 @@ void eg_wk_events_close(struct eg_worker *w)
 {
 	if (w->events_fd < 0)
 		return;
-	eg_ring_close(&w->events_ring);
+	ring_buffer__free(w->events_ring);
+	w->events_ring = NULL;
 	close(w->events_fd);
 	w->events_fd = -1;
+}
+
+/* What take_one returns once it has a denial: stops libbpf's consume
+ * after this record. Never an errno libbpf returns of its own. */
+#define TAKEN (-ECANCELED)
+
+/* libbpf's sample callback (ctx: the handle, its events_out set by the
+ * caller under events_lock). A record shorter than an event (none is) is
+ * consumed and skipped: it would block the ring for every later one. */
+static int take_one(void *ctx, void *data, size_t size)
+{
+	struct eg_worker *w = ctx;
+
+	return eg_denial_of(data, size, w->events_out) ? 0 : TAKEN;
 }
 
 /* Caller holds events_lock. Points the reader at the ring the handle holds
@@ -94,47 +114,36 @@ static int events_follow(struct eg_worker *w)
 	eg_wk_maps_exit(w);
 	if (fd < 0)
 		return -errno;
-	rc = eg_ring_open(&w->events_ring, fd);
-	if (rc) {
+	w->events_ring = ring_buffer__new(fd, take_one, w, NULL);
+	if (!w->events_ring) {
+		rc = -errno;
 		close(fd);
-		return rc;
+		return rc ? rc : -ENOMEM;
 	}
 	w->events_fd = fd;
 	w->events_generation = gen;
 	return 0;
 }
 
-struct take {
-	struct eg_denial *out;
-	bool got;
-};
-
-static void take_one(void *ctx, const void *data, size_t size)
-{
-	struct take *t = ctx;
-
-	t->got = !eg_denial_of(data, size, t->out);
-}
-
 int eg_worker_events_next(struct eg_worker *w, struct eg_denial *out, int timeout_ms)
 {
 	int64_t deadline = clock_ns(CLOCK_MONOTONIC) + (int64_t)timeout_ms * 1000000LL;
-	struct take t = {.out = out};
+	struct epoll_event ev;
 	int rc, wait_ms = timeout_ms;
 
 	pthread_mutex_lock(&w->events_lock);
+	w->events_out = out;
 	for (;;) {
 		rc = events_follow(w);
 		if (rc)
 			break;
-		/* A record shorter than an event (none is) is consumed and
-		 * skipped: it would block the ring for every later one. */
-		while (!t.got && eg_ring_next(&w->events_ring, take_one, &t) == 1)
-			;
-		if (t.got) {
+		rc = ring_buffer__consume(w->events_ring);
+		if (rc == TAKEN) {
 			rc = 1;
 			break;
 		}
+		if (rc < 0)
+			break;
 		if (timeout_ms >= 0) {
 			int64_t left = deadline - clock_ns(CLOCK_MONOTONIC);
 
@@ -144,10 +153,12 @@ int eg_worker_events_next(struct eg_worker *w, struct eg_denial *out, int timeou
 			}
 			wait_ms = (int)((left + 999999) / 1000000);
 		}
-		rc = eg_ring_wait(&w->events_ring, wait_ms);
-		if (rc)
+		if (epoll_wait(ring_buffer__epoll_fd(w->events_ring), &ev, 1, wait_ms) < 0) {
+			rc = -errno;
 			break;
+		}
 	}
+	w->events_out = NULL;
 	pthread_mutex_unlock(&w->events_lock);
 	return rc;
 }

@@ -12,10 +12,11 @@
 #include "core/keyset.h"
 #include "core/token_cache.h"
 #include "execgate/execgate.h"
-#include "lib/ring.h"
 #include "loader/records/runtime.h"
 
 #define EG_WORKER_STRIPES 64
+
+struct ring_buffer; /* libbpf */
 
 struct eg_worker {
 	char *pin_dir, *state_dir;
@@ -53,11 +54,13 @@ struct eg_worker {
 	int state_lock_fd;
 	bool locks_ready;
 
-	/* events.c: eg_worker_events_next's reader of eg_events, under
-	 * events_lock, on its own fd (events_fd, -1 while closed) of the map
-	 * of pins generation events_generation. */
+	/* events.c: eg_worker_events_next's reader of eg_events (libbpf's
+	 * ring_buffer, NULL while closed), under events_lock, on its own fd
+	 * (events_fd, -1 while closed) of the map of pins generation
+	 * events_generation. */
 	pthread_mutex_t events_lock;
-	struct eg_ring events_ring;
+	struct ring_buffer *events_ring;
+	struct eg_denial *events_out; /* where take_one writes, during a call */
 	int events_fd;
 	uint64_t events_generation;
 
