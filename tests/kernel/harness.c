@@ -13,11 +13,13 @@
 #include <sched.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/sched.h> /* struct clone_args */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <criterion/criterion.h>
@@ -765,15 +767,37 @@ static void join_cgroup(void)
 		_exit(90);
 }
 
+pid_t kh_fork_as(pid_t want)
+{
+	struct clone_args args = {.exit_signal = SIGCHLD};
+
+	if (want <= 0)
+		return fork();
+	args.set_tid = (uintptr_t)&want;
+	args.set_tid_size = 1;
+	return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+}
+
 void kh_child_start(struct kh_child *c, bool in_cgroup)
 {
-	int sv[2];
+	cr_assert_eq(kh_child_start_as(c, in_cgroup, 0), 0, "fork: %s", strerror(errno));
+}
+
+int kh_child_start_as(struct kh_child *c, bool in_cgroup, pid_t want)
+{
+	int sv[2], err;
 	char ready;
 	pid_t pid;
 
 	cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0, "socketpair");
-	pid = fork();
-	cr_assert_geq(pid, 0, "fork");
+	pid = kh_fork_as(want);
+	if (pid < 0) {
+		err = errno;
+		close(sv[0]);
+		close(sv[1]);
+		errno = err;
+		return -err;
+	}
 	if (pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		close(sv[0]);
@@ -789,6 +813,7 @@ void kh_child_start(struct kh_child *c, bool in_cgroup)
 	c->ctl = sv[0];
 	kh_track(pid);
 	cr_assert_eq(read(c->ctl, &ready, 1), 1, "child %d did not start", (int)pid);
+	return 0;
 }
 
 static struct kh_reply child_send(struct kh_child *c, const struct kh_msg *m)

@@ -124,6 +124,15 @@ struct kh_child {
 };
 
 void kh_child_start(struct kh_child *c, bool in_cgroup);
+/* The same, with the child's pid chosen (kh_fork_as): -errno when want is
+ * taken or cannot be asked for, 0 with c->pid == want. */
+int kh_child_start_as(struct kh_child *c, bool in_cgroup, pid_t want);
+/* fork(2) with the child's pid chosen when want > 0: clone3's set_tid
+ * (Linux 5.5, CAP_SYS_ADMIN). Steering ns_last_pid and forking lost the
+ * pid to any process that forked in between: 8 tries in a row on a host
+ * that builds beside the tests. Returns as fork() does; -1 with errno
+ * EEXIST when want is in use. */
+pid_t kh_fork_as(pid_t want);
 /* connect(2) to a Unix stream path, then close. Returns 0 or -errno. With
  * tag non-NULL, *tagged says whether the socket carried an eg_sk_tags entry
  * after the connect, and *tag holds it. */

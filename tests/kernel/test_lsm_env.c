@@ -17,6 +17,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <criterion/criterion.h>
+#include "harness.h"
 #include "loader/tiers/cgroup.h"
 #include "loader/tiers/lsm_tier.h"
 #include "loader/maps/maps.h"
@@ -190,6 +191,14 @@ static void agent_main(int ctl)
 
 struct agent *agent_start(struct lsm_env *e, bool in_cgroup)
 {
+	struct agent *a = agent_start_as(e, in_cgroup, 0);
+
+	cr_assert_not_null(a, "fork: %s", strerror(errno));
+	return a;
+}
+
+struct agent *agent_start_as(struct lsm_env *e, bool in_cgroup, pid_t want)
+{
 	struct agent *a = calloc(1, sizeof(*a));
 	char procs[300], num[32], err[256];
 	int sv[2], fd, rc;
@@ -197,8 +206,15 @@ struct agent *agent_start(struct lsm_env *e, bool in_cgroup)
 	cr_assert_not_null(a);
 	cr_assert_lt(e->nagents, sizeof(e->agents) / sizeof(e->agents[0]), "too many agents");
 	cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
-	a->pid = fork();
-	cr_assert_geq(a->pid, 0, "fork: %s", strerror(errno));
+	a->pid = kh_fork_as(want);
+	if (a->pid < 0) {
+		rc = errno;
+		close(sv[0]);
+		close(sv[1]);
+		free(a);
+		errno = rc;
+		return NULL;
+	}
 	if (a->pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		close(sv[0]);

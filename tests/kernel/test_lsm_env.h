@@ -104,6 +104,9 @@ void lsm_env_mode(struct lsm_env *e, const __u8 *sandbox, __u32 mode);
 /* Forks an agent (dies with the test); in_cgroup: moves it into the scratch
  * cgroup first. Registered with e, stopped by lsm_env_fini(). */
 struct agent *agent_start(struct lsm_env *e, bool in_cgroup);
+/* The same, with the agent's pid chosen (kh_fork_as); NULL with errno
+ * when want is taken. */
+struct agent *agent_start_as(struct lsm_env *e, bool in_cgroup, pid_t want);
 void agent_stop(struct agent *a);
 
 /* Each returns a slot (>= 0), a byte count, 0, or -errno of the failed call. */

@@ -40,7 +40,6 @@
 #define WORKER_A    "a0000000-0000-4000-8000-00000000000a"
 #define NS_LAST_PID "/proc/sys/kernel/ns_last_pid"
 #define PID_LOCK    "/tmp/execgate-ns_last_pid.lock"
-#define PID_TRIES   8
 
 TestSuite(pid_reuse, .init = kh_setup_shared, .fini = kh_teardown, .timeout = 120);
 
@@ -69,32 +68,14 @@ static void steer_next_pid_fd(int fd, pid_t want)
 	cr_assert_eq(pwrite(fd, num, (size_t)len, 0), len, "%s: %s", NS_LAST_PID, strerror(errno));
 }
 
-static void steer_next_pid(pid_t want)
-{
-	int fd = open(NS_LAST_PID, O_WRONLY | O_CLOEXEC);
-
-	cr_assert_geq(fd, 0, "%s: %s", NS_LAST_PID, strerror(errno));
-	steer_next_pid_fd(fd, want);
-	close(fd);
-}
-
-/* Kills *c and starts a new child in the cgroup with the same pid. */
+/* Kills *c and starts a new child in the cgroup with the same pid, asked
+ * for by number (kh_fork_as): nothing else can take it in between. */
 static void restart_with_same_pid(struct kh_child *c)
 {
 	pid_t want = c->pid;
-	int lock = pid_lock();
 
 	kh_child_stop(c);
-	for (int i = 0; i < PID_TRIES; i++) {
-		steer_next_pid(want);
-		kh_child_start(c, true);
-		if (c->pid == want)
-			break;
-		cr_log_info("wanted pid %d, got %d", (int)want, (int)c->pid);
-		kh_child_stop(c);
-	}
-	pid_unlock(lock);
-	cr_assert_eq(c->pid, want, "pid %d not given back in %d forks", (int)want, PID_TRIES);
+	cr_assert_eq(kh_child_start_as(c, true, want), 0, "pid %d: %s", (int)want, strerror(errno));
 }
 
 static void install(pid_t bridge, pid_t vmm, const char *bridge_sock, const char *vmm_sock)
@@ -407,19 +388,11 @@ TestSuite(pid_reuse_lsm, .fini = lsm_fini, .timeout = 120);
 static struct agent *agent_restart_with_same_pid(struct agent *a)
 {
 	pid_t want = a->pid;
-	struct agent *n = NULL;
-	int lock = pid_lock();
+	struct agent *n;
 
 	agent_stop(a);
-	for (int i = 0; i < PID_TRIES; i++) {
-		steer_next_pid(want);
-		n = agent_start(&env, false);
-		if (n->pid == want)
-			break;
-		agent_stop(n);
-	}
-	pid_unlock(lock);
-	cr_assert_eq(n->pid, want, "pid %d not given back in %d forks", (int)want, PID_TRIES);
+	n = agent_start_as(&env, false, want);
+	cr_assert_not_null(n, "pid %d: %s", (int)want, strerror(errno));
 	return n;
 }
 
