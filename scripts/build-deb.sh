@@ -84,4 +84,12 @@ if ! lintian --fail-on error,warning --info --display-info "$changes" >"$out/lin
 	exit 1
 fi
 grep -E '^[EWI]:' "$out/lintian.txt" >&2 || true
+
+# The paths the man pages, README.md and docs/api.md name must be in the
+# package under those very names: dh_compress once made api.md api.md.gz
+# behind execgate(8)'s back (deploy/debian/rules, override_dh_compress).
+contents=$(dpkg-deb -c "$out/execgate_${version}_${arch}.deb" | awk '{ print $NF }')
+for f in /usr/share/doc/execgate/api.md /usr/share/doc/execgate/execgated.conf.example; do
+	grep -qx ".$f" <<<"$contents" || { log "execgate package: no $f, which the docs name"; exit 1; }
+done
 ls "$out"/*.deb

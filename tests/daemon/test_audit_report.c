@@ -217,6 +217,18 @@ Test(daemon_audit_report, rows_counts_since_and_bad_queries)
 			    NULL);
 		cr_assert_eq(rc, 1, "another pin dir: exit %d: %s", rc, out);
 		cr_assert(strstr(out, "serves another pin dir than /sys/fs/bpf"), "%s", out);
+		/* the daemon's refusal is the one line and exit 1, in JSON too: the
+		 * report path once took this 1 for a report (and crashed on it) */
+		rc = kh_run(out, sizeof(out), getenv("EXECGATE_BIN"), "audit-report", "--json",
+			    "--socket", dd.socket, "--pin-dir", "/sys/fs/bpf", "--state-dir",
+			    kh.state_dir, NULL);
+		cr_assert_eq(rc, 1, "another pin dir, --json: exit %d: %s", rc, out);
+		cr_assert_eq(strchr(out, '\n'), out + strlen(out) - 1, "one line: %s", out);
+		rc = kh_run(out, sizeof(out), getenv("EXECGATE_BIN"), "audit-report", "--json",
+			    "--socket", "/nonexistent/api.sock", "--state-dir", kh.state_dir, NULL);
+		cr_assert_eq(rc, 1, "no daemon at --socket: exit %d: %s", rc, out);
+		cr_assert_str_eq(out, "execgate: audit-report: execgated at /nonexistent/api.sock: "
+				      "No such file or directory\n");
 		wait_events(4);
 	}
 

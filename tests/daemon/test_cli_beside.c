@@ -71,6 +71,19 @@ Test(daemon_cli_beside, status_without_access_names_what_the_daemon_answers)
 	cr_expect_eq(r.rc, 11, "events: exit %d: %s%s", r.rc, r.out, r.err);
 	cr_expect(strstr(r.err, "answers: loaded"), "%s", r.err);
 
+	/* audit-report asks the daemon before the map it cannot open: the
+	 * report, for this pin dir (issue 38 saw it fail on the map) */
+	RUN_AS(&r, 65534, "audit-report", "--json", "--socket", dd.socket);
+	cr_expect_eq(r.rc, 0, "audit-report: exit %d: %s%s", r.rc, r.out, r.err);
+	snprintf(want, sizeof(want), "\"pin_dir\":\"%s\"", kh.pin_dir);
+	cr_expect(strstr(r.out, want), "audit-report: no %s in %s", want, r.out);
+	/* no daemon at the default socket: said, not a map error */
+	RUN_AS(&r, 65534, "audit-report");
+	cr_expect_eq(r.rc, 11, "audit-report, no daemon: exit %d: %s%s", r.rc, r.out, r.err);
+	snprintf(want, sizeof(want), "execgate: audit-report: permission denied on %s; ",
+		 kh.pin_dir);
+	cr_expect(strstr(r.err, want) == r.err, "%s", r.err);
+
 	/* root reads the pins: the report as before */
 	RUN_AS(&r, 0, "status", "--socket", dd.socket);
 	cr_expect_eq(r.rc, 0, "status as root: exit %d: %s", r.rc, r.err);

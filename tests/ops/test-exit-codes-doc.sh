@@ -6,9 +6,17 @@
 # scripts/gen-exit-codes-doc.sh writes from it, that every code of the
 # table is in `execgate --help` and each command's --help, and that the
 # built execgate(8) shows every code.
+#
+# By hand it checks what make test-ops checks: it runs from the
+# repository's top wherever it is started, and first brings the built page
+# up to date with make (test-ops has it built already; a plain make or make
+# deb builds no build/man/, and a page older than docs/man/execgate.h2m or
+# the binary would be checked instead of the one the docs give).
 # usage: test-exit-codes-doc.sh BUILD_DIR
 set -u
 build=${1:?usage: test-exit-codes-doc.sh BUILD_DIR}
+build=$(realpath -m -- "$build")
+cd "$(dirname "$(readlink -f "$0")")/../.." || exit 1
 pass=0 fails=0 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 ok() { pass=$((pass + 1)); }
@@ -44,7 +52,12 @@ for cmd in "" load status keys install events audit-report; do
 	done
 done
 
-# execgate(8), rendered: EXIT STATUS has one paragraph per code.
+# execgate(8), rendered: EXIT STATUS has one paragraph per code. A make
+# run under make test-ops would see the parent's jobserver flags.
+if ! env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -s BUILD="$build" \
+	"$build/man/execgate.8" >"$tmp/make" 2>&1; then
+	fail "make $build/man/execgate.8: $(tail -n 5 "$tmp/make")"
+fi
 LC_ALL=C.UTF-8 MANWIDTH=100 man -E UTF-8 -l "$build/man/execgate.8" 2>/dev/null |
 	awk '/^EXIT STATUS$/ { c = 1; next } c && /^[A-Z]/ { exit } c' >"$tmp/man"
 for c in $codes; do

@@ -29,8 +29,9 @@ static const struct eg_opt audit_report_opts[] = {
     EG_OPT_END,
 };
 
-/* 1: *json is the daemon's report; 0: no daemon serves this pin dir here
- * (read the ring); else an exit code after the message. */
+/* 0 and *json set: the daemon's report; 0 and *json NULL: no daemon serves
+ * this pin dir here (read the ring); else an exit code after the message
+ * (never 1 for a report: EG_EXIT_ERROR is 1). */
 static int ask_daemon(const struct eg_cli_parse *p, const char *sock, bool sock_given,
 		      const char *since, char **json)
 {
@@ -70,7 +71,7 @@ static int ask_daemon(const struct eg_cli_parse *p, const char *sock, bool sock_
 	ours = eg_cli_same_pin_dir(json_string_value(json_object_get(doc, "pin_dir")), p->pin_dir);
 	json_decref(doc);
 	if (ours)
-		return 1;
+		return EG_EXIT_OK;
 	free(*json);
 	*json = NULL;
 	if (!sock_given)
@@ -129,11 +130,10 @@ static int run_audit_report(const struct eg_cli_cmd *cmd, int argc, char **argv)
 	if (p.npos)
 		return eg_cli_usage(&p, "%s: unexpected argument", p.pos[0]);
 	rc = ask_daemon(&p, sock, sock_given, since, &json);
-	if (rc == 0) {
+	if (!rc && !json) {
 		rc = eg_cli_pins_denied(p.pin_dir, sock);
 		rc = rc >= 0 ? rc : read_ring(&p, since, &json);
-	} else if (rc == 1)
-		rc = EG_EXIT_OK;
+	}
 	if (rc)
 		return rc;
 	if (p.json) {

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <stdbool.h>
@@ -210,7 +211,19 @@ int eg_cgroup_open(const char *path, char *err, size_t err_size)
 		return rc;
 	}
 	if (fstatfs(fd, &st) || st.f_type != CGROUP2_SUPER_MAGIC) {
-		snprintf(err, err_size, "cgroup %s: not a cgroup v2 directory", path);
+		char root[PATH_MAX];
+
+		/* On a hybrid host /sys/fs/cgroup is a tmpfs where mkdir makes a
+		 * plain directory: say where the cgroup v2 tree really is. */
+		if (eg_cgroup2_root(root, sizeof(root)))
+			snprintf(err, err_size,
+				 "cgroup %s: not a cgroup v2 directory (no cgroup v2 is mounted)",
+				 path);
+		else
+			snprintf(
+			    err, err_size,
+			    "cgroup %s: not a cgroup v2 directory (cgroup v2 is mounted at %s)",
+			    path, root);
 		close(fd);
 		return -ENOTDIR;
 	}
