@@ -462,7 +462,7 @@ Test(worker, a_map_substrate_above_a_byte_is_refused_not_narrowed)
 	struct eg_verdict_result r;
 	struct eg_admit_args a = {0};
 	struct eg_worker *w;
-	char tok[512], err[EG_ERR_MAX];
+	char tok[512], err[EG_ERR_MAX], out[4096];
 	pid_t bridge = kh_listener_start(bsock);
 
 	kh_keys();
@@ -483,6 +483,12 @@ Test(worker, a_map_substrate_above_a_byte_is_refused_not_narrowed)
 		     r.d.verdict);
 	cr_assert(strstr(err, "substrate 258"), "%s", err);
 	cr_assert(strstr(err, SANDBOX), "%s", err);
+	/* Shown as the map holds it: not a name that 258 narrowed to. */
+	cr_assert_eq(kh_cli(out, sizeof(out), "show", "--sandbox", SANDBOX, NULL), 0, "%s", out);
+	cr_assert(strstr(out, " substrate unknown "), "%s", out);
+	cr_assert_eq(kh_cli(out, sizeof(out), "show", "--sandbox", SANDBOX, "--json", NULL), 0,
+		     "%s", out);
+	cr_assert(strstr(out, "\"substrate\":\"unknown\""), "%s", out);
 
 	rec.substrate = 2;
 	cr_assert_eq(eg_record_write(&kh.maps, &rec), 0);
