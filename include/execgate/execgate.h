@@ -158,8 +158,9 @@ struct eg_verdict_result {
  * that dies with the token. Returns 0 with the verdict in res (a Deny is a
  * 0 return), or a negative errno when no verdict could be reached (the
  * subject is gone: -ESRCH; a thread id: -EINVAL, err says "is a thread, not
- * a process") or the grant could not be written (-ENOSPC: grants map full
- * even after dropping dead grants). */
+ * a process"), the grant could not be written (-ENOSPC: grants map full
+ * even after dropping dead grants) or the record's substrate is above 255
+ * (-ERANGE: a map edited behind the library; never compared narrowed). */
 int eg_worker_admit(struct eg_worker *w, const struct eg_subject *who,
 		    const struct eg_admit_args *a, struct eg_verdict_result *res, char *err,
 		    size_t err_size);
@@ -176,7 +177,10 @@ struct eg_install_spec {
 	uint8_t sandbox[EG_ID_BYTES];
 	uint8_t worker[EG_ID_BYTES];
 	uint8_t pod_uid[EG_ID_BYTES]; /* zero unless substrate is firecracker-k8s */
-	uint8_t substrate;	      /* 1 firecracker-k8s, 2 firecracker-host */
+	/* 1 firecracker-k8s, 2 firecracker-host. 8 bits, as the library's
+	 * own identity; eg_runtime_record's is 32. Both widths are frozen
+	 * until the next soname (docs/api.md, "ABI stability"). */
+	uint8_t substrate;
 	uint64_t generation;
 	uint32_t activation;
 	pid_t bridge_pid;

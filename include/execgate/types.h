@@ -45,7 +45,11 @@ struct eg_runtime_record {
 	uint8_t sandbox[EG_ID_BYTES];
 	uint8_t worker[EG_ID_BYTES];
 	uint8_t pod_uid[EG_ID_BYTES];
-	uint32_t substrate; /* 1 firecracker-k8s, 2 firecracker-host */
+	/* 1 firecracker-k8s, 2 firecracker-host. 32 bits, as the map holds
+	 * it, though the library's identity and every codec hold 8: frozen
+	 * until the next soname (docs/api.md, "ABI stability"). A record
+	 * above 255 is shown as it is and never admitted against. */
+	uint32_t substrate;
 	uint64_t generation;
 	uint32_t activation;
 	uint64_t epoch; /* moves on every replacement; streams bind to it */

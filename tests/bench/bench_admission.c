@@ -98,11 +98,11 @@ int main(void)
 	/* NTOKENS valid tokens for one record, differing in their token id. */
 	memset(&cap, 0, sizeof(cap));
 	cap.version = EG_CAP_VERSION;
-	cap.substrate = EG_SUBSTRATE_FC_HOST;
-	randombytes_buf(cap.sandbox, EG_ID_BYTES);
-	randombytes_buf(cap.worker, EG_ID_BYTES);
-	cap.generation = 7;
-	cap.activation = 1;
+	cap.id.substrate = EG_SUBSTRATE_FC_HOST;
+	randombytes_buf(cap.id.sandbox, EG_ID_BYTES);
+	randombytes_buf(cap.id.worker, EG_ID_BYTES);
+	cap.id.generation = 7;
+	cap.id.activation = 1;
 	cap.scope = EG_SCOPE_FILE_READ | EG_SCOPE_EXEC;
 	cap.issued_at = cap.not_before = t0;
 	cap.expiry = t0 + EG_CAP_MAX_TTL;
@@ -115,11 +115,7 @@ int main(void)
 		eg_cap_encode(&cap, tokens[i]);
 	}
 	memset(&rec, 0, sizeof(rec));
-	memcpy(rec.sandbox, cap.sandbox, EG_ID_BYTES);
-	memcpy(rec.worker, cap.worker, EG_ID_BYTES);
-	rec.substrate = cap.substrate;
-	rec.generation = cap.generation;
-	rec.activation = cap.activation;
+	rec.id = cap.id;
 
 	raw.ns = calloc(rounds, sizeof(double));
 	fresh.ns = calloc(rounds, sizeof(double));

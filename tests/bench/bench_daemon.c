@@ -243,10 +243,10 @@ static void make_tokens(size_t n, const uint8_t sk[crypto_sign_SECRETKEYBYTES],
 
 	memset(&cap, 0, sizeof(cap));
 	cap.version = EG_CAP_VERSION;
-	cap.substrate = EG_SUBSTRATE_FC_HOST;
-	memcpy(cap.worker, worker, 16);
-	cap.generation = 7;
-	cap.activation = 1;
+	cap.id.substrate = EG_SUBSTRATE_FC_HOST;
+	memcpy(cap.id.worker, worker, 16);
+	cap.id.generation = 7;
+	cap.id.activation = 1;
 	cap.scope = EG_SCOPE_FILE_READ | EG_SCOPE_EXEC;
 	cap.issued_at = cap.not_before = t0 - 1;
 	cap.expiry = t0 - 1 + EG_CAP_MAX_TTL;
@@ -261,7 +261,7 @@ static void make_tokens(size_t n, const uint8_t sk[crypto_sign_SECRETKEYBYTES],
 		char body[512];
 
 		randombytes_buf(cap.token_id, EG_ID_BYTES);
-		memcpy(cap.sandbox, sandbox[i % NSANDBOXES], 16);
+		memcpy(cap.id.sandbox, sandbox[i % NSANDBOXES], 16);
 		eg_cap_encode_body(&cap, t->raw);
 		eg_cap_signed_message(t->raw, t->msg);
 		crypto_sign_detached(cap.signature, NULL, t->msg, EG_CAP_SIGNED_LEN, sk);

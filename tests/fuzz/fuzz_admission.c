@@ -61,12 +61,7 @@ static const struct eg_record *make_world(const struct eg_capability *cap, bool 
 	memset(rec, 0, sizeof(*rec));
 	memset(req, 0, sizeof(*req));
 	if (decoded) {
-		memcpy(rec->sandbox, cap->sandbox, EG_ID_BYTES);
-		memcpy(rec->worker, cap->worker, EG_ID_BYTES);
-		memcpy(rec->pod_uid, cap->pod_uid, EG_ID_BYTES);
-		rec->substrate = cap->substrate;
-		rec->generation = cap->generation;
-		rec->activation = cap->activation;
+		rec->id = cap->id;
 		if (cap->port && !(p & 1)) {
 			rec->ports[0].port = cap->port;
 			rec->ports[0].proto = cap->proto;
@@ -74,19 +69,19 @@ static const struct eg_record *make_world(const struct eg_capability *cap, bool 
 		}
 	}
 	if (f & 0x01)
-		rec->sandbox[0] ^= 1;
+		rec->id.sandbox[0] ^= 1;
 	if (f & 0x02)
-		rec->worker[15] ^= 1;
+		rec->id.worker[15] ^= 1;
 	if (f & 0x04)
-		rec->substrate ^= 3;
+		rec->id.substrate ^= 3;
 	if (f & 0x08)
-		rec->pod_uid[3] ^= 0x80;
+		rec->id.pod_uid[3] ^= 0x80;
 	if (f & 0x10)
-		rec->generation++;
+		rec->id.generation++;
 	if (f & 0x20)
-		rec->activation++;
+		rec->id.activation++;
 	if (f & 0x40)
-		rec->retired_below = rec->generation + (p >> 4);
+		rec->retired_below = rec->id.generation + (p >> 4);
 	if (p & 2) {
 		rec->ports[rec->nports].port = (uint16_t)(ctl_byte(c, 2) << 8 | ctl_byte(c, 3));
 		rec->ports[rec->nports].proto = (p & 4) ? EG_PROTO_UDP : EG_PROTO_TCP;

@@ -447,3 +447,52 @@ Test(worker, install_refuses_a_cid_no_guest_has_and_a_generation_above_the_ceili
 		cr_assert(strstr(out, "--vsock 2:52"), "%s", out);
 	}
 }
+
+/* The map holds substrate in 32 bits, the comparator's identity in 8
+ * (user/core/identity.h): a record edited behind the loader to 0x102
+ * would have narrowed to 2, firecracker-host, and allowed this token. It
+ * is refused instead, and the same record with 2 allows again. */
+/* guarantees: none */
+Test(worker, a_map_substrate_above_a_byte_is_refused_not_narrowed)
+{
+	const char *bsock = kh_path("bridge.sock");
+	struct eg_install_spec spec;
+	struct eg_install_report rep;
+	struct eg_exec_record rec;
+	struct eg_verdict_result r;
+	struct eg_admit_args a = {0};
+	struct eg_worker *w;
+	char tok[512], err[EG_ERR_MAX], out[4096];
+	pid_t bridge = kh_listener_start(bsock);
+
+	kh_keys();
+	w = open_worker();
+	spec_for(&spec, 8, bridge, bsock);
+	cr_assert_eq(eg_worker_install(w, &spec, &rep, err, sizeof(err)), 0, "%s", err);
+	kh_cap(tok, sizeof(tok), SANDBOX, WORKER, 8, 1, 120, 0);
+	a.token_text = tok;
+	cr_assert_eq(eg_worker_check(w, &a, &r, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(r.d.verdict, EG_ALLOW);
+
+	cr_assert_eq(eg_record_read(&kh.maps, spec.sandbox, &rec), 0);
+	cr_assert_eq(rec.substrate, 2);
+	rec.substrate = 0x100u | 2;
+	cr_assert_eq(eg_record_write(&kh.maps, &rec), 0);
+	err[0] = '\0';
+	cr_assert_eq(eg_worker_check(w, &a, &r, err, sizeof(err)), -ERANGE, "verdict %d",
+		     r.d.verdict);
+	cr_assert(strstr(err, "substrate 258"), "%s", err);
+	cr_assert(strstr(err, SANDBOX), "%s", err);
+	/* Shown as the map holds it: not a name that 258 narrowed to. */
+	cr_assert_eq(kh_cli(out, sizeof(out), "show", "--sandbox", SANDBOX, NULL), 0, "%s", out);
+	cr_assert(strstr(out, " substrate unknown "), "%s", out);
+	cr_assert_eq(kh_cli(out, sizeof(out), "show", "--sandbox", SANDBOX, "--json", NULL), 0,
+		     "%s", out);
+	cr_assert(strstr(out, "\"substrate\":\"unknown\""), "%s", out);
+
+	rec.substrate = 2;
+	cr_assert_eq(eg_record_write(&kh.maps, &rec), 0);
+	cr_assert_eq(eg_worker_check(w, &a, &r, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(r.d.verdict, EG_ALLOW);
+	eg_worker_close(w);
+}

@@ -40,12 +40,12 @@ void test_cap(struct eg_capability *cap, const struct test_key *k)
 {
 	memset(cap, 0, sizeof(*cap));
 	cap->version = EG_CAP_VERSION;
-	cap->substrate = EG_SUBSTRATE_FC_HOST;
+	cap->id.substrate = EG_SUBSTRATE_FC_HOST;
 	memset(cap->token_id, 0x11, EG_ID_BYTES);
-	memcpy(cap->sandbox, SANDBOX_S, EG_ID_BYTES);
-	memcpy(cap->worker, WORKER_A, EG_ID_BYTES);
-	cap->generation = 7;
-	cap->activation = 1;
+	memcpy(cap->id.sandbox, SANDBOX_S, EG_ID_BYTES);
+	memcpy(cap->id.worker, WORKER_A, EG_ID_BYTES);
+	cap->id.generation = 7;
+	cap->id.activation = 1;
 	cap->scope = EG_SCOPE_FILE_READ | EG_SCOPE_EXEC;
 	cap->issued_at = T0;
 	cap->not_before = T0;
@@ -68,12 +68,7 @@ void test_sign(struct eg_capability *cap, const struct test_key *k, uint8_t raw[
 void test_record_for(const struct eg_capability *cap, struct eg_record *rec)
 {
 	memset(rec, 0, sizeof(*rec));
-	memcpy(rec->sandbox, cap->sandbox, EG_ID_BYTES);
-	memcpy(rec->worker, cap->worker, EG_ID_BYTES);
-	memcpy(rec->pod_uid, cap->pod_uid, EG_ID_BYTES);
-	rec->substrate = cap->substrate;
-	rec->generation = cap->generation;
-	rec->activation = cap->activation;
+	rec->id = cap->id;
 	if (cap->port) {
 		rec->ports[0].port = cap->port;
 		rec->ports[0].proto = cap->proto;

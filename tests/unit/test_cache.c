@@ -97,7 +97,7 @@ Test(cache, holds_allow_only)
 	req.scope = EG_SCOPE_CONTROL;
 	cr_assert_eq(admit(raw, T0).reason, EG_REASON_SCOPE_NOT_ALLOWED);
 	req.scope = 0;
-	other.generation = 8;
+	other.id.generation = 8;
 	cr_assert_eq(eg_admit(&adm, raw, EG_CAP_LEN, &other, T0, &req, NULL).reason,
 		     EG_REASON_GENERATION_MISMATCH);
 	cr_assert_eq(eg_admit(&adm, raw, EG_CAP_LEN, NULL, T0, &req, NULL).reason,
@@ -120,7 +120,7 @@ Test(cache, exact_bytes_distinct_entries)
 
 	test_cap(&a, &key);
 	b = a;
-	b.generation = 8;
+	b.id.generation = 8;
 	test_sign(&a, &key, ra);
 	test_sign(&b, &key, rb);
 	eg_token_cache_put(cache, ra, &a, ks.generation);
@@ -133,9 +133,9 @@ Test(cache, exact_bytes_distinct_entries)
 	eg_token_cache_put(cache, rb, &b, ks.generation);
 	cr_assert_eq(eg_token_cache_size(cache), 2);
 	cr_assert(eg_token_cache_get(cache, ra, ks.generation, T0, &out));
-	cr_assert_eq(out.generation, 7);
+	cr_assert_eq(out.id.generation, 7);
 	cr_assert(eg_token_cache_get(cache, rb, ks.generation, T0, &out));
-	cr_assert_eq(out.generation, 8);
+	cr_assert_eq(out.id.generation, 8);
 	/* Putting the same bytes again replaces, it does not duplicate. */
 	eg_token_cache_put(cache, ra, &a, ks.generation);
 	cr_assert_eq(eg_token_cache_size(cache), 2);
@@ -226,7 +226,7 @@ Test(cache, hit_redoes_the_identity_comparison)
 {
 	cr_assert_eq(admit(raw, T0).verdict, EG_ALLOW);
 	/* The receiver installs execution 8 and retires 7. */
-	rec.generation = 8;
+	rec.id.generation = 8;
 	rec.retired_below = 8;
 	struct eg_decision d = admit(raw, T0 + 1);
 
@@ -237,12 +237,12 @@ Test(cache, hit_redoes_the_identity_comparison)
 	req.scope = EG_SCOPE_TERMINAL;
 	cr_assert_eq(admit(raw, T0).reason, EG_REASON_SCOPE_NOT_ALLOWED);
 	req.scope = 0;
-	rec.activation = 2;
+	rec.id.activation = 2;
 	cr_assert_eq(admit(raw, T0).reason, EG_REASON_ACTIVATION_MISMATCH);
 	req.open_kind = EG_OPEN_ESTABLISHED;
 	cr_assert_eq(admit(raw, T0).verdict, EG_ALLOW);
 	/* A hit before not-before - skew is still refused. */
-	rec.activation = 1;
+	rec.id.activation = 1;
 	cr_assert_eq(admit(raw, T0 - 16).reason, EG_REASON_NOT_YET_VALID);
 	cr_assert_eq(eg_token_cache_size(cache), 1);
 }

@@ -30,13 +30,13 @@ Test(capability, layout_matches_the_spec)
 	uint8_t b[EG_CAP_LEN];
 	uint8_t msg[EG_CAP_SIGNED_LEN];
 
-	cap.substrate = EG_SUBSTRATE_FC_K8S;
+	cap.id.substrate = EG_SUBSTRATE_FC_K8S;
 	cap.proto = EG_PROTO_TCP;
 	cap.port = 8080;
 	cap.scope = EG_SCOPE_SERVICEPORT | EG_SCOPE_FILE_READ;
-	memcpy(cap.pod_uid, POD_P, EG_ID_BYTES);
-	cap.generation = 0x0102030405060708ull;
-	cap.activation = 0x0a0b0c0d;
+	memcpy(cap.id.pod_uid, POD_P, EG_ID_BYTES);
+	cap.id.generation = 0x0102030405060708ull;
+	cap.id.activation = 0x0a0b0c0d;
 	cap.issued_at = 0x1112131415161718ull;
 	cap.not_before = 0x2122232425262728ull;
 	cap.expiry = 0x3132333435363738ull;
@@ -83,9 +83,9 @@ Test(capability, round_trip)
 	cr_assert_eq(eg_cap_decode(raw, sizeof(raw), &out), EG_DECODE_OK);
 	eg_cap_encode(&out, again);
 	cr_assert_arr_eq(again, raw, EG_CAP_LEN);
-	cr_assert_eq(out.generation, 7);
+	cr_assert_eq(out.id.generation, 7);
 	cr_assert_eq(out.expiry, T0 + 120);
-	cr_assert_arr_eq(out.sandbox, SANDBOX_S, EG_ID_BYTES);
+	cr_assert_arr_eq(out.id.sandbox, SANDBOX_S, EG_ID_BYTES);
 }
 
 /* Re-encode a mutated template and decode it. */

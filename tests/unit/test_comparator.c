@@ -170,8 +170,8 @@ Test(comparator, permanent_denials_never_become_refresh)
 	struct eg_record other = rec;
 	uint8_t raw[EG_CAP_LEN];
 
-	memcpy(other.worker, WORKER_B, EG_ID_BYTES);
-	other.generation = 8;
+	memcpy(other.id.worker, WORKER_B, EG_ID_BYTES);
+	other.id.generation = 8;
 	req.scope = EG_SCOPE_CONTROL;
 	expect(admit_at(&other, T0), EG_DENY, EG_REASON_SCOPE_NOT_ALLOWED);
 	expect(admit_at(NULL, T0), EG_DENY, EG_REASON_SCOPE_NOT_ALLOWED);
@@ -199,7 +199,7 @@ Test(comparator, clock_edges)
 	expect(admit_at(&rec, UINT64_MAX), EG_DENY, EG_REASON_EXPIRED);
 	/* Time is judged before identity: an expired token for another worker
 	 * must re-authenticate, not refresh. */
-	memcpy(rec.worker, WORKER_B, EG_ID_BYTES);
+	memcpy(rec.id.worker, WORKER_B, EG_ID_BYTES);
 	expect(admit_at(&rec, T0 + 136), EG_DENY, EG_REASON_EXPIRED);
 	expect(admit_at(NULL, T0 + 136), EG_DENY, EG_REASON_EXPIRED);
 }
@@ -221,11 +221,11 @@ Test(comparator, check_time_does_not_wrap)
 /* Row 3. */
 Test(comparator, sandbox_mismatch_denies)
 {
-	memcpy(rec.sandbox, SANDBOX_T, EG_ID_BYTES);
+	memcpy(rec.id.sandbox, SANDBOX_T, EG_ID_BYTES);
 	expect(admit_at(&rec, T0), EG_DENY, EG_REASON_SANDBOX_MISMATCH);
 	/* Even when everything else differs too. */
-	memcpy(rec.worker, WORKER_B, EG_ID_BYTES);
-	rec.generation = 9;
+	memcpy(rec.id.worker, WORKER_B, EG_ID_BYTES);
+	rec.id.generation = 9;
 	rec.retired_below = 9;
 	expect(admit_at(&rec, T0), EG_DENY, EG_REASON_SANDBOX_MISMATCH);
 }
@@ -236,45 +236,45 @@ Test(comparator, other_route_refreshes)
 	struct eg_record r;
 
 	r = rec;
-	memcpy(r.worker, WORKER_B, EG_ID_BYTES);
+	memcpy(r.id.worker, WORKER_B, EG_ID_BYTES);
 	expect(admit_at(&r, T0), EG_REFRESH_ROUTE, EG_REASON_WORKER_MISMATCH);
 	r = rec;
-	r.generation = 8;
+	r.id.generation = 8;
 	expect(admit_at(&r, T0), EG_REFRESH_ROUTE, EG_REASON_GENERATION_MISMATCH);
 	r = rec;
-	r.generation = 6; /* the token is ahead of this receiver */
+	r.id.generation = 6; /* the token is ahead of this receiver */
 	expect(admit_at(&r, T0), EG_REFRESH_ROUTE, EG_REASON_GENERATION_MISMATCH);
 	r = rec;
-	r.substrate = EG_SUBSTRATE_FC_K8S;
+	r.id.substrate = EG_SUBSTRATE_FC_K8S;
 	expect(admit_at(&r, T0), EG_REFRESH_ROUTE, EG_REASON_SUBSTRATE_MISMATCH);
 
 	r = rec;
-	r.generation = 9;
+	r.id.generation = 9;
 	r.retired_below = 8;
 	expect(admit_at(&r, T0), EG_REFRESH_ROUTE, EG_REASON_GENERATION_RETIRED);
 	r.retired_below = 7; /* 7 itself is not below 7 */
 	expect(admit_at(&r, T0), EG_REFRESH_ROUTE, EG_REASON_GENERATION_MISMATCH);
 
-	cap.substrate = EG_SUBSTRATE_FC_K8S;
-	memcpy(cap.pod_uid, POD_P, EG_ID_BYTES);
+	cap.id.substrate = EG_SUBSTRATE_FC_K8S;
+	memcpy(cap.id.pod_uid, POD_P, EG_ID_BYTES);
 	test_record_for(&cap, &r);
 	expect(admit_at(&r, T0), EG_ALLOW, EG_REASON_OK);
-	memcpy(r.pod_uid, POD_Q, EG_ID_BYTES);
+	memcpy(r.id.pod_uid, POD_Q, EG_ID_BYTES);
 	expect(admit_at(&r, T0), EG_REFRESH_ROUTE, EG_REASON_POD_UID_MISMATCH);
-	memset(r.pod_uid, 0, EG_ID_BYTES);
+	memset(r.id.pod_uid, 0, EG_ID_BYTES);
 	expect(admit_at(&r, T0), EG_REFRESH_ROUTE, EG_REASON_POD_UID_MISMATCH);
 }
 
 /* Row 5. */
 Test(comparator, activation_change_refreshes_new_opens_only)
 {
-	rec.activation = 2;
+	rec.id.activation = 2;
 	req.open_kind = EG_OPEN_NEW;
 	expect(admit_at(&rec, T0), EG_REFRESH_ROUTE, EG_REASON_ACTIVATION_MISMATCH);
 	req.open_kind = EG_OPEN_ESTABLISHED;
 	expect(admit_at(&rec, T0), EG_ALLOW, EG_REASON_OK);
 	/* An established stream does not survive a route change. */
-	rec.generation = 8;
+	rec.id.generation = 8;
 	expect(admit_at(&rec, T0), EG_REFRESH_ROUTE, EG_REASON_GENERATION_MISMATCH);
 }
 
@@ -288,8 +288,8 @@ Test(comparator, no_record_refreshes)
  * record as it was, so the token keeps working. */
 Test(comparator, ownership_handoff_is_not_a_replacement)
 {
-	cap.substrate = EG_SUBSTRATE_FC_K8S;
-	memcpy(cap.pod_uid, POD_P, EG_ID_BYTES);
+	cap.id.substrate = EG_SUBSTRATE_FC_K8S;
+	memcpy(cap.id.pod_uid, POD_P, EG_ID_BYTES);
 	test_record_for(&cap, &rec);
 	expect(admit_at(&rec, T0), EG_ALLOW, EG_REASON_OK);
 	expect(admit_at(&rec, T0 + 60), EG_ALLOW, EG_REASON_OK);
@@ -306,8 +306,8 @@ Test(comparator, worked_example)
 	test_record_for(&for7, &on_a);
 	/* The restore: B installs execution 8 and retires everything older. */
 	for8 = for7;
-	memcpy(for8.worker, WORKER_B, EG_ID_BYTES);
-	for8.generation = 8;
+	memcpy(for8.id.worker, WORKER_B, EG_ID_BYTES);
+	for8.id.generation = 8;
 	memset(for8.token_id, 0x22, EG_ID_BYTES);
 	test_record_for(&for8, &on_b);
 	on_b.retired_below = 8;
@@ -319,7 +319,7 @@ Test(comparator, worked_example)
 	/* Had 8 been restored on A itself, the generation tells them apart. */
 	struct eg_record a_same_worker = on_a;
 
-	memcpy(cap.worker, WORKER_A, EG_ID_BYTES);
+	memcpy(cap.id.worker, WORKER_A, EG_ID_BYTES);
 	expect(admit_at(&a_same_worker, T0), EG_REFRESH_ROUTE, EG_REASON_GENERATION_MISMATCH);
 
 	/* A token for 7 after 8 is installed on B: rejected before it expires. */
@@ -330,7 +330,7 @@ Test(comparator, worked_example)
 	expect(admit_at(&on_b, T0 + 1), EG_ALLOW, EG_REASON_OK);
 
 	/* Checking the sandbox alone cannot tell: all three name S. */
-	cr_assert_arr_eq(for7.sandbox, for8.sandbox, EG_ID_BYTES);
+	cr_assert_arr_eq(for7.id.sandbox, for8.id.sandbox, EG_ID_BYTES);
 }
 
 /* The documented limit: until A learns that 7 was retired, A still runs 7
@@ -341,10 +341,10 @@ Test(comparator, known_limit_until_retirement_reaches_the_receiver)
 
 	test_record_for(&cap, &on_a);
 	expect(admit_at(&on_a, T0 + 60), EG_ALLOW, EG_REASON_OK);
-	on_a.generation = 8;
+	on_a.id.generation = 8;
 	on_a.retired_below = 8; /* A learns */
 	expect(admit_at(&on_a, T0 + 60), EG_REFRESH_ROUTE, EG_REASON_GENERATION_RETIRED);
-	on_a.generation = 7;
+	on_a.id.generation = 7;
 	on_a.retired_below = 0;
 	expect(admit_at(&on_a, T0 + 120 + 16), EG_DENY, EG_REASON_EXPIRED); /* or it expires */
 }
@@ -392,7 +392,7 @@ Test(comparator, compare_without_request_asks_nothing)
 
 	d = eg_compare(&cap, &rec, T0, NULL);
 	expect(d, EG_ALLOW, EG_REASON_OK);
-	rec.activation = 5;
+	rec.id.activation = 5;
 	d = eg_compare(&cap, &rec, T0, NULL);
 	expect(d, EG_REFRESH_ROUTE, EG_REASON_ACTIVATION_MISMATCH);
 }

@@ -14,11 +14,12 @@ static const uint8_t nil[EG_ID_BYTES];
 
 static struct eg_selection sel(const uint8_t *worker, uint64_t g, uint32_t a)
 {
-	struct eg_selection s = {.version = 1, .substrate = 1, .generation = g, .activation = a};
+	struct eg_selection s = {
+	    .version = 1, .id.substrate = 1, .id.generation = g, .id.activation = a};
 
-	memset(s.sandbox, 0x5f, sizeof(s.sandbox));
-	memcpy(s.worker, worker, EG_ID_BYTES);
-	memcpy(s.pod_uid, pod, EG_ID_BYTES);
+	memset(s.id.sandbox, 0x5f, sizeof(s.id.sandbox));
+	memcpy(s.id.worker, worker, EG_ID_BYTES);
+	memcpy(s.id.pod_uid, pod, EG_ID_BYTES);
 	return s;
 }
 
@@ -53,7 +54,7 @@ Test(fleet_apply, order)
 	b = sel(other, 7, 1);
 	cr_assert_eq(eg_fleet_order(true, &a, &b), EG_FLEET_OLDER);
 	b = sel(self, 7, 1);
-	memset(b.pod_uid, 0, sizeof(b.pod_uid));
+	memset(b.id.pod_uid, 0, sizeof(b.id.pod_uid));
 	cr_assert_eq(eg_fleet_order(true, &a, &b), EG_FLEET_OLDER);
 }
 
@@ -82,7 +83,7 @@ Test(fleet_apply, decide)
 	s = sel(self, 7, 0);
 	cr_assert_eq(eg_fleet_decide(self, &s, &l), EG_FLEET_RETIRE);
 	s = sel(self, 8, 1);
-	memset(s.pod_uid, 0x11, sizeof(s.pod_uid));
+	memset(s.id.pod_uid, 0x11, sizeof(s.id.pod_uid));
 	cr_assert_eq(eg_fleet_decide(self, &s, &l), EG_FLEET_RETIRE);
 }
 

@@ -19,11 +19,12 @@ static const uint8_t pod[EG_ID_BYTES] = {0x0e, [15] = 0x5b};
 
 static struct eg_selection sel(const uint8_t *worker, uint64_t g, uint32_t a)
 {
-	struct eg_selection s = {.version = 2, .substrate = 1, .generation = g, .activation = a};
+	struct eg_selection s = {
+	    .version = 2, .id.substrate = 1, .id.generation = g, .id.activation = a};
 
-	memset(s.sandbox, 0x5f, sizeof(s.sandbox));
-	memcpy(s.worker, worker, EG_ID_BYTES);
-	memcpy(s.pod_uid, pod, EG_ID_BYTES);
+	memset(s.id.sandbox, 0x5f, sizeof(s.id.sandbox));
+	memcpy(s.id.worker, worker, EG_ID_BYTES);
+	memcpy(s.id.pod_uid, pod, EG_ID_BYTES);
 	memcpy(s.audience, self, EG_ID_BYTES);
 	return s;
 }
@@ -108,7 +109,7 @@ static void stored(const char *dir, const struct eg_selection *s,
 	FILE *f;
 
 	eg_sel_to_text(raw, len, text);
-	eg_uuid_format(s->sandbox, u);
+	eg_uuid_format(s->id.sandbox, u);
 	snprintf(path, sizeof(path), "%s/%s/%s", dir, EG_FLEET_SELECTIONS_DIR, u);
 	f = fopen(path, "w");
 	cr_assert_not_null(f, "%s", path);
@@ -134,7 +135,7 @@ Test(fleet_gate, check_reads_the_stored_selection_and_its_audience)
 	snprintf(sub, sizeof(sub), "%s/%s", dir, EG_FLEET_SELECTIONS_DIR);
 	cr_assert_eq(mkdir(sub, 0700), 0);
 	memset(&spec, 0, sizeof(spec));
-	memcpy(spec.sandbox, s.sandbox, EG_ID_BYTES);
+	memcpy(spec.sandbox, s.id.sandbox, EG_ID_BYTES);
 	memcpy(spec.worker, self, EG_ID_BYTES);
 	memcpy(spec.pod_uid, pod, EG_ID_BYTES);
 	spec.generation = 7;

@@ -118,7 +118,7 @@ Test(ids, identity_options)
 	char err[200];
 
 	eg_identity_opts_init(&o);
-	cr_assert_eq(o.rec.substrate, EG_SUBSTRATE_FC_HOST);
+	cr_assert_eq(o.rec.id.substrate, EG_SUBSTRATE_FC_HOST);
 	cr_assert_eq(eg_identity_opt(&o, "sandbox", "5f0c1a2b-3c4d-4e5f-8091-a2b3c4d5e6f7", err,
 				     sizeof(err)),
 		     1);
@@ -130,10 +130,10 @@ Test(ids, identity_options)
 	cr_assert_eq(eg_identity_opt(&o, "generation", "7", err, sizeof(err)), 1);
 	cr_assert_eq(eg_identity_opt(&o, "activation", "4294967295", err, sizeof(err)), 1);
 	cr_assert_eq(eg_identity_opts_finish(&o, EG_IDF_REQUIRED, err, sizeof(err)), 0);
-	cr_assert_arr_eq(o.rec.sandbox, SANDBOX_S, EG_ID_BYTES);
-	cr_assert_arr_eq(o.rec.worker, WORKER_A, EG_ID_BYTES);
-	cr_assert_eq(o.rec.generation, 7);
-	cr_assert_eq(o.rec.activation, UINT32_MAX);
+	cr_assert_arr_eq(o.rec.id.sandbox, SANDBOX_S, EG_ID_BYTES);
+	cr_assert_arr_eq(o.rec.id.worker, WORKER_A, EG_ID_BYTES);
+	cr_assert_eq(o.rec.id.generation, 7);
+	cr_assert_eq(o.rec.id.activation, UINT32_MAX);
 
 	cr_assert_eq(eg_identity_opt(&o, "keys", "x", err, sizeof(err)), 0);
 	cr_assert_eq(eg_identity_opt(&o, "generation", "8", err, sizeof(err)), -EINVAL);
@@ -144,7 +144,7 @@ Test(ids, identity_options)
 	cr_assert_str_eq(
 	    err, "--substrate 'qemu': unknown substrate (firecracker-k8s, firecracker-host)");
 	cr_assert_eq(eg_identity_opt(&o, "substrate", "firecracker-k8s", err, sizeof(err)), 1);
-	cr_assert_eq(o.rec.substrate, EG_SUBSTRATE_FC_K8S);
+	cr_assert_eq(o.rec.id.substrate, EG_SUBSTRATE_FC_K8S);
 
 	cr_assert_eq(eg_identity_opt(&o, "service-port", "8080/tcp", err, sizeof(err)), 1);
 	cr_assert_eq(eg_identity_opt(&o, "service-port", "53/udp", err, sizeof(err)), 1);
@@ -181,7 +181,7 @@ Test(ids, identity_options)
 	cr_assert_eq(eg_identity_opt(&o, "retired-below", "9223372036854775807", err, sizeof(err)),
 		     -EINVAL);
 	cr_assert_eq(eg_identity_opt(&o, "generation", "9007199254740991", err, sizeof(err)), 1);
-	cr_assert_eq(o.rec.generation, EG_GENERATION_MAX);
+	cr_assert_eq(o.rec.id.generation, EG_GENERATION_MAX);
 }
 
 Test(ids, vsock_cids_that_are_never_a_guest)

@@ -349,10 +349,10 @@ Test(keyset_doc, a_selection_is_not_a_key_set)
 
 	memset(&s, 0, sizeof(s));
 	s.version = 1;
-	s.substrate = EG_SUBSTRATE_FC_HOST;
+	s.id.substrate = EG_SUBSTRATE_FC_HOST;
 	memcpy(s.key_id, root.kid, EG_KEY_ID_LEN);
-	memcpy(s.sandbox, SANDBOX_S, EG_ID_BYTES);
-	memcpy(s.worker, WORKER_A, EG_ID_BYTES);
+	memcpy(s.id.sandbox, SANDBOX_S, EG_ID_BYTES);
+	memcpy(s.id.worker, WORKER_A, EG_ID_BYTES);
 	eg_sel_sign(&s, root.sk, b);
 	cr_assert_neq(eg_ksd_verify(b, sizeof(b), root.pk, &out), EG_KSD_OK);
 }

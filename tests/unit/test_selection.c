@@ -20,12 +20,12 @@ static void template(struct eg_selection *s, const struct test_key *k)
 {
 	memset(s, 0, sizeof(*s));
 	s->version = EG_SEL_VERSION;
-	s->substrate = EG_SUBSTRATE_FC_HOST;
-	s->activation = 1;
+	s->id.substrate = EG_SUBSTRATE_FC_HOST;
+	s->id.activation = 1;
 	memcpy(s->key_id, k->kid, EG_KEY_ID_LEN);
-	memcpy(s->sandbox, SANDBOX_S, EG_ID_BYTES);
-	memcpy(s->worker, WORKER_A, EG_ID_BYTES);
-	s->generation = 7;
+	memcpy(s->id.sandbox, SANDBOX_S, EG_ID_BYTES);
+	memcpy(s->id.worker, WORKER_A, EG_ID_BYTES);
+	s->id.generation = 7;
 	s->issued_at = T0;
 }
 
@@ -44,10 +44,10 @@ Test(selection, layout_matches_the_spec)
 {
 	uint8_t b[EG_SEL_LEN], msg[22 + 80];
 
-	sel.substrate = EG_SUBSTRATE_FC_K8S;
-	sel.activation = 0x0a0b0c0d;
-	memcpy(sel.pod_uid, POD_P, EG_ID_BYTES);
-	sel.generation = 0x0001020304050607ull;
+	sel.id.substrate = EG_SUBSTRATE_FC_K8S;
+	sel.id.activation = 0x0a0b0c0d;
+	memcpy(sel.id.pod_uid, POD_P, EG_ID_BYTES);
+	sel.id.generation = 0x0001020304050607ull;
 	sel.issued_at = 0x1112131415161718ull;
 	eg_sel_sign(&sel, key.sk, b);
 
@@ -95,15 +95,15 @@ Test(selection, field_extremes_round_trip)
 	struct eg_selection out;
 	uint8_t b[EG_SEL_LEN];
 
-	sel.generation = EG_GENERATION_MAX;
-	sel.activation = UINT32_MAX;
+	sel.id.generation = EG_GENERATION_MAX;
+	sel.id.activation = UINT32_MAX;
 	sel.issued_at = UINT64_MAX;
 	eg_sel_sign(&sel, key.sk, b);
 	cr_assert_eq(eg_sel_verify(b, sizeof(b), key.pk, &out), EG_SEL_OK);
-	cr_assert_eq(out.generation, EG_GENERATION_MAX);
-	cr_assert_eq(out.activation, UINT32_MAX);
-	sel.generation = 0;
-	sel.activation = 0;
+	cr_assert_eq(out.id.generation, EG_GENERATION_MAX);
+	cr_assert_eq(out.id.activation, UINT32_MAX);
+	sel.id.generation = 0;
+	sel.id.activation = 0;
 	eg_sel_sign(&sel, key.sk, b);
 	cr_assert_eq(eg_sel_verify(b, sizeof(b), key.pk, &out), EG_SEL_OK);
 }

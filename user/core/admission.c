@@ -75,11 +75,11 @@ struct eg_decision eg_admit(struct eg_admission *a, const uint8_t *raw, size_t l
 void eg_admission_result_cap(struct eg_verdict_result *res, const struct eg_capability *cap)
 {
 	res->decoded = true;
-	memcpy(res->cap_sandbox, cap->sandbox, EG_ID_BYTES);
+	memcpy(res->cap_sandbox, cap->id.sandbox, EG_ID_BYTES);
 	memcpy(res->cap_token_id, cap->token_id, EG_ID_BYTES);
-	memcpy(res->cap_worker, cap->worker, EG_ID_BYTES);
-	res->cap_generation = cap->generation;
-	res->cap_activation = cap->activation;
+	memcpy(res->cap_worker, cap->id.worker, EG_ID_BYTES);
+	res->cap_generation = cap->id.generation;
+	res->cap_activation = cap->id.activation;
 	res->cap_scope = cap->scope;
 	res->cap_expiry = cap->expiry;
 }

@@ -41,13 +41,20 @@ const char *eg_decode_err_name(enum eg_decode_err err)
  * are no field: zero on encode, checked by validate on decode. */
 #define CAP_FIELD(kind, off, member) EG_WIRE_##kind(off, struct eg_capability, member)
 static const struct eg_wire_field cap_fields[] = {
-    CAP_FIELD(UINT, EG_OFF_VERSION, version),	    CAP_FIELD(UINT, EG_OFF_SUBSTRATE, substrate),
-    CAP_FIELD(UINT, EG_OFF_PROTO, proto),	    CAP_FIELD(UINT, EG_OFF_PORT, port),
-    CAP_FIELD(BYTES, EG_OFF_KEY_ID, key_id),	    CAP_FIELD(BYTES, EG_OFF_TOKEN_ID, token_id),
-    CAP_FIELD(BYTES, EG_OFF_SANDBOX, sandbox),	    CAP_FIELD(BYTES, EG_OFF_WORKER, worker),
-    CAP_FIELD(BYTES, EG_OFF_POD_UID, pod_uid),	    CAP_FIELD(UINT, EG_OFF_GENERATION, generation),
-    CAP_FIELD(UINT, EG_OFF_ACTIVATION, activation), CAP_FIELD(UINT, EG_OFF_SCOPE, scope),
-    CAP_FIELD(UINT, EG_OFF_ISSUED_AT, issued_at),   CAP_FIELD(UINT, EG_OFF_NOT_BEFORE, not_before),
+    CAP_FIELD(UINT, EG_OFF_VERSION, version),
+    CAP_FIELD(UINT, EG_OFF_SUBSTRATE, id.substrate),
+    CAP_FIELD(UINT, EG_OFF_PROTO, proto),
+    CAP_FIELD(UINT, EG_OFF_PORT, port),
+    CAP_FIELD(BYTES, EG_OFF_KEY_ID, key_id),
+    CAP_FIELD(BYTES, EG_OFF_TOKEN_ID, token_id),
+    CAP_FIELD(BYTES, EG_OFF_SANDBOX, id.sandbox),
+    CAP_FIELD(BYTES, EG_OFF_WORKER, id.worker),
+    CAP_FIELD(BYTES, EG_OFF_POD_UID, id.pod_uid),
+    CAP_FIELD(UINT, EG_OFF_GENERATION, id.generation),
+    CAP_FIELD(UINT, EG_OFF_ACTIVATION, id.activation),
+    CAP_FIELD(UINT, EG_OFF_SCOPE, scope),
+    CAP_FIELD(UINT, EG_OFF_ISSUED_AT, issued_at),
+    CAP_FIELD(UINT, EG_OFF_NOT_BEFORE, not_before),
     CAP_FIELD(UINT, EG_OFF_EXPIRY, expiry),
 };
 #define CAP_NFIELDS (sizeof(cap_fields) / sizeof(cap_fields[0]))
@@ -78,7 +85,7 @@ static enum eg_decode_err validate(const uint8_t *buf, const struct eg_capabilit
 		return EG_DECODE_BAD_VERSION;
 	if (buf[EG_OFF_RESERVED0] != 0 || eg_get_be16(buf + EG_OFF_RESERVED1) != 0)
 		return EG_DECODE_RESERVED_BITS;
-	if (c->substrate != EG_SUBSTRATE_FC_K8S && c->substrate != EG_SUBSTRATE_FC_HOST)
+	if (c->id.substrate != EG_SUBSTRATE_FC_K8S && c->id.substrate != EG_SUBSTRATE_FC_HOST)
 		return EG_DECODE_BAD_SUBSTRATE;
 	if (c->scope == 0 || (c->scope & ~EG_SCOPE_ALL) != 0)
 		return EG_DECODE_BAD_SCOPE;
@@ -92,9 +99,10 @@ static enum eg_decode_err validate(const uint8_t *buf, const struct eg_capabilit
 		return EG_DECODE_BAD_VALIDITY;
 	if (c->expiry - c->issued_at > EG_CAP_MAX_TTL)
 		return EG_DECODE_TTL_TOO_LONG;
-	if (eg_id_is_zero(c->sandbox) || eg_id_is_zero(c->worker) || eg_id_is_zero(c->token_id))
+	if (eg_id_is_zero(c->id.sandbox) || eg_id_is_zero(c->id.worker) ||
+	    eg_id_is_zero(c->token_id))
 		return EG_DECODE_ZERO_ID;
-	if (c->generation > EG_GENERATION_MAX)
+	if (c->id.generation > EG_GENERATION_MAX)
 		return EG_DECODE_BAD_GENERATION;
 	return EG_DECODE_OK;
 }

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "core/identity.h"
 #include "execgate/text.h" /* enum eg_proto */
 #include "execgate/sizes.h"
 
@@ -65,18 +66,13 @@ enum eg_scope {
 
 struct eg_capability {
 	uint8_t version;
-	uint8_t substrate; /* enum eg_substrate */
-	uint8_t proto;	   /* enum eg_proto; NONE iff port == 0 */
+	uint8_t proto; /* enum eg_proto; NONE iff port == 0 */
 	uint16_t port;
 	uint8_t key_id[EG_KEY_ID_LEN];
 	uint8_t token_id[EG_ID_BYTES];
-	uint8_t sandbox[EG_ID_BYTES];
-	uint8_t worker[EG_ID_BYTES];
-	uint8_t pod_uid[EG_ID_BYTES]; /* all-zero outside Kubernetes */
-	uint64_t generation;
-	uint32_t activation;
-	uint32_t scope;	    /* enum eg_scope bits */
-	uint64_t issued_at; /* unix seconds */
+	struct eg_identity id; /* the execution it is bound to */
+	uint32_t scope;	       /* enum eg_scope bits */
+	uint64_t issued_at;    /* unix seconds */
 	uint64_t not_before;
 	uint64_t expiry;
 	uint8_t signature[EG_CAP_SIG_LEN];

@@ -99,24 +99,24 @@ static enum eg_reason compare_reason(const struct eg_capability *cap, const stru
 		return EG_REASON_PORT_NOT_ALLOWED;
 	if (!rec)
 		return EG_REASON_NO_RECORD;
-	if (memcmp(cap->sandbox, rec->sandbox, EG_ID_BYTES) != 0)
+	if (memcmp(cap->id.sandbox, rec->id.sandbox, EG_ID_BYTES) != 0)
 		return EG_REASON_SANDBOX_MISMATCH;
 	/* Before the route fields: on the receiver that replaced it, a retired
 	 * generation is the precise answer even though the worker (and the
 	 * generation) differ as well. */
-	if (cap->generation < rec->retired_below)
+	if (cap->id.generation < rec->retired_below)
 		return EG_REASON_GENERATION_RETIRED;
-	if (memcmp(cap->worker, rec->worker, EG_ID_BYTES) != 0)
+	if (memcmp(cap->id.worker, rec->id.worker, EG_ID_BYTES) != 0)
 		return EG_REASON_WORKER_MISMATCH;
-	if (cap->substrate != rec->substrate)
+	if (cap->id.substrate != rec->id.substrate)
 		return EG_REASON_SUBSTRATE_MISMATCH;
-	if (memcmp(cap->pod_uid, rec->pod_uid, EG_ID_BYTES) != 0)
+	if (memcmp(cap->id.pod_uid, rec->id.pod_uid, EG_ID_BYTES) != 0)
 		return EG_REASON_POD_UID_MISMATCH;
-	if (cap->generation != rec->generation)
+	if (cap->id.generation != rec->id.generation)
 		return EG_REASON_GENERATION_MISMATCH;
 	/* Same route and generation: a new activation attempt must not tear
 	 * down streams that are already bound, but new opens need it. */
-	if (cap->activation != rec->activation && req->open_kind != EG_OPEN_ESTABLISHED)
+	if (cap->id.activation != rec->id.activation && req->open_kind != EG_OPEN_ESTABLISHED)
 		return EG_REASON_ACTIVATION_MISMATCH;
 	return EG_REASON_OK;
 }

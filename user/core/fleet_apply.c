@@ -19,7 +19,8 @@ enum eg_fleet_order eg_fleet_order(bool has_applied, const struct eg_selection *
 
 	if (!has_applied)
 		return EG_FLEET_NEWER;
-	c = cmp_exec(sel->generation, sel->activation, applied->generation, applied->activation);
+	c = cmp_exec(sel->id.generation, sel->id.activation, applied->id.generation,
+		     applied->id.activation);
 	if (c > 0)
 		return EG_FLEET_NEWER;
 	if (c < 0)
@@ -28,9 +29,9 @@ enum eg_fleet_order eg_fleet_order(bool has_applied, const struct eg_selection *
 	 * (re-signed, or written again) is not a rollback. Another worker or
 	 * pod UID under an equal (generation, activation) is no newer than
 	 * what is applied, so it cannot replace it. */
-	if (!memcmp(sel->worker, applied->worker, sizeof(sel->worker)) &&
-	    !memcmp(sel->pod_uid, applied->pod_uid, sizeof(sel->pod_uid)) &&
-	    sel->substrate == applied->substrate)
+	if (!memcmp(sel->id.worker, applied->id.worker, sizeof(sel->id.worker)) &&
+	    !memcmp(sel->id.pod_uid, applied->id.pod_uid, sizeof(sel->id.pod_uid)) &&
+	    sel->id.substrate == applied->id.substrate)
 		return EG_FLEET_SAME;
 	return EG_FLEET_OLDER;
 }
@@ -41,16 +42,17 @@ enum eg_fleet_audience eg_fleet_audience(const uint8_t self[EG_ID_BYTES],
 	if (sel->version == EG_SEL_VERSION2)
 		return memcmp(sel->audience, self, EG_ID_BYTES) ? EG_FLEET_WRONG_AUDIENCE
 								: EG_FLEET_ADDRESSED;
-	return memcmp(sel->worker, self, EG_ID_BYTES) ? EG_FLEET_NO_AUDIENCE : EG_FLEET_ADDRESSED;
+	return memcmp(sel->id.worker, self, EG_ID_BYTES) ? EG_FLEET_NO_AUDIENCE
+							 : EG_FLEET_ADDRESSED;
 }
 
 bool eg_fleet_matches(const uint8_t self[EG_ID_BYTES], const struct eg_selection *sel,
 		      const uint8_t worker[EG_ID_BYTES], uint64_t generation, uint32_t activation,
 		      const uint8_t pod_uid[EG_ID_BYTES])
 {
-	return !memcmp(sel->worker, self, EG_ID_BYTES) && !memcmp(worker, self, EG_ID_BYTES) &&
-	       sel->generation == generation && sel->activation == activation &&
-	       !memcmp(sel->pod_uid, pod_uid, EG_ID_BYTES);
+	return !memcmp(sel->id.worker, self, EG_ID_BYTES) && !memcmp(worker, self, EG_ID_BYTES) &&
+	       sel->id.generation == generation && sel->id.activation == activation &&
+	       !memcmp(sel->id.pod_uid, pod_uid, EG_ID_BYTES);
 }
 
 enum eg_fleet_action eg_fleet_decide(const uint8_t self[EG_ID_BYTES],
@@ -78,7 +80,7 @@ enum eg_fleet_state eg_fleet_ack_state(const uint8_t self[EG_ID_BYTES], bool has
 {
 	if (local->has_record && !local->retired)
 		return EG_FLEET_ACTIVE;
-	if (has_sel && !memcmp(sel->worker, self, EG_ID_BYTES))
+	if (has_sel && !memcmp(sel->id.worker, self, EG_ID_BYTES))
 		return EG_FLEET_PENDING;
 	return local->has_record ? EG_FLEET_RETIRED : EG_FLEET_ABSENT;
 }
@@ -90,15 +92,15 @@ const char *eg_fleet_put_refusal(const uint8_t self[EG_ID_BYTES], bool has_sel,
 {
 	if (!has_sel)
 		return "no signed selection for this sandbox yet";
-	if (memcmp(sel->worker, self, EG_ID_BYTES))
+	if (memcmp(sel->id.worker, self, EG_ID_BYTES))
 		return "the selection names another worker";
 	if (memcmp(worker, self, EG_ID_BYTES))
 		return "\"worker\" is not this worker";
-	if (sel->generation != generation)
+	if (sel->id.generation != generation)
 		return "\"generation\" is not the selection's";
-	if (sel->activation != activation)
+	if (sel->id.activation != activation)
 		return "\"activation\" is not the selection's";
-	if (memcmp(sel->pod_uid, pod_uid, EG_ID_BYTES))
+	if (memcmp(sel->id.pod_uid, pod_uid, EG_ID_BYTES))
 		return "\"pod_uid\" is not the selection's";
 	return NULL;
 }

@@ -54,7 +54,7 @@ static int stored_selection(const char *state_dir, const uint8_t self[EG_ID_BYTE
 		snprintf(why, why_size, "stored selection %s: %s", path, eg_sel_err_name(e));
 		return -ENOMSG;
 	}
-	if (memcmp(sel->sandbox, sandbox, EG_ID_BYTES)) {
+	if (memcmp(sel->id.sandbox, sandbox, EG_ID_BYTES)) {
 		snprintf(why, why_size, "stored selection %s: names another sandbox", path);
 		return -ENOMSG;
 	}

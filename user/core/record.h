@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 #include "core/capability.h"
+#include "core/identity.h"
 #include "execgate/sizes.h"
 
 struct eg_port_rule {
@@ -13,12 +14,7 @@ struct eg_port_rule {
 };
 
 struct eg_record {
-	uint8_t sandbox[EG_ID_BYTES];
-	uint8_t worker[EG_ID_BYTES];
-	uint8_t pod_uid[EG_ID_BYTES];
-	uint8_t substrate;
-	uint64_t generation;
-	uint32_t activation;
+	struct eg_identity id;
 	/* Generations below this were retired by this receiver. */
 	uint64_t retired_below;
 	/* ServicePort profile of the current execution. */

@@ -64,13 +64,13 @@ size_t eg_sel_encode_body(const struct eg_selection *s, uint8_t *b)
 
 	memset(b, 0, body);
 	b[OFF_VERSION] = s->version;
-	b[OFF_SUBSTRATE] = s->substrate;
-	eg_put_be32(b + OFF_ACTIVATION, s->activation);
+	b[OFF_SUBSTRATE] = s->id.substrate;
+	eg_put_be32(b + OFF_ACTIVATION, s->id.activation);
 	memcpy(b + OFF_KEY_ID, s->key_id, EG_KEY_ID_LEN);
-	memcpy(b + OFF_SANDBOX, s->sandbox, EG_ID_BYTES);
-	memcpy(b + OFF_WORKER, s->worker, EG_ID_BYTES);
-	memcpy(b + OFF_POD_UID, s->pod_uid, EG_ID_BYTES);
-	eg_put_be64(b + OFF_GENERATION, s->generation);
+	memcpy(b + OFF_SANDBOX, s->id.sandbox, EG_ID_BYTES);
+	memcpy(b + OFF_WORKER, s->id.worker, EG_ID_BYTES);
+	memcpy(b + OFF_POD_UID, s->id.pod_uid, EG_ID_BYTES);
+	eg_put_be64(b + OFF_GENERATION, s->id.generation);
 	eg_put_be64(b + OFF_ISSUED_AT, s->issued_at);
 	if (s->version == EG_SEL_VERSION2)
 		memcpy(b + OFF_AUDIENCE, s->audience, EG_ID_BYTES);
@@ -121,20 +121,20 @@ enum eg_sel_err eg_sel_decode(const uint8_t *b, size_t len, struct eg_selection 
 		return EG_SEL_BAD_SUBSTRATE;
 	memset(&s, 0, sizeof(s));
 	s.version = b[OFF_VERSION];
-	s.substrate = b[OFF_SUBSTRATE];
-	s.activation = eg_get_be32(b + OFF_ACTIVATION);
+	s.id.substrate = b[OFF_SUBSTRATE];
+	s.id.activation = eg_get_be32(b + OFF_ACTIVATION);
 	memcpy(s.key_id, b + OFF_KEY_ID, EG_KEY_ID_LEN);
-	memcpy(s.sandbox, b + OFF_SANDBOX, EG_ID_BYTES);
-	memcpy(s.worker, b + OFF_WORKER, EG_ID_BYTES);
-	memcpy(s.pod_uid, b + OFF_POD_UID, EG_ID_BYTES);
-	s.generation = eg_get_be64(b + OFF_GENERATION);
+	memcpy(s.id.sandbox, b + OFF_SANDBOX, EG_ID_BYTES);
+	memcpy(s.id.worker, b + OFF_WORKER, EG_ID_BYTES);
+	memcpy(s.id.pod_uid, b + OFF_POD_UID, EG_ID_BYTES);
+	s.id.generation = eg_get_be64(b + OFF_GENERATION);
 	s.issued_at = eg_get_be64(b + OFF_ISSUED_AT);
 	if (s.version == EG_SEL_VERSION2)
 		memcpy(s.audience, b + OFF_AUDIENCE, EG_ID_BYTES);
-	if (eg_id_is_zero(s.sandbox) || eg_id_is_zero(s.worker) ||
+	if (eg_id_is_zero(s.id.sandbox) || eg_id_is_zero(s.id.worker) ||
 	    (s.version == EG_SEL_VERSION2 && eg_id_is_zero(s.audience)))
 		return EG_SEL_ZERO_ID;
-	if (s.generation > EG_GENERATION_MAX)
+	if (s.id.generation > EG_GENERATION_MAX)
 		return EG_SEL_BAD_GENERATION;
 	*out = s;
 	return EG_SEL_OK;

@@ -47,13 +47,8 @@
 
 struct eg_selection {
 	uint8_t version;
-	uint8_t substrate; /* enum eg_substrate */
-	uint32_t activation;
 	uint8_t key_id[EG_KEY_ID_LEN];
-	uint8_t sandbox[EG_ID_BYTES];
-	uint8_t worker[EG_ID_BYTES];
-	uint8_t pod_uid[EG_ID_BYTES];
-	uint64_t generation;
+	struct eg_identity id; /* the execution it selects */
 	uint64_t issued_at;
 	uint8_t audience[EG_ID_BYTES]; /* v2; all-zero in a v1 */
 };

@@ -59,8 +59,8 @@ static void put_record(struct text *t, const struct eg_runtime_record *r)
 	put(t, ",");
 	put_uuid(t, "pod_uid", r->pod_uid);
 	put(t, ",\"substrate\":\"%s\",\"generation\":%lld,\"activation\":%lld,\"epoch\":%lld,",
-	    eg_substrate_name((uint8_t)r->substrate), (long long)r->generation,
-	    (long long)r->activation, (long long)r->epoch);
+	    (r->substrate <= UINT8_MAX ? eg_substrate_name((uint8_t)r->substrate) : "unknown"),
+	    (long long)r->generation, (long long)r->activation, (long long)r->epoch);
 	put_proc(t, "bridge", &r->bridge);
 	put(t, ",");
 	put_proc(t, "vmm", &r->vmm);

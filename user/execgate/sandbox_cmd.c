@@ -78,7 +78,8 @@ void eg_cli_record_text(const struct eg_runtime_record *r, const struct eg_inet_
 	printf("%s %-7s generation %llu attempt %u epoch %llu worker %s substrate %s bridge ",
 	       eg_cli_uuid(r->sandbox, u), r->retired ? "retired" : "active",
 	       (unsigned long long)r->generation, r->activation, (unsigned long long)r->epoch,
-	       eg_cli_uuid(r->worker, wk), eg_substrate_name((uint8_t)r->substrate));
+	       eg_cli_uuid(r->worker, wk),
+	       (r->substrate <= UINT8_MAX ? eg_substrate_name((uint8_t)r->substrate) : "unknown"));
 	eg_cli_print_proc(stdout, &r->bridge);
 	printf(" ");
 	eg_cli_print_service_profile(stdout, r, addrs, naddrs);

@@ -72,10 +72,10 @@ static json_t *ack_truth(struct eg_fleet_worker *d, const struct eg_fw_sel *s,
 	st = eg_fleet_ack_state(d->self, s->has_sel, &s->sel, &local);
 	eg_uuid_to_text(d->self, self);
 	eg_uuid_to_text(s->sandbox, sb);
-	eg_uuid_to_text(s->sel.worker, w);
+	eg_uuid_to_text(s->sel.id.worker, w);
 	sel = json_pack("{s:s,s:I,s:I,s:I}", "worker", w, "generation",
-			(json_int_t)s->sel.generation, "activation", (json_int_t)s->sel.activation,
-			"revision", (json_int_t)s->sel_rev);
+			(json_int_t)s->sel.id.generation, "activation",
+			(json_int_t)s->sel.id.activation, "revision", (json_int_t)s->sel_rev);
 	o = json_pack("{s:i,s:s,s:s,s:o,s:s}", "schema_version", EG_ACK_SCHEMA_VERSION, "worker",
 		      self, "sandbox", sb, "selection", sel, "state", eg_fleet_state_name(st));
 	*rc = -ENOMEM;

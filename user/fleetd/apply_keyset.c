@@ -94,7 +94,7 @@ static void reverify(struct eg_fleet_worker *d)
 			  "fleet: sandbox %s: selection generation %llu activation %u dropped: %s "
 			  "(key %s); its record stays as it is, the next genuine selection "
 			  "applies",
-			  u, (unsigned long long)s->sel.generation, s->sel.activation,
+			  u, (unsigned long long)s->sel.id.generation, s->sel.id.activation,
 			  eg_sel_err_name(e), kid);
 		eg_fw_drop(d, s); /* the last entry moves to i */
 	}

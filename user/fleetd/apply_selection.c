@@ -75,7 +75,7 @@ static bool enforce(struct eg_fleet_worker *d, struct eg_fw_sel *s)
 		return false;
 	s->retiring = true;
 	retire(d, s->sandbox,
-	       memcmp(s->sel.worker, d->self, EG_ID_BYTES)
+	       memcmp(s->sel.id.worker, d->self, EG_ID_BYTES)
 		   ? "the selection names another worker"
 		   : "the selection names another execution");
 	s->retiring = false;
@@ -114,7 +114,7 @@ static unsigned judge_selection(struct eg_fleet_worker *d, const char *key, cons
 	if (serr != EG_SEL_OK)
 		return serr;
 	*name = "wrong-sandbox";
-	if (memcmp(sel->sandbox, id, EG_ID_BYTES))
+	if (memcmp(sel->id.sandbox, id, EG_ID_BYTES))
 		return EG_FW_SEL_SANDBOX;
 	/* The store cannot order a cut (docs/fleet.md, "Audience"): a v2 is
 	 * acted on only by the worker it is addressed to, and a v1, which
@@ -221,11 +221,12 @@ void eg_fw_apply_selection(struct eg_fleet_worker *d, const char *key, const cha
 		memcpy(s->raw, raw, raw_len);
 		s->raw_len = raw_len;
 		s->sel_rev = rev;
-		eg_uuid_to_text(sel.worker, w);
+		eg_uuid_to_text(sel.id.worker, w);
 		eg_fw_log(d, 6,
 			  "fleet: selection applied: sandbox=%s worker=%s generation=%llu "
 			  "activation=%u mod_revision=%lld",
-			  u, w, (unsigned long long)sel.generation, sel.activation, (long long)rev);
+			  u, w, (unsigned long long)sel.id.generation, sel.id.activation,
+			  (long long)rev);
 	}
 	/* NEWER or SAME: enforced again either way, so that a daemon killed
 	 * between storing a selection and retiring the record it replaces

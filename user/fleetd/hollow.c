@@ -9,6 +9,7 @@
 #include "core/epoch_rule.h"
 #include "core/fleet_apply.h"
 #include "core/fleet_gate.h"
+#include "core/identity.h"
 #include "core/ids.h"
 #include "core/keyset.h"
 #include "core/selection.h"
@@ -192,6 +193,7 @@ static int hb_install_mode(void *be, const struct eg_install_spec *spec, const c
 	struct eg_epoch_asked asked = {.generation = spec->generation,
 				       .activation = spec->activation};
 	enum eg_epoch_outcome o;
+	struct eg_identity id;
 	struct hollow_rec *r;
 	uint64_t epoch = 0;
 	int rc;
@@ -243,12 +245,8 @@ static int hb_install_mode(void *be, const struct eg_install_spec *spec, const c
 		rep->had_before = true;
 		rep->before = r->rec;
 	}
-	memcpy(r->rec.sandbox, spec->sandbox, EG_ID_BYTES);
-	memcpy(r->rec.worker, spec->worker, EG_ID_BYTES);
-	memcpy(r->rec.pod_uid, spec->pod_uid, EG_ID_BYTES);
-	r->rec.substrate = spec->substrate;
-	r->rec.generation = spec->generation;
-	r->rec.activation = spec->activation;
+	eg_identity_from_spec(&id, spec);
+	eg_identity_to_runtime(&r->rec, &id);
 	r->rec.epoch = epoch;
 	r->rec.retired = false;
 	r->rec.bridge.tgid = (uint32_t)spec->bridge_pid;

@@ -203,7 +203,7 @@ int eg_fw_load_selections(struct eg_fleet_worker *d, char *err, size_t err_size)
 		     sscanf(line, "%lld %255s", &rev, text) == 2 && rev > 0 &&
 		     eg_sel_text_to_bin(text, strlen(text), raw, &raw_len) == EG_SEL_OK &&
 		     eg_sel_decode(raw, raw_len, &sel) == EG_SEL_OK &&
-		     !memcmp(sel.sandbox, id, EG_ID_BYTES);
+		     !memcmp(sel.id.sandbox, id, EG_ID_BYTES);
 		if (fp)
 			fclose(fp);
 		if (ok)

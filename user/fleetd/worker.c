@@ -275,10 +275,10 @@ int eg_fw_ack_json(struct eg_fleet_worker *d, const struct eg_fw_sel *s, char **
 	st = eg_fleet_ack_state(d->self, s->has_sel, &s->sel, &local);
 	eg_uuid_to_text(d->self, self);
 	eg_uuid_to_text(s->sandbox, sb);
-	eg_uuid_to_text(s->sel.worker, w);
+	eg_uuid_to_text(s->sel.id.worker, w);
 	sel = json_pack("{s:s,s:I,s:I,s:I}", "worker", w, "generation",
-			(json_int_t)s->sel.generation, "activation", (json_int_t)s->sel.activation,
-			"revision", (json_int_t)s->sel_rev);
+			(json_int_t)s->sel.id.generation, "activation",
+			(json_int_t)s->sel.id.activation, "revision", (json_int_t)s->sel_rev);
 	o = json_pack("{s:i,s:s,s:s,s:o,s:s}", "schema_version", 2, "worker", self, "sandbox", sb,
 		      "selection", sel, "state", eg_fleet_state_name(st));
 	if (!o)

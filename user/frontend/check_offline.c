@@ -14,8 +14,8 @@
 static void from_identity(const struct eg_record *r, struct eg_runtime_record *k)
 {
 	memset(k, 0, sizeof(*k));
-	EG_IDENTITY_COPY(k, r);
-	k->retired = r->retired_below > r->generation;
+	eg_identity_to_runtime(k, &r->id);
+	k->retired = r->retired_below > r->id.generation;
 }
 
 int eg_check_offline(const char *keys, const struct eg_record *rec, const struct eg_admit_args *a,

@@ -12,7 +12,7 @@
 void eg_identity_opts_init(struct eg_identity_opts *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->rec.substrate = EG_SUBSTRATE_FC_HOST;
+	o->rec.id.substrate = EG_SUBSTRATE_FC_HOST;
 }
 
 static const struct {
@@ -84,27 +84,27 @@ int eg_identity_opt(struct eg_identity_opts *o, const char *name, const char *va
 
 	switch (flag) {
 	case EG_IDF_SANDBOX:
-		ret = parse_uuid(name, value, r->sandbox, true, err, err_size);
+		ret = parse_uuid(name, value, r->id.sandbox, true, err, err_size);
 		break;
 	case EG_IDF_WORKER:
-		ret = parse_uuid(name, value, r->worker, true, err, err_size);
+		ret = parse_uuid(name, value, r->id.worker, true, err, err_size);
 		break;
 	case EG_IDF_POD_UID:
-		ret = parse_uuid(name, value, r->pod_uid, false, err, err_size);
+		ret = parse_uuid(name, value, r->id.pod_uid, false, err, err_size);
 		break;
 	case EG_IDF_GENERATION:
-		ret = parse_num(name, value, EG_GENERATION_MAX, &r->generation, err, err_size);
+		ret = parse_num(name, value, EG_GENERATION_MAX, &r->id.generation, err, err_size);
 		break;
 	case EG_IDF_ACTIVATION:
 		ret = parse_num(name, value, UINT32_MAX, &v, err, err_size);
 		if (!ret)
-			r->activation = (uint32_t)v;
+			r->id.activation = (uint32_t)v;
 		break;
 	case EG_IDF_RETIRED_BELOW:
 		ret = parse_num(name, value, EG_GENERATION_MAX, &r->retired_below, err, err_size);
 		break;
 	case EG_IDF_SUBSTRATE:
-		if (eg_substrate_parse(value, &r->substrate) != 0)
+		if (eg_substrate_parse(value, &r->id.substrate) != 0)
 			ret = bad(err, err_size, name, value,
 				  "unknown substrate (firecracker-k8s, firecracker-host)");
 		break;
@@ -145,10 +145,10 @@ int eg_identity_opts_finish(const struct eg_identity_opts *o, unsigned required,
 			return -EINVAL;
 		}
 	}
-	if ((o->seen & EG_IDF_GENERATION) && o->rec.retired_below > o->rec.generation) {
+	if ((o->seen & EG_IDF_GENERATION) && o->rec.retired_below > o->rec.id.generation) {
 		snprintf(err, err_size, "--retired-below %llu is above --generation %llu",
 			 (unsigned long long)o->rec.retired_below,
-			 (unsigned long long)o->rec.generation);
+			 (unsigned long long)o->rec.id.generation);
 		return -EINVAL;
 	}
 	return 0;
@@ -156,6 +156,6 @@ int eg_identity_opts_finish(const struct eg_identity_opts *o, unsigned required,
 
 void eg_identity_opts_spec(const struct eg_identity_opts *o, struct eg_install_spec *spec)
 {
-	EG_IDENTITY_COPY(spec, &o->rec);
+	eg_identity_to_spec(spec, &o->rec.id);
 	EG_PORTS_COPY(spec->ports, spec->n_ports, o->rec.ports, o->rec.nports);
 }

@@ -114,7 +114,7 @@ int cmd_cap(int argc, char **argv)
 		return ISSUE_EXIT_ERROR;
 
 	cap.version = EG_CAP_VERSION;
-	EG_IDENTITY_COPY(&cap, &id.rec);
+	cap.id = id.rec.id;
 	cap.issued_at = now;
 	cap.not_before = not_before;
 	cap.expiry = now + ttl;

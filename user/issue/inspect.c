@@ -118,14 +118,14 @@ int cmd_inspect_selection(int argc, char **argv)
 	printf("format selection-v%u\n", s.version);
 	eg_key_id_format(s.key_id, kid);
 	printf("key_id %s\n", kid);
-	eg_uuid_format(s.sandbox, uuid);
+	eg_uuid_format(s.id.sandbox, uuid);
 	printf("sandbox %s\n", uuid);
-	eg_uuid_format(s.worker, uuid);
+	eg_uuid_format(s.id.worker, uuid);
 	printf("worker %s\n", uuid);
-	printf("substrate %s\n", eg_substrate_name(s.substrate));
-	printf("generation %llu\n", (unsigned long long)s.generation);
-	printf("activation %u\n", s.activation);
-	eg_uuid_format(s.pod_uid, uuid);
+	printf("substrate %s\n", eg_substrate_name(s.id.substrate));
+	printf("generation %llu\n", (unsigned long long)s.id.generation);
+	printf("activation %u\n", s.id.activation);
+	eg_uuid_format(s.id.pod_uid, uuid);
 	printf("pod_uid %s\n", uuid);
 	printf("issued_at %llu\n", (unsigned long long)s.issued_at);
 	if (s.version == EG_SEL_VERSION2) {

@@ -86,9 +86,9 @@ int cmd_selection(int argc, char **argv)
 
 	memset(&sel, 0, sizeof(sel));
 	sel.version = v1 ? EG_SEL_VERSION : EG_SEL_VERSION2;
-	EG_IDENTITY_COPY(&sel, &id.rec);
+	sel.id = id.rec.id;
 	if (!v1)
-		memcpy(sel.audience, have_for ? audience : sel.worker, EG_ID_BYTES);
+		memcpy(sel.audience, have_for ? audience : sel.id.worker, EG_ID_BYTES);
 	eg_key_id(pk, sel.key_id);
 	sel.issued_at = now;
 	raw_len = eg_sel_sign(&sel, sk, raw);

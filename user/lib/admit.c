@@ -117,24 +117,28 @@ static int decide(struct eg_worker *w, const struct eg_proc_id *subject,
 	/* From here to the grant, no install/retire/forget of this sandbox
 	 * runs in this process: the record compared is the record granted
 	 * against, and it was published whole. */
-	stripe = eg_wk_stripe(w, cap.sandbox);
+	stripe = eg_wk_stripe(w, cap.id.sandbox);
 	pthread_mutex_lock(stripe);
 	rc = eg_wk_maps_enter(w, err, err_size);
 	if (rc) {
 		pthread_mutex_unlock(stripe);
 		return rc;
 	}
-	rc = eg_record_read(&w->rt.maps, cap.sandbox, &krec);
+	rc = eg_record_read(&w->rt.maps, cap.id.sandbox, &krec);
 	if (rc && rc != -ENOENT) {
 		snprintf(err, err_size, "sandbox %s: reading eg_records: %s",
-			 (eg_uuid_format(cap.sandbox, s), s), strerror(-rc));
+			 (eg_uuid_format(cap.id.sandbox, s), s), strerror(-rc));
 		goto out;
 	}
 	res->had_record = rc == 0;
 	rc = 0;
 	if (res->had_record) {
 		eg_runtime_record_of(&krec, &res->record);
-		eg_record_from_kernel(&krec, &rec);
+		/* A substrate the identity cannot hold fails as an unreadable
+		 * record does: no verdict, never one on a truncated value. */
+		rc = eg_record_from_kernel(&krec, &rec, err, err_size);
+		if (rc)
+			goto out;
 	}
 	res->d = eg_compare(&cap, res->had_record ? &rec : NULL, now, &a->req);
 	if (res->d.verdict != EG_ALLOW)
@@ -157,7 +161,7 @@ static int decide(struct eg_worker *w, const struct eg_proc_id *subject,
 	boot_ns = eg_boottime_ns();
 	g.scope = cap.scope;
 	g.key.proc = *subject;
-	memcpy(g.key.sandbox, cap.sandbox, EG_ID_BYTES);
+	memcpy(g.key.sandbox, cap.id.sandbox, EG_ID_BYTES);
 	g.generation = krec.generation;
 	g.epoch = krec.epoch;
 	expiry_ns = (cap.expiry + EG_CLOCK_SKEW + 1) * 1000000000ULL;

@@ -14,13 +14,14 @@ json_t *eg_json_record(const struct eg_runtime_record *r, const struct eg_inet_a
 	for (size_t i = 0; i < r->n_ports && i < EG_RECORD_MAX_PORTS; i++)
 		json_array_append_new(ports, json_pack("{s:i,s:s}", "port", (int)r->ports[i].port,
 						       "proto", eg_proto_name(r->ports[i].proto)));
-	o = json_pack("{s:o,s:s,s:o,s:o,s:s,s:I,s:I,s:I,s:o,s:o,s:o}", "sandbox",
-		      eg_json_uuid(r->sandbox), "state", r->retired ? "retired" : "active",
-		      "worker", eg_json_uuid(r->worker), "pod_uid", eg_json_uuid(r->pod_uid),
-		      "substrate", eg_substrate_name((uint8_t)r->substrate), "generation",
-		      (json_int_t)r->generation, "activation", (json_int_t)r->activation, "epoch",
-		      (json_int_t)r->epoch, "bridge", eg_json_proc(&r->bridge), "vmm",
-		      eg_json_proc(&r->vmm), "ports", ports);
+	o = json_pack(
+	    "{s:o,s:s,s:o,s:o,s:s,s:I,s:I,s:I,s:o,s:o,s:o}", "sandbox", eg_json_uuid(r->sandbox),
+	    "state", r->retired ? "retired" : "active", "worker", eg_json_uuid(r->worker),
+	    "pod_uid", eg_json_uuid(r->pod_uid), "substrate",
+	    (r->substrate <= UINT8_MAX ? eg_substrate_name((uint8_t)r->substrate) : "unknown"),
+	    "generation", (json_int_t)r->generation, "activation", (json_int_t)r->activation,
+	    "epoch", (json_int_t)r->epoch, "bridge", eg_json_proc(&r->bridge), "vmm",
+	    eg_json_proc(&r->vmm), "ports", ports);
 	if (o && addrs) {
 		json_t *arr = json_array();
 		char text[EG_INET_TEXT_MAX];

@@ -35,7 +35,15 @@ void eg_proc_id_of(const struct eg_process *p, struct eg_proc_id *out)
 void eg_runtime_record_of(const struct eg_exec_record *k, struct eg_runtime_record *out)
 {
 	memset(out, 0, sizeof(*out));
-	EG_IDENTITY_COPY(out, k);
+	/* Field by field, and no struct eg_identity between: both layouts
+	 * hold substrate in 32 bits, and a listing shows what the map holds,
+	 * even a substrate the internal identity refuses (core/identity.h). */
+	memcpy(out->sandbox, k->sandbox, EG_ID_BYTES);
+	memcpy(out->worker, k->worker, EG_ID_BYTES);
+	memcpy(out->pod_uid, k->pod_uid, EG_ID_BYTES);
+	out->substrate = k->substrate;
+	out->generation = k->generation;
+	out->activation = k->activation;
 	out->epoch = k->epoch;
 	out->retired = k->state == EG_RECORD_RETIRED;
 	out->cut_pending = k->cut_pending != 0;

@@ -81,6 +81,7 @@ int eg_install_plan(const struct eg_install_spec *spec, struct eg_install_plan *
 {
 	struct eg_endpoint_plan *plan = pl->ep;
 	size_t *np = &pl->n;
+	struct eg_identity id;
 	int rc;
 
 	memset(pl, 0, sizeof(*pl));
@@ -113,7 +114,8 @@ int eg_install_plan(const struct eg_install_spec *spec, struct eg_install_plan *
 
 	/* Build the new record; nothing is written before every check passed. */
 	pl->nr.state = EG_RECORD_ACTIVE;
-	EG_IDENTITY_COPY(&pl->nr, spec);
+	eg_identity_from_spec(&id, spec);
+	eg_identity_to_exec(&pl->nr, &id);
 	pl->nr.epoch = 1;
 	EG_PORTS_COPY(pl->nr.ports, pl->nr.nports, spec->ports, spec->n_ports);
 	rc = eg_proc_identify(spec->bridge_pid, &pl->nr.bridge, err, err_size);

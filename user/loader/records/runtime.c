@@ -83,12 +83,18 @@ _Static_assert(sizeof(((struct eg_record *)0)->ports) / sizeof(struct eg_port_ru
 		   sizeof(((struct eg_exec_record *)0)->ports) / sizeof(struct eg_port),
 	       "eg_record and eg_exec_record ports");
 
-void eg_record_from_kernel(const struct eg_exec_record *k, struct eg_record *out)
+int eg_record_from_kernel(const struct eg_exec_record *k, struct eg_record *out, char *err,
+			  size_t err_size)
 {
+	int rc;
+
 	memset(out, 0, sizeof(*out));
-	EG_IDENTITY_COPY(out, k);
+	rc = eg_identity_from_exec(&out->id, k, err, err_size);
+	if (rc)
+		return rc;
 	out->retired_below = k->state == EG_RECORD_RETIRED ? k->generation + 1 : k->generation;
 	EG_PORTS_COPY(out->ports, out->nports, k->ports, k->nports);
+	return 0;
 }
 
 const char *eg_install_outcome_name(enum eg_install_outcome o)

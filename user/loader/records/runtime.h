@@ -38,8 +38,10 @@ int eg_runtime_open(struct eg_runtime *rt, const char *pin_dir, const char *stat
 void eg_runtime_close(struct eg_runtime *rt);
 
 /* The comparator's view of a kernel record: a RETIRED record has retired its
- * own generation too. */
-void eg_record_from_kernel(const struct eg_exec_record *k, struct eg_record *out);
+ * own generation too. -ERANGE (err says why) when the map's substrate does
+ * not fit the internal identity (core/identity.h). */
+int eg_record_from_kernel(const struct eg_exec_record *k, struct eg_record *out, char *err,
+			  size_t err_size);
 
 /* CLOCK_BOOTTIME now, in the bpf_ktime_get_boot_ns() domain. */
 uint64_t eg_boottime_ns(void);
