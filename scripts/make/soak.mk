@@ -51,7 +51,7 @@ CHECK_BUILD_EXTRA += $(BUILD)/soak $(BUILD)/soak-fleet
 # its own flags. SCALE_FLAGS scales it down, e.g.
 #   make soak-fleet-scale SCALE_FLAGS='--workers 100 --sandboxes 10000 --phase-seconds 60'
 SCALE_FLAGS ?=
-SOAK_SCALE_SRCS := tests/soak-fleet-scale/main.c tests/fleet/etcd_env.c tests/soak/common.c
+SOAK_SCALE_SRCS := tests/soak-fleet-scale/main.c tests/fleet/etcd_env.c tests/fleet/etcd_metrics.c tests/soak/common.c
 
 .PHONY: soak-fleet-scale
 $(BUILD)/soak-fleet-scale: $(SOAK_SCALE_SRCS) $(wildcard tests/fleet/*.h user/fleetd/*.h) $(FLEETD_OBJS) $(FLEET_LIB) $(LIB) | $(DEPS_STAMP)

@@ -122,6 +122,19 @@ static void put_both(const char *rel, const char *value)
 	}
 }
 
+/* Deletes <prefix>/rel on both sides. */
+static void delete_both(const char *rel)
+{
+	const struct side *sides[2] = {&real, &hol};
+	char key[300], err[EG_ERR_MAX];
+
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(key, sizeof(key), "%s/%s", sides[i]->prefix, rel);
+		cr_assert_eq(eg_etcd_delete(cli, key, false, NULL, err, sizeof(err)), 0,
+			     "delete %s: %s", key, err);
+	}
+}
+
 static void keygen(const char *dir, char *kid, size_t size)
 {
 	char out[512];
@@ -475,16 +488,23 @@ Test(fleet_hollow, decides_as_the_real_worker)
 	install_both(HW_SB2, 3, 1);
 	step("after the move", "install " HW_SB2 " generation=3 activation=2: ok");
 
+	/* the control plane deletes the old worker's copy once the move is
+	 * fenced (docs/fleet.md, "Database size"): the selection in force
+	 * stays, so the old selection put back is older and the old
+	 * execution stays refused */
+	delete_both("workers/" DD_WORKER "/selections/" HW_SB1);
+	publish_sel(kh.keys_dir, kh.kid, HW_SB1, DD_WORKER, 8, 1, DD_WORKER);
+	step("the old copy deleted, the old selection put back", "selection refused: older");
+	install_both(HW_SB1, 8, 1);
+	step("after the put back", "install " HW_SB1 " generation=8 activation=1: No message");
+
 	/* key set 2 withdraws kh.kid: what it signed stops counting; the
 	 * older set and what the withdrawn key signs now are refused */
 	publish_keyset(2, cp2_kid, NULL);
 	step("withdrawal", "withdrawn");
 	publish_keyset(1, kh.kid, cp2_kid);
 	publish_sel(kh.keys_dir, kh.kid, HW_SB3, DD_WORKER, 1, 1, DD_WORKER);
-	snprintf(rel, sizeof(rel), "%s/workers/%s/selections/%s", real.prefix, DD_WORKER, HW_SB2);
-	cr_assert_eq(eg_etcd_delete(cli, rel, false, NULL, rel, sizeof(rel)), 0);
-	snprintf(rel, sizeof(rel), "%s/workers/%s/selections/%s", hol.prefix, DD_WORKER, HW_SB2);
-	cr_assert_eq(eg_etcd_delete(cli, rel, false, NULL, rel, sizeof(rel)), 0);
+	delete_both("workers/" DD_WORKER "/selections/" HW_SB2);
 	step("after the withdrawal", "key set refused: refuse-older");
 	install_both(HW_SB3, 1, 1); /* its selection's key is withdrawn */
 	publish_sel(kh.keys_dir, cp2_kid, HW_SB3, DD_WORKER, 2, 1, DD_WORKER);

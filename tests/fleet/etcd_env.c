@@ -273,7 +273,8 @@ int eg_test_etcd_start_tls(size_t n, bool auth, unsigned ttl, struct eg_test_etc
 static int start(size_t n, bool tls, bool auth, unsigned ttl, struct eg_test_etcd *env)
 {
 	unsigned short ports[2 * EG_TEST_ETCD_MAX];
-	char tmpl[] = "/tmp/execgate-etcd.XXXXXX";
+	const char *tmp = getenv("EXECGATE_ETCD_TMPDIR");
+	char tmpl[200];
 	size_t i, slot;
 
 	memset(env, 0, sizeof(*env));
@@ -292,6 +293,9 @@ static int start(size_t n, bool tls, bool auth, unsigned ttl, struct eg_test_etc
 		fprintf(stderr, "etcd_env: more than %d clusters at once\n", MAX_LIVE);
 		return -1;
 	}
+	/* EXECGATE_ETCD_TMPDIR: the members' data elsewhere than /tmp (a
+	 * tmpfs, for a soak on a machine whose disk other work saturates) */
+	snprintf(tmpl, sizeof(tmpl), "%s/execgate-etcd.XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(tmpl)) {
 		fprintf(stderr, "etcd_env: mkdtemp: %s\n", strerror(errno));
 		return -1;
@@ -345,24 +349,24 @@ fail:
 
 int eg_test_etcdctl(struct eg_test_etcd *env, const char *args)
 {
+	return eg_test_etcdctl_on(env, env->endpoints, 5, args);
+}
+
+int eg_test_etcdctl_on(struct eg_test_etcd *env, const char *endpoints, unsigned timeout_s,
+		       const char *args)
+{
 	const char *bin = getenv("EXECGATE_ETCDCTL_BIN");
-	char cmd[2048];
+	char cmd[2048], auth[1100] = "";
 	int st;
 
 	if (env->tls)
-		snprintf(cmd, sizeof(cmd),
-			 "ETCDCTL_API=3 %s --endpoints '%s' --cacert '%s' --cert '%s' --key '%s' "
-			 "--dial-timeout 3s --command-timeout 5s %s >'%s/etcdctl.out' 2>&1 || "
-			 "{ cat '%s/etcdctl.out' >&2; exit 1; }",
-			 bin && *bin ? bin : "/usr/bin/etcdctl", env->endpoints, env->ca,
-			 env->root_cert, env->root_key, args, env->dir, env->dir);
-	else
-		snprintf(cmd, sizeof(cmd),
-			 "ETCDCTL_API=3 %s --endpoints '%s' --dial-timeout 3s "
-			 "--command-timeout 5s %s >'%s/etcdctl.out' 2>&1 || "
-			 "{ cat '%s/etcdctl.out' >&2; exit 1; }",
-			 bin && *bin ? bin : "/usr/bin/etcdctl", env->endpoints, args, env->dir,
-			 env->dir);
+		snprintf(auth, sizeof(auth), "--cacert '%s' --cert '%s' --key '%s' ", env->ca,
+			 env->root_cert, env->root_key);
+	snprintf(cmd, sizeof(cmd),
+		 "ETCDCTL_API=3 %s --endpoints '%s' %s--dial-timeout 3s --command-timeout %us %s "
+		 ">'%s/etcdctl.out' 2>&1 || { cat '%s/etcdctl.out' >&2; exit 1; }",
+		 bin && *bin ? bin : "/usr/bin/etcdctl", endpoints, auth, timeout_s, args, env->dir,
+		 env->dir);
 	st = system(cmd);
 	if (st != 0) {
 		fprintf(stderr, "etcd_env: etcdctl %s: status %d\n", args, st);
@@ -479,17 +483,62 @@ int eg_test_etcd_restart_member(struct eg_test_etcd *env, size_t i)
 	return wait_member(env, i, true, 15);
 }
 
+struct body {
+	char *p;
+	size_t n;
+};
+
 static size_t sink(char *d, size_t s, size_t n, void *ud)
 {
-	char *buf = ud;
-	size_t have = strlen(buf), add = s * n;
+	struct body *b = ud;
+	size_t add = s * n;
+	char *p;
 
-	(void)d;
-	if (have + add >= 4096)
+	if (b->n + add > (64u << 20))
 		return 0;
-	memcpy(buf + have, d, add);
-	buf[have + add] = '\0';
+	p = realloc(b->p, b->n + add + 1);
+	if (!p)
+		return 0;
+	memcpy(p + b->n, d, add);
+	b->p = p;
+	b->n += add;
+	b->p[b->n] = '\0';
 	return add;
+}
+
+char *eg_test_etcd_http(const struct eg_test_etcd *env, size_t i, const char *path,
+			const char *post, long timeout_ms)
+{
+	struct body b = {NULL, 0};
+	char url[160];
+	CURLcode cc;
+	CURL *h;
+
+	if (i >= env->n || env->m[i].pid <= 0)
+		return NULL;
+	h = curl_easy_init();
+	if (!h)
+		return NULL;
+	snprintf(url, sizeof(url), "%s%s", env->m[i].client_url, path);
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	if (post)
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, post);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, sink);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+	if (env->tls) {
+		curl_easy_setopt(h, CURLOPT_CAINFO, env->ca);
+		curl_easy_setopt(h, CURLOPT_SSLCERT, env->client_cert);
+		curl_easy_setopt(h, CURLOPT_SSLKEY, env->client_key);
+	}
+	cc = curl_easy_perform(h);
+	curl_easy_cleanup(h);
+	if (cc != CURLE_OK || !b.p) {
+		free(b.p);
+		return NULL;
+	}
+	return b.p;
 }
 
 int eg_test_etcd_leader(struct eg_test_etcd *env)
@@ -500,33 +549,14 @@ int eg_test_etcd_leader(struct eg_test_etcd *env)
 	size_t i;
 
 	for (i = 0; i < env->n; i++) {
-		char url[96], buf[4096] = "";
-		CURL *h;
+		char *buf;
 		json_t *j;
-		CURLcode cc;
 
-		if (env->m[i].pid <= 0)
-			continue;
-		h = curl_easy_init();
-		if (!h)
-			return -1;
-		snprintf(url, sizeof(url), "%s/v3/maintenance/status", env->m[i].client_url);
-		curl_easy_setopt(h, CURLOPT_URL, url);
-		curl_easy_setopt(h, CURLOPT_POSTFIELDS, "{}");
-		curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 1000L);
-		curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-		curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, sink);
-		curl_easy_setopt(h, CURLOPT_WRITEDATA, buf);
-		if (env->tls) {
-			curl_easy_setopt(h, CURLOPT_CAINFO, env->ca);
-			curl_easy_setopt(h, CURLOPT_SSLCERT, env->client_cert);
-			curl_easy_setopt(h, CURLOPT_SSLKEY, env->client_key);
-		}
-		cc = curl_easy_perform(h);
-		curl_easy_cleanup(h);
-		if (cc != CURLE_OK)
+		buf = eg_test_etcd_http(env, i, "/v3/maintenance/status", "{}", 1000L);
+		if (!buf)
 			continue;
 		j = json_loads(buf, 0, NULL);
+		free(buf);
 		leader = json_string_value(json_object_get(j, "leader"));
 		snprintf(
 		    ids[i], sizeof(ids[i]), "%s",

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* A real etcd cluster for tests: 1 to 5 members of /usr/bin/etcd (or
  * $EXECGATE_ETCD_BIN) on free 127.0.0.1 ports, data and logs in a fresh
- * temporary directory. Every cluster started is torn down (members killed,
- * directory removed) by eg_test_etcd_stop() and, should a test end without
- * it, at exit; each member also dies with the process that started it
- * (PR_SET_PDEATHSIG). Loopback only. */
+ * temporary directory (under $EXECGATE_ETCD_TMPDIR, else /tmp). Every
+ * cluster started is torn down (members killed, directory removed) by
+ * eg_test_etcd_stop() and, should a test end without it, at exit; each
+ * member also dies with the process that started it (PR_SET_PDEATHSIG).
+ * Loopback only. */
 #ifndef EXECGATE_TESTS_FLEET_ETCD_ENV_H
 #define EXECGATE_TESTS_FLEET_ETCD_ENV_H
 
@@ -58,6 +59,10 @@ int eg_test_etcd_start_tls(size_t n_members, bool auth, unsigned token_ttl,
  * arguments, one string split at blanks. Its output goes to stderr when it
  * fails. 0, or -1 with etcdctl's exit status said on stderr. */
 int eg_test_etcdctl(struct eg_test_etcd *env, const char *args);
+/* The same on the members named by endpoints (client URLs, comma-separated)
+ * with a command timeout of timeout_s seconds (etcdctl's own is 5). */
+int eg_test_etcdctl_on(struct eg_test_etcd *env, const char *endpoints, unsigned timeout_s,
+		       const char *args);
 /* A user with a random password in a file (mode 0600) of env->dir, path
  * into password_file (320 bytes), granted role when role is not NULL. */
 int eg_test_etcd_user(struct eg_test_etcd *env, const char *name, const char *role,
@@ -73,5 +78,10 @@ int eg_test_etcd_restart_member(struct eg_test_etcd *env, size_t i);
 /* Index of the current leader among the live members, -1 if none is known
  * (asks each live member's /v3/maintenance/status). */
 int eg_test_etcd_leader(struct eg_test_etcd *env);
+/* An HTTP request to live member i's client URL followed by path (a POST
+ * of post when not NULL), with the env's CA and client certificate under
+ * TLS: the body (malloc'd, NUL-terminated), NULL on any failure. */
+char *eg_test_etcd_http(const struct eg_test_etcd *env, size_t i, const char *path,
+			const char *post, long timeout_ms);
 
 #endif

@@ -9,12 +9,19 @@
  * of the workers cut off etcd. One table per phase; bounded (it stops by
  * itself); everything it makes is removed at exit, also on failure.
  *
+ * The database bound (docs/fleet.md, "Database size"): once a move is
+ * fenced the control plane deletes the old worker's copy of the selection
+ * and its ack, and a maintenance thread compacts to the revision of one
+ * period ago and defragments one member at a time when most of its file
+ * is free (--maint-seconds; --no-gc turns both off, to compare). etcd's
+ * own figures (watchers, db size in use) come from its /metrics.
+ *
  * Not yet here (docs/bench/, "left undone"): real execgated instances
- * beside the hollow ones, etcd's watch count. Every worker is etcd's root
- * user (the roles of docs/fleet.md are the fleet soak's to test). */
+ * beside the hollow ones. Every worker is etcd's root user (the roles of
+ * docs/fleet.md are the fleet soak's to test). */
 #include <errno.h>
-#include <ftw.h>
 #include <getopt.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -35,6 +42,7 @@
 #include "core/selection.h"
 #include "fleet/etcd.h"
 #include "fleet/etcd_env.h"
+#include "fleet/etcd_metrics.h"
 #include "fleetd/hollow.h"
 #include "fleetd/worker.h"
 #include "soak/common.h"
@@ -42,7 +50,7 @@
 #define MOVERS	    64
 #define WAIT_MS	    10000
 #define MAX_SAMPLES 400000
-#define ERR_KINDS   8
+#define ERR_KINDS   9
 #define PREFIX	    "/egscale"
 #define PHASE_MAX   8
 
@@ -64,23 +72,33 @@ struct sc_sandbox {
 	int ack_worker[2];
 	char ack_state[2][10];
 	uint64_t ack_gen[2];
+	int fenced_from;     /* the old worker of its last fenced move, or -1 */
+	uint64_t fenced_gen; /* the generation that move retired there */
 };
 
 struct sc_phase {
 	const char *name;
 	double *ack_ms, *fence_ms;
 	size_t n_ack, n_fence;
-	uint64_t moves, timeouts, safety, errors[ERR_KINDS];
+	uint64_t moves, timeouts, safety, late_safety, errors[ERR_KINDS];
 	double reconnect_s, read_s, etcd_cpu_s, self_cpu_s, db_mib, rss_mib, seconds;
-	size_t read_keys;
+	size_t read_keys, ack_keys;
+	/* etcd's /metrics at the phase's end: watchers and streams summed
+	 * over the live members, the db of the largest one */
+	double watchers, streams, db_in_use_mib, etcd_rss_mib, end_s;
+	uint64_t deletes, compactions, defrags, maint_errors;
+	double defrag_max_s;
 };
 
-static const char *const err_names[ERR_KINDS] = {
-    "put", "install", "ack-timeout", "fence-timeout", "log-error", "log-warn", "watch", "other"};
+static const char *const err_names[ERR_KINDS] = {"put",		  "install",   "ack-timeout",
+						 "fence-timeout", "log-error", "log-warn",
+						 "watch",	  "other",     "delete"};
 
 static struct {
 	char bin[400], dir[200], cp_seed[300], root_dir[260];
-	unsigned n_workers, n_sandboxes, phase_s, rate;
+	unsigned n_workers, n_sandboxes, phase_s, rate, maint_s;
+	bool gc;
+	uint64_t t_start;
 	struct eg_test_etcd etcd;
 	struct eg_etcd *cli;
 	pthread_mutex_t lock, cli_lock;
@@ -347,6 +365,32 @@ static int install(int w, int s, uint64_t gen)
 	return eg_fleet_worker_install(sc.w[w].fw, &spec, NULL, &rep, err, sizeof(err));
 }
 
+/* After the fence, what the old worker a was sent for sandbox s and what
+ * it acked are of no more use (docs/fleet.md, "Database size"): both are
+ * deleted. The worker keeps the selection in force (a delete changes
+ * nothing there), so it goes on refusing the old execution; phase_end()
+ * checks that again once the deletes have reached it. */
+static void forget_old_copy(struct sc_phase *p, int s, int a)
+{
+	char key[300], u[EG_UUID_TEXT_LEN], err[EG_ERR_MAX];
+
+	eg_uuid_format(sc.s[s].id, u);
+	for (int k = 0; k < 2; k++) {
+		int rc;
+
+		snprintf(key, sizeof(key),
+			 k ? PREFIX "/acks/%s/%s" : PREFIX "/workers/%s/selections/%s",
+			 sc.w[a].id_text, u);
+		pthread_mutex_lock(&sc.cli_lock);
+		rc = eg_etcd_delete(sc.cli, key, false, NULL, err, sizeof(err));
+		pthread_mutex_unlock(&sc.cli_lock);
+		if (rc)
+			count_err(8);
+		else
+			__atomic_add_fetch(&p->deletes, 1, __ATOMIC_RELAXED);
+	}
+}
+
 /* One move, make-before-break: B is selected and installed, then A is
  * told, and the move is fenced once A's signed ack says retired. */
 static void move(int s)
@@ -387,6 +431,12 @@ static void move(int s)
 	/* the fence passed: the old execution must not be admitted there */
 	if (eg_fleet_hollow_admits(sc.w[a].h, sc.s[s].id, g - 1, 1))
 		__atomic_add_fetch(&p->safety, 1, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&sc.lock);
+	sc.s[s].fenced_from = a;
+	sc.s[s].fenced_gen = g - 1;
+	pthread_mutex_unlock(&sc.lock);
+	if (sc.gc)
+		forget_old_copy(p, s, a);
 }
 
 static uint64_t next_ns; /* under sc.lock */
@@ -542,15 +592,6 @@ static double etcd_cpu_delta(const double c0[], const pid_t p0[])
 	return d;
 }
 
-static off_t db_bytes;
-static int db_walk(const char *path, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)flag;
-	if (!strcmp(path + f->base, "db") && st->st_size > db_bytes)
-		db_bytes = st->st_size;
-	return 0;
-}
-
 static double rss_mib(void)
 {
 	struct rusage ru;
@@ -572,6 +613,118 @@ static double pct(double *v, size_t n, double q)
 		return -1;
 	qsort(v, n, sizeof(*v), cmp_d);
 	return v[(size_t)(q * (double)(n - 1))];
+}
+
+/* The current store revision (a read of the key set), 0 if unknown. */
+static int64_t store_revision(void)
+{
+	struct eg_etcd_range r;
+	char err[EG_ERR_MAX];
+	int64_t rev = 0;
+
+	pthread_mutex_lock(&sc.cli_lock);
+	if (!eg_etcd_get(sc.cli, PREFIX "/keyset", false, &r, err, sizeof(err))) {
+		rev = r.revision;
+		eg_etcd_range_free(&r);
+	}
+	pthread_mutex_unlock(&sc.cli_lock);
+	return rev;
+}
+
+/* The maintenance policy of docs/fleet.md ("Database size"), every
+ * maint_s seconds: compact to the revision read one period ago (a watcher
+ * more than a period behind reads again in full, as after any
+ * compaction), then defragment, one member at a time, each member whose
+ * file is more than half free. */
+static void *maintenance(void *arg)
+{
+	int64_t prev = 0;
+
+	(void)arg;
+	while (!sc.stop) {
+		int64_t now;
+
+		for (unsigned t = 0; t < sc.maint_s * 10 && !sc.stop; t++)
+			usleep(100000);
+		if (sc.stop)
+			break;
+		now = store_revision();
+		if (prev > 0) {
+			char err[EG_ERR_MAX];
+			int rc;
+
+			pthread_mutex_lock(&sc.cli_lock);
+			rc = eg_etcd_compact(sc.cli, prev, err, sizeof(err));
+			pthread_mutex_unlock(&sc.cli_lock);
+			if (rc && !strstr(err, "compacted"))
+				__atomic_add_fetch(&sc.ph[sc.cur].maint_errors, 1,
+						   __ATOMIC_RELAXED);
+			else
+				__atomic_add_fetch(&sc.ph[sc.cur].compactions, 1, __ATOMIC_RELAXED);
+		}
+		prev = now;
+		for (size_t i = 0; i < sc.etcd.n && !sc.stop; i++) {
+			struct eg_test_etcd_metrics m;
+			struct sc_phase *p = &sc.ph[sc.cur];
+			double d;
+
+			if (eg_test_etcd_metrics(&sc.etcd, i, &m) ||
+			    m.db_bytes - m.db_in_use_bytes <= m.db_bytes / 2)
+				continue; /* a member down (a fault) waits for the next period */
+			if (eg_test_etcd_defrag(&sc.etcd, i, &d)) {
+				__atomic_add_fetch(&p->maint_errors, 1, __ATOMIC_RELAXED);
+				continue;
+			}
+			__atomic_add_fetch(&p->defrags, 1, __ATOMIC_RELAXED);
+			if (d > p->defrag_max_s)
+				p->defrag_max_s = d;
+		}
+	}
+	return NULL;
+}
+
+/* etcd's own figures at a phase's end, and the safety check again: every
+ * sandbox's last fenced move, on its old worker, after the deletes had
+ * time to arrive. */
+static void phase_end(struct sc_phase *p)
+{
+	struct eg_etcd_range r;
+	char err[EG_ERR_MAX];
+
+	for (size_t i = 0; i < sc.etcd.n; i++) {
+		struct eg_test_etcd_metrics m;
+
+		if (eg_test_etcd_metrics(&sc.etcd, i, &m))
+			continue;
+		p->watchers += m.watchers;
+		p->streams += m.watch_streams;
+		if (m.db_bytes / 1048576.0 > p->db_mib) {
+			p->db_mib = m.db_bytes / 1048576.0;
+			p->db_in_use_mib = m.db_in_use_bytes / 1048576.0;
+		}
+		if (m.rss_bytes / 1048576.0 > p->etcd_rss_mib)
+			p->etcd_rss_mib = m.rss_bytes / 1048576.0;
+	}
+	pthread_mutex_lock(&sc.cli_lock);
+	if (!eg_etcd_get(sc.cli, PREFIX "/acks/", true, &r, err, sizeof(err))) {
+		p->ack_keys = r.n;
+		eg_etcd_range_free(&r);
+	} else {
+		count_err(7);
+	}
+	pthread_mutex_unlock(&sc.cli_lock);
+	for (unsigned s = 0; s < sc.n_sandboxes; s++) {
+		int a;
+		uint64_t g;
+
+		pthread_mutex_lock(&sc.lock);
+		a = sc.s[s].busy ? -1 : sc.s[s].fenced_from;
+		g = sc.s[s].fenced_gen;
+		pthread_mutex_unlock(&sc.lock);
+		if (a >= 0 && eg_fleet_hollow_admits(sc.w[a].h, sc.s[s].id, g, 1))
+			p->late_safety++;
+	}
+	p->end_s = (double)(soak_now_ns() - sc.t_start) / 1e9;
 }
 
 /* Runs a phase: moves at rate for the phase's seconds, fault() at its
@@ -614,9 +767,7 @@ static void phase(const char *name, double rate, void (*fault)(struct sc_phase *
 	}
 	pthread_mutex_unlock(&sc.cli_lock);
 	p->read_s = (double)(soak_now_ns() - tr) / 1e9;
-	db_bytes = 0;
-	nftw(sc.etcd.dir, db_walk, 16, FTW_PHYS);
-	p->db_mib = (double)db_bytes / 1048576.0;
+	phase_end(p);
 	p->rss_mib = rss_mib();
 }
 
@@ -688,6 +839,42 @@ static void u_partition(void)
 	}
 }
 
+/* The db's growth over the moving phases, extrapolated to a day at the
+ * run's rate: in use (what a defragmentation leaves) and the file. */
+static void growth(void)
+{
+	const struct sc_phase *a = &sc.ph[1], *b = &sc.ph[sc.n_ph - 1];
+	uint64_t moves = 0;
+	double secs = 0, min, top_use = 0, top_file = 0;
+
+	if (sc.n_ph < 3 || b->end_s <= a->end_s)
+		return;
+	for (int i = 1; i < sc.n_ph; i++) {
+		moves += sc.ph[i].moves;
+		secs += sc.ph[i].seconds;
+		top_use = fmax(top_use, sc.ph[i].db_in_use_mib);
+		top_file = fmax(top_file, sc.ph[i].db_mib);
+	}
+	min = (b->end_s - a->end_s) / 60.0;
+	printf("\n## database growth (%s)\n\n", sc.gc ? "deletes and maintenance on" : "--no-gc");
+	printf("| figure | value |\n| --- | --- |\n");
+	printf("| moves fenced over the moving phases | %llu in %.0f s (%.1f/s) |\n",
+	       (unsigned long long)moves, secs, (double)moves / secs);
+	printf("| in use, end of %s → end of %s | %.1f → %.1f MiB (%+.2f MiB/min) |\n", a->name,
+	       b->name, a->db_in_use_mib, b->db_in_use_mib,
+	       (b->db_in_use_mib - a->db_in_use_mib) / min);
+	printf("| file, end of %s → end of %s | %.1f → %.1f MiB (%+.2f MiB/min) |\n", a->name,
+	       b->name, a->db_mib, b->db_mib, (b->db_mib - a->db_mib) / min);
+	printf("| largest at a phase's end | in use %.1f MiB, file %.1f MiB |\n", top_use,
+	       top_file);
+	/* two points: with the policy on, in use swings with each compaction,
+	 * so this line is an upper bound, not a forecast */
+	printf(
+	    "| a day at this rate, linear from the two ends | in use %.0f MiB, file %.0f MiB |\n",
+	    b->db_in_use_mib + 1440 * (b->db_in_use_mib - a->db_in_use_mib) / min,
+	    b->db_mib + 1440 * (b->db_mib - a->db_mib) / min);
+}
+
 static void report(void)
 {
 	printf("\nsoak-fleet-scale: %u hollow workers, %u sandboxes, %u s a phase, %u moves/s\n",
@@ -711,14 +898,26 @@ static void report(void)
 			       p->reconnect_s);
 		printf("| etcd CPU (3 members) | %.1f s (%.0f %% of one core) |\n", p->etcd_cpu_s,
 		       100 * p->etcd_cpu_s / p->seconds);
-		printf("| etcd db (largest member) | %.1f MiB |\n", p->db_mib);
+		printf("| etcd db, largest member: file / in use | %.1f / %.1f MiB |\n", p->db_mib,
+		       p->db_in_use_mib);
+		printf("| etcd watchers / watch streams (all members) | %.0f / %.0f |\n",
+		       p->watchers, p->streams);
+		printf("| etcd RSS (largest member) | %.0f MiB |\n", p->etcd_rss_mib);
+		printf("| old copies deleted (selection + ack) | %llu |\n",
+		       (unsigned long long)p->deletes);
+		printf("| compactions / defrags (slowest) / maintenance errors | %llu / %llu (%.2f "
+		       "s) / %llu |\n",
+		       (unsigned long long)p->compactions, (unsigned long long)p->defrags,
+		       p->defrag_max_s, (unsigned long long)p->maint_errors);
 		printf("| workers' CPU, per worker | %.3f s (all: %.1f s) |\n",
 		       p->self_cpu_s / sc.n_workers, p->self_cpu_s);
 		printf("| workers' memory (peak RSS of the process), per worker | %.2f MiB (all: "
 		       "%.0f MiB) |\n",
 		       p->rss_mib / sc.n_workers, p->rss_mib);
-		printf("| full read of %s/workers/ | %zu keys in %.2f s |\n", PREFIX, p->read_keys,
-		       p->read_s);
+		if (i) /* the placement reads nothing */
+			printf("| full read of %s/workers/ | %zu keys in %.2f s |\n", PREFIX,
+			       p->read_keys, p->read_s);
+		printf("| keys under %s/acks/ | %zu |\n", PREFIX, p->ack_keys);
 		for (int k = 0; k < ERR_KINDS; k++) {
 			errs += p->errors[k];
 			if (p->errors[k])
@@ -728,13 +927,17 @@ static void report(void)
 		printf("| errors in all | %llu |\n", (unsigned long long)errs);
 		printf("| safety violations (old execution admitted after its fence) | %llu |\n",
 		       (unsigned long long)p->safety);
+		printf(
+		    "| the same, checked again at the phase's end (after the deletes) | %llu |\n",
+		    (unsigned long long)p->late_safety);
 	}
+	growth();
 }
 
 static void usage(void)
 {
 	fprintf(stderr, "usage: soak-fleet-scale --bin BUILD_DIR [--workers N] [--sandboxes M] "
-			"[--phase-seconds S] [--rate MOVES_PER_S]\n");
+			"[--phase-seconds S] [--rate MOVES_PER_S] [--maint-seconds P] [--no-gc]\n");
 	exit(2);
 }
 
@@ -742,9 +945,10 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {{"bin", 1, 0, 'b'},       {"workers", 1, 0, 'w'},
 					     {"sandboxes", 1, 0, 's'}, {"phase-seconds", 1, 0, 'p'},
-					     {"rate", 1, 0, 'r'},      {0, 0, 0, 0}};
+					     {"rate", 1, 0, 'r'},      {"maint-seconds", 1, 0, 'm'},
+					     {"no-gc", 0, 0, 'n'},     {0, 0, 0, 0}};
 	char root_kid[40], cp_kid[40], path[1200], keys[220];
-	pthread_t ack_thr, movers[MOVERS];
+	pthread_t ack_thr, maint_thr, movers[MOVERS];
 	uint64_t t0, tmax;
 	int c;
 
@@ -752,6 +956,8 @@ int main(int argc, char **argv)
 	sc.n_sandboxes = 100000;
 	sc.phase_s = 60;
 	sc.rate = 200;
+	sc.maint_s = 30;
+	sc.gc = true;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 'b':
@@ -769,12 +975,18 @@ int main(int argc, char **argv)
 		case 'r':
 			sc.rate = (unsigned)atoi(optarg);
 			break;
+		case 'm':
+			sc.maint_s = (unsigned)atoi(optarg);
+			break;
+		case 'n':
+			sc.gc = false;
+			break;
 		default:
 			usage();
 		}
 	}
 	if (!sc.bin[0] || sc.n_workers < 2 || sc.n_sandboxes < sc.n_workers || !sc.phase_s ||
-	    !sc.rate)
+	    !sc.rate || !sc.maint_s)
 		usage();
 	/* bounded: 6 phases and the placement must fit 20 minutes */
 	if (sc.phase_s * 6 > 900)
@@ -820,6 +1032,7 @@ int main(int argc, char **argv)
 	sc.ph[0].fence_ms = calloc(MAX_SAMPLES, sizeof(double));
 	sc.n_ph = 1;
 	t0 = soak_now_ns();
+	sc.t_start = t0;
 	tmax = t0 + 300ull * 1000000000ull;
 	for (unsigned i = 0; i < sc.n_sandboxes; i++) {
 		uint64_t t;
@@ -829,6 +1042,7 @@ int main(int argc, char **argv)
 		sc.s[i].worker = (int)(i % sc.n_workers);
 		sc.s[i].gen = 1;
 		sc.s[i].ack_worker[0] = sc.s[i].ack_worker[1] = -1;
+		sc.s[i].fenced_from = -1;
 		publish_sel((int)i, sc.s[i].worker, 1, sc.s[i].worker, &t);
 		if (soak_now_ns() > tmax)
 			die("placement: %u of %u sandboxes placed in 300 s", i, sc.n_sandboxes);
@@ -849,12 +1063,15 @@ int main(int argc, char **argv)
 	}
 	sc.ph[0].seconds = (double)(soak_now_ns() - t0) / 1e9;
 	sc.ph[0].rss_mib = rss_mib();
+	phase_end(&sc.ph[0]);
 	printf("placement: %u sandboxes on %u workers in %.1f s\n", sc.n_sandboxes, sc.n_workers,
 	       sc.ph[0].seconds);
 	fflush(stdout);
 
 	for (int i = 0; i < MOVERS; i++)
 		pthread_create(&movers[i], NULL, mover, NULL);
+	if (sc.gc)
+		pthread_create(&maint_thr, NULL, maintenance, NULL);
 	phase("steady", sc.rate, NULL, NULL);
 	phase("burst (3x)", 3.0 * sc.rate, NULL, NULL);
 	phase("leader kill", sc.rate, f_leader, u_leader);
@@ -864,6 +1081,8 @@ int main(int argc, char **argv)
 	sc.stop = 1;
 	for (int i = 0; i < MOVERS; i++)
 		pthread_join(movers[i], NULL);
+	if (sc.gc)
+		pthread_join(maint_thr, NULL);
 	report();
 	fflush(stdout);
 	/* the workers' threads end with the process; etcd and the directory

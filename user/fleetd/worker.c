@@ -257,8 +257,10 @@ void eg_fleet_worker_deleted(struct eg_fleet_worker *d, const char *key, int64_t
 	char k[1700];
 
 	/* Withholding is all a store can do: a deleted document changes
-	 * nothing here, the selection or key set in force stays. */
-	eg_fw_log(d, 4,
+	 * nothing here, the selection or key set in force stays. Notice, not
+	 * warning: the control plane deletes the old worker's copy after every
+	 * fenced move (docs/fleet.md, "Database size"). */
+	eg_fw_log(d, 5,
 		  "fleet: key %s deleted at mod_revision %lld: ignored, what was applied stays",
 		  eg_fw_key_text(key, k, sizeof(k)), (long long)rev);
 	(void)d;
