@@ -239,13 +239,13 @@ static void publish_sel(int s, int to, uint64_t gen, int aud, uint64_t *t)
 
 	memset(&sel, 0, sizeof(sel));
 	sel.version = 2;
-	sel.substrate = 2;
-	sel.activation = 1;
+	sel.id.substrate = 2;
+	sel.id.activation = 1;
 	memcpy(sel.key_id, sc.cp_kid, EG_KEY_ID_LEN);
-	memcpy(sel.sandbox, sc.s[s].id, EG_ID_BYTES);
-	memcpy(sel.worker, sc.w[to].id, EG_ID_BYTES);
+	memcpy(sel.id.sandbox, sc.s[s].id, EG_ID_BYTES);
+	memcpy(sel.id.worker, sc.w[to].id, EG_ID_BYTES);
 	memcpy(sel.audience, sc.w[aud].id, EG_ID_BYTES);
-	sel.generation = gen;
+	sel.id.generation = gen;
 	sel.issued_at = (uint64_t)time(NULL);
 	len = eg_sel_sign(&sel, sc.cp_sk, raw);
 	eg_sel_to_text(raw, len, text);

@@ -265,14 +265,14 @@ void soak_token(char out[EG_CAP_TEXT_MAX], const __u8 sandbox[EG_ID_BYTES], uint
 
 	memset(&cap, 0, sizeof(cap));
 	cap.version = EG_CAP_VERSION;
-	cap.substrate = EG_SUBSTRATE_FC_HOST;
+	cap.id.substrate = EG_SUBSTRATE_FC_HOST;
 	memcpy(cap.key_id, se.kid, sizeof(cap.key_id));
 	randombytes_buf(cap.token_id, sizeof(cap.token_id));
 	cap.token_id[0] |= 1; /* never all-zero */
-	memcpy(cap.sandbox, sandbox, EG_ID_BYTES);
-	memcpy(cap.worker, se.worker, EG_ID_BYTES);
-	cap.generation = generation;
-	cap.activation = activation;
+	memcpy(cap.id.sandbox, sandbox, EG_ID_BYTES);
+	memcpy(cap.id.worker, se.worker, EG_ID_BYTES);
+	cap.id.generation = generation;
+	cap.id.activation = activation;
 	cap.scope = EG_SCOPE_FILE_READ | EG_SCOPE_EXEC;
 	cap.issued_at = cap.not_before = now;
 	cap.expiry = now + ttl;
