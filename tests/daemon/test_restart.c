@@ -5,6 +5,7 @@
  * through the scratch cgroup back every claim. */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,12 +91,16 @@ Test(daemon_restart, kill9_keeps_enforcement_and_restart_adopts)
 	dd_start();
 }
 
+/* The admits each racer makes after the install answered, at least. */
+#define LATE_CALLS 20
+
 struct racer {
 	const char *token;
 	volatile bool *stop;
 	double install_done; /* ms; 0 while the install runs */
 	volatile double *install_done_at;
-	int late_allows, late_total;
+	int late_allows;
+	atomic_int late_total; /* read by the test while the racer runs */
 };
 
 static void *admit_loop(void *arg)
@@ -148,11 +153,24 @@ Test(daemon_restart, no_allow_from_a_replaced_execution)
 	done_at = dd_now_ms();
 	cr_assert_eq(r.status, 200, "%s", r.body);
 	dd_resp_free(&r);
-	usleep(300000);
+	/* Each racer must have started admits after the install answered:
+	 * waiting a fixed 300 ms left racers with none on a loaded host.
+	 * LATE_CALLS each, or fail after 60 s. */
+	for (double t0 = dd_now_ms(); dd_now_ms() - t0 < 60000;) {
+		int ready = 0;
+
+		for (int i = 0; i < 3; i++)
+			ready += atomic_load(&rc[i].late_total) >= LATE_CALLS;
+		if (ready == 3)
+			break;
+		usleep(10000);
+	}
 	stop = true;
 	for (int i = 0; i < 3; i++) {
 		pthread_join(th[i], NULL);
-		cr_expect_gt(rc[i].late_total, 0, "racer %d ran nothing after the install", i);
+		cr_expect_geq(atomic_load(&rc[i].late_total), LATE_CALLS,
+			      "racer %d: %d admits after the install in 60 s", i,
+			      atomic_load(&rc[i].late_total));
 		cr_expect_eq(rc[i].late_allows, 0,
 			     "racer %d: %d allows for generation 8 after generation 9 was "
 			     "installed",
