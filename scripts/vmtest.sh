@@ -273,8 +273,8 @@ run_guest() {
 }
 
 # When a kernel's guests are done, the core they used is free while
-# another kernel's queue may still hold most of its work (6.1's one guest
-# ran its last 24 suites alone: docs/bench/2026-12-07-check-warm.md). So
+# another kernel's queue may still hold work (6.1's one guest ran its last
+# suites alone for 141 s: docs/bench/2026-12-07-check-warm.md). So
 # the lane that finished boots one more guest of the kernel with the most
 # left, into that kernel's queue, if what is left is worth a boot: at least
 # help_min seconds by the last matrix's suite times (30 s a suite with no
