@@ -513,10 +513,23 @@ void kh_setup_shared_requiring(const char *tier)
 	setup(tier, true);
 }
 
+/* Whether pid is still a child of this process, alive or a zombie (whose
+ * pid nobody else can have). A tracked child a test reaped itself is not:
+ * its pid may belong to any process of the host by now, and a SIGKILL
+ * meant for the child would hit that one. (In a make check an etcdctl
+ * of the fleet suite, which runs beside this one, died of a SIGKILL
+ * nothing else explains.) */
+static bool still_our_child(pid_t pid)
+{
+	siginfo_t si;
+
+	return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0;
+}
+
 void kh_teardown(void)
 {
 	for (size_t i = 0; i < kh.npids; i++)
-		if (kh.pids[i] > 0)
+		if (kh.pids[i] > 0 && still_our_child(kh.pids[i]))
 			kill(kh.pids[i], SIGKILL);
 	for (size_t i = 0; i < kh.npids; i++)
 		if (kh.pids[i] > 0)
