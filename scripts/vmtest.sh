@@ -23,10 +23,8 @@
 # EXECGATE_VM_GUESTS ("LABEL:N ...": guests a kernel boots to share its
 # suites, default debian-6.12:2, others 1; not with EXECGATE_VM_FILTER),
 # EXECGATE_VM_SUITES ("SUITE ...": only those suites go into the queues;
-# no guarantee matrix is judged), EXECGATE_VM_HELP=0 (a kernel whose guests
-# are done boots no guest into another kernel's queue; help_other_kernels),
-# EXECGATE_VM_HELP_MIN (seconds of suites left that are worth that boot,
-# default 180), EXECGATE_VM_CPUS (vCPUs a guest has, default 2).
+# no guarantee matrix is judged), EXECGATE_VM_CPUS (vCPUs a guest has,
+# default 2).
 #
 # Kernels (scripts/setup-vm-deps.sh fetches and caches them):
 #   debian-6.1   no connect_unix, BPF LSM    -> tier lsm
@@ -92,7 +90,7 @@ boot() {
 	# current directory when it checks it. no_timer_check: under TCG on a
 	# loaded host the IO-APIC timer check can miss its ticks and panic the
 	# boot ("IO-APIC + timer doesn't work!"), a guest that never reports.
-	timeout -k 15 "${boot_timeout:-$timeout_s}" vng --disable-kvm --force-initramfs --force-9p \
+	timeout -k 15 "$timeout_s" vng --disable-kvm --force-initramfs --force-9p \
 		-r "/lib/modules/$ver/vmlinuz" -m 1G -p "${EXECGATE_VM_CPUS:-2}" \
 		--append "lsm=lockdown,capability,landlock,bpf no_timer_check" \
 		--rwdir="$out=$out" --exec "$cmd" </dev/null
@@ -163,7 +161,7 @@ PY
 # whose guest never wrote its exit status, says so in ERROR.
 boot_failure() {
 	if [ "$1" -eq 124 ] || [ "$1" -eq 137 ]; then
-		echo "${5}timeout after ${boot_timeout:-$timeout_s}s" >"$4"
+		echo "${5}timeout after ${timeout_s}s" >"$4"
 	elif [ ! -f "$3" ]; then
 		echo "${5}guest did not report (vng $1, after $((SECONDS - $2))s)" >"$4"
 	fi
@@ -263,60 +261,13 @@ run_guest() {
 	local dir=$out_root/$label
 	local out=$dir/$name
 	mkdir -p "$out"
-	log "$label/$name: booting ${kver[$label]} (tier $(tier_of "$label"), timeout ${boot_timeout:-$timeout_s}s)"
+	log "$label/$name: booting ${kver[$label]} (tier $(tier_of "$label"), timeout ${timeout_s}s)"
 	boot "$label" "$dir" "$name" env EXECGATE_BIN="$build/execgate" \
 		EXECGATE_ISSUE_BIN="$build/execgate-issue" \
 		"$root/scripts/vm-suites.sh" "$dir/queue" "$out" "$build/test-kernel" \
 		>"$out/console.log" 2>&1 || rc=$?
 	log "$label/$name: vng exited $rc after $((SECONDS - t0))s (console: $out/console.log)"
 	boot_failure "$rc" "$t0" "$dir/$name.rc" "$out/error" "$name: "
-}
-
-# When a kernel's guests are done, the core they used is free while
-# another kernel's queue may still hold work (6.1's one guest ran its last
-# suites alone for 141 s: docs/bench/2026-12-07-check-warm.md). So
-# the lane that finished boots one more guest of the kernel with the most
-# left, into that kernel's queue, if what is left is worth a boot: at least
-# help_min seconds by the last matrix's suite times (30 s a suite with no
-# record). The owner merges only once no such helper runs (helper.<name>
-# in its dir, made before the queue is looked at again, so an owner that
-# finished first never misses one). The helper's timeout ends with the
-# matrix's first boots' (vm_deadline), so a helper never lengthens the
-# worst case. EXECGATE_VM_HELP=0 boots none.
-help_min=${EXECGATE_VM_HELP_MIN:-180}
-queue_seconds() {
-	local f
-	f=$(seconds_file "$1")
-	ls "$out_root/$1/queue/todo" 2>/dev/null | sed 's/^[0-9]*-//' | awk -v f="$f" '
-		BEGIN { while ((getline l < f) > 0) { split(l, a, " "); sec[a[1]] = a[2] } }
-		{ s += ($1 in sec) ? sec[$1] : 30 } END { print s + 0 }'
-}
-help_other_kernels() {
-	local me=$1 l best="" most=0 left name i dir
-	[ "${EXECGATE_VM_HELP:-1}" = 1 ] || return 0
-	for l in "${labels[@]}"; do
-		[ "$l" = "$me" ] && continue
-		left=$(queue_seconds "$l")
-		[ "$left" -gt "$most" ] && { most=$left; best=$l; }
-	done
-	[ -n "$best" ] && [ "$most" -ge "$help_min" ] || return 0
-	local boot_timeout=$((vm_deadline - $(date +%s)))
-	[ "$boot_timeout" -ge 300 ] || return 0
-	dir=$out_root/$best
-	for i in 3 4 5 6 7 8 9; do
-		mkdir "$dir/g$i" 2>/dev/null && { name=g$i; break; }
-	done
-	[ -n "${name:-}" ] || return 0
-	: >"$dir/helper.$name"
-	# Looked at again with the mark made: the owner may have ended first.
-	if [ "$(queue_seconds "$best")" -lt "$help_min" ]; then
-		rm -f "$dir/helper.$name"
-		rmdir "$dir/$name"
-		return 0
-	fi
-	log "$me: done; helping $best (about ${most}s of suites left) with guest $name"
-	run_guest "$best" "$name"
-	rm -f "$dir/helper.$name"
 }
 
 # run_queue LABEL: the kernel's suites into its queue, its guests side by
@@ -340,12 +291,6 @@ run_queue() {
 	done
 	for g in "${pids[@]}"; do
 		wait "$g" || true
-	done
-	help_other_kernels "$label"
-	# A guest another kernel's lane booted into this queue: its results
-	# are part of this kernel's.
-	while compgen -G "$dir/helper.*" >/dev/null && [ "$(date +%s)" -lt $((vm_deadline + 60)) ]; do
-		sleep 2
 	done
 	# No guest took a suite: none started (qemu that never got as far as
 	# the guest is a boot failure, not a test result). One more guest, said
@@ -711,7 +656,6 @@ run_kernel() {
 # core had nothing left to do (docs/bench/2026-12-06-vm-lane.md).
 # EXECGATE_VM_SERIAL=1 boots the kernels in turn.
 pids=()
-vm_deadline=$(($(date +%s) + timeout_s))
 for l in "${labels[@]}"; do
 	tier_of "$l" >/dev/null
 	guests_of "$l" >/dev/null
