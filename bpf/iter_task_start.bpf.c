@@ -12,6 +12,8 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+__u32 eg_task_start_abi SEC(".data") = EG_TASK_START_ABI; /* checked on adopting a pin */
+
 SEC("iter/task")
 int eg_task_start(struct bpf_iter__task *ctx)
 {
@@ -22,8 +24,8 @@ int eg_task_start(struct bpf_iter__task *ctx)
 	struct file *exe;
 	struct inode *inode;
 
-	if (!t)
-		return 0; /* end of iteration */
+	if (!t || eg_task_start_abi != EG_TASK_START_ABI)
+		return 0; /* end of iteration (the second: never, it keeps the ABI word) */
 	leader = t->group_leader;
 	if (!leader)
 		return 0;

@@ -11,6 +11,10 @@
 #include <linux/types.h>
 #endif
 
+/* In the program's .data: a pinned program of another build (another
+ * record) is not adopted (user/loader/process/task_start.c). */
+#define EG_TASK_START_ABI 1
+
 struct eg_task_start {
 	__u32 tid;		 /* task->pid, initial PID namespace */
 	__u32 tgid;		 /* task->tgid */

@@ -373,6 +373,80 @@ Test(pid_reuse, iterator_ns_is_what_the_hook_reads)
 	cr_assert_eq(kh_counter(EG_K_DENY_NOT_BRIDGE), 2);
 }
 
+/* The name of the program behind the iterator link pinned at pin. */
+static void pinned_prog_name(const char *pin, char *name, size_t size)
+{
+	struct bpf_link_info li;
+	struct bpf_prog_info pi;
+	__u32 len = sizeof(li);
+	int lfd = bpf_obj_get(pin), pfd;
+
+	cr_assert_geq(lfd, 0, "%s: %s", pin, strerror(errno));
+	memset(&li, 0, sizeof(li));
+	cr_assert_eq(bpf_obj_get_info_by_fd(lfd, &li, &len), 0, "%s", pin);
+	close(lfd);
+	pfd = bpf_prog_get_fd_by_id(li.prog_id);
+	cr_assert_geq(pfd, 0, "%s: program %u: %s", pin, li.prog_id, strerror(errno));
+	memset(&pi, 0, sizeof(pi));
+	len = sizeof(pi);
+	cr_assert_eq(bpf_obj_get_info_by_fd(pfd, &pi, &len), 0, "%s", pin);
+	close(pfd);
+	snprintf(name, size, "%s", pi.name);
+}
+
+/* `load` verifies the task iterator once and pins it (links/task_start):
+ * an install adopts it instead of loading its own, and never adopts
+ * another program pinned there (another build's, or anything else): it
+ * loads its own then, gets the same identity, and the next load puts this
+ * build's program back. */
+/* guarantees: pid-reuse-ns-identity */
+Test(pid_reuse, installs_adopt_the_pinned_task_iterator_and_no_other)
+{
+	const char *vmm = kh_path("vmm.sock");
+	char pin[PATH_MAX], other[PATH_MAX], name[BPF_OBJ_NAME_LEN], b[16], v[16], out[16384];
+	struct eg_exec_record rec;
+	struct kh_child bridge;
+	struct eg_proc_id id;
+	pid_t fc = kh_listener_start(vmm);
+	int rc, fd;
+
+	kh_child_start(&bridge, true);
+	snprintf(b, sizeof(b), "%d", (int)bridge.pid);
+	snprintf(v, sizeof(v), "%d", (int)fc);
+	snprintf(pin, sizeof(pin), "%s/links/task_start", kh.pin_dir);
+	pinned_prog_name(pin, name, sizeof(name));
+	cr_assert_str_eq(name, "eg_task_start", "%s", pin);
+
+	rc = kh_cli(out, sizeof(out), "-v", "install", "--sandbox", SANDBOX, "--worker", WORKER_A,
+		    "--generation", "7", "--activation", "1", "--bridge-pid", b, "--vmm-pid", v,
+		    "--vmm-socket", vmm, NULL);
+	cr_assert_eq(rc, 0, "install: exit %d: %s", rc, out);
+	cr_assert_not_null(strstr(out, "task iterator: adopted"), "install loaded its own: %s",
+			   out);
+
+	/* Another iterator program in its place: the revoker's. */
+	snprintf(other, sizeof(other), "%s/links/revoke_unix_iter", kh.pin_dir);
+	fd = bpf_obj_get(other);
+	cr_assert_geq(fd, 0, "%s: %s", other, strerror(errno));
+	cr_assert_eq(unlink(pin), 0, "%s", pin);
+	cr_assert_eq(bpf_obj_pin(fd, pin), 0, "%s: %s", pin, strerror(errno));
+	close(fd);
+	rc = kh_cli(out, sizeof(out), "-v", "install", "--sandbox", SANDBOX, "--worker", WORKER_A,
+		    "--generation", "8", "--activation", "1", "--bridge-pid", b, "--vmm-pid", v,
+		    "--vmm-socket", vmm, NULL);
+	cr_assert_eq(rc, 0, "install beside another program's pin: exit %d: %s", rc, out);
+	cr_assert_null(strstr(out, "task iterator: adopted"), "adopted another program: %s", out);
+	rec = record();
+	id = kh_proc_id(bridge.pid);
+	cr_assert_eq(memcmp(&rec.bridge, &id, sizeof(id)), 0, "installed identity");
+	cr_assert_eq(kh_child_connect(&bridge, vmm, NULL, NULL), 0);
+
+	rc = kh_cli(out, sizeof(out), "load", "--cgroup", kh.cgroup, NULL);
+	cr_assert_eq(rc, 0, "load again: exit %d: %s", rc, out);
+	pinned_prog_name(pin, name, sizeof(name));
+	cr_assert_str_eq(name, "eg_task_start", "%s after a load", pin);
+}
+
 /* ---- LSM tier (6.1, 6.12): the same through unix_stream_connect ---------- */
 
 static struct lsm_env env;

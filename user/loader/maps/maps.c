@@ -11,6 +11,7 @@
 #include <bpf/libbpf.h>
 #include "loader/maps/maps.h"
 #include "loader/maps/pins.h"
+#include "loader/process/task_start.h"
 
 const char *const eg_map_names[EG_MAP__COUNT] = {
     [EG_MAP_RECORDS] = "eg_records",
@@ -86,6 +87,9 @@ int eg_maps_open(struct eg_maps *m, const char *pin_dir, char *err, size_t err_s
 		goto fail;
 	}
 	m->admit_gen = gen;
+	/* This process's identities (installs, admits) then come from the
+	 * task iterator this pin dir's load pinned, not from a load of its own. */
+	eg_task_start_use_pins(pin_dir);
 	return 0;
 fail:
 	eg_maps_close(m);

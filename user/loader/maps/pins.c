@@ -163,6 +163,9 @@ int eg_pins_remove_maps(const char *pin_dir)
 	if (!eg_link_pin_path(path, sizeof(path), pin_dir, EG_PIN_CLOCK_RESUME) && unlink(path) &&
 	    errno != ENOENT)
 		rc = -errno;
+	if (!eg_link_pin_path(path, sizeof(path), pin_dir, EG_PIN_TASK_START) && unlink(path) &&
+	    errno != ENOENT)
+		rc = -errno;
 	if (!eg_link_pin_path(path, sizeof(path), pin_dir, ""))
 		rmdir(path);
 	if (rmdir(pin_dir) && errno != ENOENT && !rc)

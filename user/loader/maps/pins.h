@@ -18,6 +18,7 @@
  * by the first revocation, removed with the maps. */
 #define EG_PIN_REVOKE_UNIX_ITER "revoke_unix_iter"
 #define EG_PIN_CLOCK_RESUME	"clock_resume" /* loader/tiers/clock.h */
+#define EG_PIN_TASK_START	"task_start"   /* loader/process/task_start.h */
 
 /* Makes pin_dir and pin_dir/links exist on bpffs. When the nearest existing
  * ancestor is not bpffs and is the standard mount point /sys/fs/bpf, mounts
@@ -37,7 +38,7 @@ int eg_pin_path(char *out, size_t size, const char *pin_dir, const char *name);
 int eg_link_pin_path(char *out, size_t size, const char *pin_dir, const char *name);
 
 /* Removes the map pins this build knows, the revoker's iterator link, the
- * grant clock's link, the links directory and pin_dir itself when empty.
+ * grant clock's link, the task iterator's link, the links directory and pin_dir itself when empty.
  * Missing pins are fine. */
 int eg_pins_remove_maps(const char *pin_dir);
 

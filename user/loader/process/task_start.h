@@ -6,7 +6,10 @@
  * the kernel, which compares ns.
  *
  * The iterator program is loaded once per process and kept; the answer of
- * that first load is cached. A kernel that refuses it (no BTF, no iter/task,
+ * that first load is cached. `load` pins it (links/task_start, an iterator
+ * link never read), and a process that opened that pin dir's maps adopts
+ * the pinned program instead of loading its own: no BTF read, no verifier,
+ * which under TCG was most of an install's time. A kernel that refuses it (no BTF, no iter/task,
  * no tid filter: before 6.1) cannot give ns, and we do not fall back to
  * ticks: every identify then fails with -EOPNOTSUPP and says why, and
  * `execgate status` shows the tier (and pid-reuse-ns-identity) not held.
@@ -25,6 +28,16 @@
 /* 0 when the iterator loads and filters by tid here, -EOPNOTSUPP (why in
  * err) when not. Probed once per process. */
 int eg_task_start_probe(char *err, size_t err_size);
+
+/* The pin dir whose links/task_start the first probe adopts, if it holds
+ * this build's program (EG_TASK_START_ABI); the first call wins, as any
+ * pinned copy is the same program (it reads no map). eg_maps_open calls it. */
+void eg_task_start_use_pins(const char *pin_dir);
+
+/* `load`: makes links/task_start hold this build's program (replacing
+ * another build's). 0, or a negative errno with err; best effort: without
+ * the pin every process loads its own, as before. */
+int eg_task_start_keep(const char *pin_dir, char *err, size_t err_size);
 
 /* The task whose tid is pid (initial PID namespace): 0, -ESRCH when there
  * is none, -EOPNOTSUPP when the iterator is not available, another negative

@@ -9,6 +9,7 @@
 #include "loader/tiers/clock.h"
 #include "loader/log.h"
 #include "loader/maps/pins.h"
+#include "loader/process/task_start.h"
 #include "loader/revokers/revoke.h"
 #include "loader/tiers/tier.h"
 
@@ -84,6 +85,17 @@ int eg_tiers_load(const struct eg_tier_ctx *ctx, const char *require, char *err,
 
 		if (eg_clock_keep(ctx->pin_dir, why, sizeof(why)))
 			eg_log(EG_LOG_WARN, "%s", why);
+	}
+	/* Best effort: where it fails, each install and admit loads its own
+	 * task iterator (loader/process/task_start.h). */
+	{
+		char why[2 * EG_PIN_PATH_MAX];
+
+		/* -EOPNOTSUPP: no iterator here at all, which status reports. */
+		rc = eg_task_start_keep(ctx->pin_dir, why, sizeof(why));
+		if (rc && rc != -EOPNOTSUPP)
+			eg_log(EG_LOG_WARN, "%s", why);
+		rc = 0;
 	}
 	/* Written last, so status never reads offered tiers that a failed
 	 * load did not reach; a stale record from an earlier load of this
