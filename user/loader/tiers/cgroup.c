@@ -283,21 +283,42 @@ static int match_id(const char *path, const struct stat *st, int type, struct FT
 	return 1; /* stop the walk */
 }
 
+/* The last answer, checked before it is reused: every link of a load
+ * targets the same cgroup, and a status or an install's warnings asked
+ * for it once a link, each time walking the whole hierarchy (on a node
+ * with thousands of pod cgroups, thousands of stats a link). */
+static uint64_t last_id;
+static char last_path[4096];
+
 int eg_cgroup_path_by_id(uint64_t id, char *out, size_t size)
 {
 	char root[4096];
+	struct stat st;
 	int rc;
 
 	rc = eg_cgroup2_root(root, sizeof(root));
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&walk_lock);
+	/* Still that cgroup: a directory under the root with that id (a
+	 * cgroup's id is its inode number on cgroup2, never reused while it
+	 * exists). */
+	if (last_id && last_id == id && !strncmp(last_path, root, strlen(root)) &&
+	    !stat(last_path, &st) && S_ISDIR(st.st_mode) && st.st_ino == id) {
+		snprintf(out, size, "%s", last_path);
+		pthread_mutex_unlock(&walk_lock);
+		return 0;
+	}
 	want_id = id;
 	found_path = out;
 	found_size = size;
 	found = 0;
 	nftw(root, match_id, 16, FTW_PHYS | FTW_MOUNT);
 	rc = found ? 0 : -ENOENT;
+	if (found && strlen(out) < sizeof(last_path)) {
+		last_id = id;
+		snprintf(last_path, sizeof(last_path), "%s", out);
+	}
 	pthread_mutex_unlock(&walk_lock);
 	return rc;
 }
