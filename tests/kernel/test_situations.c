@@ -119,7 +119,7 @@ static const char *in_grant_epoch(struct te_env *e)
 
 static const char *in_grant_expired(struct te_env *e)
 {
-	inet_grant(e, NULL, inet_record().epoch, eg_boottime_ns() - 1);
+	inet_grant(e, NULL, inet_record().epoch, eg_boottime_ns() - UW_EXPIRED_AGO_NS);
 	return TE_GUEST_ADDR;
 }
 

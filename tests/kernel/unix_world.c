@@ -118,7 +118,7 @@ const char *uw_grant_expired(struct unix_world *w)
 {
 	struct eg_exec_record r = uw_record(w);
 
-	uw_write_grant(w->caller.pid, &r, NULL, r.epoch, eg_boottime_ns() - 1);
+	uw_write_grant(w->caller.pid, &r, NULL, r.epoch, eg_boottime_ns() - UW_EXPIRED_AGO_NS);
 	return w->bsock;
 }
 

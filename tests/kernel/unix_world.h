@@ -13,6 +13,13 @@
 
 #define UW_WORKER   "a0000000-0000-4000-8000-00000000000a"
 #define UW_ALIVE_NS (100ULL * 1000000000ULL) /* a grant's life that no test outlives */
+/* How long ago an expired grant expired. The hooks' grant clock is the
+ * coarse clock, up to one tick behind (docs/design.md §9: a grant ends at its
+ * expiry or within the tick after it): a grant that expired 1 ns ago is
+ * still allowed for the rest of the tick, and a connect made at once, with
+ * nothing slow between the write and it, sees it allowed. One second is
+ * many ticks at any HZ. */
+#define UW_EXPIRED_AGO_NS 1000000000ULL
 
 struct unix_world {
 	const char *sandbox; /* uuid text */
