@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -390,9 +391,87 @@ static int each_map(const struct kh_world *w, bool save)
 	return rc;
 }
 
+/* cp -a from to, in this process: directories, regular files and symbolic
+ * links with their mode, owner and times. An exec of cp for each record
+ * and each reset cost a process start per test, which under TCG is a
+ * good part of a second. 0 or a negative errno. */
+static int copy_tree(const char *from, const char *to)
+{
+	struct timespec times[2];
+	struct stat st;
+	int rc = 0;
+
+	if (lstat(from, &st))
+		return -errno;
+	times[0] = st.st_atim;
+	times[1] = st.st_mtim;
+	if (S_ISLNK(st.st_mode)) {
+		char target[PATH_MAX];
+		ssize_t n = readlink(from, target, sizeof(target) - 1);
+
+		if (n < 0)
+			return -errno;
+		target[n] = '\0';
+		if (symlink(target, to))
+			return -errno;
+	} else if (S_ISDIR(st.st_mode)) {
+		struct dirent *de;
+		DIR *d;
+
+		if (mkdir(to, 0700))
+			return -errno;
+		d = opendir(from);
+		if (!d)
+			return -errno;
+		while (!rc && (de = readdir(d))) {
+			char a[PATH_MAX], b[PATH_MAX];
+
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+				continue;
+			if ((size_t)snprintf(a, sizeof(a), "%s/%s", from, de->d_name) >=
+				sizeof(a) ||
+			    (size_t)snprintf(b, sizeof(b), "%s/%s", to, de->d_name) >= sizeof(b))
+				rc = -ENAMETOOLONG;
+			else
+				rc = copy_tree(a, b);
+		}
+		closedir(d);
+	} else if (S_ISREG(st.st_mode)) {
+		char buf[65536];
+		ssize_t n = 0;
+		int in = open(from, O_RDONLY | O_CLOEXEC), out;
+
+		if (in < 0)
+			return -errno;
+		out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (out < 0) {
+			rc = -errno;
+			close(in);
+			return rc;
+		}
+		while (!rc && (n = read(in, buf, sizeof(buf))) > 0)
+			if (write(out, buf, (size_t)n) != n)
+				rc = -EIO;
+		if (n < 0)
+			rc = -errno;
+		close(in);
+		if (close(out) && !rc)
+			rc = -errno;
+	} else {
+		return -EINVAL; /* no fifo, socket or device in a state dir */
+	}
+	if (!rc && fchownat(AT_FDCWD, to, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW))
+		rc = -errno;
+	if (!rc && !S_ISLNK(st.st_mode) && chmod(to, st.st_mode & 07777))
+		rc = -errno;
+	if (!rc && utimensat(AT_FDCWD, to, times, AT_SYMLINK_NOFOLLOW))
+		rc = -errno;
+	return rc;
+}
+
 void kh_world_record(const char *slot_name, const struct kh_world *w)
 {
-	char path[300], out[2048];
+	char path[300];
 	FILE *f;
 	int rc;
 
@@ -410,8 +489,8 @@ void kh_world_record(const char *slot_name, const struct kh_world *w)
 	cr_assert_eq(rc, 0, "recording the maps of %s: %s", w->pin_dir, strerror(-rc));
 	snprintf(path, sizeof(path), "%s/" WORLD "/state", w->dir);
 	if (access(w->state_dir, F_OK) == 0) {
-		rc = kh_run(out, sizeof(out), "cp", "-a", w->state_dir, path, NULL);
-		cr_assert_eq(rc, 0, "cp -a %s %s: %s", w->state_dir, path, out);
+		rc = copy_tree(w->state_dir, path);
+		cr_assert_eq(rc, 0, "copying %s to %s: %s", w->state_dir, path, strerror(-rc));
 	}
 	snprintf(path, sizeof(path), "%s/" WORLD "/slot", w->dir);
 	f = fopen(path, "we");
@@ -547,7 +626,7 @@ static int rm_entry(const char *path, const struct stat *st, int type, struct FT
  * as the load left it and the issuer dir, empty. */
 static int reset_dir(const struct kh_world *w)
 {
-	char path[300], out[2048];
+	char path[300];
 	struct dirent *de;
 	DIR *d = opendir(w->dir);
 
@@ -565,8 +644,7 @@ static int reset_dir(const struct kh_world *w)
 	closedir(d);
 	nftw(w->state_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	snprintf(path, sizeof(path), "%s/" WORLD "/state", w->dir);
-	if (access(path, F_OK) == 0 &&
-	    kh_run(out, sizeof(out), "cp", "-a", path, w->state_dir, NULL))
+	if (access(path, F_OK) == 0 && copy_tree(path, w->state_dir))
 		return -EIO;
 	if (w->keys_sub) {
 		snprintf(path, sizeof(path), "%s/%s", w->dir, w->keys_sub);
