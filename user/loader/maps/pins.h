@@ -38,8 +38,8 @@ int eg_pin_path(char *out, size_t size, const char *pin_dir, const char *name);
 int eg_link_pin_path(char *out, size_t size, const char *pin_dir, const char *name);
 
 /* Removes the map pins this build knows, the revoker's iterator link, the
- * grant clock's link, the task iterator's link, the links directory and pin_dir itself when empty.
- * Missing pins are fine. */
+ * grant clock's link, the task iterator's link, the links directory and
+ * pin_dir itself when empty. Missing pins are fine. */
 int eg_pins_remove_maps(const char *pin_dir);
 
 #endif

@@ -9,10 +9,13 @@
  * that first load is cached. `load` pins it (links/task_start, an iterator
  * link never read), and a process that opened that pin dir's maps adopts
  * the pinned program instead of loading its own: no BTF read, no verifier,
- * which under TCG was most of an install's time. A kernel that refuses it (no BTF, no iter/task,
- * no tid filter: before 6.1) cannot give ns, and we do not fall back to
- * ticks: every identify then fails with -EOPNOTSUPP and says why, and
- * `execgate status` shows the tier (and pid-reuse-ns-identity) not held.
+ * which under TCG was most of an install's time. The pin is trusted as the
+ * maps are (root's 0700 pin dir); it must still name a program of this
+ * build and pass the tid self-check. A kernel that refuses the program (no
+ * BTF, no iter/task, no tid filter: before 6.1) cannot give ns, and we do
+ * not fall back to ticks: every identify then fails with -EOPNOTSUPP and
+ * says why, and `execgate status` shows the tier (and
+ * pid-reuse-ns-identity) not held.
  *
  * Reading names a pid number, not a process: callers hold a pidfd opened
  * before the read and check it still lives afterwards (loader/process/proc_id.c). */
