@@ -13,6 +13,9 @@
 char LICENSE[] SEC("license") = "GPL";
 
 __u32 eg_task_start_abi SEC(".data") = EG_TASK_START_ABI; /* checked on adopting a pin */
+/* Set before load to a hash of this object's bytes, so that a pin names the
+ * build whose program it holds (user/loader/process/task_start.c). */
+__u64 eg_task_start_build SEC(".data") = 0;
 
 SEC("iter/task")
 int eg_task_start(struct bpf_iter__task *ctx)

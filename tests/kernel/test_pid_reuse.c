@@ -26,10 +26,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <criterion/criterion.h>
 #include "core/ids.h"
 #include "core/peer_check.h"
 #include "harness.h"
+#include "iter_task_start.skel.h"
 #include "loader/process/proc_id.h"
 #include "loader/process/task_start.h"
 #include "test_lsm_common.h"
@@ -441,10 +443,40 @@ Test(pid_reuse, installs_adopt_the_pinned_task_iterator_and_no_other)
 	cr_assert_eq(memcmp(&rec.bridge, &id, sizeof(id)), 0, "installed identity");
 	cr_assert_eq(kh_child_connect(&bridge, vmm, NULL, NULL), 0);
 
+	/* The same program of another build (another object hash in .data):
+	 * not adopted either. */
+	{
+		struct iter_task_start *other_build = iter_task_start__open();
+		struct bpf_link *l;
+
+		cr_assert_not_null(other_build);
+		other_build->data->eg_task_start_build = 12345;
+		cr_assert_eq(iter_task_start__load(other_build), 0);
+		l = bpf_program__attach_iter(other_build->progs.eg_task_start, NULL);
+		cr_assert_not_null(l, "%s", strerror(errno));
+		cr_assert_eq(unlink(pin), 0, "%s", pin);
+		cr_assert_eq(bpf_link__pin(l, pin), 0, "%s: %s", pin, strerror(errno));
+		bpf_link__destroy(l);
+		iter_task_start__destroy(other_build);
+	}
+	pinned_prog_name(pin, name, sizeof(name));
+	cr_assert_str_eq(name, "eg_task_start", "%s", pin);
+	rc = kh_cli(out, sizeof(out), "-v", "install", "--sandbox", SANDBOX, "--worker", WORKER_A,
+		    "--generation", "9", "--activation", "1", "--bridge-pid", b, "--vmm-pid", v,
+		    "--vmm-socket", vmm, NULL);
+	cr_assert_eq(rc, 0, "install beside another build's pin: exit %d: %s", rc, out);
+	cr_assert_null(strstr(out, "task iterator: adopted"), "adopted another build's: %s", out);
+
 	rc = kh_cli(out, sizeof(out), "load", "--cgroup", kh.cgroup, NULL);
 	cr_assert_eq(rc, 0, "load again: exit %d: %s", rc, out);
 	pinned_prog_name(pin, name, sizeof(name));
 	cr_assert_str_eq(name, "eg_task_start", "%s after a load", pin);
+	rc = kh_cli(out, sizeof(out), "-v", "install", "--sandbox", SANDBOX, "--worker", WORKER_A,
+		    "--generation", "10", "--activation", "1", "--bridge-pid", b, "--vmm-pid", v,
+		    "--vmm-socket", vmm, NULL);
+	cr_assert_eq(rc, 0, "install after the load: exit %d: %s", rc, out);
+	cr_assert_not_null(strstr(out, "task iterator: adopted"),
+			   "the load did not put this build's program back: %s", out);
 }
 
 /* ---- LSM tier (6.1, 6.12): the same through unix_stream_connect ---------- */

@@ -61,16 +61,52 @@ static bool ends_with(const char *s, const char *suffix)
 	return n >= k && !strcmp(s + n - k, suffix);
 }
 
+/* This build's program: FNV-1a over the object's ELF bytes, which the
+ * loaded program carries in .data (eg_task_start_build). */
+static __u64 object_hash(void)
+{
+	size_t n = 0;
+	const unsigned char *p = iter_task_start__elf_bytes(&n);
+	__u64 h = 1469598103934665603ULL;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= p[i];
+		h *= 1099511628211ULL;
+	}
+	return h ? h : 1;
+}
+
+/* Opens and loads this build's program, its .data naming the build. */
+static struct iter_task_start *load_own(void)
+{
+	struct iter_task_start *s = iter_task_start__open();
+	int rc;
+
+	if (!s)
+		return NULL;
+	s->data->eg_task_start_build = object_hash();
+	rc = iter_task_start__load(s);
+	if (rc) {
+		iter_task_start__destroy(s);
+		errno = rc < 0 ? -rc : EINVAL;
+		return NULL;
+	}
+	return s;
+}
+
 /* The program behind the iterator link pinned at pin, when it is this
  * build's: an iter/task program named eg_task_start whose .data holds
- * EG_TASK_START_ABI (a pin of another build may write another record).
+ * EG_TASK_START_ABI and this build's object hash (a pin of another build,
+ * even one that writes the same record, is another program: `load` puts
+ * its own in place, as it does with every program it pins).
  * Returns its fd, or a negative errno: -ESTALE for another program. */
 static int pin_adopt(const char *pin)
 {
+	struct iter_task_start__data d;
 	struct bpf_link_info li;
 	struct bpf_prog_info pi;
 	struct bpf_map_info mi;
-	__u32 len, ids[4], abi = 0, key = 0;
+	__u32 len, ids[4], key = 0;
 	int lfd, pfd, rc = -ESTALE;
 
 	lfd = bpf_obj_get(pin);
@@ -104,8 +140,9 @@ static int pin_adopt(const char *pin)
 		memset(&mi, 0, sizeof(mi));
 		len = sizeof(mi);
 		if (!bpf_obj_get_info_by_fd(mfd, &mi, &len) && ends_with(mi.name, ".data") &&
-		    mi.value_size == sizeof(abi) && !bpf_map_lookup_elem(mfd, &key, &abi) &&
-		    abi == EG_TASK_START_ABI)
+		    mi.value_size == sizeof(d) && !bpf_map_lookup_elem(mfd, &key, &d) &&
+		    d.eg_task_start_abi == EG_TASK_START_ABI &&
+		    d.eg_task_start_build == object_hash())
 			rc = 0;
 		close(mfd);
 	}
@@ -157,7 +194,7 @@ static void probe(void)
 		close(fd);
 	}
 	eg_log_libbpf_quiet(true); /* a refusal is a probe result, worded below */
-	skel = iter_task_start__open_and_load();
+	skel = load_own();
 	rc = skel ? 0 : -errno;
 	eg_log_libbpf_quiet(false);
 	if (rc) {
@@ -207,7 +244,7 @@ int eg_task_start_keep(const char *pin_dir, char *err, size_t err_size)
 	if (rc)
 		return rc;
 	if (!skel) {
-		skel = iter_task_start__open_and_load();
+		skel = load_own();
 		if (!skel) {
 			rc = -errno;
 			snprintf(err, err_size, "the task iterator (iter/task): %s", strerror(-rc));
