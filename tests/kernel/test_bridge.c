@@ -1186,10 +1186,14 @@ Test(bridge, bridge_refuses_an_impostor_vmm_and_no_client_byte_reaches_it)
 	client_start(&cl);
 	kh_cap(tok, sizeof(tok), SANDBOX, WORKER, 8, 1, 120, 0);
 	cr_assert_eq(admit(w, cl.pid, tok).d.verdict, EG_ALLOW);
-	/* The client speaks first, before the bridge has verified anything. */
+	/* The client speaks first, before the bridge has verified anything.
+	 * The bridge may have refused and closed before the client's send
+	 * (EPIPE, or ECONNRESET): its bytes then went nowhere at all, which
+	 * the checks below hold as well. */
 	fd = client_connect_send(&cl, bsock, "secret operation");
-	cr_assert_geq(fd, 0, "%s", strerror(-fd));
-	wait_eof(fd, 3000);
+	cr_assert(fd >= 0 || fd == -EPIPE || fd == -ECONNRESET, "%s", strerror(-fd));
+	if (fd >= 0)
+		wait_eof(fd, 3000);
 	snprintf(want, sizeof(want), "connection 1: refused: connect %s: ", vsock);
 	cr_assert(wait_log(want, 2000, log, sizeof(log)), "%s", log);
 	snprintf(want, sizeof(want), "connection 1: refused: connect %s: refused by the kernel",
@@ -1214,7 +1218,8 @@ Test(bridge, bridge_refuses_an_impostor_vmm_and_no_client_byte_reaches_it)
 		cr_assert_eq(s.bytes, 0, "the impostor received %llu bytes", s.bytes);
 	}
 	cr_assert_eq(listener_count(&fc), 0, "the real VMM was connected to");
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	bridge_stop(bridge, bsock);
 	eg_worker_close(w);
 }
