@@ -396,6 +396,23 @@ static void pinned_prog_name(const char *pin, char *name, size_t size)
 	snprintf(name, size, "%s", pi.name);
 }
 
+/* `execgate -v install` of generation gen with bridge and vmm: whether its
+ * first identify adopted the pinned task iterator (its debug line). */
+static bool install_adopts(pid_t bridge, pid_t vmm, const char *vmm_sock, int gen)
+{
+	char b[16], v[16], g[16], out[16384];
+	int rc;
+
+	snprintf(b, sizeof(b), "%d", (int)bridge);
+	snprintf(v, sizeof(v), "%d", (int)vmm);
+	snprintf(g, sizeof(g), "%d", gen);
+	rc = kh_cli(out, sizeof(out), "-v", "install", "--sandbox", SANDBOX, "--worker", WORKER_A,
+		    "--generation", g, "--activation", "1", "--bridge-pid", b, "--vmm-pid", v,
+		    "--vmm-socket", vmm_sock, NULL);
+	cr_assert_eq(rc, 0, "install of generation %d: exit %d: %s", gen, rc, out);
+	return strstr(out, "task iterator: adopted") != NULL;
+}
+
 /* `load` verifies the task iterator once and pins it (links/task_start):
  * an install adopts it instead of loading its own, and never adopts
  * another program pinned there (another build's, or anything else): it
@@ -405,7 +422,7 @@ static void pinned_prog_name(const char *pin, char *name, size_t size)
 Test(pid_reuse, installs_adopt_the_pinned_task_iterator_and_no_other)
 {
 	const char *vmm = kh_path("vmm.sock");
-	char pin[PATH_MAX], other[PATH_MAX], name[BPF_OBJ_NAME_LEN], b[16], v[16], out[16384];
+	char pin[PATH_MAX], other[PATH_MAX], name[BPF_OBJ_NAME_LEN], out[4096];
 	struct eg_exec_record rec;
 	struct kh_child bridge;
 	struct eg_proc_id id;
@@ -413,18 +430,11 @@ Test(pid_reuse, installs_adopt_the_pinned_task_iterator_and_no_other)
 	int rc, fd;
 
 	kh_child_start(&bridge, true);
-	snprintf(b, sizeof(b), "%d", (int)bridge.pid);
-	snprintf(v, sizeof(v), "%d", (int)fc);
 	snprintf(pin, sizeof(pin), "%s/links/task_start", kh.pin_dir);
 	pinned_prog_name(pin, name, sizeof(name));
 	cr_assert_str_eq(name, "eg_task_start", "%s", pin);
 
-	rc = kh_cli(out, sizeof(out), "-v", "install", "--sandbox", SANDBOX, "--worker", WORKER_A,
-		    "--generation", "7", "--activation", "1", "--bridge-pid", b, "--vmm-pid", v,
-		    "--vmm-socket", vmm, NULL);
-	cr_assert_eq(rc, 0, "install: exit %d: %s", rc, out);
-	cr_assert_not_null(strstr(out, "task iterator: adopted"), "install loaded its own: %s",
-			   out);
+	cr_assert(install_adopts(bridge.pid, fc, vmm, 7), "install loaded its own");
 
 	/* Another iterator program in its place: the revoker's. */
 	snprintf(other, sizeof(other), "%s/links/revoke_unix_iter", kh.pin_dir);
@@ -433,11 +443,7 @@ Test(pid_reuse, installs_adopt_the_pinned_task_iterator_and_no_other)
 	cr_assert_eq(unlink(pin), 0, "%s", pin);
 	cr_assert_eq(bpf_obj_pin(fd, pin), 0, "%s: %s", pin, strerror(errno));
 	close(fd);
-	rc = kh_cli(out, sizeof(out), "-v", "install", "--sandbox", SANDBOX, "--worker", WORKER_A,
-		    "--generation", "8", "--activation", "1", "--bridge-pid", b, "--vmm-pid", v,
-		    "--vmm-socket", vmm, NULL);
-	cr_assert_eq(rc, 0, "install beside another program's pin: exit %d: %s", rc, out);
-	cr_assert_null(strstr(out, "task iterator: adopted"), "adopted another program: %s", out);
+	cr_assert_not(install_adopts(bridge.pid, fc, vmm, 8), "adopted another program");
 	rec = record();
 	id = kh_proc_id(bridge.pid);
 	cr_assert_eq(memcmp(&rec.bridge, &id, sizeof(id)), 0, "installed identity");
@@ -461,22 +467,14 @@ Test(pid_reuse, installs_adopt_the_pinned_task_iterator_and_no_other)
 	}
 	pinned_prog_name(pin, name, sizeof(name));
 	cr_assert_str_eq(name, "eg_task_start", "%s", pin);
-	rc = kh_cli(out, sizeof(out), "-v", "install", "--sandbox", SANDBOX, "--worker", WORKER_A,
-		    "--generation", "9", "--activation", "1", "--bridge-pid", b, "--vmm-pid", v,
-		    "--vmm-socket", vmm, NULL);
-	cr_assert_eq(rc, 0, "install beside another build's pin: exit %d: %s", rc, out);
-	cr_assert_null(strstr(out, "task iterator: adopted"), "adopted another build's: %s", out);
+	cr_assert_not(install_adopts(bridge.pid, fc, vmm, 9), "adopted another build's program");
 
 	rc = kh_cli(out, sizeof(out), "load", "--cgroup", kh.cgroup, NULL);
 	cr_assert_eq(rc, 0, "load again: exit %d: %s", rc, out);
 	pinned_prog_name(pin, name, sizeof(name));
 	cr_assert_str_eq(name, "eg_task_start", "%s after a load", pin);
-	rc = kh_cli(out, sizeof(out), "-v", "install", "--sandbox", SANDBOX, "--worker", WORKER_A,
-		    "--generation", "10", "--activation", "1", "--bridge-pid", b, "--vmm-pid", v,
-		    "--vmm-socket", vmm, NULL);
-	cr_assert_eq(rc, 0, "install after the load: exit %d: %s", rc, out);
-	cr_assert_not_null(strstr(out, "task iterator: adopted"),
-			   "the load did not put this build's program back: %s", out);
+	cr_assert(install_adopts(bridge.pid, fc, vmm, 10),
+		  "the load did not put this build's program back");
 }
 
 /* ---- LSM tier (6.1, 6.12): the same through unix_stream_connect ---------- */
