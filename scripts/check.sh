@@ -148,4 +148,7 @@ for t in test-kernel test-daemon test-unit test-unit-san test-fleet test-fleet-s
 	syn=$(grep -a 'Synthesis:' "$out/$t.log" | tail -n1 | sed 's/.*Synthesis: //')
 	[ -n "$syn" ] && printf '  %-13s %s\n' "$t" "$syn"
 done
+# Last, so that a log cut to its tail (CI shows the end) still names them.
+failed=$(awk '$4 == "FAILED" { printf "%s%s", sep, $2; sep = " " }' "$out/times")
+[ -n "$failed" ] && echo "check: FAILED stages: $failed (their logs: $out/<stage>.log)"
 exit "$bad"
