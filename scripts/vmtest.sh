@@ -13,7 +13,8 @@
 #
 # Environment: BUILD (build dir, default build), EXECGATE_VM_TIMEOUT (seconds
 # per boot, default 2400: the system test's VM (2400 too) runs beside the
-# matrix in make check, so a whole check stays under 80 minutes at worst), EXECGATE_VM_KERNELS (labels to boot, default all),
+# matrix in make check, so a whole check stays under 80 minutes at worst),
+# EXECGATE_VM_KERNELS (labels to boot, default all),
 # EXECGATE_VM_FILTER (a Criterion --filter, e.g. 'revoke_vsock/*': only
 # those tests run; the others are "filtered", neither pass nor failure, and
 # no guarantee matrix is judged, since most of its cells did not run; a
