@@ -48,6 +48,12 @@ void kh_setup(void);
  * issuer dir), and a pin dir and cgroup of the same name: kh_setup's, and
  * the daemon tests'. */
 void kh_scratch_make(const char *prefix, unsigned n);
+/* Removes a scratch cgroup whose every process is the test's: rmdir, and
+ * while it is busy, cgroup.kill (a child reparented away from the test, a
+ * slow exit) and rmdir of it and of any cgroup a test left below it, for
+ * up to 5 s. 0, or -1 with errno: a cgroup left behind is named by the
+ * caller. */
+int kh_cgroup_remove(const char *path);
 /* kh_setup, but execgate load requires tier (NULL: none; each test checks
  * the tier it needs, as the tcp suite does on 6.1, which has no
  * connect_unix). kh_setup requires "cgroup". */

@@ -459,9 +459,8 @@ static void tw_teardown(void)
 	if (B.pin[0] && access(B.pin, F_OK) == 0 && getenv("EXECGATE_BIN"))
 		kh_run(out, sizeof(out), getenv("EXECGATE_BIN"), "unload", "--pin-dir", B.pin,
 		       "--state-dir", B.state, (char *)NULL);
-	if (b_cgroup_made)
-		for (int i = 0; i < 100 && rmdir(B.cgroup) && errno == EBUSY; i++)
-			usleep(10000);
+	if (b_cgroup_made && kh_cgroup_remove(B.cgroup))
+		cr_log_info("scratch cgroup %s left behind: %s", B.cgroup, strerror(errno));
 	b_cgroup_made = false;
 	kh_teardown();
 }

@@ -741,8 +741,9 @@ static void destroy_slot(const char *slot)
 	} else if (bin && pid > 0) {
 		waitpid(pid, NULL, 0);
 	}
-	for (int i = 0; i < 100 && rmdir(cgroup) && errno == EBUSY; i++)
-		usleep(10000);
+	if (kh_cgroup_remove(cgroup))
+		fprintf(stderr, "world pool: scratch cgroup %s left behind: %s\n", cgroup,
+			strerror(errno));
 	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	if (strcmp(state, dir) && !strncmp(state, "/tmp/egt-lsm-state-", 19))
 		nftw(state, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
