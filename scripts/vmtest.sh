@@ -25,7 +25,9 @@
 # suites, default debian-6.12:2, others 1; not with EXECGATE_VM_FILTER),
 # EXECGATE_VM_SUITES ("SUITE ...": only those suites go into the queues;
 # no guarantee matrix is judged), EXECGATE_VM_CPUS (vCPUs a guest has,
-# default 2).
+# default 2), EXECGATE_VM_EXEC_LOG=1 (each guest logs every program its
+# tests run, with its wall time, to exec.tsv in its output dir;
+# tests/kernel/harness.c).
 #
 # Kernels (scripts/setup-vm-deps.sh fetches and caches them):
 #   debian-6.1   no connect_unix, BPF LSM    -> tier lsm
@@ -169,6 +171,12 @@ boot_failure() {
 	return 0
 }
 
+# exec_log_env DIR: the guest's EXECGATE_EXEC_LOG, when asked for.
+exec_log_env() {
+	[ "${EXECGATE_VM_EXEC_LOG:-0}" = 1 ] && echo "EXECGATE_EXEC_LOG=$1/exec.tsv"
+	return 0
+}
+
 run_one() {
 	local label=$1 rc=0
 	local out=$out_root/$label
@@ -177,7 +185,7 @@ run_one() {
 	log "$label: booting ${kver[$label]} (tier $(tier_of "$label"), timeout ${timeout_s}s)"
 	local t0=$SECONDS
 	boot "$label" "$out" tests env EXECGATE_BIN="$build/execgate" \
-		EXECGATE_ISSUE_BIN="$build/execgate-issue" \
+		EXECGATE_ISSUE_BIN="$build/execgate-issue" $(exec_log_env "$out") \
 		"$build/test-kernel" --jobs 1 --verbose --filter "$vm_filter" --json="$out/results.json" \
 		>"$out/console.log" 2>&1 || rc=$?
 	log "$label: vng exited $rc after $((SECONDS - t0))s (console: $out/console.log)"
@@ -264,7 +272,7 @@ run_guest() {
 	mkdir -p "$out"
 	log "$label/$name: booting ${kver[$label]} (tier $(tier_of "$label"), timeout ${timeout_s}s)"
 	boot "$label" "$dir" "$name" env EXECGATE_BIN="$build/execgate" \
-		EXECGATE_ISSUE_BIN="$build/execgate-issue" \
+		EXECGATE_ISSUE_BIN="$build/execgate-issue" $(exec_log_env "$out") \
 		"$root/scripts/vm-suites.sh" "$dir/queue" "$out" "$build/test-kernel" \
 		>"$out/console.log" 2>&1 || rc=$?
 	log "$label/$name: vng exited $rc after $((SECONDS - t0))s (console: $out/console.log)"
