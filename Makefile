@@ -64,6 +64,16 @@ LDLIBS := -lbpf -lelf -lz -lsodium -ljansson -lpthread
 DAEMON_LDLIBS := -lmicrohttpd -lsystemd
 # libcurl only where libexecgate-fleet.a is linked, never into libexecgate.
 FLEET_LDLIBS := -lcurl -ljansson -lsodium
+# The test programs link Criterion statically, with tests/criterion_git.c
+# in place of libgit2: Criterion execs the test program afresh for every
+# case, and libcriterion.so brings 16 more shared libraries to each of
+# those starts, which the VM matrix's emulated CPU pays for with seconds a
+# case (docs/bench/2026-12-07-criterion-static.md). nanopb's archive is
+# libnanopb-dev's, the version Debian's Criterion is built with.
+CRITERION_LIBS := tests/criterion_git.c -Wl,-Bstatic -lcriterion -lboxfort -lprotobuf-nanopb \
+	-Wl,-Bdynamic -lffi -lnanomsg -lm -ldl
+CRITERION_PROGS = $(addprefix $(BUILD)/,test-unit test-unit-san test-kernel test-daemon test-fleet \
+	test-fleet-san)
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
@@ -213,16 +223,16 @@ $(BUILD)/execgate-issue: $(ISSUE_OBJS) $(FRONTEND_OBJS) $(FLEET_LIB) $(CORE_LIB)
 # Unit tests cover the pure core, the front ends' plumbing and the client
 # side: no root, no BPF.
 $(BUILD)/test-unit: $(UNIT_SRCS) $(UNIT_LIB_SRCS) $(FRONTEND_OBJS) $(CLIENT_LIB) $(CORE_LIB) $(wildcard tests/unit/*.h) | $(DEPS_STAMP)
-	$(CC) $(CPPFLAGS) $(UNIT_DEFS) -Itests $(CFLAGS) $(WARN) -o $@ $(UNIT_SRCS) $(UNIT_LIB_SRCS) $(FRONTEND_OBJS) $(CLIENT_LIB) $(CORE_LIB) -lcriterion -ljansson -lsodium
+	$(CC) $(CPPFLAGS) $(UNIT_DEFS) -Itests $(CFLAGS) $(WARN) -o $@ $(UNIT_SRCS) $(UNIT_LIB_SRCS) $(FRONTEND_OBJS) $(CLIENT_LIB) $(CORE_LIB) $(CRITERION_LIBS) -ljansson -lsodium
 
 # Pure core + unit tests again under ASan/UBSan; built separately so that the
 # sanitizer runtime never reaches the installed binaries.
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 $(BUILD)/test-unit-san: $(UNIT_SRCS) $(UNIT_LIB_SRCS) $(FRONTEND_SRCS) $(CLIENT_SRCS) $(CORE_SRCS) $(wildcard tests/unit/*.h) | $(DEPS_STAMP)
-	$(CLANG) $(CPPFLAGS) $(UNIT_DEFS) -Itests $(SAN_FLAGS) $(WARN) -o $@ $(UNIT_SRCS) $(UNIT_LIB_SRCS) $(FRONTEND_SRCS) $(CLIENT_SRCS) $(CORE_SRCS) -lcriterion -ljansson -lsodium
+	$(CLANG) $(CPPFLAGS) $(UNIT_DEFS) -Itests $(SAN_FLAGS) $(WARN) -o $@ $(UNIT_SRCS) $(UNIT_LIB_SRCS) $(FRONTEND_SRCS) $(CLIENT_SRCS) $(CORE_SRCS) $(CRITERION_LIBS) -ljansson -lsodium
 
 $(BUILD)/test-kernel: $(KTEST_SRCS) $(CLIENT_LIB) $(LIB) $(wildcard tests/kernel/*.h) $(BINS) | $(DEPS_STAMP)
-	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(WARN) -o $@ $(KTEST_SRCS) $(CLIENT_LIB) $(LIB) -lcriterion $(LDLIBS)
+	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(WARN) -o $@ $(KTEST_SRCS) $(CLIENT_LIB) $(LIB) $(CRITERION_LIBS) $(LDLIBS)
 
 $(BUILD)/fuzz-admission: tests/fuzz/fuzz_admission.c tests/fuzz/fuzz.h $(CORE_SRCS) | $(DEPS_STAMP)
 	$(CLANG) $(CPPFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined $(WARN) -o $@ $< $(CORE_SRCS) -lsodium
@@ -311,6 +321,8 @@ test-cli: $(BINS)
 CHECK_EXTRA :=
 CHECK_BUILD_EXTRA :=
 include $(sort $(wildcard scripts/make/*.mk))
+
+$(CRITERION_PROGS): tests/criterion_git.c
 
 # make check runs scripts/check.sh: everything is built once (check-build),
 # then four lanes side by side: the kernel matrix (vm), the system test

@@ -7,10 +7,11 @@ set -eu
 # --no-install-recommends would not bring it. e2fsprogs (mke2fs, the system
 # test's image), openssl (etcd's test certificates) and procps (/bin/kill,
 # the unit's ExecReload, which systemd-analyze verify looks for) are not in
-# a minimal Debian root. scripts/check-tools.txt lists the programs these give, and
+# a minimal Debian root. libnanopb-dev: the static Criterion's protocol
+# buffers (Makefile, CRITERION_LIBS). scripts/check-tools.txt lists the programs these give, and
 # make test-setup checks them in a fresh root.
 PKGS="make build-essential clang llvm gcc pkg-config libbpf-dev bpftool libsodium-dev libelf-dev
-zlib1g-dev libcriterion-dev libjansson-dev libclang-rt-14-dev clang-format jq python3 iproute2
+zlib1g-dev libcriterion-dev libnanopb-dev libjansson-dev libclang-rt-14-dev clang-format jq python3 iproute2
 libmicrohttpd-dev libsystemd-dev systemd prometheus help2man groff-base man-db python3-yaml python3-jsonschema
 linux-perf debhelper dpkg-dev fakeroot lintian debootstrap abigail-tools e2fsprogs util-linux
 etcd-server etcd-client libcurl4-openssl-dev curl openssl git procps"

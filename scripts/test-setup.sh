@@ -76,10 +76,13 @@ int main(void) { return 0; }
 C
 # The libraries the Makefile links (LDLIBS, DAEMON_LDLIBS, FLEET_LDLIBS, tests).
 libs=$(sed -n 's/^\(LDLIBS\|DAEMON_LDLIBS\|FLEET_LDLIBS\) :=//p' Makefile | tr ' ' '\n' | grep '^-l' | sort -u | tr '\n' ' ')
+# The test programs' Criterion, static (Makefile's CRITERION_LIBS, joined
+# across its continuation line).
+crit=$(sed -n '/^CRITERION_LIBS :=/,/[^\\]$/p' Makefile | sed 's/^CRITERION_LIBS :=//; s/\\$//' | tr -s ' \t\n' ' ')
 # shellcheck disable=SC2086
-cc -o /tmp/link /tmp/link.c $libs -lcriterion 2>/tmp/link.err ||
+cc -o /tmp/link /tmp/link.c $libs $crit 2>/tmp/link.err ||
 	bad "headers or libraries missing: $(head -c 600 /tmp/link.err)"
-clang -fsanitize=address,undefined -o /tmp/link-san /tmp/link.c $libs -lcriterion 2>/tmp/link.err ||
+clang -fsanitize=address,undefined -o /tmp/link-san /tmp/link.c $libs $crit 2>/tmp/link.err ||
 	bad "the sanitizer runtime is missing: $(head -c 600 /tmp/link.err)"
 (cd deploy && dpkg-checkbuilddeps debian/control) 2>/tmp/bd.err ||
 	bad "make deb: $(cat /tmp/bd.err)"

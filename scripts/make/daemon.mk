@@ -18,7 +18,7 @@ DAEMON_TEST_SRCS := $(wildcard tests/daemon/*.c) tests/kernel/harness.c tests/ke
 # worker side itself (user/fleetd/), on the real backend and the hollow one.
 $(BUILD)/test-daemon: $(DAEMON_TEST_SRCS) $(wildcard tests/daemon/*.h tests/kernel/*.h user/daemon/*.h tests/fleet/*.h) $(FLEETD_OBJS) $(LIB) $(FLEET_LIB) | $(DEPS_STAMP)
 	$(CC) $(CPPFLAGS) -Itests -Itests/kernel $(CFLAGS) $(WARN) -o $@ $(DAEMON_TEST_SRCS) $(FLEETD_OBJS) $(FLEET_LIB) $(LIB) \
-		-lcriterion -ljansson $(LDLIBS) $(FLEET_LDLIBS)
+		$(CRITERION_LIBS) -ljansson $(LDLIBS) $(FLEET_LDLIBS)
 
 # Root (scratch cgroups and pins). --jobs 1: each test starts its own
 # daemon on its own pin dir, and the bad-client tests count fds.

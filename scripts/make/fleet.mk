@@ -38,7 +38,7 @@ FLEET_TEST_SRCS := $(wildcard tests/fleet/*.c) tests/kernel/not_offered.c
 .PHONY: test-fleet
 $(BUILD)/test-fleet: $(FLEET_TEST_SRCS) $(wildcard tests/fleet/*.h) $(FLEET_LIB) | $(DEPS_STAMP)
 	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(WARN) -o $@ $(FLEET_TEST_SRCS) $(FLEET_LIB) \
-		-lcriterion -lpthread $(FLEET_LDLIBS)
+		$(CRITERION_LIBS) -lpthread $(FLEET_LDLIBS)
 
 test-fleet: $(BUILD)/test-fleet
 	$(BUILD)/test-fleet --jobs 1
@@ -51,7 +51,7 @@ CHECK_EXTRA += test-fleet
 $(BUILD)/test-fleet-san: $(FLEET_TEST_SRCS) $(wildcard tests/fleet/*.h) $(FLEET_SRCS) \
 		$(wildcard user/fleet/*.h) | $(DEPS_STAMP)
 	$(CLANG) $(CPPFLAGS) -Itests $(SAN_FLAGS) $(WARN) -o $@ $(FLEET_TEST_SRCS) $(FLEET_SRCS) \
-		-lcriterion -lpthread $(FLEET_LDLIBS)
+		$(CRITERION_LIBS) -lpthread $(FLEET_LDLIBS)
 
 test-fleet-san: $(BUILD)/test-fleet-san
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(BUILD)/test-fleet-san --jobs 1
