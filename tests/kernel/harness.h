@@ -80,6 +80,8 @@ const char *kh_path(const char *name);
  * unless the first argument is "-n"); captures stdout+stderr into out.
  * Returns the exit status, or -1 when the binary could not run. */
 int kh_cli(char *out, size_t size, ...) __attribute__((sentinel));
+/* A line "0<TAB>what detail suite::test" in EXECGATE_EXEC_LOG's file, when set. */
+void kh_exec_note(const char *what, const char *detail);
 /* Runs `execgate-issue ARGS...`. */
 int kh_issue(char *out, size_t size, ...) __attribute__((sentinel));
 /* The pid of the last program kh_cli, kh_issue or kh_run started. */

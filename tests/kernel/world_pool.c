@@ -589,11 +589,21 @@ bool kh_world_give(const struct kh_world *w)
 		name[0] = '\0';
 	fclose(f);
 	name[strcspn(name, "\n")] = '\0';
-	if (!name[0] || !cgroup_idle(w->cgroup) || !same_pins(w))
+	if (!name[0])
 		return false;
+	if (!cgroup_idle(w->cgroup)) {
+		kh_exec_note("pool-refused busy-cgroup", name);
+		return false;
+	}
+	if (!same_pins(w)) {
+		kh_exec_note("pool-refused other-pins", name);
+		return false;
+	}
 	slot_of(slot, sizeof(slot), false, name);
-	if (!access(slot, F_OK))
+	if (!access(slot, F_OK)) {
+		kh_exec_note("pool-refused slot-taken", name);
 		return false; /* one world a slot: this one goes */
+	}
 	snprintf(tmp, sizeof(tmp), "%s.%d", slot, (int)getpid());
 	f = fopen(tmp, "we");
 	if (!f)
@@ -686,7 +696,11 @@ bool kh_world_take(const char *name, struct kh_world *w)
 	snprintf(w->cgroup, w->cgroup_size, "%s", line[1]);
 	snprintf(w->pin_dir, w->pin_size, "%s", line[2]);
 	snprintf(w->state_dir, w->state_size, "%s", line[3]);
-	return same_pins(w) && !each_map(w, false) && !reset_dir(w);
+	if (!same_pins(w) || each_map(w, false) || reset_dir(w)) {
+		kh_exec_note("pool-reset-failed", name);
+		return false;
+	}
+	return true;
 }
 
 bool kh_pool_take(const char *tier)
@@ -696,8 +710,10 @@ bool kh_pool_take(const char *tier)
 	bool ok;
 
 	ok = kh_world_take(tier ? tier : "none", &w);
-	if (!kh.dir[0])
+	if (!kh.dir[0]) {
+		kh_exec_note("pool-empty", tier ? tier : "none");
 		return false;
+	}
 	/* From here kh names the world: one that cannot be reset is destroyed
 	 * by the caller and replaced by a fresh load. */
 	snprintf(kh.keys_dir, sizeof(kh.keys_dir), "%s/issuer", kh.dir);
