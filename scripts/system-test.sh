@@ -19,7 +19,7 @@
 # first (console.log).
 #
 # A test that cannot run fails. EXECGATE_SKIP_SYSTEM_TEST=1 skips it with a
-# loud SKIPPED line. EXECGATE_SYSTEM_TIMEOUT: seconds for the VM (2400; alone
+# loud SKIPPED line. EXECGATE_SYSTEM_TIMEOUT: seconds for the VM (3000; alone
 # it takes 5 to 10 minutes, the guest 3 to 6 and the docs 2 to 3 more, but
 # inside make check it shares two cores with the matrix's guests and the
 # host stages, and a cold check ran it past 1200 s: 705 s for the guest's
@@ -117,7 +117,7 @@ t=$(date +%s)
 : >"$out/console.log"
 : >"$out/results.log"
 rc=0
-timeout "${EXECGATE_SYSTEM_TIMEOUT:-2400}" qemu-system-x86_64 -accel tcg -machine q35 -cpu max \
+timeout "${EXECGATE_SYSTEM_TIMEOUT:-3000}" qemu-system-x86_64 -accel tcg -machine q35 -cpu max \
 	-smp 2 -m 2G -nographic -monitor none -no-reboot \
 	-kernel "$rootdir/vmlinuz" -initrd "$rootdir/initrd.img" \
 	-drive "file=$rootdir/root.img,format=raw,if=virtio,snapshot=on,cache=unsafe" \
@@ -133,7 +133,7 @@ total=$(($(date +%s) - start))
 log "time: ${total} s in all: debs ${debs_s} s, root ${root_s} s (cached in $rootdir), VM ${vm_s} s"
 if [ "$rc" -eq 124 ]; then
 	tail -n 40 "$out/console.log" >&2
-	die "the VM did not power off within ${EXECGATE_SYSTEM_TIMEOUT:-2400} s"
+	die "the VM did not power off within ${EXECGATE_SYSTEM_TIMEOUT:-3000} s"
 fi
 if [ "$verdict" != "SYSTEST rc=0" ]; then
 	tail -n 40 "$out/console.log" >&2
