@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -80,9 +81,15 @@ static void holder_main(int ctl, const char *path)
 				reply += received_cut(r, recv_errno) && s < 0 && errno == EPIPE;
 			}
 		} else if (cmd == 'f') { /* fork a second holder of every fd */
-			pid_t p = fork();
+			pid_t holder = getpid(), p = fork();
 
 			if (p == 0) {
+				/* Not the test's child: the teardown cannot kill it
+				 * (harness.c, still_our_child), so it goes with the
+				 * holder, which the teardown does kill. */
+				prctl(PR_SET_PDEATHSIG, SIGKILL);
+				if (getppid() != holder)
+					_exit(0);
 				pause();
 				_exit(0);
 			}
