@@ -8,8 +8,8 @@ set -eu
 # test's image), openssl (etcd's test certificates) and procps (/bin/kill,
 # the unit's ExecReload, which systemd-analyze verify looks for) are not in
 # a minimal Debian root. libnanopb-dev: the static Criterion's protocol
-# buffers (Makefile, CRITERION_LIBS). scripts/check-tools.txt lists the programs these give, and
-# make test-setup checks them in a fresh root.
+# buffers (Makefile, CRITERION_LIBS). scripts/check-tools.txt lists the
+# programs these give, and make test-setup checks them in a fresh root.
 PKGS="make build-essential clang llvm gcc pkg-config libbpf-dev bpftool libsodium-dev libelf-dev
 zlib1g-dev libcriterion-dev libnanopb-dev libjansson-dev libclang-rt-14-dev clang-format jq python3 iproute2
 libmicrohttpd-dev libsystemd-dev systemd prometheus help2man groff-base man-db python3-yaml python3-jsonschema

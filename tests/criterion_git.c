@@ -1,17 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 /* libgit2, loaded by Criterion only when it needs it.
  *
- * The test programs link Criterion statically (scripts/make/criterion.mk):
- * Criterion starts every test case as a fresh exec of the test program
- * (BoxFort's worker), and libcriterion.so pulls in 16 shared libraries
- * through libgit2 (krb5, mbedtls, libssh2, OpenSSL's libcrypto, ...). Under
- * the VM matrix's emulated CPU each of them costs every case its loading
- * and relocation (docs/bench/2026-12-07-criterion-static.md). Criterion uses
- * libgit2 for one thing: the diff under a failed string assertion
- * (string_diff.c in its sources calls the three functions below). These
- * definitions take the place of libgit2's: init and shutdown do nothing
- * until a diff is asked for, and the first diff opens the real library and
- * forwards to it, so a failure prints the same diff as before. */
+ * The test programs link Criterion statically (the Makefile's
+ * CRITERION_LIBS): Criterion starts every test case as a fresh exec of the
+ * test program (BoxFort's worker), and libcriterion.so pulls in 16 shared
+ * libraries through libgit2 (krb5, mbedtls, libssh2, OpenSSL's libcrypto,
+ * ...). Under the VM matrix's emulated CPU each of them costs every case
+ * its loading and relocation (docs/bench/2026-12-07-criterion-static.md).
+ * Criterion uses libgit2 for one thing, the diff under a failed string
+ * assertion: the three functions below are all the libgit2 symbols
+ * libcriterion.a leaves undefined (nm -u). These definitions take the
+ * place of libgit2's: init and shutdown do nothing until a diff is asked
+ * for, and the first diff opens the real library and forwards to it, so a
+ * failure prints the same diff as before. */
 #include <dlfcn.h>
 #include <git2.h>
 
