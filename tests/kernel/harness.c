@@ -67,49 +67,48 @@ void kh_track(pid_t pid)
  * in ms and its first two words; and the world pool's refusals
  * (kh_exec_note). It is how the check's time in a TCG guest was split
  * between process starts, loads and the tests' own work (docs/bench/). */
-static void exec_log_line(const char *line, size_t len)
+static void exec_logf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void exec_logf(const char *fmt, ...)
 {
 	const char *path = getenv("EXECGATE_EXEC_LOG");
-	int fd;
+	char line[600];
+	va_list ap;
+	ssize_t w;
+	int fd, n;
 
 	if (!path || !*path)
 		return;
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
 	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0)
+	if (n <= 0 || fd < 0) {
+		if (fd >= 0)
+			close(fd);
 		return;
-	ssize_t n = write(fd, line, len); /* a lost line only thins the log */
-
-	(void)n;
+	}
+	/* a lost line only thins the log */
+	w = write(fd, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	(void)w;
 	close(fd);
 }
 
 void kh_exec_note(const char *what, const char *detail)
 {
-	char line[600];
 	const struct criterion_test *t = criterion_current_test;
-	int n = snprintf(line, sizeof(line), "0\t%s %s %s::%s\n", what, detail,
-			 t ? t->category : "-", t ? t->name : "-");
 
-	if (n > 0)
-		exec_log_line(line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	exec_logf("0\t%s %s %s::%s\n", what, detail, t ? t->category : "-", t ? t->name : "-");
 }
 
 static void exec_log(const struct timespec *t0, char *const argv[])
 {
 	const char *base = argv[0] ? strrchr(argv[0], '/') : NULL;
 	struct timespec t1;
-	char line[256];
-	int n;
 
-	if (!getenv("EXECGATE_EXEC_LOG"))
-		return;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	n = snprintf(line, sizeof(line), "%.1f\t%s %s\n",
-		     (double)(t1.tv_sec - t0->tv_sec) * 1e3 +
-			 (double)(t1.tv_nsec - t0->tv_nsec) / 1e6,
-		     base ? base + 1 : argv[0], argv[0] && argv[1] ? argv[1] : "");
-	if (n > 0)
-		exec_log_line(line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	exec_logf("%.1f\t%s %s\n",
+		  (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6,
+		  base ? base + 1 : argv[0], argv[0] && argv[1] ? argv[1] : "");
 }
 
 static int run_argv(char *out, size_t size, char *const argv[])

@@ -401,8 +401,8 @@ static void lsm_env_destroy(struct lsm_env *e)
 		eg_pins_remove_maps(e->pin_dir);
 	rm_tree(e->state_dir);
 	rm_tree(e->dir);
-	if (e->cgroup[0])
-		rmdir(e->cgroup);
+	if (e->cgroup[0] && kh_cgroup_remove(e->cgroup))
+		cr_log_info("scratch cgroup %s left behind: %s", e->cgroup, strerror(errno));
 	memset(e, 0, sizeof(*e));
 }
 
