@@ -70,7 +70,9 @@ FLEET_LDLIBS := -lcurl -ljansson -lsodium
 # those starts, which the VM matrix's emulated CPU pays for with seconds a
 # case (docs/bench/2026-12-07-criterion-static.md). nanopb's archive is
 # libnanopb-dev's, the version Debian's Criterion is built with.
-CRITERION_LIBS := tests/criterion_git.c -Wl,-Bstatic -lcriterion -lboxfort -lprotobuf-nanopb \
+# tests/criterion_timeout.c scales every case's timeout by
+# EXECGATE_TEST_TIMEOUT_SCALE (the VM guests of make check set it).
+CRITERION_LIBS := tests/criterion_git.c tests/criterion_timeout.c -Wl,-Bstatic -lcriterion -lboxfort -lprotobuf-nanopb \
 	-Wl,-Bdynamic -lffi -lnanomsg -lm -ldl
 CRITERION_PROGS = $(addprefix $(BUILD)/,test-unit test-unit-san test-kernel test-daemon test-fleet \
 	test-fleet-san)
@@ -322,7 +324,7 @@ CHECK_EXTRA :=
 CHECK_BUILD_EXTRA :=
 include $(sort $(wildcard scripts/make/*.mk))
 
-$(CRITERION_PROGS): tests/criterion_git.c
+$(CRITERION_PROGS): tests/criterion_git.c tests/criterion_timeout.c
 
 # make check runs scripts/check.sh: everything is built once (check-build),
 # then four lanes side by side: the kernel matrix (vm), the system test

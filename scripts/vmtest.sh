@@ -28,7 +28,10 @@
 # no guarantee matrix is judged), EXECGATE_VM_CPUS (vCPUs a guest has,
 # default 2), EXECGATE_VM_EXEC_LOG=1 (each guest logs every program its
 # tests run, with its wall time, to exec.tsv in its output dir;
-# tests/kernel/harness.c).
+# tests/kernel/harness.c), EXECGATE_TEST_TIMEOUT_SCALE (what the guests'
+# test-kernel multiplies every case's timeout by, default 4: beside the
+# other guests of make check a guest gets a fraction of a core for minutes;
+# tests/criterion_timeout.c).
 #
 # Kernels (scripts/setup-vm-deps.sh fetches and caches them):
 #   debian-6.1   no connect_unix, BPF LSM    -> tier lsm
@@ -40,6 +43,7 @@ cd "$root"
 BUILD=${BUILD:-build}
 build=$root/$BUILD
 timeout_s=${EXECGATE_VM_TIMEOUT:-3000}
+case_scale=${EXECGATE_TEST_TIMEOUT_SCALE:-4}
 # Suites that test userspace alone (flag parsing, key files, CLI output,
 # the demo's plumbing) behave the same on every kernel: they run on the
 # host (make test-kernel) and are not repeated under TCG, where every process
@@ -187,6 +191,7 @@ run_one() {
 	local t0=$SECONDS
 	boot "$label" "$out" tests env EXECGATE_BIN="$build/execgate" \
 		EXECGATE_ISSUE_BIN="$build/execgate-issue" $(exec_log_env "$out") \
+		EXECGATE_TEST_TIMEOUT_SCALE="$case_scale" \
 		"$build/test-kernel" --jobs 1 --verbose --filter "$vm_filter" --json="$out/results.json" \
 		>"$out/console.log" 2>&1 || rc=$?
 	log "$label: vng exited $rc after $((SECONDS - t0))s (console: $out/console.log)"
@@ -274,6 +279,7 @@ run_guest() {
 	log "$label/$name: booting ${kver[$label]} (tier $(tier_of "$label"), timeout ${timeout_s}s)"
 	boot "$label" "$dir" "$name" env EXECGATE_BIN="$build/execgate" \
 		EXECGATE_ISSUE_BIN="$build/execgate-issue" $(exec_log_env "$out") \
+		EXECGATE_TEST_TIMEOUT_SCALE="$case_scale" \
 		"$root/scripts/vm-suites.sh" "$dir/queue" "$out" "$build/test-kernel" \
 		>"$out/console.log" 2>&1 || rc=$?
 	log "$label/$name: vng exited $rc after $((SECONDS - t0))s (console: $out/console.log)"
