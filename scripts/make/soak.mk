@@ -46,19 +46,22 @@ CHECK_BUILD_EXTRA += $(BUILD)/soak $(BUILD)/soak-fleet
 
 # The fleet at scale (tests/soak-fleet-scale/, issue 39): hollow workers
 # (user/fleetd/hollow.h) in one process against a 3-member etcd with mTLS
-# and auth, placement then six phases of moves and faults, one table per
-# phase. No root. Not in `make check`: heavy, and bounded to 20 minutes by
-# its own flags. SCALE_FLAGS scales it down, e.g.
+# and auth, with three real execgated instances beside them
+# (tests/soak-fleet-scale/real.h: root, for their BPF programs and
+# cgroups; --real 0 runs without them, and without root), placement then
+# six phases of moves and faults, one table per phase. Not in `make check`:
+# heavy, and bounded to 20 minutes by its own flags. SCALE_FLAGS scales it
+# down, e.g.
 #   make soak-fleet-scale SCALE_FLAGS='--workers 100 --sandboxes 10000 --phase-seconds 60'
 SCALE_FLAGS ?=
-SOAK_SCALE_SRCS := tests/soak-fleet-scale/main.c tests/fleet/etcd_env.c tests/fleet/etcd_metrics.c tests/soak/common.c
+SOAK_SCALE_SRCS := tests/soak-fleet-scale/main.c tests/soak-fleet-scale/real.c tests/fleet/etcd_env.c tests/fleet/etcd_metrics.c tests/soak/common.c
 
 .PHONY: soak-fleet-scale
-$(BUILD)/soak-fleet-scale: $(SOAK_SCALE_SRCS) $(wildcard tests/fleet/*.h user/fleetd/*.h) $(FLEETD_OBJS) $(FLEET_LIB) $(LIB) | $(DEPS_STAMP)
+$(BUILD)/soak-fleet-scale: $(SOAK_SCALE_SRCS) $(wildcard tests/fleet/*.h tests/soak-fleet-scale/*.h user/fleetd/*.h) $(FLEETD_OBJS) $(FLEET_LIB) $(LIB) | $(DEPS_STAMP)
 	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $(WARN) -o $@ $(SOAK_SCALE_SRCS) $(FLEETD_OBJS) \
 		$(FLEET_LIB) $(LIB) $(LDLIBS) $(FLEET_LDLIBS) -lpthread -lm
 
-soak-fleet-scale: $(BUILD)/soak-fleet-scale $(BUILD)/execgate-issue
+soak-fleet-scale: $(BUILD)/soak-fleet-scale $(BUILD)/execgate-issue $(BUILD)/execgated
 	timeout --kill-after=30 1200 $(BUILD)/soak-fleet-scale --bin $(CURDIR)/$(BUILD) $(SCALE_FLAGS)
 
 # Not run by make check, but built by it, so that a change that breaks it

@@ -16,9 +16,14 @@
  * is free (--maint-seconds; --no-gc turns both off, to compare). etcd's
  * own figures (watchers, db size in use) come from its /metrics.
  *
- * Not yet here (docs/bench/, "left undone"): real execgated instances
- * beside the hollow ones. Every worker is etcd's root user (the roles of
- * docs/fleet.md are the fleet soak's to test). */
+ * Beside the hollow workers run a few real execgated instances (--real,
+ * real.h): the same etcd, the same control plane, moves to and from them
+ * like any other; installed over their API, and the fence's safety check
+ * asked of them as a caller would (POST /v1/check of a capability for the
+ * old execution), with the new execution's check beside it as the
+ * control that must allow. They are not cut off in the partition phase.
+ * Every worker is etcd's root user (the roles of docs/fleet.md are the
+ * fleet soak's to test). */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -46,11 +51,12 @@
 #include "fleetd/hollow.h"
 #include "fleetd/worker.h"
 #include "soak/common.h"
+#include "soak-fleet-scale/real.h"
 
 #define MOVERS	    64
 #define WAIT_MS	    10000
 #define MAX_SAMPLES 400000
-#define ERR_KINDS   9
+#define ERR_KINDS   11
 #define PREFIX	    "/egscale"
 #define PHASE_MAX   8
 
@@ -59,6 +65,7 @@ struct sc_worker {
 	char id_text[EG_UUID_TEXT_LEN], state[300];
 	struct eg_fleet_hollow *h;
 	struct eg_fleet_worker *fw;
+	int real; /* its slot in real.c, or -1: a hollow worker */
 	bool cut;
 };
 
@@ -88,15 +95,21 @@ struct sc_phase {
 	double watchers, streams, db_in_use_mib, etcd_rss_mib, end_s;
 	uint64_t deletes, compactions, defrags, maint_errors;
 	double defrag_max_s;
+	/* the real execgated instances: moves to or from one, checks of an
+	 * old execution after its fence (and how many were refused), checks
+	 * of the new one (allowed: the control), CPU of all, largest RSS */
+	uint64_t real_moves, real_checks, real_refused, real_controls;
+	double real_cpu_s, real_rss_mib;
 };
 
-static const char *const err_names[ERR_KINDS] = {"put",		  "install",   "ack-timeout",
-						 "fence-timeout", "log-error", "log-warn",
-						 "watch",	  "other",     "delete"};
+static const char *const err_names[ERR_KINDS] = {
+    "put",   "install", "ack-timeout", "fence-timeout", "log-error", "log-warn",
+    "watch", "other",	"delete",      "real-install",	"real-check"};
 
 static struct {
 	char bin[400], dir[200], cp_seed[300], root_dir[260];
 	unsigned n_workers, n_sandboxes, phase_s, rate, maint_s;
+	unsigned n_hollow, n_real; /* n_workers = n_hollow + n_real, the real last */
 	bool gc;
 	uint64_t t_start;
 	struct eg_test_etcd etcd;
@@ -120,6 +133,7 @@ static void cleanup(void)
 	if (__atomic_exchange_n(&done, 1, __ATOMIC_SEQ_CST))
 		return;
 
+	sc_real_stop_all();
 	eg_test_etcd_stop(&sc.etcd);
 	if (sc.dir[0]) {
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", sc.dir);
@@ -349,12 +363,26 @@ static bool wait_ack(int s, int w, uint64_t gen, const char *st1, const char *st
 	}
 }
 
+/* 0, or the kind of error to count (err_names). */
 static int install(int w, int s, uint64_t gen)
 {
 	struct eg_install_spec spec;
 	struct eg_install_report rep;
 	char err[EG_ERR_MAX];
 
+	if (sc.w[w].real >= 0) {
+		char u[EG_UUID_TEXT_LEN], out[2048];
+		int st;
+
+		eg_uuid_format(sc.s[s].id, u);
+		st = sc_real_install(sc.w[w].real, u, sc.w[w].id_text, gen, out, sizeof(out));
+		if (st == 200)
+			return 0;
+		fprintf(stderr,
+			"soak-fleet-scale: install of %s g%llu on real worker %d: %d %.300s\n", u,
+			(unsigned long long)gen, w, st, out);
+		return 9; /* real-install */
+	}
 	memset(&spec, 0, sizeof(spec));
 	memcpy(spec.sandbox, sc.s[s].id, EG_ID_BYTES);
 	memcpy(spec.worker, sc.w[w].id, EG_ID_BYTES);
@@ -362,7 +390,7 @@ static int install(int w, int s, uint64_t gen)
 	spec.generation = gen;
 	spec.activation = 1;
 	spec.bridge_pid = getpid();
-	return eg_fleet_worker_install(sc.w[w].fw, &spec, NULL, &rep, err, sizeof(err));
+	return eg_fleet_worker_install(sc.w[w].fw, &spec, NULL, &rep, err, sizeof(err)) ? 1 : 0;
 }
 
 /* After the fence, what the old worker a was sent for sandbox s and what
@@ -391,6 +419,61 @@ static void forget_old_copy(struct sc_phase *p, int s, int a)
 	}
 }
 
+/* Would worker w admit sandbox s's execution at generation gen? A hollow
+ * worker answers from its recording backend; a real one is asked as a
+ * caller asks it, POST /v1/check of a capability the control plane signs
+ * for that execution (an answer that is no verdict counts real-check and
+ * gives -1). */
+static int admits(int s, int w, uint64_t gen)
+{
+	struct eg_identity id;
+	char token[EG_CAP_TEXT_MAX], why[300];
+	int rc;
+
+	if (sc.w[w].real < 0)
+		return eg_fleet_hollow_admits(sc.w[w].h, sc.s[s].id, gen, 1) ? 1 : 0;
+	memset(&id, 0, sizeof(id));
+	memcpy(id.sandbox, sc.s[s].id, EG_ID_BYTES);
+	memcpy(id.worker, sc.w[w].id, EG_ID_BYTES);
+	id.substrate = EG_SUBSTRATE_FC_HOST;
+	id.generation = gen;
+	id.activation = 1;
+	soak_cap_text(token, sc.cp_sk, sc.cp_kid, &id, EG_SCOPE_EXEC, 60);
+	rc = sc_real_check(sc.w[w].real, token, why, sizeof(why));
+	if (rc < 0) {
+		count_err(10);
+		fprintf(stderr, "soak-fleet-scale: check on real worker %d: %s\n", w, why);
+	}
+	return rc;
+}
+
+/* After its fence: the old execution must not be admitted by the old
+ * worker. */
+static bool old_admitted(struct sc_phase *p, int s, int a, uint64_t gen)
+{
+	int rc = admits(s, a, gen);
+
+	if (sc.w[a].real >= 0) {
+		__atomic_add_fetch(&p->real_checks, 1, __ATOMIC_RELAXED);
+		if (rc == 0)
+			__atomic_add_fetch(&p->real_refused, 1, __ATOMIC_RELAXED);
+	}
+	return rc == 1;
+}
+
+/* The control beside the safety check: a real worker that just installed
+ * the new execution admits it (a check that cannot allow would pass the
+ * safety check too). */
+static void real_control(struct sc_phase *p, int s, int b, uint64_t gen)
+{
+	int rc = admits(s, b, gen);
+
+	if (rc == 1)
+		__atomic_add_fetch(&p->real_controls, 1, __ATOMIC_RELAXED);
+	else if (rc == 0)
+		count_err(10);
+}
+
 /* One move, make-before-break: B is selected and installed, then A is
  * told, and the move is fenced once A's signed ack says retired. */
 static void move(int s)
@@ -399,10 +482,13 @@ static void move(int s)
 	int a = sc.s[s].worker, b;
 	uint64_t g = sc.s[s].gen + 1, t0, t1;
 	bool ok;
+	int k;
 
 	do
 		b = (int)soak_rand(sc.n_workers);
 	while ((b == a || sc.w[b].cut) && sc.n_workers > 1);
+	if (sc.w[a].real >= 0 || sc.w[b].real >= 0)
+		__atomic_add_fetch(&p->real_moves, 1, __ATOMIC_RELAXED);
 	publish_sel(s, b, g, b, &t0);
 	pthread_mutex_lock(&sc.lock);
 	ok = wait_ack(s, b, g, "pending", "active");
@@ -413,8 +499,11 @@ static void move(int s)
 		return; /* the next move of it starts above the generation */
 	}
 	sample(p->ack_ms, &p->n_ack, (double)(soak_now_ns() - t0) / 1e6);
-	if (install(b, s, g))
-		count_err(1);
+	k = install(b, s, g);
+	if (k)
+		count_err(k);
+	else if (sc.w[b].real >= 0)
+		real_control(p, s, b, g);
 	publish_sel(s, b, g, a, &t1);
 	pthread_mutex_lock(&sc.lock);
 	ok = wait_ack(s, a, g, "retired", "absent");
@@ -429,7 +518,7 @@ static void move(int s)
 	sample(p->fence_ms, &p->n_fence, (double)(soak_now_ns() - t1) / 1e6);
 	__atomic_add_fetch(&p->moves, 1, __ATOMIC_RELAXED);
 	/* the fence passed: the old execution must not be admitted there */
-	if (eg_fleet_hollow_admits(sc.w[a].h, sc.s[s].id, g - 1, 1))
+	if (old_admitted(p, s, a, g - 1))
 		__atomic_add_fetch(&p->safety, 1, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&sc.lock);
 	sc.s[s].fenced_from = a;
@@ -497,6 +586,28 @@ static void worker_log(int prio, const char *line, void *ctx)
 		count_err(5);
 }
 
+/* A real worker: execgated with its own files under the run's directory. */
+static void real_start(int i)
+{
+	struct sc_worker *w = &sc.w[i];
+	char err[EG_ERR_MAX], dir[300];
+	const struct sc_real_etcd e = {
+	    .endpoints = sc.etcd.endpoints,
+	    .cacert = sc.etcd.ca,
+	    .cert = sc.etcd.client_cert,
+	    .key = sc.etcd.client_key,
+	    .user = "root",
+	    .password_file = sc.etcd.root_password_file,
+	    .prefix = PREFIX,
+	    .root_keys = sc.root_dir,
+	};
+
+	snprintf(dir, sizeof(dir), "%s/real%d", sc.dir, i);
+	w->real = sc_real_start(sc.bin, dir, &e, w->id_text, err, sizeof(err));
+	if (w->real < 0)
+		die("real worker %d: %s", i, err);
+}
+
 static void worker_start(int i)
 {
 	struct sc_worker *w = &sc.w[i];
@@ -516,6 +627,11 @@ static void worker_start(int i)
 
 	snprintf(w->id_text, sizeof(w->id_text), "00000000-0000-4000-8000-%012x", i);
 	eg_uuid_from_text(w->id_text, w->id);
+	w->real = -1;
+	if ((unsigned)i >= sc.n_hollow) {
+		real_start(i);
+		return;
+	}
 	snprintf(w->state, sizeof(w->state), "%s/w%d", sc.dir, i);
 	if (mkdir(w->state, 0700))
 		die("%s: %s", w->state, strerror(errno));
@@ -541,6 +657,14 @@ static bool all_connected(int skip_member_port)
 
 		if (sc.w[i].cut)
 			continue;
+		if (sc.w[i].real >= 0) {
+			char ep[200];
+
+			if (sc_real_connected(sc.w[i].real, ep, sizeof(ep)) != 1 ||
+			    (skip_member_port && strstr(ep, port)))
+				return false;
+			continue;
+		}
 		st = eg_fleet_worker_status(sc.w[i].fw);
 		ep = json_string_value(json_object_get(st, "endpoint")) ?: "";
 		ok = json_is_true(json_object_get(st, "connected")) &&
@@ -590,6 +714,16 @@ static double etcd_cpu_delta(const double c0[], const pid_t p0[])
 	for (size_t i = 0; i < sc.etcd.n; i++)
 		d += p1[i] == p0[i] ? c1[i] - c0[i] : c1[i];
 	return d;
+}
+
+/* CPU seconds of the real workers' daemons, all told. */
+static double real_cpu(void)
+{
+	double c = 0;
+
+	for (unsigned i = sc.n_hollow; i < sc.n_workers; i++)
+		c += cpu_of(sc_real_pid(sc.w[i].real));
+	return c;
 }
 
 static double rss_mib(void)
@@ -721,7 +855,7 @@ static void phase_end(struct sc_phase *p)
 		a = sc.s[s].busy ? -1 : sc.s[s].fenced_from;
 		g = sc.s[s].fenced_gen;
 		pthread_mutex_unlock(&sc.lock);
-		if (a >= 0 && eg_fleet_hollow_admits(sc.w[a].h, sc.s[s].id, g, 1))
+		if (a >= 0 && old_admitted(p, (int)s, a, g))
 			p->late_safety++;
 	}
 	p->end_s = (double)(soak_now_ns() - sc.t_start) / 1e9;
@@ -733,7 +867,7 @@ static void phase(const char *name, double rate, void (*fault)(struct sc_phase *
 		  void (*undo)(void))
 {
 	struct sc_phase *p = &sc.ph[sc.n_ph];
-	double c0[EG_TEST_ETCD_MAX], s0 = cpu_of(getpid());
+	double c0[EG_TEST_ETCD_MAX], s0 = cpu_of(getpid()), r0 = real_cpu();
 	pid_t p0[EG_TEST_ETCD_MAX];
 	uint64_t t0 = soak_now_ns(), tr;
 	struct eg_etcd_range r;
@@ -757,6 +891,9 @@ static void phase(const char *name, double rate, void (*fault)(struct sc_phase *
 	p->seconds = (double)(soak_now_ns() - t0) / 1e9;
 	p->etcd_cpu_s = etcd_cpu_delta(c0, p0);
 	p->self_cpu_s = cpu_of(getpid()) - s0;
+	p->real_cpu_s = real_cpu() - r0;
+	for (unsigned i = sc.n_hollow; i < sc.n_workers; i++)
+		p->real_rss_mib = fmax(p->real_rss_mib, sc_real_rss_mib(sc.w[i].real));
 	tr = soak_now_ns();
 	pthread_mutex_lock(&sc.cli_lock);
 	if (!eg_etcd_get(sc.cli, PREFIX "/workers/", true, &r, err, sizeof(err))) {
@@ -821,7 +958,7 @@ static void f_compact(struct sc_phase *p)
 static void f_partition(struct sc_phase *p)
 {
 	(void)p;
-	for (unsigned i = 0; i < sc.n_workers; i += 10) {
+	for (unsigned i = 0; i < sc.n_hollow; i += 10) {
 		pthread_mutex_lock(&sc.lock);
 		sc.w[i].cut = true;
 		pthread_mutex_unlock(&sc.lock);
@@ -832,7 +969,7 @@ static void u_partition(void)
 {
 	char err[EG_ERR_MAX];
 
-	for (unsigned i = 0; i < sc.n_workers; i += 10) {
+	for (unsigned i = 0; i < sc.n_hollow; i += 10) {
 		if (eg_fleet_worker_start(sc.w[i].fw, err, sizeof(err)))
 			count_err(7);
 		sc.w[i].cut = false;
@@ -877,8 +1014,9 @@ static void growth(void)
 
 static void report(void)
 {
-	printf("\nsoak-fleet-scale: %u hollow workers, %u sandboxes, %u s a phase, %u moves/s\n",
-	       sc.n_workers, sc.n_sandboxes, sc.phase_s, sc.rate);
+	printf("\nsoak-fleet-scale: %u hollow workers and %u real execgated, %u sandboxes, %u s a "
+	       "phase, %u moves/s\n",
+	       sc.n_hollow, sc.n_real, sc.n_sandboxes, sc.phase_s, sc.rate);
 	for (int i = 0; i < sc.n_ph; i++) {
 		struct sc_phase *p = &sc.ph[i];
 		uint64_t errs = 0;
@@ -909,11 +1047,26 @@ static void report(void)
 		       "s) / %llu |\n",
 		       (unsigned long long)p->compactions, (unsigned long long)p->defrags,
 		       p->defrag_max_s, (unsigned long long)p->maint_errors);
-		printf("| workers' CPU, per worker | %.3f s (all: %.1f s) |\n",
-		       p->self_cpu_s / sc.n_workers, p->self_cpu_s);
-		printf("| workers' memory (peak RSS of the process), per worker | %.2f MiB (all: "
-		       "%.0f MiB) |\n",
-		       p->rss_mib / sc.n_workers, p->rss_mib);
+		printf("| hollow workers' CPU, per worker | %.3f s (all, with the control plane: "
+		       "%.1f s) |\n",
+		       p->self_cpu_s / sc.n_hollow, p->self_cpu_s);
+		printf("| hollow workers' memory (peak RSS of the process), per worker | %.2f MiB "
+		       "(all: %.0f MiB) |\n",
+		       p->rss_mib / sc.n_hollow, p->rss_mib);
+		if (sc.n_real) {
+			printf("| real execgated: CPU per daemon / largest RSS | %.2f s / %.1f MiB "
+			       "|\n",
+			       p->real_cpu_s / sc.n_real, p->real_rss_mib);
+			printf("| real execgated: moves to or from one | %llu |\n",
+			       (unsigned long long)p->real_moves);
+			printf("| real execgated: old execution checked after its fence "
+			       "(POST /v1/check), refused | %llu of %llu |\n",
+			       (unsigned long long)p->real_refused,
+			       (unsigned long long)p->real_checks);
+			printf("| real execgated: new execution checked after its install, allowed "
+			       "(the control) | %llu |\n",
+			       (unsigned long long)p->real_controls);
+		}
 		if (i) /* the placement reads nothing */
 			printf("| full read of %s/workers/ | %zu keys in %.2f s |\n", PREFIX,
 			       p->read_keys, p->read_s);
@@ -936,23 +1089,25 @@ static void report(void)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: soak-fleet-scale --bin BUILD_DIR [--workers N] [--sandboxes M] "
-			"[--phase-seconds S] [--rate MOVES_PER_S] [--maint-seconds P] [--no-gc]\n");
+	fprintf(stderr, "usage: soak-fleet-scale --bin BUILD_DIR [--workers N] [--real R] "
+			"[--sandboxes M] [--phase-seconds S] [--rate MOVES_PER_S] "
+			"[--maint-seconds P] [--no-gc]\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {{"bin", 1, 0, 'b'},       {"workers", 1, 0, 'w'},
-					     {"sandboxes", 1, 0, 's'}, {"phase-seconds", 1, 0, 'p'},
-					     {"rate", 1, 0, 'r'},      {"maint-seconds", 1, 0, 'm'},
-					     {"no-gc", 0, 0, 'n'},     {0, 0, 0, 0}};
+	static const struct option opts[] = {
+	    {"bin", 1, 0, 'b'},		  {"workers", 1, 0, 'w'}, {"sandboxes", 1, 0, 's'},
+	    {"phase-seconds", 1, 0, 'p'}, {"rate", 1, 0, 'r'},	  {"maint-seconds", 1, 0, 'm'},
+	    {"no-gc", 0, 0, 'n'},	  {"real", 1, 0, 'R'},	  {0, 0, 0, 0}};
 	char root_kid[40], cp_kid[40], path[1200], keys[220];
 	pthread_t ack_thr, maint_thr, movers[MOVERS];
 	uint64_t t0, tmax;
-	int c;
+	int c, k;
 
 	sc.n_workers = 1000;
+	sc.n_real = 3;
 	sc.n_sandboxes = 100000;
 	sc.phase_s = 60;
 	sc.rate = 200;
@@ -981,13 +1136,23 @@ int main(int argc, char **argv)
 		case 'n':
 			sc.gc = false;
 			break;
+		case 'R':
+			sc.n_real = (unsigned)atoi(optarg);
+			break;
 		default:
 			usage();
 		}
 	}
-	if (!sc.bin[0] || sc.n_workers < 2 || sc.n_sandboxes < sc.n_workers || !sc.phase_s ||
-	    !sc.rate || !sc.maint_s)
+	if (!sc.bin[0] || sc.n_workers < 2 || sc.n_real > SC_REAL_MAX ||
+	    sc.n_sandboxes < sc.n_workers + sc.n_real || !sc.phase_s || !sc.rate || !sc.maint_s)
 		usage();
+	if (sc.n_real && geteuid())
+		die("--real %u: real execgated instances need root (BPF programs, cgroups); "
+		    "--real 0 runs the hollow workers alone",
+		    sc.n_real);
+	/* --workers counts the hollow ones; the real ones come after them */
+	sc.n_hollow = sc.n_workers;
+	sc.n_workers += sc.n_real;
 	/* bounded: 6 phases and the placement must fit 20 minutes */
 	if (sc.phase_s * 6 > 900)
 		die("--phase-seconds %u: six phases would pass the 20-minute bound", sc.phase_s);
@@ -1058,8 +1223,8 @@ int main(int argc, char **argv)
 		pthread_mutex_unlock(&sc.lock);
 		if (!ok)
 			count_err(2);
-		else if (install(sc.s[i].worker, (int)i, 1))
-			count_err(1);
+		else if ((k = install(sc.s[i].worker, (int)i, 1)))
+			count_err(k);
 	}
 	sc.ph[0].seconds = (double)(soak_now_ns() - t0) / 1e9;
 	sc.ph[0].rss_mib = rss_mib();

@@ -259,28 +259,15 @@ int soak_cli(char *out, size_t size, const char *const *args)
 void soak_token(char out[EG_CAP_TEXT_MAX], const __u8 sandbox[EG_ID_BYTES], uint64_t generation,
 		uint32_t activation, uint64_t ttl)
 {
-	struct eg_capability cap;
-	uint8_t body[EG_CAP_BODY_LEN], msg[EG_CAP_SIGNED_LEN], raw[EG_CAP_LEN];
-	uint64_t now = (uint64_t)time(NULL);
+	struct eg_identity id;
 
-	memset(&cap, 0, sizeof(cap));
-	cap.version = EG_CAP_VERSION;
-	cap.id.substrate = EG_SUBSTRATE_FC_HOST;
-	memcpy(cap.key_id, se.kid, sizeof(cap.key_id));
-	randombytes_buf(cap.token_id, sizeof(cap.token_id));
-	cap.token_id[0] |= 1; /* never all-zero */
-	memcpy(cap.id.sandbox, sandbox, EG_ID_BYTES);
-	memcpy(cap.id.worker, se.worker, EG_ID_BYTES);
-	cap.id.generation = generation;
-	cap.id.activation = activation;
-	cap.scope = EG_SCOPE_FILE_READ | EG_SCOPE_EXEC;
-	cap.issued_at = cap.not_before = now;
-	cap.expiry = now + ttl;
-	eg_cap_encode_body(&cap, body);
-	eg_cap_signed_message(body, msg);
-	crypto_sign_detached(cap.signature, NULL, msg, sizeof(msg), se.sk);
-	eg_cap_encode(&cap, raw);
-	eg_cap_to_text(raw, out);
+	memset(&id, 0, sizeof(id));
+	id.substrate = EG_SUBSTRATE_FC_HOST;
+	memcpy(id.sandbox, sandbox, EG_ID_BYTES);
+	memcpy(id.worker, se.worker, EG_ID_BYTES);
+	id.generation = generation;
+	id.activation = activation;
+	soak_cap_text(out, se.sk, se.kid, &id, EG_SCOPE_FILE_READ | EG_SCOPE_EXEC, ttl);
 }
 
 void soak_sandbox(__u8 out[EG_ID_BYTES], unsigned scenario, unsigned n)
