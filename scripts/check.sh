@@ -20,8 +20,8 @@
 #
 # Each stage is `make <target>` with its output in $BUILD/check/<stage>.log,
 # shown (its last 300 lines) when it fails. --quick: check-quick, the inner
-# loop (unit, sanitizer unit, the docs' markers and host kernel beside the
-# daemon suite; no VM, no soak).
+# loop (unit, sanitizer unit, the docs' markers, host kernel and half of the
+# daemon suite beside its other half; no VM, no soak).
 #
 # Environment: MAKE, BUILD; CHECK_HOST, CHECK_HOST2, CHECK_VM, CHECK_VM2, CHECK_FINAL
 # name the stages (the Makefile passes them: scripts/make/*.mk add theirs to
@@ -87,8 +87,10 @@ lane() {
 }
 
 if [ "$quick" -eq 1 ]; then
-	host=(test-unit test-unit-san doc-test-check test-kernel)
-	host2=(test-daemon)
+	# The daemon suite in two halves (scripts/make/daemon.mk), one in
+	# each lane: alone it was the long pole of the inner loop.
+	host=(test-unit test-unit-san doc-test-check test-kernel test-daemon-half2)
+	host2=(test-daemon-half1)
 	vm=()
 	vm2=()
 	final=()
@@ -143,10 +145,11 @@ if [ -f "$out/vmtest-judge.log" ]; then
 		"$out/vmtest-judge.log" | sed 's/^/  /'
 fi
 # The host's own counts, from each Criterion suite's last line.
-for t in test-kernel test-daemon test-unit test-unit-san test-fleet test-fleet-san; do
+for t in test-kernel test-daemon test-daemon-half1 test-daemon-half2 test-unit test-unit-san \
+	test-fleet test-fleet-san; do
 	[ -f "$out/$t.log" ] || continue
 	syn=$(grep -a 'Synthesis:' "$out/$t.log" | tail -n1 | sed 's/.*Synthesis: //')
-	[ -n "$syn" ] && printf '  %-13s %s\n' "$t" "$syn"
+	[ -n "$syn" ] && printf '  %-17s %s\n' "$t" "$syn"
 done
 # Last, so that a log cut to its tail (CI shows the end) still names them.
 failed=$(awk '$4 == "FAILED" { printf "%s%s", sep, $2; sep = " " }' "$out/times")

@@ -22,13 +22,31 @@ $(BUILD)/test-daemon: $(DAEMON_TEST_SRCS) $(wildcard tests/daemon/*.h tests/kern
 
 # Root (scratch cgroups and pins). --jobs 1: each test starts its own
 # daemon on its own pin dir, and the bad-client tests count fds.
-test-daemon: $(BUILD)/test-daemon $(BINS)
-	@mkdir -p $(JSON_LOG_DIR) && rm -f $(JSON_LOG_DIR)/daemon.jsonl
+# $(call test_daemon_run,CRITERION_ARGS,JSON_LOG): one run of the suite.
+define test_daemon_run
+	@mkdir -p $(JSON_LOG_DIR) && rm -f $(JSON_LOG_DIR)/$(2)
 	EXECGATE_EXPECT_TIER=$(HOST_TIER) EXECGATED_BIN=$(CURDIR)/$(BUILD)/execgated \
-	EXECGATE_JSON_LOG=$(CURDIR)/$(JSON_LOG_DIR)/daemon.jsonl \
+	EXECGATE_JSON_LOG=$(CURDIR)/$(JSON_LOG_DIR)/$(2) \
 	EXECGATE_BIN=$(CURDIR)/$(BUILD)/execgate EXECGATE_ISSUE_BIN=$(CURDIR)/$(BUILD)/execgate-issue \
 	EXECGATE_UNIT=$(CURDIR)/deploy/systemd/execgated.service \
-		$(BUILD)/test-daemon --jobs 1
+		$(BUILD)/test-daemon --jobs 1 $(1)
+endef
+
+test-daemon: $(BUILD)/test-daemon $(BINS)
+	$(call test_daemon_run,,daemon.jsonl)
+
+# make check-quick runs the suite in two halves side by side, in two
+# Criterion runners (as test-kernel and test-daemon run side by side in
+# make check: each runner keeps its own pool of worlds): the suites named
+# here, and every other one. The two filters are each other's complement,
+# so every case runs once. The split is by the seconds each suite took
+# (scripts/check.sh).
+DAEMON_HALF_SUITES := daemon_fleet|daemon_fleet_tls|daemon_fleet_trust|fleet_hollow
+.PHONY: test-daemon-half1 test-daemon-half2
+test-daemon-half1: $(BUILD)/test-daemon $(BINS)
+	$(call test_daemon_run,--filter '@($(DAEMON_HALF_SUITES))/*',daemon-half1.jsonl)
+test-daemon-half2: $(BUILD)/test-daemon $(BINS)
+	$(call test_daemon_run,--filter '!($(DAEMON_HALF_SUITES))/*',daemon-half2.jsonl)
 
 CHECK_EXTRA += test-daemon
 
