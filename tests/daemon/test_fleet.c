@@ -248,8 +248,9 @@ static void fleet_tls_etcd(void)
 	cr_assert_eq(eg_test_etcdctl(&etcd, args), 0);
 	cr_assert_eq(eg_test_etcd_user(&etcd, "worker", "worker", worker_pw), 0);
 	eg_test_etcd_auth(&etcd, "root", etcd.root_password_file, &a);
-	cr_assert_eq(eg_etcd_open_auth(etcd.endpoints, 2000, &a, &cli, err, sizeof(err)), 0, "%s",
-		     err);
+	cr_assert_eq(
+	    eg_etcd_open_auth(etcd.endpoints, EG_TEST_ETCD_CALL_MS, &a, &cli, err, sizeof(err)), 0,
+	    "%s", err);
 }
 
 static void fleet_init(void)
@@ -263,8 +264,9 @@ static void fleet_init(void)
 		fleet_tls_etcd();
 	} else {
 		cr_assert_eq(eg_test_etcd_start(1, &etcd), 0, "etcd did not start");
-		cr_assert_eq(eg_etcd_open(etcd.endpoints, 2000, &cli, err, sizeof(err)), 0, "%s",
-			     err);
+		cr_assert_eq(
+		    eg_etcd_open(etcd.endpoints, EG_TEST_ETCD_CALL_MS, &cli, err, sizeof(err)), 0,
+		    "%s", err);
 	}
 	snprintf(root_dir, sizeof(root_dir), "%s/root", kh.dir);
 	snprintf(root_sec, sizeof(root_sec), "%s/rootsec", kh.dir);
@@ -1000,7 +1002,8 @@ Test(daemon_fleet, fails_over_to_another_member, .timeout = 180)
 	eg_test_etcd_stop(&etcd);
 	memset(&etcd, 0, sizeof(etcd));
 	cr_assert_eq(eg_test_etcd_start(3, &etcd), 0, "a 3-member etcd did not start");
-	cr_assert_eq(eg_etcd_open(etcd.endpoints, 2000, &cli, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(eg_etcd_open(etcd.endpoints, EG_TEST_ETCD_CALL_MS, &cli, err, sizeof(err)), 0,
+		     "%s", err);
 	cr_assert_lt((size_t)snprintf(dd.extra, sizeof(dd.extra),
 				      "etcd_endpoints = %.200s\netcd_prefix = %.60s\nroot_keys = "
 				      "%.180s\netcd_reconcile_interval = 2\n",
@@ -1267,8 +1270,9 @@ Test(daemon_fleet_tls, selection_applies_and_ack_written)
 	json_decref(ack);
 	/* what the daemon's credentials cannot do: write its selections */
 	eg_test_etcd_auth(&etcd, "worker", worker_pw, &a);
-	cr_assert_eq(eg_etcd_open_auth(etcd.endpoints, 2000, &a, &w, err, sizeof(err)), 0, "%s",
-		     err);
+	cr_assert_eq(
+	    eg_etcd_open_auth(etcd.endpoints, EG_TEST_ETCD_CALL_MS, &a, &w, err, sizeof(err)), 0,
+	    "%s", err);
 	sel_key(DD_WORKER, DD_SANDBOX, key, sizeof(key));
 	rc = eg_etcd_put(w, key, "forged", 6, NULL, err, sizeof(err));
 	cr_assert_eq(rc, -EACCES, "%d: %s", rc, err);

@@ -369,7 +369,8 @@ static void hw_setup(void)
 	dd_stop(SIGTERM); /* the world stays loaded; this test is its only writer */
 	memset(&etcd, 0, sizeof(etcd));
 	cr_assert_eq(eg_test_etcd_start(1, &etcd), 0, "etcd did not start");
-	cr_assert_eq(eg_etcd_open(etcd.endpoints, 2000, &cli, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(eg_etcd_open(etcd.endpoints, EG_TEST_ETCD_CALL_MS, &cli, err, sizeof(err)), 0,
+		     "%s", err);
 	snprintf(real.prefix, sizeof(real.prefix), "/egtest/%d/real", (int)getpid());
 	snprintf(hol.prefix, sizeof(hol.prefix), "/egtest/%d/hollow", (int)getpid());
 	snprintf(root_dir, sizeof(root_dir), "%s/root", kh.dir);

@@ -298,7 +298,8 @@ static void trust_init(void)
 	dd_setup();
 	memset(&etcd, 0, sizeof(etcd));
 	cr_assert_eq(eg_test_etcd_start(1, &etcd), 0, "etcd did not start");
-	cr_assert_eq(eg_etcd_open(etcd.endpoints, 2000, &cli, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(eg_etcd_open(etcd.endpoints, EG_TEST_ETCD_CALL_MS, &cli, err, sizeof(err)), 0,
+		     "%s", err);
 	snprintf(prefix, sizeof(prefix), "/egtrust/%d", (int)getpid());
 	snprintf(root_dir, sizeof(root_dir), "%s/root", kh.dir);
 	snprintf(root_sec, sizeof(root_sec), "%s/rootsec", kh.dir);
