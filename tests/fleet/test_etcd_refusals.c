@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fleet/etcd.h"
+#include "fleet/etcd_env.h"
 #include "fleet/fake_http.h"
 
 #define HDR "\"header\":{\"revision\":\"9\"}"
@@ -29,7 +30,7 @@ static int get_from(const char *body, struct eg_etcd_range *r, char *err, size_t
 
 	fake.body = body;
 	cr_assert_eq(eg_fake_http_start(&fake), 0);
-	cr_assert_eq(eg_etcd_open(fake.url, 1000, &e, err, err_size), 0, "%s", err);
+	cr_assert_eq(eg_etcd_open(fake.url, EG_TEST_ETCD_CALL_MS, &e, err, err_size), 0, "%s", err);
 	rc = eg_etcd_get(e, "/k", true, r, err, err_size);
 	eg_etcd_close(e);
 	return rc;
@@ -85,7 +86,8 @@ Test(etcd_refusals, key_holding_a_nul_is_skipped_and_counted)
 	fake.body = "{" HDR ",\"kvs\":[{\"key\":\"" KEY_NUL "\",\"mod_revision\":\"3\"},"
 		    "{\"key\":\"L2svYw==\",\"mod_revision\":\"4\",\"value\":\"e30=\"}]}";
 	cr_assert_eq(eg_fake_http_start(&fake), 0);
-	cr_assert_eq(eg_etcd_open(fake.url, 1000, &e, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(eg_etcd_open(fake.url, EG_TEST_ETCD_CALL_MS, &e, err, sizeof(err)), 0, "%s",
+		     err);
 	rc = eg_etcd_get(e, "/k", true, &r, err, sizeof(err));
 	cr_assert_eq(rc, 0, "rc %d: %s", rc, err);
 	cr_assert_eq(r.n, 1);
@@ -158,7 +160,7 @@ Test(etcd_refusals, unreachable_endpoint_is_skipped)
 		    "\"3\",\"create_revision\":\"3\",\"version\":\"1\"}]}";
 	cr_assert_eq(eg_fake_http_start(&fake), 0);
 	snprintf(eps, sizeof(eps), "%s,%s", dead.url, fake.url);
-	cr_assert_eq(eg_etcd_open(eps, 1000, &e, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(eg_etcd_open(eps, EG_TEST_ETCD_CALL_MS, &e, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(eg_etcd_get(e, "/k", false, &r, err, sizeof(err)), 0, "%s", err);
 	cr_assert_str_eq(eg_etcd_endpoint(e), fake.url);
 	cr_assert_eq(r.n, 1);

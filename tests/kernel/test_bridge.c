@@ -6,6 +6,7 @@
  * binary forwarding for an admitted client until its sandbox is retired.
  * AF_VSOCK: only the refusals that never make a socket (no host VSOCK
  * address is ever connected to here). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -52,6 +53,38 @@ static long long now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The voluntary context switches of a process's threads other than its
+ * main one, all told: how often the bridge's stream threads went to sleep.
+ * An idle stream's thread sleeps only in poll(), for the time left to its
+ * next lease check (user/bridge/stream.c, forward()). */
+static long stream_thread_switches(pid_t pid)
+{
+	char path[96], line[256];
+	struct dirent *e;
+	long sum = 0, v;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	cr_assert_not_null(d, "%s: %s", path, strerror(errno));
+	while ((e = readdir(d))) {
+		FILE *f;
+
+		if (e->d_name[0] == '.' || atoi(e->d_name) == (int)pid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.20s/status", (int)pid, e->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue; /* a thread that ended meanwhile */
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1)
+				sum += v;
+		fclose(f);
+	}
+	closedir(d);
+	return sum;
 }
 
 static struct eg_worker *open_worker(void)
@@ -1104,7 +1137,8 @@ Test(bridge, audit_mode_reports_the_revoked_lease_and_keeps_the_stream)
 	struct client cl;
 	char log[16384], tok[512], err[EG_ERR_MAX], want[256], mode[8];
 	__u8 sb[EG_ID_BYTES];
-	long long cut_ms;
+	long long cut_ms, waited;
+	long switches;
 	pid_t bridge;
 	int fd;
 
@@ -1140,8 +1174,18 @@ Test(bridge, audit_mode_reports_the_revoked_lease_and_keeps_the_stream)
 	    vsock);
 	cr_assert(wait_log(want, 2000, log, sizeof(log)), "%s", log);
 	/* Several lease checks later the stream still carries bytes both ways,
-	 * and the report was made once. */
-	usleep(300 * 1000); /* three of the bridge's lease checks */
+	 * and the report was made once. The bridge's one stream is idle here,
+	 * so its thread sleeps only in poll(): once between two lease checks,
+	 * twice when poll returns a moment before the check is due. Eight
+	 * sleeps after the report are at least three checks (a fixed wait
+	 * proved nothing on a starved machine). */
+	switches = stream_thread_switches(bridge);
+	waited = now_ms();
+	for (long long end = waited + 30000; stream_thread_switches(bridge) < switches + 8;
+	     usleep(20 * 1000))
+		cr_assert_lt(now_ms(), end,
+			     "the bridge's stream thread slept fewer than 8 times in 30 s");
+	cr_log_info("eight sleeps of the stream thread in %lld ms", now_ms() - waited);
 	cr_assert_eq(send(fd, "pong\n", 5, MSG_NOSIGNAL), 5);
 	fd_recv_exact(fd, "pong\n");
 	read_log(log, sizeof(log));
