@@ -223,7 +223,7 @@ static int watch_pieces(const char *const *pieces, struct got *g, char *err, siz
 	fake.chunked = true;
 	fake.pieces = pieces;
 	cr_assert_eq(eg_fake_http_start(&fake), 0);
-	cr_assert_eq(eg_etcd_open(fake.url, 1000, &e, err, err_size), 0, "%s", err);
+	cr_assert_eq(eg_etcd_open(fake.url, EG_TEST_ETCD_CALL_MS, &e, err, err_size), 0, "%s", err);
 	rc = eg_etcd_watch(e, &spec, 1, 3, count, g, NULL, NULL, err, err_size);
 	eg_etcd_close(e);
 	return rc;
