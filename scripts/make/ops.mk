@@ -92,10 +92,8 @@ test-ops: $(MAN_PAGES) $(BINS) $(OPS_CONFIG_CHECK) | $(DEPS_STAMP)
 	$(if $(DAEMON_OBJS),./tests/ops/test-config-doc.sh $(BUILD))
 	@echo "test-ops: exit codes: README.md, docs/operators.md, execgate(8) and --help = execgate --help-exit-codes"
 	./tests/ops/test-exit-codes-doc.sh $(BUILD)
-	@echo "test-ops: the static Criterion still shows a failed string assertion's diff"
-	./tests/ops/test-criterion-diff.sh $(CC) $(CRITERION_LIBS)
-	@echo "test-ops: EXECGATE_TEST_TIMEOUT_SCALE scales every case's timeout"
-	./tests/ops/test-criterion-timeout.sh $(CC) $(CRITERION_LIBS)
+	@echo "test-ops: the static Criterion still shows a failed string assertion's diff, and EXECGATE_TEST_TIMEOUT_SCALE scales every case's timeout"
+	./tests/ops/test-criterion-libs.sh $(CC) $(CRITERION_LIBS)
 	@echo "test-ops: every command line in the docs uses flags the programs have"
 	python3 ./tests/ops/test_doc_flags.py $(BUILD)
 	$(if $(DAEMON_OBJS),,@echo "test-ops: NOT TESTED: execgated(8): user/daemon/ has no sources, so no execgated to run help2man on")

@@ -1,0 +1,53 @@
+#!/bin/sh
+# What the test programs link besides Criterion's archive (the Makefile's
+# CRITERION_LIBS), each checked with a small program of its own:
+# - tests/criterion_git.c, in place of libgit2: a failed string assertion
+#   still fails and prints its diff, the one thing Criterion uses libgit2
+#   for;
+# - tests/criterion_timeout.c: EXECGATE_TEST_TIMEOUT_SCALE scales a suite's
+#   and a case's own timeout (a case of 1 s that sleeps 1.5 s times out as
+#   written and passes at scale 3), and a value outside 1..20 ends the run
+#   with exit 2 and names the variable.
+#   test-criterion-libs.sh CC LINK_ARGS...   (from the tree's top)
+set -eu
+cc=$1
+shift
+dir=$(mktemp -d /tmp/egt-crit-libs.XXXXXX)
+trap 'rm -rf "$dir"' EXIT INT TERM
+fail() {
+	echo "test-criterion-libs: $*" >&2
+	exit 1
+}
+
+cat >"$dir/diff.c" <<'C'
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+Test(diff, shown) { cr_assert(eq(str, "line one\nline two", "line one\nline 2")); }
+C
+"$cc" -o "$dir/diff" "$dir/diff.c" "$@" || fail "does not link with: $*"
+if "$dir/diff" >"$dir/out" 2>&1; then
+	fail "a failed assertion passed"
+fi
+grep -qF -- '-"line two"' "$dir/out" && grep -qF -- '+"line 2"' "$dir/out" ||
+	fail "no diff under the failed assertion: $(cat "$dir/out")"
+echo "test-criterion-libs: the static Criterion prints the diff"
+
+cat >"$dir/timeout.c" <<'C'
+#include <criterion/criterion.h>
+#include <unistd.h>
+TestSuite(scaled, .timeout = 1);
+Test(scaled, by_its_suite) { usleep(1500000); }
+Test(scaled, by_its_own, .timeout = 1) { usleep(1500000); }
+C
+"$cc" -o "$dir/timeout" "$dir/timeout.c" "$@" || fail "does not link with: $*"
+if env -u EXECGATE_TEST_TIMEOUT_SCALE "$dir/timeout" >"$dir/out" 2>&1; then
+	fail "cases of 1.5 s passed a timeout of 1 s: $(cat "$dir/out")"
+fi
+grep -q 'Failing: 2 ' "$dir/out" || fail "unscaled: want 2 timeouts: $(cat "$dir/out")"
+EXECGATE_TEST_TIMEOUT_SCALE=3 "$dir/timeout" >"$dir/out" 2>&1 ||
+	fail "scale 3: the cases still timed out: $(cat "$dir/out")"
+rc=0
+EXECGATE_TEST_TIMEOUT_SCALE=0.5 "$dir/timeout" >"$dir/out" 2>&1 || rc=$?
+[ "$rc" = 2 ] && grep -q 'EXECGATE_TEST_TIMEOUT_SCALE=0.5: not a number from 1 to 20' "$dir/out" ||
+	fail "scale 0.5: want exit 2 and the reason, got $rc: $(cat "$dir/out")"
+echo "test-criterion-libs: EXECGATE_TEST_TIMEOUT_SCALE scales suites' and cases' timeouts"
