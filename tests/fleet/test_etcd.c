@@ -28,7 +28,8 @@ static struct eg_etcd *open_all(void)
 	struct eg_etcd *e;
 	char err[256];
 
-	cr_assert_eq(eg_etcd_open(env.endpoints, 1000, &e, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(eg_etcd_open(env.endpoints, EG_TEST_ETCD_CALL_MS, &e, err, sizeof(err)), 0,
+		     "%s", err);
 	return e;
 }
 
