@@ -145,6 +145,11 @@ int eg_etcd_open_auth(const char *endpoints, unsigned timeout_ms, const struct e
 		eg_etcd_seterr(err, err_size, "libcurl: no handle");
 		return -ENOMEM;
 	}
+	e->backoff_ms = e->limit_ms = e->timeout_ms;
+	/* Every worker of a fleet is given the same list: one that started on
+	 * the first endpoint would put the whole fleet's watches and writes on
+	 * one member (docs/fleet.md, "Failover"). */
+	e->cur = e->n_ep > 1 ? randombytes_uniform((uint32_t)e->n_ep) : 0;
 	*out = e;
 	return 0;
 }
@@ -206,4 +211,14 @@ void eg_etcd_set_current(struct eg_etcd *e, size_t i)
 unsigned eg_etcd_timeout_ms(const struct eg_etcd *e)
 {
 	return e->timeout_ms;
+}
+
+unsigned eg_etcd_backoff_ms(const struct eg_etcd *e)
+{
+	return e->backoff_ms;
+}
+
+unsigned eg_etcd_limit_ms(const struct eg_etcd *e)
+{
+	return e->limit_ms;
 }

@@ -52,9 +52,11 @@ struct eg_etcd_auth {
  * (127.0.0.0/8, [::1], localhost): anything else is -EINVAL, named. auth
  * may be NULL (no TLS files, no user); its files are checked here
  * (eg_etcd_auth_check), and the password read; no I/O to etcd happens
- * before the first call. timeout_ms bounds each unary call and each
- * connect (0: 2000). -EINVAL (or -errno of a file) with err naming the bad
- * endpoint or file. */
+ * before the first call. timeout_ms bounds each connect and each unary
+ * call (0: 2000); after a call timed out the next ones get up to four times
+ * that, drawn at random, until one is answered. The first call goes to an
+ * endpoint drawn at random. -EINVAL (or -errno of a file) with err naming
+ * the bad endpoint or file. */
 int eg_etcd_open_auth(const char *endpoints, unsigned timeout_ms, const struct eg_etcd_auth *auth,
 		      struct eg_etcd **out, char *err, size_t err_size);
 /* eg_etcd_open_auth() without TLS files or a user. */

@@ -37,6 +37,10 @@ const char *eg_etcd_endpoint_at(const struct eg_etcd *e, size_t i);
 size_t eg_etcd_current(const struct eg_etcd *e);
 void eg_etcd_set_current(struct eg_etcd *e, size_t i);
 unsigned eg_etcd_timeout_ms(const struct eg_etcd *e);
+/* The back-off of the calls' limit (etcd_post.c): the timeout, or up to
+ * four times it while calls time out; and the limit the last call had. */
+unsigned eg_etcd_backoff_ms(const struct eg_etcd *e);
+unsigned eg_etcd_limit_ms(const struct eg_etcd *e);
 
 /* TLS and authentication (user/fleet/etcd_auth.c, etcd_post.c). */
 /* The handle's copy of an eg_etcd_auth, and the password read. */
@@ -52,8 +56,10 @@ struct eg_etcd_creds {
 struct eg_etcd {
 	char *ep[EG_ETCD_MAX_ENDPOINTS];
 	size_t n_ep;
-	size_t cur; /* the endpoint that answered last */
+	size_t cur; /* the endpoint that answered last; at first one drawn at random */
 	unsigned timeout_ms;
+	unsigned backoff_ms;	    /* timeout_ms; doubled by each timeout (etcd_post.c) */
+	unsigned limit_ms;	    /* the last call's limit, drawn from backoff_ms */
 	struct eg_etcd_creds creds; /* TLS files, user, password, token */
 	CURL *easy;		    /* unary calls; reused for keep-alive */
 	uint64_t skipped;	    /* keys holding a NUL, skipped (eg_etcd_skipped_keys) */

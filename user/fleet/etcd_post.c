@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,8 @@
 #include "fleet/etcd_impl.h"
 
 #define AUTH_PATH "/v3/auth/authenticate"
+/* The most a call's limit grows to, in timeouts. */
+#define LIMIT_GROWTH 4u
 
 /* --- unary calls ------------------------------------------------------- */
 
@@ -65,6 +68,33 @@ static const char *tls_hint(const struct eg_etcd *e, size_t idx, CURLcode cc)
 	       "refuses";
 }
 
+/* After a call timed out, the next ones get longer: the back-off doubles,
+ * up to LIMIT_GROWTH times the timeout, and each call's limit is drawn at
+ * random between half and all of it (never below the timeout). A member
+ * behind on its work still does a request whose client gave up, and a
+ * fleet whose clients all gave up at the same 2 s sent it all again to the
+ * next member at once. The fleet's retry back-off (user/core/backoff.c,
+ * which this layer may not include: scripts/make/layers.mk), applied to
+ * the limit. An answer sets it back to the timeout. */
+static void slower(struct eg_etcd *e)
+{
+	uint64_t top = (uint64_t)e->timeout_ms * LIMIT_GROWTH, next = (uint64_t)e->backoff_ms * 2;
+
+	if (top > INT32_MAX)
+		top = INT32_MAX; /* curl takes a long; randombytes_uniform a uint32_t */
+	e->backoff_ms = (unsigned)(next > top ? top : next);
+}
+
+static unsigned call_limit(struct eg_etcd *e)
+{
+	unsigned half = e->backoff_ms / 2, drawn;
+
+	if (e->backoff_ms <= e->timeout_ms)
+		return e->timeout_ms;
+	drawn = half + randombytes_uniform(e->backoff_ms - half + 1);
+	return drawn < e->timeout_ms ? e->timeout_ms : drawn;
+}
+
 /* ATTEMPT_AUTH: etcd refused the token (expired, or the auth store moved
  * on): authenticate again and repeat, once. */
 enum attempt { ATTEMPT_OK, ATTEMPT_NEXT, ATTEMPT_FAIL, ATTEMPT_AUTH };
@@ -87,7 +117,8 @@ static enum attempt post_one(struct eg_etcd *e, size_t idx, const char *path, co
 	curl_easy_reset(e->easy);
 	curl_easy_setopt(e->easy, CURLOPT_URL, url);
 	curl_easy_setopt(e->easy, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(e->easy, CURLOPT_TIMEOUT_MS, (long)e->timeout_ms);
+	e->limit_ms = call_limit(e);
+	curl_easy_setopt(e->easy, CURLOPT_TIMEOUT_MS, (long)e->limit_ms);
 	curl_easy_setopt(e->easy, CURLOPT_CONNECTTIMEOUT_MS, (long)e->timeout_ms);
 	curl_easy_setopt(e->easy, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(e->easy, CURLOPT_ERRORBUFFER, why);
@@ -109,6 +140,10 @@ static enum attempt post_one(struct eg_etcd *e, size_t idx, const char *path, co
 			       e->ep[idx], path, EG_ETCD_MAX_ANSWER);
 		return ATTEMPT_FAIL;
 	}
+	if (cc == CURLE_OPERATION_TIMEDOUT)
+		slower(e);
+	else if (cc == CURLE_OK)
+		e->backoff_ms = e->timeout_ms;
 	if (cc != CURLE_OK) {
 		free(b.p);
 		*rc = -EHOSTUNREACH;
