@@ -67,6 +67,7 @@ struct sc_worker {
 	struct eg_fleet_worker *fw;
 	int real; /* its slot in real.c, or -1: a hollow worker */
 	bool cut;
+	unsigned cuts; /* partitions it was cut off by (f_partition) */
 };
 
 /* What the acks say, per sandbox: the newest ack of each worker that
@@ -88,6 +89,10 @@ struct sc_phase {
 	double *ack_ms, *fence_ms;
 	size_t n_ack, n_fence;
 	uint64_t moves, timeouts, safety, late_safety, errors[ERR_KINDS];
+	/* moves not acked or fenced in time because the soak's own partition
+	 * cut one of their workers off while they were in flight: the fault
+	 * did what it is there to do, so not errors (their own row) */
+	uint64_t cut_moves;
 	double reconnect_s, read_s, etcd_cpu_s, self_cpu_s, db_mib, rss_mib, seconds;
 	size_t read_keys, ack_keys;
 	/* etcd's /metrics at the phase's end: watchers and streams summed
@@ -474,6 +479,27 @@ static void real_control(struct sc_phase *p, int s, int b, uint64_t gen)
 		count_err(10);
 }
 
+/* Was worker a or b cut off since the move read their partition counts? */
+static bool cut_during(int a, unsigned ca, int b, unsigned cb)
+{
+	bool r;
+
+	pthread_mutex_lock(&sc.lock);
+	r = sc.w[a].cut || sc.w[b].cut || sc.w[a].cuts != ca || sc.w[b].cuts != cb;
+	pthread_mutex_unlock(&sc.lock);
+	return r;
+}
+
+/* A move that timed out: cut off by the partition, or an error of kind. */
+static void timed_out(struct sc_phase *p, int kind, int a, unsigned ca, int b, unsigned cb)
+{
+	if (cut_during(a, ca, b, cb))
+		__atomic_add_fetch(&p->cut_moves, 1, __ATOMIC_RELAXED);
+	else
+		count_err(kind);
+	__atomic_add_fetch(&p->timeouts, 1, __ATOMIC_RELAXED);
+}
+
 /* One move, make-before-break: B is selected and installed, then A is
  * told, and the move is fenced once A's signed ack says retired. */
 static void move(int s)
@@ -481,12 +507,17 @@ static void move(int s)
 	struct sc_phase *p = &sc.ph[sc.cur];
 	int a = sc.s[s].worker, b;
 	uint64_t g = sc.s[s].gen + 1, t0, t1;
+	unsigned ca, cb;
 	bool ok;
 	int k;
 
 	do
 		b = (int)soak_rand(sc.n_workers);
 	while ((b == a || sc.w[b].cut) && sc.n_workers > 1);
+	pthread_mutex_lock(&sc.lock);
+	ca = sc.w[a].cuts;
+	cb = sc.w[b].cuts;
+	pthread_mutex_unlock(&sc.lock);
 	if (sc.w[a].real >= 0 || sc.w[b].real >= 0)
 		__atomic_add_fetch(&p->real_moves, 1, __ATOMIC_RELAXED);
 	publish_sel(s, b, g, b, &t0);
@@ -494,8 +525,7 @@ static void move(int s)
 	ok = wait_ack(s, b, g, "pending", "active");
 	pthread_mutex_unlock(&sc.lock);
 	if (!ok) {
-		count_err(2);
-		__atomic_add_fetch(&p->timeouts, 1, __ATOMIC_RELAXED);
+		timed_out(p, 2, a, ca, b, cb);
 		return; /* the next move of it starts above the generation */
 	}
 	sample(p->ack_ms, &p->n_ack, (double)(soak_now_ns() - t0) / 1e6);
@@ -511,8 +541,7 @@ static void move(int s)
 	sc.s[s].gen = g;
 	pthread_mutex_unlock(&sc.lock);
 	if (!ok) {
-		count_err(3);
-		__atomic_add_fetch(&p->timeouts, 1, __ATOMIC_RELAXED);
+		timed_out(p, 3, a, ca, b, cb);
 		return;
 	}
 	sample(p->fence_ms, &p->n_fence, (double)(soak_now_ns() - t1) / 1e6);
@@ -961,6 +990,7 @@ static void f_partition(struct sc_phase *p)
 	for (unsigned i = 0; i < sc.n_hollow; i += 10) {
 		pthread_mutex_lock(&sc.lock);
 		sc.w[i].cut = true;
+		sc.w[i].cuts++;
 		pthread_mutex_unlock(&sc.lock);
 		eg_fleet_worker_stop(sc.w[i].fw);
 	}
@@ -972,7 +1002,9 @@ static void u_partition(void)
 	for (unsigned i = 0; i < sc.n_hollow; i += 10) {
 		if (eg_fleet_worker_start(sc.w[i].fw, err, sizeof(err)))
 			count_err(7);
+		pthread_mutex_lock(&sc.lock);
 		sc.w[i].cut = false;
+		pthread_mutex_unlock(&sc.lock);
 	}
 }
 
@@ -1078,6 +1110,9 @@ static void report(void)
 				       (unsigned long long)p->errors[k]);
 		}
 		printf("| errors in all | %llu |\n", (unsigned long long)errs);
+		if (p->cut_moves)
+			printf("| moves cut off in flight by the partition (not errors) | %llu |\n",
+			       (unsigned long long)p->cut_moves);
 		printf("| safety violations (old execution admitted after its fence) | %llu |\n",
 		       (unsigned long long)p->safety);
 		printf(
