@@ -25,7 +25,9 @@
 #
 # Environment: MAKE, BUILD; CHECK_HOST, CHECK_HOST2, CHECK_VM, CHECK_VM2, CHECK_FINAL
 # name the stages (the Makefile passes them: scripts/make/*.mk add theirs to
-# CHECK_EXTRA).
+# CHECK_EXTRA). CHECK_STAGE_LIMIT: the seconds a stage may run (default
+# 3600, above the VM boot limit of scripts/vmtest.sh; a stage hung in the
+# host lane then ends the run within about 75 minutes, under CI's 90).
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,6 +37,13 @@ MAKE=${MAKE:-make}
 out=$root/$BUILD/check
 quick=0
 [ "${1:-}" = --quick ] && quick=1
+stage_limit=${CHECK_STAGE_LIMIT:-3600}
+case $stage_limit in
+'' | *[!0-9]* | 0)
+	echo "check: CHECK_STAGE_LIMIT=$stage_limit: not a number of seconds above 0" >&2
+	exit 2
+	;;
+esac
 
 rm -rf "$out"
 mkdir -p "$out"
@@ -52,12 +61,20 @@ stage() {
 	# waited for): the lanes share two cores, so this, not the wall clock,
 	# says which stage makes the others wait. `times` runs in the subshell
 	# that waited for make (in a pipe it would fork and see no children).
+	# A stage that runs past CHECK_STAGE_LIMIT is hung (Criterion 2.4.1's
+	# runner can deadlock on a case that timed out): killed with all it
+	# started, so that the run ends with its table, not at CI's limit.
 	(
-		$MAKE --no-print-directory "$jobs" BUILD="$BUILD" "$target" >"$out/$target.log" 2>&1 </dev/null
+		timeout --kill-after=30 "$stage_limit" \
+			$MAKE --no-print-directory "$jobs" BUILD="$BUILD" "$target" >"$out/$target.log" 2>&1 </dev/null
 		echo $? >"$out/$target.rc"
 		times >"$out/$target.times"
 	)
 	rc=$(cat "$out/$target.rc")
+	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+		echo "check: [$lane] $target: still running after ${stage_limit} s (CHECK_STAGE_LIMIT): killed" \
+			>>"$out/$target.log"
+	fi
 	local cpu
 	cpu=$(awk 'function sec(t,  m) { m = t; sub(/m.*/, "", m); sub(/^[0-9]+m/, "", t); sub(/s$/, "", t); return m * 60 + t }
 		NR == 2 { printf "%d", sec($1) + sec($2) + 0.5 }' "$out/$target.times")

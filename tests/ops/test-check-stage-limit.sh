@@ -1,0 +1,47 @@
+#!/bin/sh
+# scripts/check.sh's stage limit (CHECK_STAGE_LIMIT): a stage still running
+# at the limit is killed with every process it started, named in its log
+# and the run's FAILED line, and the stages after it still run; a limit
+# that is not a positive number ends the run with exit 2. Driven with a
+# stand-in for make (check.sh runs $MAKE), so it takes seconds.
+#   test-check-stage-limit.sh   (from the tree's top)
+set -eu
+dir=$(mktemp -d /tmp/egt-stage-limit.XXXXXX)
+build=build-stage-limit.$$
+trap 'rm -rf "$dir" "$build"' EXIT INT TERM
+fail() {
+	echo "test-check-stage-limit: $*" >&2
+	exit 1
+}
+mark=egt-stage-limit-$$
+# The stand-in: "hang" sleeps (in a child, as a test runner would); every
+# other target passes at once.
+cat >"$dir/make" <<SH
+#!/bin/sh
+for a; do
+	[ "\$a" = hang ] && exec sh -c 'sleep 60; : $mark'
+done
+exit 0
+SH
+chmod +x "$dir/make"
+
+t0=$(date +%s)
+rc=0
+CHECK_STAGE_LIMIT=2 MAKE="$dir/make" BUILD=$build CHECK_HOST='hang after' \
+	./scripts/check.sh >"$dir/out" 2>&1 || rc=$?
+took=$(($(date +%s) - t0))
+[ "$rc" != 0 ] || fail "a hung stage passed: $(cat "$dir/out")"
+[ "$took" -lt 30 ] || fail "the hung stage was not cut at 2 s: the run took $took s"
+grep -q 'still running after 2 s (CHECK_STAGE_LIMIT): killed' "$build/check/hang.log" ||
+	fail "the hung stage's log does not say why: $(cat "$build/check/hang.log")"
+grep -q 'FAILED stages: hang ' "$dir/out" || fail "no FAILED line naming it: $(cat "$dir/out")"
+grep -q 'after: passed' "$dir/out" || fail "the next stage did not run: $(cat "$dir/out")"
+! pgrep -f "$mark" >/dev/null || fail "the hung stage's child survived the kill"
+echo "test-check-stage-limit: a hung stage is killed at CHECK_STAGE_LIMIT and named"
+
+rc=0
+CHECK_STAGE_LIMIT=soon MAKE="$dir/make" BUILD=$build CHECK_HOST=after \
+	./scripts/check.sh >"$dir/out" 2>&1 || rc=$?
+[ "$rc" = 2 ] && grep -q 'CHECK_STAGE_LIMIT=soon: not a number of seconds above 0' "$dir/out" ||
+	fail "CHECK_STAGE_LIMIT=soon: want exit 2 and the reason, got $rc: $(cat "$dir/out")"
+echo "test-check-stage-limit: a limit that is not a number is refused"
