@@ -497,6 +497,26 @@ bool dd_log_has(const char *needle)
 	return strstr(buf, needle) != NULL;
 }
 
+const char *dd_log_tail(size_t max)
+{
+	static char buf[8192];
+	FILE *f = fopen(dd.log, "r");
+	size_t n = 0;
+	long at;
+
+	if (max >= sizeof(buf))
+		max = sizeof(buf) - 1;
+	if (f) {
+		fseek(f, 0, SEEK_END);
+		at = ftell(f);
+		fseek(f, at > (long)max ? at - (long)max : 0, SEEK_SET);
+		n = fread(buf, 1, max, f);
+		fclose(f);
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
 bool dd_key_listed(struct dd_resp *r, const char *kid)
 {
 	json_t *k;

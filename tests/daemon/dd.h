@@ -106,6 +106,9 @@ double dd_now_ms(void);
 long long dd_metric(const char *line_prefix);
 /* Whether the daemon's log (its first MiB) holds needle. */
 bool dd_log_has(const char *needle);
+/* The last max bytes of the daemon's log (at most 8 KiB), for a failure
+ * message; a static buffer. */
+const char *dd_log_tail(size_t max);
 /* The daemon's key reload count once no reload has come for 300 ms: a key
  * file the daemon just wrote itself is reloaded through inotify after a
  * settle delay, and a test that then changes the directory behind its back

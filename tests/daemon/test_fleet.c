@@ -322,7 +322,9 @@ static void start_with_keyset(void)
 		if (json_integer_value(json_object_get(f, "keyset_version")) == 1)
 			break;
 		json_decref(f);
-		cr_assert_lt(dd_now_ms(), end, "key set version 1 never applied");
+		cr_assert_lt(dd_now_ms(), end,
+			     "key set version 1 never applied; the daemon's log ends:\n%s",
+			     dd_log_tail(3000));
 		usleep(20000);
 	}
 	cr_assert(json_is_true(json_object_get(f, "connected")));
