@@ -93,6 +93,10 @@ struct sc_phase {
 	 * cut one of their workers off while they were in flight: the fault
 	 * did what it is there to do, so not errors (their own row) */
 	uint64_t cut_moves;
+	/* the first lines the workers logged at warning or above, to say
+	 * what the log-error and log-warn counts are */
+	char logged[3][240];
+	unsigned n_logged;
 	double reconnect_s, read_s, etcd_cpu_s, self_cpu_s, db_mib, rss_mib, seconds;
 	size_t read_keys, ack_keys;
 	/* etcd's /metrics at the phase's end: watchers and streams summed
@@ -607,12 +611,16 @@ static void *mover(void *arg)
 
 static void worker_log(int prio, const char *line, void *ctx)
 {
-	(void)line;
+	struct sc_phase *p = &sc.ph[sc.cur];
+	unsigned i;
+
 	(void)ctx;
-	if (prio <= 3)
-		count_err(4);
-	else if (prio == 4)
-		count_err(5);
+	if (prio > 4)
+		return;
+	count_err(prio <= 3 ? 4 : 5);
+	i = __atomic_fetch_add(&p->n_logged, 1, __ATOMIC_RELAXED);
+	if (i < 3)
+		snprintf(p->logged[i], sizeof(p->logged[i]), "%s", line);
 }
 
 /* A real worker: execgated with its own files under the run's directory. */
@@ -1110,6 +1118,12 @@ static void report(void)
 				       (unsigned long long)p->errors[k]);
 		}
 		printf("| errors in all | %llu |\n", (unsigned long long)errs);
+		for (unsigned l = 0; l < 3 && l < p->n_logged; l++) {
+			printf("| logged by a worker (%u of %u) | ", l + 1, p->n_logged);
+			for (const char *c = p->logged[l]; *c; c++)
+				putchar(*c == '|' || (unsigned char)*c < 0x20 ? ' ' : *c);
+			printf(" |\n");
+		}
 		if (p->cut_moves)
 			printf("| moves cut off in flight by the partition (not errors) | %llu |\n",
 			       (unsigned long long)p->cut_moves);
@@ -1139,6 +1153,7 @@ int main(int argc, char **argv)
 	char root_kid[40], cp_kid[40], path[1200], keys[220];
 	pthread_t ack_thr, maint_thr, movers[MOVERS];
 	uint64_t t0, tmax;
+	unsigned place_s;
 	int c, k;
 
 	sc.n_workers = 1000;
@@ -1188,9 +1203,13 @@ int main(int argc, char **argv)
 	/* --workers counts the hollow ones; the real ones come after them */
 	sc.n_hollow = sc.n_workers;
 	sc.n_workers += sc.n_real;
-	/* bounded: 6 phases and the placement must fit 20 minutes */
+	/* bounded: 6 phases and the placement must fit 20 minutes (make's
+	 * timeout), with 2 minutes for the start and the end and 5 s a phase
+	 * for its own start and end: the placement writes its selections in
+	 * what the phases leave (690 s at the default 60 s a phase) */
 	if (sc.phase_s * 6 > 900)
 		die("--phase-seconds %u: six phases would pass the 20-minute bound", sc.phase_s);
+	place_s = 1080 - 6 * (sc.phase_s + 5);
 	if (sodium_init() < 0)
 		die("libsodium");
 	pthread_mutex_init(&sc.lock, NULL);
@@ -1233,7 +1252,7 @@ int main(int argc, char **argv)
 	sc.n_ph = 1;
 	t0 = soak_now_ns();
 	sc.t_start = t0;
-	tmax = t0 + 300ull * 1000000000ull;
+	tmax = t0 + place_s * 1000000000ull;
 	for (unsigned i = 0; i < sc.n_sandboxes; i++) {
 		uint64_t t;
 
@@ -1245,7 +1264,8 @@ int main(int argc, char **argv)
 		sc.s[i].fenced_from = -1;
 		publish_sel((int)i, sc.s[i].worker, 1, sc.s[i].worker, &t);
 		if (soak_now_ns() > tmax)
-			die("placement: %u of %u sandboxes placed in 300 s", i, sc.n_sandboxes);
+			die("placement: %u of %u sandboxes placed in %u s", i, sc.n_sandboxes,
+			    place_s);
 	}
 	printf("placement: %u selections written in %.1f s\n", sc.n_sandboxes,
 	       (double)(soak_now_ns() - t0) / 1e9);
