@@ -550,7 +550,9 @@ Test(daemon_fleet_trust, junk_keys_neither_grow_memory_nor_delay_a_move, .timeou
 	publish(kh.kid, DD_SANDBOX, DD_WORKER, 6000, 1);
 	f = wait_ack(DD_SANDBOX, "pending", 6000, 240000);
 	read_ms = dd_now_ms() - t0;
-	cr_assert_not_null(f, "no move after a restart with %d junk keys", JUNK);
+	cr_assert_not_null(f,
+			   "no move after a restart with %d junk keys; the daemon's log ends:\n%s",
+			   JUNK, dd_log_tail(3000));
 	json_decref(f);
 	cr_log_info("junk: after a restart, put->ack %.0f ms (the start-up full read)", read_ms);
 	cr_assert_eq(fleet_int("selections"), 1);
