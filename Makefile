@@ -99,8 +99,9 @@ EXECGATE_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(wildcard user/execgate/*
 ISSUE_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(wildcard user/issue/*.c))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 # tests/unit/test_version.c: the library's eg_version() (no skeletons in it),
-# the soname's major and the changelog it compares the header with.
-UNIT_LIB_SRCS := user/lib/version.c
+# the soname's major and the changelog it compares the header with;
+# tests/unit/test_backoff.c: the fleet's retry back-off (pure, no libcurl).
+UNIT_LIB_SRCS := user/lib/version.c user/fleet/backoff.c
 UNIT_DEFS := -DEG_TEST_SOMAJOR=$(SOMAJOR) -DEG_TEST_CHANGELOG='"$(CURDIR)/docs/CHANGELOG.md"'
 KTEST_SRCS := $(wildcard tests/kernel/*.c)
 BENCH_SRCS := $(wildcard tests/bench/bench_*.c)

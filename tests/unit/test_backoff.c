@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The fleet's retry back-off (core/backoff.h): doubling to a ceiling, and
+/* The fleet's retry back-off (fleet/backoff.h): doubling to a ceiling, and
  * the jitter that spreads a thousand workers' reconnects. */
 #include <stdbool.h>
 #include <criterion/criterion.h>
-#include "core/backoff.h"
+#include "fleet/backoff.h"
 
 Test(backoff, doubles_up_to_the_ceiling)
 {

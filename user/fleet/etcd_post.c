@@ -14,6 +14,7 @@
 #include <curl/curl.h>
 #include <jansson.h>
 #include <sodium.h>
+#include "fleet/backoff.h"
 #include "fleet/etcd.h"
 #include "fleet/etcd_impl.h"
 
@@ -68,30 +69,29 @@ static const char *tls_hint(const struct eg_etcd *e, size_t idx, CURLcode cc)
 	       "refuses";
 }
 
-/* After a call timed out, the next ones get longer: the back-off doubles,
- * up to LIMIT_GROWTH times the timeout, and each call's limit is drawn at
- * random between half and all of it (never below the timeout). A member
- * behind on its work still does a request whose client gave up, and a
- * fleet whose clients all gave up at the same 2 s sent it all again to the
- * next member at once. The fleet's retry back-off (user/core/backoff.c,
- * which this layer may not include: scripts/make/layers.mk), applied to
- * the limit. An answer sets it back to the timeout. */
+/* After a call timed out, the next ones get longer: the fleet's retry
+ * back-off (fleet/backoff.h) applied to the limit, doubled up to
+ * LIMIT_GROWTH times the timeout, each call's limit drawn between half and
+ * all of it (never below the timeout). A member behind on its work still
+ * does a request whose client gave up, and a fleet whose clients all gave
+ * up at the same 2 s sent it all again to the next member at once. An
+ * answer sets it back to the timeout. */
 static void slower(struct eg_etcd *e)
 {
-	uint64_t top = (uint64_t)e->timeout_ms * LIMIT_GROWTH, next = (uint64_t)e->backoff_ms * 2;
+	uint64_t top = (uint64_t)e->timeout_ms * LIMIT_GROWTH;
 
-	if (top > INT32_MAX)
-		top = INT32_MAX; /* curl takes a long; randombytes_uniform a uint32_t */
-	e->backoff_ms = (unsigned)(next > top ? top : next);
+	/* curl takes a long */
+	e->backoff_ms =
+	    eg_backoff_next(e->backoff_ms, (unsigned)(top > INT32_MAX ? INT32_MAX : top));
 }
 
-static unsigned call_limit(struct eg_etcd *e)
+static unsigned call_limit(const struct eg_etcd *e)
 {
-	unsigned half = e->backoff_ms / 2, drawn;
+	unsigned drawn;
 
 	if (e->backoff_ms <= e->timeout_ms)
 		return e->timeout_ms;
-	drawn = half + randombytes_uniform(e->backoff_ms - half + 1);
+	drawn = eg_backoff_jittered(e->backoff_ms, randombytes_random());
 	return drawn < e->timeout_ms ? e->timeout_ms : drawn;
 }
 

@@ -4,7 +4,7 @@
  * applied, a compaction or a store that went back), then watches both from
  * the read's revision + 1; a broken stream resumes from the applied
  * revision + 1 on whatever endpoint answers, with a jittered backoff
- * (core/backoff.h), once a probe showed that the store did not go back. The reconciler reads both
+ * (fleet/backoff.h), once a probe showed that the store did not go back. The reconciler reads both
  * in full every etcd_reconcile_interval seconds beside the watch. The acker writes
  * <prefix>/acks/<self>/<sandbox> whenever a sandbox's state changed. Each has its own etcd handle,
  * so a slow or absent etcd never holds a PUT, and never an admission. */
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 #include <sodium.h>
-#include "core/backoff.h"
+#include "fleet/backoff.h"
 #include "fleet/etcd.h"
 #include "fleetd/worker_impl.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* The retry back-off with jitter (core/backoff.h). */
-#include "core/backoff.h"
+/* The retry back-off with jitter (fleet/backoff.h). */
+#include "fleet/backoff.h"
 
 unsigned eg_backoff_next(unsigned cur_ms, unsigned max_ms)
 {

@@ -4,8 +4,8 @@
  * and all of it, so that the workers that lost one etcd member together
  * (a leader kill, a restart) do not all come back in the same instant.
  * Pure: the caller gives the random draw; tests/unit/test_backoff.c. */
-#ifndef EXECGATE_CORE_BACKOFF_H
-#define EXECGATE_CORE_BACKOFF_H
+#ifndef EXECGATE_FLEET_BACKOFF_H
+#define EXECGATE_FLEET_BACKOFF_H
 
 #include <stdint.h>
 
