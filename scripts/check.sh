@@ -52,6 +52,7 @@ t_start=$(date +%s)
 # stage LANE TARGET: runs make TARGET, records "LANE TARGET SECONDS RESULT".
 stage() {
 	local lane=$1 target=$2 t0 rc jobs
+	[ -e "$out/.stopping" ] && return 130 # interrupted: stop_all, below
 	t0=$(date +%s)
 	echo "check: [$lane] $target: started at $(date -u +%H:%M:%S)"
 	# The build uses every core; each test stage runs its suite serially.
@@ -64,10 +65,23 @@ stage() {
 	# A stage that runs past CHECK_STAGE_LIMIT is hung (Criterion 2.4.1's
 	# runner can deadlock on a case that timed out): killed with all it
 	# started, so that the run ends with its table, not at CI's limit.
+	# timeout(1) puts the stage in a process group of its own, which a
+	# Ctrl-C or a TERM to the run's group does not reach: the group is
+	# recorded, and this subshell (or stop_all, below) passes them on.
 	(
 		timeout --kill-after=30 "$stage_limit" \
-			$MAKE --no-print-directory "$jobs" BUILD="$BUILD" "$target" >"$out/$target.log" 2>&1 </dev/null
-		echo $? >"$out/$target.rc"
+			$MAKE --no-print-directory "$jobs" BUILD="$BUILD" "$target" >"$out/$target.log" 2>&1 </dev/null &
+		tpid=$!
+		echo "$tpid" >"$out/$target.pgid"
+		trap 'kill -TERM -- "-$tpid" "$tpid" 2>/dev/null' INT TERM HUP
+		# wait returns early when a signal's trap ran: wait for the end
+		while :; do
+			wait "$tpid"
+			rc=$?
+			kill -0 "$tpid" 2>/dev/null || break
+		done
+		echo "$rc" >"$out/$target.rc"
+		rm -f "$out/$target.pgid"
 		times >"$out/$target.times"
 	)
 	rc=$(cat "$out/$target.rc")
@@ -118,6 +132,23 @@ else
 	read -r -a vm2 <<<"${CHECK_VM2:-}"
 	read -r -a final <<<"${CHECK_FINAL:-}"
 fi
+
+# A Ctrl-C, or a TERM or HUP to the run: every stage still running is
+# killed with its process group (see stage()), no stage starts after it,
+# and the run ends with 130. The lanes that run in the background ignore
+# SIGINT (as every asynchronous command of a script does), so this shell
+# passes it on.
+stop_all() {
+	local f
+	touch "$out/.stopping"
+	for f in "$out"/*.pgid; do
+		[ -f "$f" ] && kill -TERM -- "-$(cat "$f")" "$(cat "$f")" 2>/dev/null
+	done
+	wait
+	echo "check: interrupted" >&2
+	exit 130
+}
+trap stop_all INT TERM HUP
 
 # Everything either lane runs is built first, once, with both cores: a lane
 # never builds while the other one measures or times out.

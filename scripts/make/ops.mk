@@ -94,8 +94,8 @@ test-ops: $(MAN_PAGES) $(BINS) $(OPS_CONFIG_CHECK) | $(DEPS_STAMP)
 	./tests/ops/test-exit-codes-doc.sh $(BUILD)
 	@echo "test-ops: the static Criterion still shows a failed string assertion's diff, and EXECGATE_TEST_TIMEOUT_SCALE scales every case's timeout"
 	./tests/ops/test-criterion-libs.sh $(CC) $(CRITERION_LIBS)
-	@echo "test-ops: make check kills a stage still running at CHECK_STAGE_LIMIT and names it"
-	./tests/ops/test-check-stage-limit.sh
+	@echo "test-ops: make check kills a stage at CHECK_STAGE_LIMIT, and every stage on a Ctrl-C or TERM"
+	./tests/ops/test-check-stop.sh
 	@echo "test-ops: every command line in the docs uses flags the programs have"
 	python3 ./tests/ops/test_doc_flags.py $(BUILD)
 	$(if $(DAEMON_OBJS),,@echo "test-ops: NOT TESTED: execgated(8): user/daemon/ has no sources, so no execgated to run help2man on")
