@@ -88,7 +88,7 @@ struct sc_phase {
 	const char *name;
 	double *ack_ms, *fence_ms;
 	size_t n_ack, n_fence;
-	uint64_t moves, timeouts, safety, late_safety, errors[ERR_KINDS];
+	uint64_t moves, safety, late_safety, errors[ERR_KINDS];
 	/* moves not acked or fenced in time because the soak's own partition
 	 * cut one of their workers off while they were in flight: the fault
 	 * did what it is there to do, so not errors (their own row) */
@@ -501,7 +501,6 @@ static void timed_out(struct sc_phase *p, int kind, int a, unsigned ca, int b, u
 		__atomic_add_fetch(&p->cut_moves, 1, __ATOMIC_RELAXED);
 	else
 		count_err(kind);
-	__atomic_add_fetch(&p->timeouts, 1, __ATOMIC_RELAXED);
 }
 
 /* One move, make-before-break: B is selected and installed, then A is
