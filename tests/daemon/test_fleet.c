@@ -1272,6 +1272,21 @@ Test(daemon_fleet_tls, selection_applies_and_ack_written)
 	ack = wait_ack(DD_SANDBOX, "active", 8, 10000);
 	cr_assert_not_null(ack, "no active ack over mTLS and auth");
 	json_decref(ack);
+	/* the watcher read and the acker wrote, each on its own handle: one
+	 * token between them (user/fleet/etcd_session.c); none expired (the
+	 * cluster's token TTL is etcd's 300 s) */
+	f = fleet_status();
+	cr_assert_eq(json_integer_value(json_object_get(f, "etcd_logins")), 1,
+		     "etcd_logins %lld, not 1 for one worker",
+		     (long long)json_integer_value(json_object_get(f, "etcd_logins")));
+	json_decref(f);
+	{
+		struct dd_resp m = dd_req("GET", "/metrics", NULL);
+
+		cr_assert_eq(m.status, 200);
+		cr_assert(strstr(m.body, "\nexecgate_fleet_etcd_logins_total 1\n"), "%s", m.body);
+		dd_resp_free(&m);
+	}
 	/* what the daemon's credentials cannot do: write its selections */
 	eg_test_etcd_auth(&etcd, "worker", worker_pw, &a);
 	cr_assert_eq(

@@ -247,7 +247,7 @@ Test(etcd_auth, expired_token_is_replaced)
 	struct eg_etcd_range r;
 	struct eg_etcd *e;
 	struct got g;
-	char err[256], first[600];
+	char err[256], first[600], now[600];
 	int64_t rev;
 
 	start(2); /* --auth-token-ttl 2: a token unused for 2 s is gone */
@@ -255,25 +255,98 @@ Test(etcd_auth, expired_token_is_replaced)
 	e = open_as("worker", worker_pw);
 	cr_assert_eq(eg_etcd_get(e, "/eg/keyset", false, &r, err, sizeof(err)), 0, "%s", err);
 	eg_etcd_range_free(&r);
-	cr_assert_not_null(eg_etcd_creds(e)->token);
-	snprintf(first, sizeof(first), "%s", eg_etcd_creds(e)->token);
+	cr_assert_gt(eg_etcd_token_copy(e, first, sizeof(first)), 0);
 	sleep(4);
 	/* a unary call: refused once, a new token, the call again */
 	cr_assert_eq(eg_etcd_get(e, "/eg/keyset", false, &r, err, sizeof(err)), 0, "%s", err);
 	eg_etcd_range_free(&r);
-	cr_assert_str_neq(eg_etcd_creds(e)->token, first, "the token was not replaced");
-	snprintf(first, sizeof(first), "%s", eg_etcd_creds(e)->token);
+	eg_etcd_token_copy(e, now, sizeof(now));
+	cr_assert_str_neq(now, first, "the token was not replaced");
+	snprintf(first, sizeof(first), "%s", now);
 	sleep(4);
 	/* a watch: canceled for the token, a new one, created again */
 	cr_assert_eq(watch_one(e, rev, NULL, &g, err, sizeof(err)), 1, "%s", err);
 	cr_assert_str_eq(g.key, "/eg/workers/w1/selections/a");
-	cr_assert_str_neq(eg_etcd_creds(e)->token, first, "the token was not replaced");
+	eg_etcd_token_copy(e, now, sizeof(now));
+	cr_assert_str_neq(now, first, "the token was not replaced");
 	/* a watch outlives its token: it was authorized when created */
 	put_delay_ms = 4000;
 	cr_assert_eq(watch_one(e, rev + 1, "/eg/workers/w1/selections/c", &g, err, sizeof(err)), 1,
 		     "%s", err);
 	cr_assert_str_eq(g.key, "/eg/workers/w1/selections/c");
 	eg_etcd_close(e);
+}
+
+struct at_once {
+	struct eg_etcd *e;
+	pthread_barrier_t *start;
+	int rc;
+	char err[256];
+};
+
+static void *get_at_once(void *arg)
+{
+	struct at_once *a = arg;
+	struct eg_etcd_range r;
+
+	pthread_barrier_wait(a->start);
+	a->rc = eg_etcd_get(a->e, "/eg/keyset", false, &r, a->err, sizeof(a->err));
+	if (!a->rc)
+		eg_etcd_range_free(&r);
+	return NULL;
+}
+
+/* The three handles share one session, as a worker's watcher, reconciler
+ * and acker do: they log in once between them, all three calling at once
+ * without a token; once again when the token expires and all three are
+ * refused at once; a watch with the token logs in no more. */
+Test(etcd_auth, handles_of_one_session_log_in_once)
+{
+	struct eg_etcd_session *s;
+	struct eg_etcd *e[3];
+	struct at_once a[3];
+	pthread_barrier_t b;
+	pthread_t t[3];
+	struct got g;
+	char err[256], tok[3][600];
+	int64_t rev;
+	int i, round;
+
+	start(2); /* --auth-token-ttl 2: a token unused for 2 s is gone */
+	rev = admin_put("/eg/workers/w1/selections/a", "sel-a");
+	s = eg_etcd_session_new();
+	cr_assert_not_null(s);
+	for (i = 0; i < 3; i++) {
+		e[i] = open_as("worker", worker_pw);
+		cr_assert_eq(eg_etcd_set_session(e[i], s, err, sizeof(err)), 0, "%s", err);
+	}
+	for (round = 0; round < 2; round++) {
+		cr_assert_eq(pthread_barrier_init(&b, NULL, 3), 0);
+		for (i = 0; i < 3; i++) {
+			a[i] = (struct at_once){.e = e[i], .start = &b};
+			cr_assert_eq(pthread_create(&t[i], NULL, get_at_once, &a[i]), 0);
+		}
+		for (i = 0; i < 3; i++)
+			pthread_join(t[i], NULL);
+		pthread_barrier_destroy(&b);
+		for (i = 0; i < 3; i++)
+			cr_assert_eq(a[i].rc, 0, "round %d, handle %d: %s", round, i, a[i].err);
+		cr_assert_eq(eg_etcd_session_logins(s), (uint64_t)round + 1,
+			     "round %d: %llu logins for three handles of one session", round,
+			     (unsigned long long)eg_etcd_session_logins(s));
+		if (!round)
+			sleep(4); /* the token expires unused */
+	}
+	cr_assert_eq(watch_one(e[2], rev, NULL, &g, err, sizeof(err)), 1, "%s", err);
+	cr_assert_str_eq(g.key, "/eg/workers/w1/selections/a");
+	cr_assert_eq(eg_etcd_session_logins(s), 2);
+	for (i = 0; i < 3; i++)
+		cr_assert_gt(eg_etcd_token_copy(e[i], tok[i], sizeof(tok[i])), 0);
+	cr_assert_str_eq(tok[0], tok[1]);
+	cr_assert_str_eq(tok[1], tok[2]);
+	eg_etcd_session_put(s); /* the handles hold it still */
+	for (i = 0; i < 3; i++)
+		eg_etcd_close(e[i]);
 }
 
 Test(etcd_auth, wrong_password_refused)
@@ -433,9 +506,47 @@ Test(etcd_auth_local, files_checked_at_open)
 		     err);
 	/* the first line, without its CR LF */
 	cr_assert_str_eq(eg_etcd_creds(e)->password, "s3cret");
-	cr_assert_null(eg_etcd_creds(e)->token);
+	cr_assert_eq(eg_etcd_token_copy(e, msg, sizeof(msg)), 0);
 	eg_etcd_close(e);
 	unlink(pw);
 	unlink(cert);
+	rmdir(dir);
+}
+
+/* A token is one user's: a session refuses a handle of another user, and
+ * takes the same handle twice as once. The handles hold the session: it
+ * outlives its creator's reference until the last one closes (ASan's run
+ * of this suite sees a use after free). */
+Test(etcd_auth_local, a_session_serves_one_user)
+{
+	char dir[] = "/tmp/eg-etcd-sess.XXXXXX", pw[300], err[300] = "";
+	struct eg_etcd_auth a = {.password_file = pw};
+	struct eg_etcd_session *s;
+	struct eg_etcd *w, *o, *anon;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(pw, sizeof(pw), "%s/pw", dir);
+	write_file(pw, "s3cret\n", 0600);
+	a.user = "worker";
+	cr_assert_eq(eg_etcd_open_auth("https://10.0.0.1", 1000, &a, &w, err, sizeof(err)), 0, "%s",
+		     err);
+	a.user = "other";
+	cr_assert_eq(eg_etcd_open_auth("https://10.0.0.1", 1000, &a, &o, err, sizeof(err)), 0, "%s",
+		     err);
+	cr_assert_eq(eg_etcd_open("https://10.0.0.1", 1000, &anon, err, sizeof(err)), 0, "%s", err);
+	s = eg_etcd_session_new();
+	cr_assert_not_null(s);
+	cr_assert_eq(eg_etcd_set_session(w, s, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(eg_etcd_set_session(w, s, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(eg_etcd_set_session(o, s, err, sizeof(err)), -EINVAL);
+	cr_assert_str_eq(err, "etcd session: of user 'worker', not 'other': a token is one user's");
+	cr_assert_eq(eg_etcd_set_session(anon, s, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(eg_etcd_session_logins(s), 0);
+	eg_etcd_session_put(s);
+	eg_etcd_close(o);
+	eg_etcd_close(w);
+	cr_assert_eq(eg_etcd_token_copy(anon, err, sizeof(err)), 0);
+	eg_etcd_close(anon);
+	unlink(pw);
 	rmdir(dir);
 }

@@ -139,8 +139,9 @@ int eg_etcd_open_auth(const char *endpoints, unsigned timeout_ms, const struct e
 		eg_etcd_close(e);
 		return rc;
 	}
+	e->sess = eg_etcd_session_new();
 	e->easy = curl_easy_init();
-	if (!e->easy) {
+	if (!e->sess || !e->easy) {
 		eg_etcd_close(e);
 		eg_etcd_seterr(err, err_size, "libcurl: no handle");
 		return -ENOMEM;
@@ -165,6 +166,7 @@ void eg_etcd_close(struct eg_etcd *e)
 	if (e->easy)
 		curl_easy_cleanup(e->easy);
 	eg_etcd_creds_free(&e->creds);
+	eg_etcd_session_put(e->sess);
 	free(e);
 }
 

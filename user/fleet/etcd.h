@@ -71,6 +71,23 @@ int eg_etcd_auth_check(const struct eg_etcd_auth *auth, char *err, size_t err_si
  * address (127.0.0.0/8, [::1], localhost). */
 bool eg_etcd_is_loopback_url(const char *url, size_t len);
 void eg_etcd_close(struct eg_etcd *e);
+/* One user's token, shared by handles (user/fleet/etcd_session.c). Every
+ * handle has one of its own; handles given the same session log in once
+ * between them: when etcd refuses the token, the first handle to see it
+ * logs in again and the others take its token. A login costs etcd a
+ * bcrypt of the password, and a fleet logs in all at once after a restart
+ * or an auth change (docs/fleet.md, "Logins"). A session is counted:
+ * eg_etcd_session_new() holds one reference, each handle set to it one;
+ * it is freed with the last (eg_etcd_session_put, eg_etcd_close).
+ * Handles on different threads may share one. */
+struct eg_etcd_session;
+struct eg_etcd_session *eg_etcd_session_new(void); /* NULL: out of memory */
+void eg_etcd_session_put(struct eg_etcd_session *s);
+/* Before the handle's first call. -EINVAL (named in err) when the session
+ * already serves another user; NULL s: no change. */
+int eg_etcd_set_session(struct eg_etcd *e, struct eg_etcd_session *s, char *err, size_t err_size);
+/* Tokens etcd gave the session's handles. */
+uint64_t eg_etcd_session_logins(struct eg_etcd_session *s);
 /* The endpoint that answered last (for logs and status). */
 const char *eg_etcd_endpoint(const struct eg_etcd *e);
 /* Keys that held a NUL byte, skipped by reads and watches on this handle

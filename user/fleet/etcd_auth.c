@@ -15,7 +15,6 @@
 #include "fleet/etcd_impl.h"
 
 #define PASSWORD_MAX 1024
-#define TOKEN_MAX    1024
 
 /* The host of http[s]://HOST[:PORT]: "[v6]" or up to ':' or the end. */
 bool eg_etcd_is_loopback_url(const char *url, size_t len)
@@ -229,10 +228,6 @@ void eg_etcd_creds_free(struct eg_etcd_creds *c)
 	free(c->user);
 	if (c->password)
 		sodium_free(c->password); /* wipes it */
-	if (c->token) {
-		sodium_memzero(c->token, strlen(c->token));
-		free(c->token);
-	}
 	memset(c, 0, sizeof(*c));
 }
 
@@ -249,19 +244,6 @@ void eg_etcd_curl_tls(const struct eg_etcd_creds *c, CURL *h)
 		curl_easy_setopt(h, CURLOPT_SSLCERT, c->cert);
 		curl_easy_setopt(h, CURLOPT_SSLKEY, c->key);
 	}
-}
-
-struct curl_slist *eg_etcd_auth_header(const struct eg_etcd_creds *c)
-{
-	char line[TOKEN_MAX + 32];
-	struct curl_slist *l;
-
-	if (!c->token)
-		return NULL;
-	snprintf(line, sizeof(line), "Authorization: %s", c->token);
-	l = curl_slist_append(NULL, line);
-	sodium_memzero(line, sizeof(line));
-	return l;
 }
 
 bool eg_etcd_token_refused(const char *msg)

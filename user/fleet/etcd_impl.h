@@ -47,8 +47,10 @@ unsigned eg_etcd_limit_ms(const struct eg_etcd *e);
 struct eg_etcd_creds {
 	char *cacert, *cert, *key, *user;
 	char *password; /* NUL-terminated, wiped when freed */
-	char *token;	/* the last one etcd gave, NULL: none yet */
 };
+/* The longest token taken from etcd (etcd's simple tokens are 16 letters
+ * and a revision; JWTs a few hundred bytes). */
+#define EG_ETCD_TOKEN_MAX 512u
 
 /* The handle (user/fleet/etcd.c). */
 #define EG_ETCD_ENDPOINT_MAX 255u /* bytes of one endpoint URL */
@@ -60,10 +62,13 @@ struct eg_etcd {
 	unsigned timeout_ms;
 	unsigned backoff_ms;	    /* timeout_ms; doubled by each timeout (etcd_post.c) */
 	unsigned limit_ms;	    /* the last call's limit, drawn from backoff_ms */
-	struct eg_etcd_creds creds; /* TLS files, user, password, token */
-	CURL *easy;		    /* unary calls; reused for keep-alive */
-	uint64_t skipped;	    /* keys holding a NUL, skipped (eg_etcd_skipped_keys) */
-	volatile int *abort;	    /* eg_etcd_set_abort: ends a paged read between pages */
+	struct eg_etcd_creds creds; /* TLS files, user, password */
+	/* the token, its own or shared (etcd_session.c); never NULL */
+	struct eg_etcd_session *sess;
+	uint64_t sent_gen;   /* the session's generation of the last token sent */
+	CURL *easy;	     /* unary calls; reused for keep-alive */
+	uint64_t skipped;    /* keys holding a NUL, skipped (eg_etcd_skipped_keys) */
+	volatile int *abort; /* eg_etcd_set_abort: ends a paged read between pages */
 };
 
 /* POST req (JSON) to path on every endpoint in turn, the last good one
@@ -80,9 +85,14 @@ void eg_etcd_creds_free(struct eg_etcd_creds *c);
 /* The TLS options of every request: protocols, TLS 1.2 at least, the CA
  * file alone when one is given, the client certificate and key. */
 void eg_etcd_curl_tls(const struct eg_etcd_creds *c, CURL *h);
-/* "Authorization: TOKEN" when there is a token, else NULL (also when out
- * of memory: the call then goes without it and etcd refuses it). */
-struct curl_slist *eg_etcd_auth_header(const struct eg_etcd_creds *c);
+/* "Authorization: TOKEN" when the session has a token, else NULL (also
+ * when out of memory: the call then goes without it and etcd refuses it);
+ * notes which token was sent (etcd_session.c). */
+struct curl_slist *eg_etcd_auth_header(struct eg_etcd *e);
+/* Whether the handle's session holds a token. */
+bool eg_etcd_has_token(struct eg_etcd *e);
+/* The session's token into buf (the tests): its length, 0 when none. */
+size_t eg_etcd_token_copy(struct eg_etcd *e, char *buf, size_t size);
 /* Whether an etcd error message says that the token is not (or no
  * longer) good: authenticate again and repeat. */
 bool eg_etcd_token_refused(const char *msg);
@@ -90,10 +100,13 @@ bool eg_etcd_token_refused(const char *msg);
  * password): -EACCES. */
 bool eg_etcd_caller_refused(const char *msg);
 struct eg_etcd_creds *eg_etcd_creds(struct eg_etcd *e);
-/* Gets a new token from endpoint i: 0; -EHOSTUNREACH when it did not
- * answer (try another); -EACCES when etcd refused the user or password;
- * -EPROTO. */
+/* A token for the handle's session (etcd_session.c): the one another
+ * handle got since this one's was sent, else a new one from endpoint i
+ * (eg_etcd_authenticate). 0; -EHOSTUNREACH when it did not answer (try
+ * another); -EACCES when etcd refused the user or password; -EPROTO. */
 int eg_etcd_login(struct eg_etcd *e, size_t i, char *err, size_t err_size);
+/* The request itself (etcd_post.c): *token (free, wipe) on 0. */
+int eg_etcd_authenticate(struct eg_etcd *e, size_t i, char **token, char *err, size_t err_size);
 void eg_etcd_count_skipped(struct eg_etcd *e);
 
 #endif

@@ -124,7 +124,7 @@ static enum attempt post_one(struct eg_etcd *e, size_t idx, const char *path, co
 	curl_easy_setopt(e->easy, CURLOPT_ERRORBUFFER, why);
 	eg_etcd_curl_tls(&e->creds, e->easy);
 	if (strcmp(path, AUTH_PATH)) {
-		hdr = eg_etcd_auth_header(&e->creds);
+		hdr = eg_etcd_auth_header(e);
 		curl_easy_setopt(e->easy, CURLOPT_HTTPHEADER, hdr);
 	}
 	curl_easy_setopt(e->easy, CURLOPT_WRITEFUNCTION, membuf_write);
@@ -207,7 +207,7 @@ static enum attempt post_one(struct eg_etcd *e, size_t idx, const char *path, co
 	return ATTEMPT_OK;
 }
 
-int eg_etcd_login(struct eg_etcd *e, size_t idx, char *err, size_t err_size)
+int eg_etcd_authenticate(struct eg_etcd *e, size_t idx, char **token, char *err, size_t err_size)
 {
 	json_t *req, *ans = NULL;
 	const char *tok;
@@ -215,11 +215,7 @@ int eg_etcd_login(struct eg_etcd *e, size_t idx, char *err, size_t err_size)
 	int rc = -EHOSTUNREACH;
 	enum attempt a;
 
-	if (e->creds.token) {
-		sodium_memzero(e->creds.token, strlen(e->creds.token));
-		free(e->creds.token);
-		e->creds.token = NULL;
-	}
+	*token = NULL;
 	req = json_pack("{s:s, s:s}", "name", e->creds.user, "password", e->creds.password);
 	body = req ? json_dumps(req, JSON_COMPACT) : NULL;
 	json_decref(req); /* jansson copied the password: wiped below with body */
@@ -231,15 +227,15 @@ int eg_etcd_login(struct eg_etcd *e, size_t idx, char *err, size_t err_size)
 	if (a != ATTEMPT_OK)
 		return rc == -EIO ? -EACCES : rc;
 	tok = json_string_value(json_object_get(ans, "token"));
-	if (!tok || !*tok || strlen(tok) > 512 || strpbrk(tok, "\r\n")) {
+	if (!tok || !*tok || strlen(tok) > EG_ETCD_TOKEN_MAX || strpbrk(tok, "\r\n")) {
 		json_decref(ans);
 		eg_etcd_seterr(err, err_size, "etcd %s%s: no usable token in the answer",
 			       e->ep[idx % e->n_ep], AUTH_PATH);
 		return -EPROTO;
 	}
-	e->creds.token = strdup(tok);
+	*token = strdup(tok);
 	json_decref(ans);
-	return e->creds.token ? 0 : -ENOMEM;
+	return *token ? 0 : -ENOMEM;
 }
 
 struct eg_etcd_creds *eg_etcd_creds(struct eg_etcd *e)
@@ -254,7 +250,7 @@ static enum attempt post_auth(struct eg_etcd *e, size_t idx, const char *path, c
 {
 	enum attempt a;
 
-	if (e->creds.user && !e->creds.token) {
+	if (e->creds.user && !eg_etcd_has_token(e)) {
 		*rc = eg_etcd_login(e, idx, err, err_size);
 		if (*rc)
 			return *rc == -EHOSTUNREACH ? ATTEMPT_NEXT : ATTEMPT_FAIL;

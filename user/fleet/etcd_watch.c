@@ -250,11 +250,11 @@ int eg_etcd_watch(struct eg_etcd *e, const struct eg_etcd_watch_spec *specs, siz
 		w.ep = (eg_etcd_current(e) + k) % n_ep;
 		w.rc_set = false;
 		w.progress_out = 0;
-		rc = c->user && !c->token ? eg_etcd_login(e, w.ep, err, err_size) : 0;
+		rc = c->user && !eg_etcd_has_token(e) ? eg_etcd_login(e, w.ep, err, err_size) : 0;
 		if (rc == -EHOSTUNREACH)
 			continue;
 		if (!rc) {
-			w.hdr = eg_etcd_auth_header(c);
+			w.hdr = eg_etcd_auth_header(e);
 			rc = streams_start(&w, m, specs);
 			if (!rc)
 				rc = run(&w, m, stop, &next);

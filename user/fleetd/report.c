@@ -4,6 +4,7 @@
  * under the state's lock. */
 #include <stdio.h>
 #include <time.h>
+#include "fleet/etcd.h"
 #include "fleetd/worker_impl.h"
 
 static const char *sel_reason(unsigned i)
@@ -57,7 +58,10 @@ json_t *eg_fleet_worker_status(struct eg_fleet_worker *d)
 	json_t *o, *rs, *rk, *refused;
 	const char *nr;
 	int64_t since;
+	uint64_t logins;
 
+	/* the session has its own lock: read outside the state's */
+	logins = eg_etcd_session_logins(d->etcd_session);
 	pthread_mutex_lock(&f->lock);
 	rs = json_object();
 	rk = json_object();
@@ -92,6 +96,7 @@ json_t *eg_fleet_worker_status(struct eg_fleet_worker *d)
 		json_object_set_new(o, "skipped_keys", json_integer((json_int_t)f->skipped_keys));
 		json_object_set_new(o, "selections_dropped", json_integer((json_int_t)f->dropped));
 		json_object_set_new(o, "store_rewinds", json_integer((json_int_t)f->store_rewinds));
+		json_object_set_new(o, "etcd_logins", json_integer((json_int_t)logins));
 		json_object_set_new(o, "prefix_keys", json_integer((json_int_t)f->prefix_keys));
 		json_object_set_new(o, "prefix_keys_limit", json_integer(EG_FW_MAX_PREFIX_KEYS));
 		json_object_set_new(o, "periodic_reads_skipped",
@@ -121,6 +126,7 @@ void eg_fleet_worker_metrics(struct eg_fleet_worker *d, FILE *out)
 {
 	struct eg_fleet_worker *f = d;
 	const char *r = "execgate_fleet_refused_documents_total";
+	uint64_t logins = eg_etcd_session_logins(d->etcd_session);
 
 	pthread_mutex_lock(&f->lock);
 	gauge(out, "execgate_fleet_applied_revision", "the etcd revision this worker has applied",
@@ -173,6 +179,8 @@ void eg_fleet_worker_metrics(struct eg_fleet_worker *d, FILE *out)
 	counter(out, "execgate_fleet_ack_errors_total", "ack writes that failed (retried)",
 		f->ack_errors);
 	counter(out, "execgate_fleet_retired_total", "records the watcher retired", f->retired);
+	counter(out, "execgate_fleet_etcd_logins_total",
+		"tokens etcd gave this worker (one serves its three etcd handles)", logins);
 	fprintf(out,
 		"# HELP %s documents read from etcd and refused, by document and reason\n"
 		"# TYPE %s counter\n",

@@ -251,6 +251,20 @@ static bool rewound(struct eg_fleet_worker *d, struct eg_etcd *e)
 	return back;
 }
 
+/* A handle of this worker's: its three threads share one token. */
+static int open_etcd(struct eg_fleet_worker *d, struct eg_etcd **e, char *err, size_t err_size)
+{
+	int rc = eg_etcd_open_auth(d->endpoints, ETCD_TIMEOUT_MS, d->etcd_auth, e, err, err_size);
+
+	if (!rc)
+		rc = eg_etcd_set_session(*e, d->etcd_session, err, err_size);
+	if (rc) {
+		eg_etcd_close(*e);
+		*e = NULL;
+	}
+	return rc;
+}
+
 static void *watcher(void *arg)
 {
 	struct eg_fleet_worker *d = arg;
@@ -262,7 +276,7 @@ static void *watcher(void *arg)
 	struct eg_etcd *e = NULL;
 	bool first = true;
 
-	if (eg_etcd_open_auth(d->endpoints, ETCD_TIMEOUT_MS, d->etcd_auth, &e, err, sizeof(err))) {
+	if (open_etcd(d, &e, err, sizeof(err))) {
 		eg_fw_log(d, 3, "fleet: %s: the watcher does not run", err);
 		return NULL;
 	}
@@ -374,7 +388,7 @@ static void *acker(void *arg)
 	char err[EG_ERR_MAX];
 	struct eg_etcd *e = NULL;
 
-	if (eg_etcd_open_auth(d->endpoints, ETCD_TIMEOUT_MS, d->etcd_auth, &e, err, sizeof(err))) {
+	if (open_etcd(d, &e, err, sizeof(err))) {
 		eg_fw_log(d, 3, "fleet: %s: no acks are written", err);
 		return NULL;
 	}
@@ -432,7 +446,7 @@ static void *reconciler(void *arg)
 	struct eg_etcd *e = NULL;
 	char err[EG_ERR_MAX];
 
-	if (eg_etcd_open_auth(d->endpoints, ETCD_TIMEOUT_MS, d->etcd_auth, &e, err, sizeof(err))) {
+	if (open_etcd(d, &e, err, sizeof(err))) {
 		eg_fw_log(d, 3, "fleet: %s: no periodic full read", err);
 		return NULL;
 	}

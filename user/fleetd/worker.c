@@ -17,6 +17,7 @@
 #include "core/fleet_apply.h"
 #include "core/ids.h"
 #include "execgate/text.h"
+#include "fleet/etcd.h"
 #include "fleetd/worker_impl.h"
 
 uint64_t eg_fw_mono_ns(void)
@@ -102,6 +103,12 @@ int eg_fleet_worker_open(const struct eg_fleet_worker_config *cfg, struct eg_fle
 	snprintf(d->prefix, sizeof(d->prefix), "%s", cfg->prefix);
 	snprintf(d->endpoints, sizeof(d->endpoints), "%s", cfg->endpoints);
 	d->etcd_auth = cfg->etcd_auth;
+	d->etcd_session = eg_etcd_session_new();
+	if (!d->etcd_session) {
+		snprintf(err, err_size, "fleet: %s", strerror(ENOMEM));
+		rc = -ENOMEM;
+		goto fail;
+	}
 	memcpy(d->self, cfg->worker_id, EG_ID_BYTES);
 	eg_uuid_to_text(d->self, d->self_text);
 	d->reconcile_interval = cfg->reconcile_interval ? cfg->reconcile_interval : 60;
@@ -157,6 +164,7 @@ void eg_fleet_worker_close(struct eg_fleet_worker *d)
 	if (!d)
 		return;
 	eg_fleet_worker_stop(d);
+	eg_etcd_session_put(d->etcd_session);
 	free(d->sels);
 	free(d->idx);
 	pthread_mutex_destroy(&d->lock);

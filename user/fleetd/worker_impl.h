@@ -70,6 +70,9 @@ struct eg_fleet_worker {
 	void *be_ctx;
 	char state_dir[512], prefix[128], endpoints[1024], self_text[EG_UUID_TEXT_LEN];
 	const struct eg_etcd_auth *etcd_auth; /* the config's, NULL: none */
+	/* the token the watcher, reconciler and acker share: one login a
+	 * worker, not three (user/fleet/etcd.h, struct eg_etcd_session) */
+	struct eg_etcd_session *etcd_session;
 	uint8_t self[EG_ID_BYTES];
 	unsigned reconcile_interval;
 	void (*log)(int prio, const char *line, void *ctx);
