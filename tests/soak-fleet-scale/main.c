@@ -53,7 +53,11 @@
 #include "soak/common.h"
 #include "soak-fleet-scale/real.h"
 
-#define MOVERS	    64
+#define MOVERS 64
+/* The control plane's etcd handles: as many requests in flight. One
+ * handle behind one lock made every put of 64 movers wait in turn (92
+ * moves/s at most, docs/bench/2026-12-07-fleet-scale-spread.md). */
+#define CLIENTS	    8
 #define WAIT_MS	    10000
 #define MAX_SAMPLES 400000
 #define ERR_KINDS   11
@@ -104,6 +108,9 @@ struct sc_phase {
 	double watchers, streams, db_in_use_mib, etcd_rss_mib, end_s;
 	uint64_t deletes, compactions, defrags, maint_errors;
 	double defrag_max_s;
+	/* tokens etcd gave the hollow workers, all since the start, at the
+	 * phase's end (status etcd_logins summed) */
+	uint64_t logins;
 	/* the real execgated instances: moves to or from one, checks of an
 	 * old execution after its fence (and how many were refused), checks
 	 * of the new one (allowed: the control), CPU of all, largest RSS */
@@ -122,8 +129,13 @@ static struct {
 	bool gc;
 	uint64_t t_start;
 	struct eg_test_etcd etcd;
-	struct eg_etcd *cli;
-	pthread_mutex_t lock, cli_lock;
+	/* the control plane's etcd handles: one session (a login between
+	 * them), each used by one thread at a time (cp_take) */
+	struct eg_etcd *cli[CLIENTS];
+	pthread_mutex_t cli_lock[CLIENTS];
+	struct eg_etcd_session *cli_session;
+	unsigned cli_next;
+	pthread_mutex_t lock;
 	pthread_cond_t acked;
 	struct sc_worker *w;
 	struct sc_sandbox *s;
@@ -215,14 +227,28 @@ static void load_sk(const char *seed_path, uint8_t sk[64], uint8_t kid[EG_KEY_ID
 		memcpy(pk_out, pk, 32);
 }
 
+/* A control-plane handle, the next in turn, for one thread; cp_give()
+ * gives it back. */
+static struct eg_etcd *cp_take(unsigned *slot)
+{
+	*slot = __atomic_fetch_add(&sc.cli_next, 1, __ATOMIC_RELAXED) % CLIENTS;
+	pthread_mutex_lock(&sc.cli_lock[*slot]);
+	return sc.cli[*slot];
+}
+
+static void cp_give(unsigned slot)
+{
+	pthread_mutex_unlock(&sc.cli_lock[slot]);
+}
+
 static void put(const char *key, const char *value, int64_t *rev)
 {
 	char err[EG_ERR_MAX];
+	unsigned slot;
 	int rc;
 
-	pthread_mutex_lock(&sc.cli_lock);
-	rc = eg_etcd_put(sc.cli, key, value, strlen(value), rev, err, sizeof(err));
-	pthread_mutex_unlock(&sc.cli_lock);
+	rc = eg_etcd_put(cp_take(&slot), key, value, strlen(value), rev, err, sizeof(err));
+	cp_give(slot);
 	if (rc)
 		count_err(0);
 }
@@ -409,6 +435,8 @@ static int install(int w, int s, uint64_t gen)
  * checks that again once the deletes have reached it. */
 static void forget_old_copy(struct sc_phase *p, int s, int a)
 {
+	struct eg_etcd *cli;
+	unsigned slot;
 	char key[300], u[EG_UUID_TEXT_LEN], err[EG_ERR_MAX];
 
 	eg_uuid_format(sc.s[s].id, u);
@@ -418,9 +446,9 @@ static void forget_old_copy(struct sc_phase *p, int s, int a)
 		snprintf(key, sizeof(key),
 			 k ? PREFIX "/acks/%s/%s" : PREFIX "/workers/%s/selections/%s",
 			 sc.w[a].id_text, u);
-		pthread_mutex_lock(&sc.cli_lock);
-		rc = eg_etcd_delete(sc.cli, key, false, NULL, err, sizeof(err));
-		pthread_mutex_unlock(&sc.cli_lock);
+		cli = cp_take(&slot);
+		rc = eg_etcd_delete(cli, key, false, NULL, err, sizeof(err));
+		cp_give(slot);
 		if (rc)
 			count_err(8);
 		else
@@ -788,16 +816,18 @@ static double pct(double *v, size_t n, double q)
 /* The current store revision (a read of the key set), 0 if unknown. */
 static int64_t store_revision(void)
 {
+	struct eg_etcd *cli;
+	unsigned slot;
 	struct eg_etcd_range r;
 	char err[EG_ERR_MAX];
 	int64_t rev = 0;
 
-	pthread_mutex_lock(&sc.cli_lock);
-	if (!eg_etcd_get(sc.cli, PREFIX "/keyset", false, &r, err, sizeof(err))) {
+	cli = cp_take(&slot);
+	if (!eg_etcd_get(cli, PREFIX "/keyset", false, &r, err, sizeof(err))) {
 		rev = r.revision;
 		eg_etcd_range_free(&r);
 	}
-	pthread_mutex_unlock(&sc.cli_lock);
+	cp_give(slot);
 	return rev;
 }
 
@@ -821,11 +851,13 @@ static void *maintenance(void *arg)
 		now = store_revision();
 		if (prev > 0) {
 			char err[EG_ERR_MAX];
+			struct eg_etcd *cli;
+			unsigned slot;
 			int rc;
 
-			pthread_mutex_lock(&sc.cli_lock);
-			rc = eg_etcd_compact(sc.cli, prev, err, sizeof(err));
-			pthread_mutex_unlock(&sc.cli_lock);
+			cli = cp_take(&slot);
+			rc = eg_etcd_compact(cli, prev, err, sizeof(err));
+			cp_give(slot);
 			if (rc && !strstr(err, "compacted"))
 				__atomic_add_fetch(&sc.ph[sc.cur].maint_errors, 1,
 						   __ATOMIC_RELAXED);
@@ -858,6 +890,8 @@ static void *maintenance(void *arg)
  * time to arrive. */
 static void phase_end(struct sc_phase *p)
 {
+	struct eg_etcd *cli;
+	unsigned slot;
 	struct eg_etcd_range r;
 	char err[EG_ERR_MAX];
 
@@ -875,14 +909,20 @@ static void phase_end(struct sc_phase *p)
 		if (m.rss_bytes / 1048576.0 > p->etcd_rss_mib)
 			p->etcd_rss_mib = m.rss_bytes / 1048576.0;
 	}
-	pthread_mutex_lock(&sc.cli_lock);
-	if (!eg_etcd_get(sc.cli, PREFIX "/acks/", true, &r, err, sizeof(err))) {
+	for (unsigned i = 0; i < sc.n_hollow; i++) {
+		json_t *st = sc.w[i].fw ? eg_fleet_worker_status(sc.w[i].fw) : NULL;
+
+		p->logins += (uint64_t)json_integer_value(json_object_get(st, "etcd_logins"));
+		json_decref(st);
+	}
+	cli = cp_take(&slot);
+	if (!eg_etcd_get(cli, PREFIX "/acks/", true, &r, err, sizeof(err))) {
 		p->ack_keys = r.n;
 		eg_etcd_range_free(&r);
 	} else {
 		count_err(7);
 	}
-	pthread_mutex_unlock(&sc.cli_lock);
+	cp_give(slot);
 	for (unsigned s = 0; s < sc.n_sandboxes; s++) {
 		int a;
 		uint64_t g;
@@ -902,6 +942,8 @@ static void phase_end(struct sc_phase *p)
 static void phase(const char *name, double rate, void (*fault)(struct sc_phase *),
 		  void (*undo)(void))
 {
+	struct eg_etcd *cli;
+	unsigned slot;
 	struct sc_phase *p = &sc.ph[sc.n_ph];
 	double c0[EG_TEST_ETCD_MAX], s0 = cpu_of(getpid()), r0 = real_cpu();
 	pid_t p0[EG_TEST_ETCD_MAX];
@@ -931,14 +973,14 @@ static void phase(const char *name, double rate, void (*fault)(struct sc_phase *
 	for (unsigned i = sc.n_hollow; i < sc.n_workers; i++)
 		p->real_rss_mib = fmax(p->real_rss_mib, sc_real_rss_mib(sc.w[i].real));
 	tr = soak_now_ns();
-	pthread_mutex_lock(&sc.cli_lock);
-	if (!eg_etcd_get(sc.cli, PREFIX "/workers/", true, &r, err, sizeof(err))) {
+	cli = cp_take(&slot);
+	if (!eg_etcd_get(cli, PREFIX "/workers/", true, &r, err, sizeof(err))) {
 		p->read_keys = r.n;
 		eg_etcd_range_free(&r);
 	} else {
 		count_err(7);
 	}
-	pthread_mutex_unlock(&sc.cli_lock);
+	cp_give(slot);
 	p->read_s = (double)(soak_now_ns() - tr) / 1e9;
 	phase_end(p);
 	p->rss_mib = rss_mib();
@@ -979,15 +1021,17 @@ static void f_restart(struct sc_phase *p)
 }
 static void f_compact(struct sc_phase *p)
 {
+	struct eg_etcd *cli;
+	unsigned slot;
 	char err[EG_ERR_MAX];
 	int64_t rev = 0;
 
 	(void)p;
 	put(PREFIX "/compact-mark", "x", &rev);
-	pthread_mutex_lock(&sc.cli_lock);
-	if (eg_etcd_compact(sc.cli, rev, err, sizeof(err)))
+	cli = cp_take(&slot);
+	if (eg_etcd_compact(cli, rev, err, sizeof(err)))
 		count_err(7);
-	pthread_mutex_unlock(&sc.cli_lock);
+	cp_give(slot);
 }
 /* A tenth of the workers cut off etcd: their fleet threads stop (the
  * watch ends, acks stop), as a partition would; no move involves them. */
@@ -1080,6 +1124,10 @@ static void report(void)
 		printf("| etcd watchers / watch streams (all members) | %.0f / %.0f |\n",
 		       p->watchers, p->streams);
 		printf("| etcd RSS (largest member) | %.0f MiB |\n", p->etcd_rss_mib);
+		printf("| etcd logins of the hollow workers: in the phase (since the start) | "
+		       "%llu (%llu) |\n",
+		       (unsigned long long)(p->logins - (i ? sc.ph[i - 1].logins : 0)),
+		       (unsigned long long)p->logins);
 		printf("| old copies deleted (selection + ack) | %llu |\n",
 		       (unsigned long long)p->deletes);
 		printf("| compactions / defrags (slowest) / maintenance errors | %llu / %llu (%.2f "
@@ -1135,6 +1183,28 @@ static void report(void)
 	growth();
 }
 
+/* The placement's writers: the next sandbox, until all are written or
+ * the placement's time is up. */
+static unsigned place_next, placed;
+static uint64_t place_until;
+
+static void *placer(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		unsigned i = __atomic_fetch_add(&place_next, 1, __ATOMIC_RELAXED);
+		uint64_t t;
+
+		if (i >= sc.n_sandboxes)
+			break;
+		if (soak_now_ns() > place_until)
+			break;
+		publish_sel((int)i, sc.s[i].worker, 1, sc.s[i].worker, &t);
+		__atomic_add_fetch(&placed, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: soak-fleet-scale --bin BUILD_DIR [--workers N] [--real R] "
@@ -1150,7 +1220,7 @@ int main(int argc, char **argv)
 	    {"phase-seconds", 1, 0, 'p'}, {"rate", 1, 0, 'r'},	  {"maint-seconds", 1, 0, 'm'},
 	    {"no-gc", 0, 0, 'n'},	  {"real", 1, 0, 'R'},	  {0, 0, 0, 0}};
 	char root_kid[40], cp_kid[40], path[1200], keys[220];
-	pthread_t ack_thr, maint_thr, movers[MOVERS];
+	pthread_t ack_thr, maint_thr, movers[MOVERS], placers[CLIENTS];
 	uint64_t t0, tmax;
 	unsigned place_s;
 	int c, k;
@@ -1212,7 +1282,8 @@ int main(int argc, char **argv)
 	if (sodium_init() < 0)
 		die("libsodium");
 	pthread_mutex_init(&sc.lock, NULL);
-	pthread_mutex_init(&sc.cli_lock, NULL);
+	for (int i = 0; i < CLIENTS; i++)
+		pthread_mutex_init(&sc.cli_lock[i], NULL);
 	pthread_cond_init(&sc.acked, NULL);
 	atexit(cleanup);
 	signal(SIGINT, on_signal);
@@ -1223,8 +1294,14 @@ int main(int argc, char **argv)
 		die("mkdtemp: %s", strerror(errno));
 	if (eg_test_etcd_start_tls(3, true, 0, &sc.etcd))
 		die("etcd did not start");
-	if (eg_etcd_open_auth(sc.etcd.endpoints, 5000, &sc.etcd.admin, &sc.cli, path, sizeof(path)))
-		die("etcd: %s", path);
+	sc.cli_session = eg_etcd_session_new();
+	if (!sc.cli_session)
+		die("etcd session: out of memory");
+	for (int i = 0; i < CLIENTS; i++)
+		if (eg_etcd_open_auth(sc.etcd.endpoints, 5000, &sc.etcd.admin, &sc.cli[i], path,
+				      sizeof(path)) ||
+		    eg_etcd_set_session(sc.cli[i], sc.cli_session, path, sizeof(path)))
+			die("etcd: %s", path);
 	snprintf(keys, sizeof(keys), "%s/keys", sc.dir);
 	snprintf(sc.root_dir, sizeof(sc.root_dir), "%s/root", sc.dir);
 	if (mkdir(keys, 0700) || mkdir(sc.root_dir, 0700))
@@ -1253,19 +1330,22 @@ int main(int argc, char **argv)
 	sc.t_start = t0;
 	tmax = t0 + place_s * 1000000000ull;
 	for (unsigned i = 0; i < sc.n_sandboxes; i++) {
-		uint64_t t;
-
 		snprintf(path, sizeof(path), "5c000000-0000-4000-8000-%012x", i);
 		eg_uuid_from_text(path, sc.s[i].id);
 		sc.s[i].worker = (int)(i % sc.n_workers);
 		sc.s[i].gen = 1;
 		sc.s[i].ack_worker[0] = sc.s[i].ack_worker[1] = -1;
 		sc.s[i].fenced_from = -1;
-		publish_sel((int)i, sc.s[i].worker, 1, sc.s[i].worker, &t);
-		if (soak_now_ns() > tmax)
-			die("placement: %u of %u sandboxes placed in %u s", i, sc.n_sandboxes,
-			    place_s);
 	}
+	/* as many writers as the control plane has handles */
+	place_until = tmax;
+	for (int i = 0; i < CLIENTS; i++)
+		pthread_create(&placers[i], NULL, placer, NULL);
+	for (int i = 0; i < CLIENTS; i++)
+		pthread_join(placers[i], NULL);
+	if (placed < sc.n_sandboxes)
+		die("placement: %u of %u sandboxes placed in %u s", placed, sc.n_sandboxes,
+		    place_s);
 	printf("placement: %u selections written in %.1f s\n", sc.n_sandboxes,
 	       (double)(soak_now_ns() - t0) / 1e9);
 	fflush(stdout);
