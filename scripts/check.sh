@@ -68,12 +68,16 @@ stage() {
 	# timeout(1) puts the stage in a process group of its own, which a
 	# Ctrl-C or a TERM to the run's group does not reach: the group is
 	# recorded, and this subshell (or stop_all, below) passes them on.
+	# It marks the run as stopping first: the main shell runs its own
+	# trap only once its foreground stage has ended, and a lane in the
+	# background whose stage the signal ended would otherwise start its
+	# next stage before stop_all says to stop.
 	(
 		timeout --kill-after=30 "$stage_limit" \
 			$MAKE --no-print-directory "$jobs" BUILD="$BUILD" "$target" >"$out/$target.log" 2>&1 </dev/null &
 		tpid=$!
 		echo "$tpid" >"$out/$target.pgid"
-		trap 'kill -TERM -- "-$tpid" "$tpid" 2>/dev/null' INT TERM HUP
+		trap 'touch "$out/.stopping"; kill -TERM -- "-$tpid" "$tpid" 2>/dev/null' INT TERM HUP
 		# wait returns early when a signal's trap ran: wait for the end
 		while :; do
 			wait "$tpid"
