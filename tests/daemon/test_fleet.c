@@ -19,6 +19,7 @@
 #include "fleet/ack.h"
 #include "fleet/etcd.h"
 #include "fleet/etcd_env.h"
+#include "fleet/etcd_impl.h"
 #include "loader/fault.h"
 #include "stream_holder.h"
 
@@ -1079,6 +1080,60 @@ Test(daemon_fleet, selection_ahead_of_its_key_set_applies_once_the_key_arrives)
 	ack = wait_ack(DD_SANDBOX, "pending", 8, 10000);
 	cr_assert_not_null(ack, "the selection was not judged again after its key arrived");
 	json_decref(ack);
+}
+
+/* Two puts in one etcd transaction: both at one revision. */
+static void put_two(const char *k1, const char *v1, const char *k2, const char *v2)
+{
+	char err[EG_ERR_MAX];
+	json_t *req, *ans = NULL;
+	int rc;
+
+	req = json_pack("{s:[{s:{s:o,s:o}},{s:{s:o,s:o}}]}", "success", "requestPut", "key",
+			eg_etcd_b64(k1, strlen(k1)), "value", eg_etcd_b64(v1, strlen(v1)),
+			"requestPut", "key", eg_etcd_b64(k2, strlen(k2)), "value",
+			eg_etcd_b64(v2, strlen(v2)));
+	cr_assert_not_null(req);
+	rc = eg_etcd_post(cli, "/v3/kv/txn", req, &ans, err, sizeof(err));
+	json_decref(req);
+	cr_assert_eq(rc, 0, "etcd txn: %s", err);
+	cr_assert(json_is_true(json_object_get(ans, "succeeded")), "etcd txn not succeeded");
+	json_decref(ans);
+}
+
+/* A key set and a selection signed by the key it brings, written at one
+ * revision: they come on two watch streams, in no order between them, and
+ * the selections' stream (the watch's first) tends to be read first. The
+ * worker then reads the key set ahead of its stream (fleetd/watch.c,
+ * keys_ahead): no round is refused unknown-key, and the key set's own
+ * delivery later is not judged again (refuse-equal). Without the read,
+ * most rounds were refused, then applied by the full read the key set
+ * started (the hollow test met it once with two puts, in a fresh root). */
+/* guarantees: none */
+Test(daemon_fleet, selection_beside_its_key_set_is_not_refused)
+{
+	char k[32], text[512], key[256], ks[4096], ks_key[128];
+	json_t *ack;
+	unsigned v;
+
+	start_with_keyset();
+	sel_key(DD_WORKER, DD_SANDBOX, key, sizeof(key));
+	snprintf(ks_key, sizeof(ks_key), "%s/keyset", prefix);
+	for (v = 2; v < 12; v++) {
+		keygen(kh.keys_dir, k, sizeof(k));
+		selection(k, DD_SANDBOX, DD_WORKER, v, 1, text, sizeof(text));
+		keyset(v, kh.kid, k, ks, sizeof(ks));
+		put_two(ks_key, ks, key, text);
+		ack = wait_ack(DD_SANDBOX, "pending", v, 10000);
+		cr_assert_not_null(ack, "round %u: the selection never applied", v);
+		json_decref(ack);
+	}
+	cr_assert_eq(
+	    refused("selection", "unknown-key"), 0,
+	    "%lld selections refused for a key their key set, at the same revision, brings",
+	    refused("selection", "unknown-key"));
+	cr_assert_eq(refused("keyset", "refuse-equal"), 0,
+		     "a key set read ahead of its stream judged again when the stream brought it");
 }
 
 /* guarantees: none */

@@ -146,6 +146,21 @@ enum eg_sel_err eg_fw_verify_sel(struct eg_fleet_worker *d, const uint8_t *raw, 
 	return eg_sel_verify(raw, len, k.pk, out);
 }
 
+bool eg_fw_sel_key_unknown(struct eg_fleet_worker *d, const char *text, size_t len)
+{
+	uint8_t raw[EG_SEL_MAX_LEN];
+	struct eg_selection sel;
+	struct key_find k = {.found = false};
+	size_t raw_len = 0;
+
+	if (eg_sel_text_to_bin(text, len, raw, &raw_len) != EG_SEL_OK ||
+	    eg_sel_decode(raw, raw_len, &sel) != EG_SEL_OK)
+		return false;
+	eg_key_id_format(sel.key_id, k.kid);
+	d->be->keys_list(d->be_ctx, key_find_cb, &k);
+	return !k.found;
+}
+
 /* <state_dir>/fleet/selections/<uuid>: "<mod_revision> <text>\n", written
  * crash-safe, so that a restart knows the selection in force and refuses
  * an older replay. */

@@ -104,9 +104,13 @@ struct eg_fleet_worker {
 	uint64_t keyset_expires_at; /* of the applied set; 0: none (v1) or unknown */
 	bool keyset_judged;	    /* the key-set key was judged once since start or a rewind */
 	int64_t applied_rev;	    /* the store revision this worker has applied */
-	int64_t store_rev;	    /* the newest store revision etcd told it */
-	uint64_t cluster_id;	    /* the store's cluster id, 0 before the first read */
-	uint64_t last_update_ns;    /* CLOCK_MONOTONIC of the last answer from etcd */
+	/* the mod_revision of the newest key-set write judged by a read of
+	 * its key ahead of its stream (watch.c, keys_ahead): the stream's
+	 * delivery of it later is not judged, nor counted, twice */
+	int64_t keyset_ahead_rev;
+	int64_t store_rev;	 /* the newest store revision etcd told it */
+	uint64_t cluster_id;	 /* the store's cluster id, 0 before the first read */
+	uint64_t last_update_ns; /* CLOCK_MONOTONIC of the last answer from etcd */
 	bool connected;
 	char endpoint[256];
 	uint64_t refused_sel[EG_FW_SEL_REASONS];
@@ -194,6 +198,9 @@ void eg_fw_drop(struct eg_fleet_worker *d, struct eg_fw_sel *s);
 /* Decodes raw and verifies it against the worker's key set into *out. */
 enum eg_sel_err eg_fw_verify_sel(struct eg_fleet_worker *d, const uint8_t *raw, size_t len,
 				 struct eg_selection *out);
+/* Whether the selection text decodes and names a key the worker's key set
+ * does not hold (its signature is not checked). */
+bool eg_fw_sel_key_unknown(struct eg_fleet_worker *d, const char *text, size_t len);
 /* Writes s's copy on disk, crash-safe. 0 or -errno. */
 int eg_fw_store_selection(struct eg_fleet_worker *d, const struct eg_fw_sel *s);
 /* Reads the copies back at open: 0, or -errno with err set. */
