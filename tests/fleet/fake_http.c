@@ -62,6 +62,8 @@ static void serve(struct eg_fake_http *f, int c)
 
 	read_request(c);
 	f->requests++;
+	if (f->delay_ms)
+		usleep(f->delay_ms * 1000u); /* a member behind on its work */
 	if (!f->chunked) {
 		size_t n = f->body_len ? f->body_len : strlen(f->body);
 

@@ -22,6 +22,7 @@ struct eg_fake_http {
 	size_t body_len;	   /* 0: strlen(body) */
 	int status;		   /* 0: 200 */
 	bool hold_open;		   /* chunked: keep the stream open after the pieces */
+	unsigned delay_ms;	   /* answers this long after the request */
 	volatile int stop;
 	int requests;
 };

@@ -7,9 +7,12 @@
  * (tests/fleet/fake_http.h). */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "fleet/etcd.h"
 #include "fleet/etcd_impl.h"
 #include "fleet/fake_http.h"
@@ -130,4 +133,46 @@ Test(etcd_spread, an_answer_ends_the_back_off)
 	eg_etcd_range_free(&r);
 	cr_assert_eq(eg_etcd_limit_ms(e), 150, "the call after an answer waits the timeout");
 	eg_etcd_close(e);
+}
+
+/* A login is not given up at the call limit: etcd checks the password
+ * (bcrypt) whether or not the client still waits, so a login asked again
+ * after 2 s is a second check queued behind the first. A member that
+ * answers a login after four times the timeout gives its token; a read
+ * from it in the same time is given up. */
+Test(etcd_spread, a_login_waits_for_its_answer)
+{
+	char dir[] = "/tmp/eg-etcd-login.XXXXXX", pw[300], err[256] = "", tok[64];
+	struct eg_etcd_auth a = {.user = "worker", .password_file = pw};
+	struct eg_etcd_range r;
+	struct eg_etcd *e;
+	double t0, took;
+	int fd, rc;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(pw, sizeof(pw), "%s/pw", dir);
+	fd = open(pw, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, "s3cret\n", 7), 7);
+	close(fd);
+	slow = (struct eg_fake_http){
+	    .body = "{\"header\":{\"revision\":\"9\"},\"token\":\"tok.9\"}", .delay_ms = 600};
+	cr_assert_eq(eg_fake_http_start(&slow), 0);
+	cr_assert_eq(eg_etcd_open_auth(slow.url, 150, &a, &e, err, sizeof(err)), 0, "%s", err);
+	t0 = now_ms();
+	rc = eg_etcd_login(e, 0, err, sizeof(err));
+	took = now_ms() - t0;
+	cr_assert_eq(rc, 0, "the login was given up after %.0f ms: %s", took, err);
+	cr_assert_geq(took, 550.0);
+	cr_assert_geq(eg_etcd_limit_ms(e), 30000, "a login's limit of %u ms", eg_etcd_limit_ms(e));
+	cr_assert_gt(eg_etcd_token_copy(e, tok, sizeof(tok)), 0);
+	cr_assert_str_eq(tok, "tok.9");
+	cr_assert_eq(slow.requests, 1, "the login was sent %d times", slow.requests);
+	/* the call itself keeps its limit */
+	rc = eg_etcd_get(e, "/k", false, &r, err, sizeof(err));
+	cr_assert_eq(rc, -EHOSTUNREACH, "rc %d: %s", rc, err);
+	cr_assert_eq(eg_etcd_limit_ms(e), 150);
+	eg_etcd_close(e);
+	unlink(pw);
+	rmdir(dir);
 }

@@ -21,6 +21,15 @@
 #define AUTH_PATH "/v3/auth/authenticate"
 /* The most a call's limit grows to, in timeouts. */
 #define LIMIT_GROWTH 4u
+/* A login's limit: etcd checks the password with bcrypt (tens of ms of a
+ * core at its default cost) before it looks at anything else, and goes on
+ * checking it when the client has given up. A fleet that logs in at once
+ * (a restart, a member that forgot its tokens) queues thousands of
+ * checks: clients that gave up after 2 s and asked again queued them
+ * again, and the queue never drained (1 003 workers on two cores,
+ * docs/bench/2026-12-07-fleet-scale-spread.md). A login waits for its
+ * answer; the connect limit still finds a member that is down. */
+#define LOGIN_LIMIT_MS 30000u
 
 /* --- unary calls ------------------------------------------------------- */
 
@@ -117,7 +126,9 @@ static enum attempt post_one(struct eg_etcd *e, size_t idx, const char *path, co
 	curl_easy_reset(e->easy);
 	curl_easy_setopt(e->easy, CURLOPT_URL, url);
 	curl_easy_setopt(e->easy, CURLOPT_POSTFIELDS, body);
-	e->limit_ms = call_limit(e);
+	e->limit_ms = strcmp(path, AUTH_PATH)	       ? call_limit(e)
+		      : e->timeout_ms > LOGIN_LIMIT_MS ? e->timeout_ms
+						       : LOGIN_LIMIT_MS;
 	curl_easy_setopt(e->easy, CURLOPT_TIMEOUT_MS, (long)e->limit_ms);
 	curl_easy_setopt(e->easy, CURLOPT_CONNECTTIMEOUT_MS, (long)e->timeout_ms);
 	curl_easy_setopt(e->easy, CURLOPT_NOSIGNAL, 1L);
