@@ -513,8 +513,9 @@ Test(etcd_auth_local, files_checked_at_open)
 	rmdir(dir);
 }
 
-/* A token is one user's: a session refuses a handle of another user, and
- * takes the same handle twice as once. The handles hold the session: it
+/* A token is one user's: a session refuses a handle of another user or
+ * of none (it would act as the user), and takes the same handle twice as
+ * once. The handles hold the session: it
  * outlives its creator's reference until the last one closes (ASan's run
  * of this suite sees a use after free). */
 Test(etcd_auth_local, a_session_serves_one_user)
@@ -539,8 +540,13 @@ Test(etcd_auth_local, a_session_serves_one_user)
 	cr_assert_eq(eg_etcd_set_session(w, s, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(eg_etcd_set_session(w, s, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(eg_etcd_set_session(o, s, err, sizeof(err)), -EINVAL);
-	cr_assert_str_eq(err, "etcd session: of user 'worker', not 'other': a token is one user's");
-	cr_assert_eq(eg_etcd_set_session(anon, s, err, sizeof(err)), 0, "%s", err);
+	cr_assert_str_eq(err,
+			 "etcd session: serves user 'worker', refused for user 'other': a token "
+			 "acts as its user");
+	cr_assert_eq(eg_etcd_set_session(anon, s, err, sizeof(err)), -EINVAL);
+	cr_assert_str_eq(err,
+			 "etcd session: serves user 'worker', refused for no user: a token acts "
+			 "as its user");
 	cr_assert_eq(eg_etcd_session_logins(s), 0);
 	eg_etcd_session_put(s);
 	eg_etcd_close(o);

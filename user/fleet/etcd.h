@@ -84,7 +84,8 @@ struct eg_etcd_session;
 struct eg_etcd_session *eg_etcd_session_new(void); /* NULL: out of memory */
 void eg_etcd_session_put(struct eg_etcd_session *s);
 /* Before the handle's first call. -EINVAL (named in err) when the session
- * already serves another user; NULL s: no change. */
+ * already serves another user, or a user and the handle has none (or the
+ * other way round); NULL s: no change. */
 int eg_etcd_set_session(struct eg_etcd *e, struct eg_etcd_session *s, char *err, size_t err_size);
 /* Tokens etcd gave the session's handles. */
 uint64_t eg_etcd_session_logins(struct eg_etcd_session *s);

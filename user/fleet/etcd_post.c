@@ -27,7 +27,7 @@
  * (a restart, a member that forgot its tokens) queues thousands of
  * checks: clients that gave up after 2 s and asked again queued them
  * again, and the queue never drained (1 003 workers on two cores,
- * docs/bench/2026-12-07-fleet-scale-spread.md). A login waits for its
+ * docs/bench/2026-12-07-fleet-scale-logins.md). A login waits for its
  * answer; the connect limit still finds a member that is down. */
 #define LOGIN_LIMIT_MS 30000u
 

@@ -26,7 +26,10 @@ struct eg_etcd_session {
 	 * generation g logs in only when the session still holds g */
 	uint64_t gen;
 	uint64_t logins; /* tokens etcd gave (eg_etcd_session_logins) */
-	char *user;	 /* of the first handle that joined; NULL: none yet */
+	/* the user of the first handle that joined (NULL: a handle without
+	 * one); every other handle must have the same */
+	char *user;
+	bool bound;
 	unsigned refs;
 };
 
@@ -87,14 +90,20 @@ int eg_etcd_set_session(struct eg_etcd *e, struct eg_etcd_session *s, char *err,
 	if (!s || s == e->sess)
 		return 0;
 	pthread_mutex_lock(&s->mu);
-	if (user && s->user && strcmp(user, s->user)) {
+	if (s->bound && (!user != !s->user || (user && strcmp(user, s->user)))) {
+		/* a token acts as its user: never lent to a handle of
+		 * another, nor to one that has none */
 		eg_etcd_seterr(err, err_size,
-			       "etcd session: of user '%s', not '%s': a token is one user's",
-			       s->user, user);
+			       "etcd session: serves %s%.255s%s, refused for %s%.255s%s: a token "
+			       "acts as its user",
+			       s->user ? "user '" : "", s->user ? s->user : "no user",
+			       s->user ? "'" : "", user ? "user '" : "", user ? user : "no user",
+			       user ? "'" : "");
 		rc = -EINVAL;
-	} else if (user && !s->user && !(s->user = strdup(user))) {
+	} else if (!s->bound && user && !(s->user = strdup(user))) {
 		rc = -ENOMEM;
 	} else {
+		s->bound = true;
 		s->refs++;
 	}
 	pthread_mutex_unlock(&s->mu);
