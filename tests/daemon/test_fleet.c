@@ -1104,9 +1104,9 @@ static void put_two(const char *k1, const char *v1, const char *k2, const char *
 /* A key set and a selection signed by the key it brings, written at one
  * revision: they come on two watch streams, in no order between them, and
  * the selections' stream (the watch's first) tends to be read first. The
- * worker then reads the key set ahead of its stream (fleetd/watch.c,
- * keys_ahead): no round is refused unknown-key, and the key set's own
- * delivery later is not judged again (refuse-equal). Without the read,
+ * worker then reads the key set ahead of its stream
+ * (user/fleetd/keys_ahead.c): no round is refused unknown-key, and the key
+ * set's own delivery later is not judged again (refuse-equal). Without the read,
  * most rounds were refused, then applied by the full read the key set
  * started (the hollow test met it once with two puts, in a fresh root). */
 /* guarantees: none */

@@ -25,8 +25,7 @@
  * a change made by another process. */
 #define ACK_RECHECK_NS (1000ull * 1000 * 1000)
 
-/* An answer from etcd: the worker's view is current as of revision. */
-static void heard(struct eg_fleet_worker *d, struct eg_etcd *e, int64_t revision)
+void eg_fw_heard(struct eg_fleet_worker *d, struct eg_etcd *e, int64_t revision)
 {
 	struct eg_fleet_worker *f = d;
 
@@ -140,7 +139,7 @@ static int reconcile(struct eg_fleet_worker *d, struct eg_etcd *e, bool count, i
 	pthread_mutex_lock(&f->lock);
 	eg_fw_store_seen(d, ks.cluster_id, before, ks.revision, "full read");
 	pthread_mutex_unlock(&f->lock);
-	heard(d, e, ks.revision);
+	eg_fw_heard(d, e, ks.revision);
 	for (size_t i = 0; i < ks.n; i++)
 		apply_kv(d, &ks.kvs[i], false, count);
 	before = store_rev(d);
@@ -161,7 +160,7 @@ static int reconcile(struct eg_fleet_worker *d, struct eg_etcd *e, bool count, i
 		return -EAGAIN;
 	}
 	pthread_mutex_unlock(&f->lock);
-	heard(d, e, sels.revision);
+	eg_fw_heard(d, e, sels.revision);
 	for (size_t i = 0; i < sels.n && !f->stopping; i++)
 		apply_kv(d, &sels.kvs[i], false, count);
 	/* The older of the two reads: a change between them is watched
@@ -205,66 +204,16 @@ struct watch_ctx {
 	struct eg_fleet_worker *d;
 	struct eg_etcd *e;
 	int64_t applied;
-	uint64_t ahead_at; /* CLOCK_MONOTONIC ns of the last keys_ahead read */
+	uint64_t ahead_at; /* of the last read ahead (eg_fw_keys_ahead) */
 };
-
-/* At most one read ahead of the key-set stream a second that brings no
- * new key set: a writer of this worker's prefix who fills it with
- * selections of unknown keys gets one read of one key a second, and the
- * refusals (as before). A read that applied a key set costs no turn. */
-#define KEYS_AHEAD_EVERY_NS (1000ull * 1000 * 1000)
-
-/* The key set and the selections come on two streams, each in revision
- * order, not in order with each other: a selection signed by a key that a
- * key set put just before it brings can arrive first, and would be
- * refused unknown-key (then applied by the full read the key set starts:
- * a refusal logged and counted for a selection the control plane
- * published correctly). When a batch holds a selection whose key the
- * worker does not hold, the key-set key is read first (a read answers at
- * the store's newest revision, so at least the batch's) and judged as the
- * stream would judge it; its delivery on the stream is then judged as
- * read already. */
-static void keys_ahead(struct watch_ctx *w, const struct eg_etcd_event *ev, size_t n)
-{
-	struct eg_fleet_worker *d = w->d;
-	struct eg_etcd_range r = {0};
-	char err[EG_ERR_MAX];
-	uint64_t now, gen;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (ev[i].type == EG_ETCD_PUT && strcmp(ev[i].kv.key, d->key_keyset) &&
-		    eg_fw_sel_key_unknown(d, ev[i].kv.value, ev[i].kv.value_len))
-			break;
-	now = eg_fw_mono_ns();
-	if (i == n || (w->ahead_at && now - w->ahead_at < KEYS_AHEAD_EVERY_NS))
-		return;
-	w->ahead_at = now;
-	gen = __atomic_load_n(&d->keys_gen, __ATOMIC_ACQUIRE);
-	/* no answer: the batch is judged as it is, as before */
-	if (eg_etcd_get(w->e, d->key_keyset, false, &r, err, sizeof(err)))
-		return;
-	heard(d, w->e, r.revision);
-	for (i = 0; i < r.n; i++) {
-		eg_fw_apply_keyset(d, r.kvs[i].key, r.kvs[i].value, r.kvs[i].value_len,
-				   r.kvs[i].mod_revision, true);
-		pthread_mutex_lock(&d->lock);
-		if (r.kvs[i].mod_revision > d->keyset_ahead_rev)
-			d->keyset_ahead_rev = r.kvs[i].mod_revision;
-		pthread_mutex_unlock(&d->lock);
-	}
-	eg_etcd_range_free(&r);
-	if (__atomic_load_n(&d->keys_gen, __ATOMIC_ACQUIRE) != gen)
-		w->ahead_at = 0;
-}
 
 static int on_events(const struct eg_etcd_event *ev, size_t n, int64_t revision, void *ctx)
 {
 	struct watch_ctx *w = ctx;
 	int64_t last = 0;
 
-	heard(w->d, w->e, revision);
-	keys_ahead(w, ev, n);
+	eg_fw_heard(w->d, w->e, revision);
+	eg_fw_keys_ahead(w->d, w->e, ev, n, &w->ahead_at);
 	for (size_t i = 0; i < n; i++) {
 		apply_kv(w->d, &ev[i].kv, ev[i].type == EG_ETCD_DELETE, true);
 		if (ev[i].kv.mod_revision > last)
@@ -298,7 +247,7 @@ static bool rewound(struct eg_fleet_worker *d, struct eg_etcd *e)
 	pthread_mutex_lock(&d->lock);
 	back = eg_fw_store_seen(d, r.cluster_id, before, r.revision, "after a broken watch");
 	pthread_mutex_unlock(&d->lock);
-	heard(d, e, r.revision);
+	eg_fw_heard(d, e, r.revision);
 	eg_etcd_range_free(&r);
 	return back;
 }

@@ -105,7 +105,7 @@ struct eg_fleet_worker {
 	bool keyset_judged;	    /* the key-set key was judged once since start or a rewind */
 	int64_t applied_rev;	    /* the store revision this worker has applied */
 	/* the mod_revision of the newest key-set write judged by a read of
-	 * its key ahead of its stream (watch.c, keys_ahead): the stream's
+	 * its key ahead of its stream (keys_ahead.c): the stream's
 	 * delivery of it later is not judged, nor counted, twice */
 	int64_t keyset_ahead_rev;
 	int64_t store_rev;	 /* the newest store revision etcd told it */
@@ -198,6 +198,17 @@ void eg_fw_drop(struct eg_fleet_worker *d, struct eg_fw_sel *s);
 /* Decodes raw and verifies it against the worker's key set into *out. */
 enum eg_sel_err eg_fw_verify_sel(struct eg_fleet_worker *d, const uint8_t *raw, size_t len,
 				 struct eg_selection *out);
+struct eg_etcd;
+struct eg_etcd_event;
+/* watch.c: an answer from etcd on handle e: the worker's view is current
+ * as of revision (store_rev, connected, the endpoint, skipped keys). */
+void eg_fw_heard(struct eg_fleet_worker *d, struct eg_etcd *e, int64_t revision);
+/* keys_ahead.c: before a watch batch ev[0..n) is applied, reads the
+ * key-set key when the batch holds a selection of a key the worker does
+ * not hold (the two streams are not in order with each other); *ahead_at
+ * paces the reads that bring no new key set. */
+void eg_fw_keys_ahead(struct eg_fleet_worker *d, struct eg_etcd *e, const struct eg_etcd_event *ev,
+		      size_t n, uint64_t *ahead_at);
 /* Whether the selection text decodes and names a key the worker's key set
  * does not hold (its signature is not checked). */
 bool eg_fw_sel_key_unknown(struct eg_fleet_worker *d, const char *text, size_t len);
