@@ -121,20 +121,20 @@ static enum attempt post_one(struct eg_etcd *e, size_t idx, const char *path, co
 	CURLcode cc;
 	long status = 0;
 	json_t *j;
+	bool login = !strcmp(path, AUTH_PATH);
 
 	snprintf(url, sizeof(url), "%s%s", e->ep[idx], path);
 	curl_easy_reset(e->easy);
 	curl_easy_setopt(e->easy, CURLOPT_URL, url);
 	curl_easy_setopt(e->easy, CURLOPT_POSTFIELDS, body);
-	e->limit_ms = strcmp(path, AUTH_PATH)	       ? call_limit(e)
-		      : e->timeout_ms > LOGIN_LIMIT_MS ? e->timeout_ms
-						       : LOGIN_LIMIT_MS;
+	e->limit_ms = login ? (e->timeout_ms > LOGIN_LIMIT_MS ? e->timeout_ms : LOGIN_LIMIT_MS)
+			    : call_limit(e);
 	curl_easy_setopt(e->easy, CURLOPT_TIMEOUT_MS, (long)e->limit_ms);
 	curl_easy_setopt(e->easy, CURLOPT_CONNECTTIMEOUT_MS, (long)e->timeout_ms);
 	curl_easy_setopt(e->easy, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(e->easy, CURLOPT_ERRORBUFFER, why);
 	eg_etcd_curl_tls(&e->creds, e->easy);
-	if (strcmp(path, AUTH_PATH)) {
+	if (!login) {
 		hdr = eg_etcd_auth_header(e);
 		curl_easy_setopt(e->easy, CURLOPT_HTTPHEADER, hdr);
 	}
