@@ -127,6 +127,15 @@ static int key_find_cb(const char *kid, const uint8_t pk[32], void *ctx)
 	return 1;
 }
 
+/* The key key_id among the worker's keys: k->found, k->pk. */
+static void find_key(struct eg_fleet_worker *d, const uint8_t key_id[EG_KEY_ID_LEN],
+		     struct key_find *k)
+{
+	k->found = false;
+	eg_key_id_format(key_id, k->kid);
+	d->be->keys_list(d->be_ctx, key_find_cb, k);
+}
+
 /* Decode, then verify against the worker's key set: only the key the
  * selection names is looked up (no copy of the set, no point checks), so
  * a refused document costs a decode and a scan of at most 64 key ids. */
@@ -134,13 +143,12 @@ enum eg_sel_err eg_fw_verify_sel(struct eg_fleet_worker *d, const uint8_t *raw, 
 				 struct eg_selection *out)
 {
 	struct eg_selection sel;
-	struct key_find k = {.found = false};
+	struct key_find k;
 	enum eg_sel_err e = eg_sel_decode(raw, len, &sel);
 
 	if (e != EG_SEL_OK)
 		return e;
-	eg_key_id_format(sel.key_id, k.kid);
-	d->be->keys_list(d->be_ctx, key_find_cb, &k);
+	find_key(d, sel.key_id, &k);
 	if (!k.found)
 		return EG_SEL_UNKNOWN_KEY;
 	return eg_sel_verify(raw, len, k.pk, out);
@@ -150,14 +158,13 @@ bool eg_fw_sel_key_unknown(struct eg_fleet_worker *d, const char *text, size_t l
 {
 	uint8_t raw[EG_SEL_MAX_LEN];
 	struct eg_selection sel;
-	struct key_find k = {.found = false};
+	struct key_find k;
 	size_t raw_len = 0;
 
 	if (eg_sel_text_to_bin(text, len, raw, &raw_len) != EG_SEL_OK ||
 	    eg_sel_decode(raw, raw_len, &sel) != EG_SEL_OK)
 		return false;
-	eg_key_id_format(sel.key_id, k.kid);
-	d->be->keys_list(d->be_ctx, key_find_cb, &k);
+	find_key(d, sel.key_id, &k);
 	return !k.found;
 }
 
