@@ -23,6 +23,7 @@
 #include "fleet/etcd_env.h"
 #include "fleetd/hollow.h"
 #include "fleetd/worker.h"
+#include "fleetd/worker_impl.h"
 
 #define HW_SB1 "5f0c2c1e-7a4b-4c1d-9e3f-0000000000a1"
 #define HW_SB2 "5f0c2c1e-7a4b-4c1d-9e3f-0000000000a2"
@@ -144,21 +145,28 @@ static void keygen(const char *dir, char *kid, size_t size)
 	snprintf(kid, size, "%.31s", out);
 }
 
-static void publish_keyset(unsigned version, const char *kid_a, const char *kid_b)
+/* execgate-issue keyset of version with kid_a (and kid_b), into out. */
+static void keyset_text(unsigned version, const char *kid_a, const char *kid_b, char *out,
+			size_t size)
 {
-	char seed[300], pa[300], pb[300], v[16], out[4096];
+	char seed[300], pa[300], pb[300], v[16];
 	int rc;
 
 	snprintf(seed, sizeof(seed), "%s/%s.seed", root_sec, root_kid);
 	snprintf(pa, sizeof(pa), "%s/%s.pub", kh.keys_dir, kid_a);
 	snprintf(pb, sizeof(pb), "%s/%s.pub", kh.keys_dir, kid_b ? kid_b : "");
 	snprintf(v, sizeof(v), "%u", version);
-	rc = kid_b ? kh_issue(out, sizeof(out), "keyset", "--root-key", seed, "--version", v, pa,
-			      pb, NULL)
-		   : kh_issue(out, sizeof(out), "keyset", "--root-key", seed, "--version", v, pa,
-			      NULL);
+	rc = kid_b ? kh_issue(out, size, "keyset", "--root-key", seed, "--version", v, pa, pb, NULL)
+		   : kh_issue(out, size, "keyset", "--root-key", seed, "--version", v, pa, NULL);
 	cr_assert_eq(rc, 0, "execgate-issue keyset: %s", out);
 	out[strcspn(out, "\n")] = '\0';
+}
+
+static void publish_keyset(unsigned version, const char *kid_a, const char *kid_b)
+{
+	char out[4096];
+
+	keyset_text(version, kid_a, kid_b, out, sizeof(out));
 	put_both("keyset", out);
 }
 
@@ -532,4 +540,39 @@ Test(fleet_hollow, decides_as_the_real_worker)
 		json_decref(ra);
 		json_decref(ha);
 	}
+}
+
+static long long keyset_refused(struct eg_fleet_worker *fw, const char *reason, long long *version)
+{
+	json_t *st = eg_fleet_worker_status(fw);
+	long long n = json_integer_value(
+	    json_object_get(json_object_get(json_object_get(st, "refused"), "keyset"), reason));
+
+	*version = json_integer_value(json_object_get(st, "keyset_version"));
+	json_decref(st);
+	return n;
+}
+
+/* A key-set write read ahead of its stream (user/fleetd/keys_ahead.c) is
+ * judged, and counted, once: its delivery on the stream later is not
+ * refused as equal; a new write of the same set still is. Revisions far
+ * above this store's, as a read ahead can find a key set newer than the
+ * batch that made it read: the applied revision does not hide the
+ * second judgement, only the read-ahead mark does. */
+Test(fleet_hollow, a_key_set_read_ahead_is_judged_once)
+{
+	char text[4096], key[200];
+	long long v;
+
+	keyset_text(7, kh.kid, cp2_kid, text, sizeof(text));
+	snprintf(key, sizeof(key), "%s/keyset", hol.prefix);
+	eg_fw_apply_keyset_ahead(hol.fw, key, text, strlen(text), 100000);
+	cr_assert_eq(keyset_refused(hol.fw, "refuse-equal", &v), 0);
+	cr_assert_eq(v, 7, "the key set read ahead was not applied");
+	eg_fleet_worker_apply_keyset(hol.fw, key, text, strlen(text), 100000);
+	cr_assert_eq(keyset_refused(hol.fw, "refuse-equal", &v), 0,
+		     "the stream's delivery of a write read ahead was judged again");
+	eg_fleet_worker_apply_keyset(hol.fw, key, text, strlen(text), 100001);
+	cr_assert_eq(keyset_refused(hol.fw, "refuse-equal", &v), 1,
+		     "a new write of the same set was not refused as equal");
 }

@@ -6,6 +6,16 @@
 #include "fleet/etcd.h"
 #include "fleetd/worker_impl.h"
 
+void eg_fw_apply_keyset_ahead(struct eg_fleet_worker *d, const char *key, const char *value,
+			      size_t len, int64_t rev)
+{
+	eg_fw_apply_keyset(d, key, value, len, rev, true);
+	pthread_mutex_lock(&d->lock);
+	if (rev > d->keyset_ahead_rev)
+		d->keyset_ahead_rev = rev;
+	pthread_mutex_unlock(&d->lock);
+}
+
 /* At most one read ahead of the key-set stream a second that brings no
  * new key set: a writer of this worker's prefix who fills it with
  * selections of unknown keys gets one read of one key a second, and the
@@ -43,14 +53,9 @@ void eg_fw_keys_ahead(struct eg_fleet_worker *d, struct eg_etcd *e, const struct
 	if (eg_etcd_get(e, d->key_keyset, false, &r, err, sizeof(err)))
 		return;
 	eg_fw_heard(d, e, r.revision);
-	for (i = 0; i < r.n; i++) {
-		eg_fw_apply_keyset(d, r.kvs[i].key, r.kvs[i].value, r.kvs[i].value_len,
-				   r.kvs[i].mod_revision, true);
-		pthread_mutex_lock(&d->lock);
-		if (r.kvs[i].mod_revision > d->keyset_ahead_rev)
-			d->keyset_ahead_rev = r.kvs[i].mod_revision;
-		pthread_mutex_unlock(&d->lock);
-	}
+	for (i = 0; i < r.n; i++)
+		eg_fw_apply_keyset_ahead(d, r.kvs[i].key, r.kvs[i].value, r.kvs[i].value_len,
+					 r.kvs[i].mod_revision);
 	eg_etcd_range_free(&r);
 	if (__atomic_load_n(&d->keys_gen, __ATOMIC_ACQUIRE) != gen)
 		*ahead_at = 0;

@@ -209,6 +209,11 @@ void eg_fw_heard(struct eg_fleet_worker *d, struct eg_etcd *e, int64_t revision)
  * paces the reads that bring no new key set. */
 void eg_fw_keys_ahead(struct eg_fleet_worker *d, struct eg_etcd *e, const struct eg_etcd_event *ev,
 		      size_t n, uint64_t *ahead_at);
+/* A key-set write read ahead of its stream: judged (and counted) now, as
+ * the stream would, and recorded (keyset_ahead_rev) so that the stream's
+ * delivery of it is not judged again. */
+void eg_fw_apply_keyset_ahead(struct eg_fleet_worker *d, const char *key, const char *value,
+			      size_t len, int64_t rev);
 /* Whether the selection text decodes and names a key the worker's key set
  * does not hold (its signature is not checked). */
 bool eg_fw_sel_key_unknown(struct eg_fleet_worker *d, const char *text, size_t len);
