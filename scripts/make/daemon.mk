@@ -9,7 +9,7 @@
 # user/daemon/json.c too: test_json.c compares the verdict's two forms.
 DAEMON_TEST_SRCS := $(wildcard tests/daemon/*.c) tests/kernel/harness.c tests/kernel/world_pool.c tests/kernel/not_offered.c \
 	tests/kernel/json_log.c tests/kernel/stream_holder.c tests/kernel/restrict.c \
-	tests/kernel/tcp_env.c user/daemon/json.c tests/fleet/etcd_env.c
+	tests/kernel/tcp_env.c user/daemon/json.c tests/fleet/etcd_env.c tests/fleet/fake_http.c
 
 .PHONY: test-daemon install-daemon
 

@@ -21,6 +21,7 @@
 #include "dd.h"
 #include "fleet/etcd.h"
 #include "fleet/etcd_env.h"
+#include "fleet/fake_http.h"
 #include "fleetd/hollow.h"
 #include "fleetd/worker.h"
 #include "fleetd/worker_impl.h"
@@ -172,19 +173,30 @@ static void publish_keyset(unsigned version, const char *kid_a, const char *kid_
 
 /* A selection signed by key kid of dir, addressed to to, written under
  * DD_WORKER's selections of both prefixes. */
-static void publish_sel(const char *dir, const char *kid, const char *sandbox, const char *worker,
-			unsigned gen, unsigned act, const char *to)
+/* execgate-issue selection, signed by key kid of dir, into out (512). */
+static void sel_text(const char *dir, const char *kid, const char *sandbox, const char *worker,
+		     unsigned gen, unsigned act, const char *to, char *out)
 {
-	char seed[300], g[16], a[16], out[512], rel[200];
+	char seed[300], g[16], a[16];
 
 	snprintf(seed, sizeof(seed), "%s/%s.seed", dir, kid);
 	snprintf(g, sizeof(g), "%u", gen);
 	snprintf(a, sizeof(a), "%u", act);
-	cr_assert_eq(kh_issue(out, sizeof(out), "selection", "--key", seed, "--sandbox", sandbox,
+	cr_assert_eq(kh_issue(out, 512, "selection", "--key", seed, "--sandbox", sandbox,
 			      "--worker", worker, "--generation", g, "--activation", a, "--for", to,
 			      NULL),
 		     0, "execgate-issue selection: %s", out);
 	out[strcspn(out, "\n")] = '\0';
+}
+
+/* A selection signed by key kid of dir, addressed to to, written under
+ * DD_WORKER's selections of both prefixes. */
+static void publish_sel(const char *dir, const char *kid, const char *sandbox, const char *worker,
+			unsigned gen, unsigned act, const char *to)
+{
+	char out[512], rel[200];
+
+	sel_text(dir, kid, sandbox, worker, gen, act, to, out);
 	snprintf(rel, sizeof(rel), "workers/%s/selections/%s", DD_WORKER, sandbox);
 	put_both(rel, out);
 }
@@ -575,4 +587,46 @@ Test(fleet_hollow, a_key_set_read_ahead_is_judged_once)
 	eg_fleet_worker_apply_keyset(hol.fw, key, text, strlen(text), 100001);
 	cr_assert_eq(keyset_refused(hol.fw, "refuse-equal", &v), 1,
 		     "a new write of the same set was not refused as equal");
+}
+
+/* The read ahead of the key-set stream is paced: a batch that holds a
+ * selection of a key the worker does not hold reads the key-set key at
+ * most once a second while the reads bring no new key set (a writer of
+ * the prefix who fills it with junk gets one read a second), and a batch
+ * of known keys reads nothing. The member is a canned server that counts
+ * the reads and answers that the key set is not there. */
+Test(fleet_hollow, a_read_ahead_for_unknown_keys_is_paced)
+{
+	struct eg_fake_http member = {.body = "{\"header\":{\"revision\":\"5\"}}"};
+	char rogue[512], known[512], key[300], err[EG_ERR_MAX];
+	struct eg_etcd_event ev = {.type = EG_ETCD_PUT};
+	uint64_t ahead_at = 0;
+	struct eg_etcd *e;
+
+	sel_text(rogue_dir, rogue_kid, HW_SB1, DD_WORKER, 5, 1, DD_WORKER, rogue);
+	sel_text(kh.keys_dir, kh.kid, HW_SB1, DD_WORKER, 5, 1, DD_WORKER, known);
+	cr_assert_eq(eg_fake_http_start(&member), 0);
+	cr_assert_eq(eg_etcd_open(member.url, 2000, &e, err, sizeof(err)), 0, "%s", err);
+	snprintf(key, sizeof(key), "%s/workers/%s/selections/%s", hol.prefix, DD_WORKER, HW_SB1);
+	ev.kv.key = key;
+	ev.kv.value = rogue;
+	ev.kv.value_len = strlen(rogue);
+	for (int i = 0; i < 5; i++)
+		eg_fw_keys_ahead(hol.fw, e, &ev, 1, &ahead_at);
+	cr_assert_eq(member.requests, 1, "%d reads ahead for five batches in a second",
+		     member.requests);
+	usleep(1100 * 1000);
+	eg_fw_keys_ahead(hol.fw, e, &ev, 1, &ahead_at);
+	cr_assert_eq(member.requests, 2, "no read ahead a second later");
+	/* the key the real worker's set brought at start: nothing to read */
+	publish_keyset(1, kh.kid, cp2_kid);
+	ev.kv.value = known;
+	ev.kv.value_len = strlen(known);
+	for (double end = dd_now_ms() + 15000; eg_fw_sel_key_unknown(hol.fw, known, strlen(known));)
+		cr_assert_lt(dd_now_ms(), end, "the hollow worker never applied key set 1");
+	usleep(1100 * 1000);
+	eg_fw_keys_ahead(hol.fw, e, &ev, 1, &ahead_at);
+	cr_assert_eq(member.requests, 2, "a batch of known keys was read ahead");
+	eg_etcd_close(e);
+	eg_fake_http_stop(&member);
 }
