@@ -565,12 +565,11 @@ static long long keyset_refused(struct eg_fleet_worker *fw, const char *reason, 
 	return n;
 }
 
-/* A key-set write read ahead of its stream (user/fleetd/keys_ahead.c) is
- * judged, and counted, once: its delivery on the stream later is not
- * refused as equal; a new write of the same set still is. Revisions far
- * above this store's, as a read ahead can find a key set newer than the
- * batch that made it read: the applied revision does not hide the
- * second judgement, only the read-ahead mark does. */
+/* A key-set write read ahead of its stream (user/fleetd/keys_ahead.c), or
+ * applied by the periodic read, is judged, and counted, once: its delivery on the stream later is
+ * not refused as equal; a new write of the same set still is. Revisions far above this store's, as
+ * a read ahead can find a key set newer than the batch that made it read: the applied revision does
+ * not hide the second judgement, only the read-ahead mark does. */
 Test(fleet_hollow, a_key_set_read_ahead_is_judged_once)
 {
 	char text[4096], key[200];
@@ -587,6 +586,15 @@ Test(fleet_hollow, a_key_set_read_ahead_is_judged_once)
 	eg_fleet_worker_apply_keyset(hol.fw, key, text, strlen(text), 100001);
 	cr_assert_eq(keyset_refused(hol.fw, "refuse-equal", &v), 1,
 		     "a new write of the same set was not refused as equal");
+	/* the periodic read beside the watch applies a newer write first (it
+	 * counts nothing): the stream's delivery of that write is no refusal
+	 * either (the fresh-root check met it as refuse-equal) */
+	keyset_text(8, kh.kid, cp2_kid, text, sizeof(text));
+	eg_fw_apply_keyset(hol.fw, key, text, strlen(text), 200000, false);
+	eg_fleet_worker_apply_keyset(hol.fw, key, text, strlen(text), 200000);
+	cr_assert_eq(keyset_refused(hol.fw, "refuse-equal", &v), 1,
+		     "the write in force, applied by the periodic read, refused as equal");
+	cr_assert_eq(v, 8);
 }
 
 /* The read ahead of the key-set stream is paced: a batch that holds a

@@ -158,7 +158,8 @@ void eg_fw_apply_keyset(struct eg_fleet_worker *d, const char *key, const char *
 		goto out;
 	/* Ordered by its signed version and expiry alone; the revision says
 	 * only whether this write was judged (and counted) before. */
-	fresh = may_count && rev > f->applied_rev && rev > f->keyset_ahead_rev;
+	fresh =
+	    may_count && rev > f->applied_rev && rev != f->keyset_rev && rev != f->keyset_ahead_rev;
 	first = !f->keyset_judged;
 	f->keyset_judged = true;
 	doc = calloc(1, sizeof(*doc));
@@ -221,6 +222,7 @@ void eg_fw_apply_keyset(struct eg_fleet_worker *d, const char *key, const char *
 		goto out;
 	}
 	f->keyset_version = doc->keyset_version;
+	f->keyset_rev = rev;
 	__atomic_store_n(&f->keys_gen, f->keys_gen + 1, __ATOMIC_RELEASE);
 	f->keyset_expires_at = doc->expires_at;
 	if (f->keyset_version > f->keyset_floor)

@@ -11,8 +11,7 @@ void eg_fw_apply_keyset_ahead(struct eg_fleet_worker *d, const char *key, const 
 {
 	eg_fw_apply_keyset(d, key, value, len, rev, true);
 	pthread_mutex_lock(&d->lock);
-	if (rev > d->keyset_ahead_rev)
-		d->keyset_ahead_rev = rev;
+	d->keyset_ahead_rev = rev;
 	pthread_mutex_unlock(&d->lock);
 }
 

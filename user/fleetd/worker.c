@@ -77,6 +77,7 @@ bool eg_fw_store_seen(struct eg_fleet_worker *d, uint64_t cluster, int64_t befor
 	d->read_rev = 0;
 	d->store_rev = revision;
 	d->keyset_judged = false;
+	d->keyset_rev = 0;
 	d->keyset_ahead_rev = 0;
 	eg_fw_log(d, 4, "fleet: the store went back: %s: reading everything again", d->last_rewind);
 	return true;

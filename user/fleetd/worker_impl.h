@@ -104,10 +104,13 @@ struct eg_fleet_worker {
 	uint64_t keyset_expires_at; /* of the applied set; 0: none (v1) or unknown */
 	bool keyset_judged;	    /* the key-set key was judged once since start or a rewind */
 	int64_t applied_rev;	    /* the store revision this worker has applied */
-	/* the mod_revision of the newest key-set write judged by a read of
-	 * its key ahead of its stream (keys_ahead.c): the stream's
-	 * delivery of it later is not judged, nor counted, twice */
-	int64_t keyset_ahead_rev;
+	/* Two key-set writes that need no second judgement, by their
+	 * mod_revision (0: none): the one that brought the set in force,
+	 * whoever read it (the reconciler too, which counts nothing), and
+	 * the last one judged by a read ahead of its stream (keys_ahead.c).
+	 * The stream's delivery of either later is no refusal: the same
+	 * write, not an equal one. */
+	int64_t keyset_rev, keyset_ahead_rev;
 	int64_t store_rev;	 /* the newest store revision etcd told it */
 	uint64_t cluster_id;	 /* the store's cluster id, 0 before the first read */
 	uint64_t last_update_ns; /* CLOCK_MONOTONIC of the last answer from etcd */
